@@ -1,0 +1,402 @@
+"""Random walks on feedforward graphs: stationarity, mixing and hitting (Section 2).
+
+- Definition 2.4 and Lemmas 2.5-2.6: :func:`stationary_distributions`,
+  :func:`stationary_distribution`.
+- Definition 2.7: :func:`tv_distance_to_stationary`, :func:`mixing_time` (exact).
+- Absorbing-chain hitting times: :func:`expected_hitting_times`,
+  :func:`truncated_hitting_times`, and the vectorised sampler :func:`sample_hitting_times`.
+- Theorem 2.8 and its proof: :func:`forward_probability`, :func:`effective_forward_probability`,
+  :func:`mixing_time_bound` (``2N/p``), :func:`hoeffding_tail` (Eqs. 9-10),
+  :func:`forward_moves_shortfall` (the exact binomial of Eq. 6),
+  :func:`prob_best_head_at_least` (Eqs. 16-19).
+
+``W`` is column-stochastic (``W[i, j]`` = probability ``j -> i``, Eq. 1); hitting-time
+functions take the row-stochastic transition matrix ``P = W^T`` as in the usual Markov
+chain convention. All matrix functions accept leading batch dimensions ``(..., n, n)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .graphs import check_n, check_stochastic, check_weights
+
+__all__ = [
+    "stationary_distributions",
+    "stationary_distribution",
+    "reaches",
+    "tv_distance_to_stationary",
+    "mixing_time",
+    "expected_hitting_times",
+    "truncated_hitting_times",
+    "sample_hitting_times",
+    "forward_probability",
+    "effective_forward_probability",
+    "mixing_time_bound",
+    "hoeffding_tail",
+    "forward_moves_shortfall",
+    "prob_best_head_at_least",
+]
+
+#: Distances within this of ``eps`` count as having reached it (floating-point slack).
+TV_ATOL = 1e-12
+
+
+def _check_eps(eps: float) -> float:
+    eps = float(eps)
+    if not (0.0 < eps < 1.0):
+        raise ValueError(f"eps must lie in (0, 1), got {eps}")
+    return eps
+
+
+def _check_sink(sink: int, n: int) -> int:
+    if isinstance(sink, bool) or not isinstance(sink, (int, np.integer)):
+        raise ValueError(f"sink must be an integer node index, got {sink!r}")
+    sink = int(sink)
+    if not -n <= sink < n:
+        raise ValueError(f"sink {sink} is out of range 0..{n - 1}")
+    return sink % n
+
+
+# ------------------------------------------------------------------ stationary (Def 2.4)
+def stationary_distributions(W: ArrayLike, *, tol: float = 1e-9) -> list[NDArray[np.float64]]:
+    """All extreme stationary distributions of one column-stochastic ``W`` (``W pi = pi``).
+
+    One per closed communicating class (a basis of the convex set of stationary
+    distributions). For a feedforward graph with a unique sink this is ``[1_tau]``
+    (Lemma 2.5); for a convex combination of such heads too (Lemma 2.6).
+    """
+    W = check_stochastic(W, axis=-2, name="W")
+    if W.ndim != 2:
+        raise ValueError(f"W must be one (n, n) matrix here, got shape {W.shape}")
+    n = W.shape[0]
+    R = reaches(W.T > tol)  # R[a, b]: b reachable from a
+    closed = [c for c in range(n) if np.all(R[R[c]][:, c])]  # every b reachable from c reaches c
+    classes: list[list[int]] = []
+    for c in closed:
+        if not any(c in cl for cl in classes):
+            classes.append([b for b in range(n) if R[c, b]])
+    out = []
+    for cl in classes:
+        sub = W[np.ix_(cl, cl)]
+        # stationary vector of the irreducible block: null space of (sub - I)
+        _, _, vh = np.linalg.svd(sub - np.eye(len(cl)))
+        v = np.abs(vh[-1])
+        pi = np.zeros(n)
+        pi[cl] = v / v.sum()
+        out.append(pi)
+    return out
+
+
+def stationary_distribution(W: ArrayLike) -> NDArray[np.float64]:
+    """The unique stationary distribution of ``W``; ``ValueError`` if it is not unique."""
+    dists = stationary_distributions(W)
+    if len(dists) != 1:
+        supports = [np.flatnonzero(d > 1e-12).tolist() for d in dists]
+        raise ValueError(
+            f"W has {len(dists)} stationary distributions (closed classes {supports}); "
+            "a unique sink (Definition 2.2) makes it unique"
+        )
+    return dists[0]
+
+
+def reaches(adjacency: ArrayLike) -> NDArray[np.bool_]:
+    """Reflexive-transitive closure: ``R[..., a, b]`` iff ``b`` is reachable from ``a``.
+
+    ``adjacency[..., a, b]`` is a step ``a -> b`` (row = from), as in a row-stochastic ``P``.
+    """
+    R = np.asarray(adjacency, dtype=bool).copy()
+    n = R.shape[-1]
+    idx = np.arange(n)
+    R[..., idx, idx] = True
+    for _ in range(max(1, math.ceil(math.log2(max(n, 2))))):
+        R = (R.astype(np.float64) @ R.astype(np.float64)) > 0
+    return R
+
+
+# --------------------------------------------------------------------- mixing (Def 2.7)
+def tv_distance_to_stationary(
+    W: ArrayLike, t: int, pi: ArrayLike | None = None
+) -> NDArray[np.float64]:
+    """``max_j ||W^t e_j - pi||_TV`` (the quantity inside Eq. 2), batched over ``W``.
+
+    ``pi`` defaults to the point mass at the sink ``n-1`` (Lemmas 2.5-2.6).
+    """
+    W = check_stochastic(W, axis=-2, name="W")
+    if int(t) != t or t < 0:
+        raise ValueError(f"t must be a non-negative integer, got {t}")
+    Wt = np.linalg.matrix_power(W, int(t))
+    return _tv_max(Wt, _pi(pi, W))
+
+
+def _pi(pi: ArrayLike | None, W: NDArray[np.float64]) -> NDArray[np.float64]:
+    n = W.shape[-1]
+    if pi is None:
+        out = np.zeros(n)
+        out[-1] = 1.0
+        return out
+    pi = np.asarray(pi, dtype=np.float64)
+    if pi.shape[-1] != n or (pi < 0).any() or np.abs(pi.sum(-1) - 1).max() > 1e-9:
+        raise ValueError(f"pi must be a probability vector of length {n}")
+    return pi
+
+
+def _tv_max(Wt: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.float64]:
+    # column j of W^t is the law after t steps from j; TV = half the L1 distance
+    return 0.5 * np.abs(Wt - pi[..., :, None]).sum(axis=-2).max(axis=-1)
+
+
+def mixing_time(
+    W: ArrayLike, eps: float = 0.25, *, pi: ArrayLike | None = None, max_t: int = 2**40
+) -> int | NDArray[np.int64]:
+    """Exact mixing time of Definition 2.7 (Eq. 2): the least ``t >= 0`` with
+    ``max_j ||W^t e_j - pi||_TV <= eps``.
+
+    ``W`` is column-stochastic, ``(n, n)`` or batched ``(..., n, n)`` (then an int array).
+    ``pi`` defaults to ``1_tau`` at node ``n-1``, the unique stationary distribution of a
+    feedforward graph with unique sink (Lemma 2.5) and of convex combinations (Lemma 2.6).
+    The distance is non-increasing in ``t``, so repeated squaring plus binary lifting
+    finds ``t`` with ``O(log t)`` matrix products. Distances within ``TV_ATOL`` of ``eps``
+    count as reached. Raises ``ValueError`` when some start never gets within ``eps``.
+    """
+    eps = _check_eps(eps)
+    W = check_stochastic(W, axis=-2, name="W")
+    pi_v = _pi(pi, W)
+    batch = W.shape[:-2]
+    n = W.shape[-1]
+    done0 = _tv_max(np.broadcast_to(np.eye(n), W.shape), pi_v) <= eps + TV_ATOL
+    powers = [W]  # W^(2^k)
+    while True:
+        reached = _tv_max(powers[-1], pi_v) <= eps + TV_ATOL
+        if np.all(reached | done0):
+            break
+        if 2 ** len(powers) > max_t:
+            bad = np.argwhere(~(reached | done0))
+            raise ValueError(
+                f"W does not mix to within eps={eps} in {max_t} steps"
+                + (f" (batch index {tuple(bad[0])})" if batch else "")
+                + "; is the sink reachable from every node and pi stationary?"
+            )
+        powers.append(powers[-1] @ powers[-1])
+    # binary lifting: largest t with d(t) > eps, answer t + 1
+    t = np.zeros(batch, dtype=np.int64)
+    M = np.broadcast_to(np.eye(n), W.shape).copy()
+    for k in range(len(powers) - 1, -1, -1):
+        cand = powers[k] @ M
+        above = (_tv_max(cand, pi_v) > eps + TV_ATOL) & ~done0
+        M = np.where(above[..., None, None], cand, M)
+        t = t + np.where(above, 2**k, 0)
+    result = np.where(done0, 0, t + 1)
+    return int(result) if not batch else result
+
+
+# ------------------------------------------------------------------------- hitting times
+def _transient(P: NDArray[np.float64], sink: int) -> tuple[NDArray[np.float64], NDArray]:
+    keep = np.array([k for k in range(P.shape[-1]) if k != sink], dtype=np.int64)
+    return P[..., keep[:, None], keep[None, :]], keep
+
+
+def _require_reachable(P: NDArray[np.float64], sink: int) -> None:
+    R = reaches(P > 0)
+    ok = R[..., :, sink]
+    if not ok.all():
+        idx = np.argwhere(~ok)[0]
+        raise ValueError(
+            f"P: node {idx[-1]} cannot reach the sink {sink}"
+            + (f" (batch index {tuple(idx[:-1])})" if P.ndim > 2 else "")
+            + ", so its hitting time is infinite"
+        )
+
+
+def expected_hitting_times(P: ArrayLike, sink: int) -> NDArray[np.float64]:
+    """Exact ``E[tau]`` from every start node, ``tau`` = first time at ``sink``.
+
+    ``P`` is row-stochastic (``P[j, k]`` = probability ``j -> k``; for a walk matrix,
+    ``P = W.T``), shape ``(..., n, n)``. Absorbing-chain algebra: with ``Q`` the
+    transient block, ``(I - Q) h = 1``; ``h[sink] = 0``. Raises ``ValueError`` if some
+    node cannot reach the sink.
+    """
+    P = check_stochastic(P, axis=-1, name="P")
+    sink = _check_sink(sink, P.shape[-1])
+    _require_reachable(P, sink)
+    Q, keep = _transient(P, sink)
+    m = Q.shape[-1]
+    h = np.zeros(P.shape[:-1])
+    if m:
+        ones = np.ones(P.shape[:-2] + (m, 1))
+        h[..., keep] = np.linalg.solve(np.eye(m) - Q, ones)[..., 0]
+    return h
+
+
+def truncated_hitting_times(P: ArrayLike, sink: int, max_steps: int) -> NDArray[np.float64]:
+    """Exact ``E[min(tau, M)]`` per start node, ``M = max_steps``: ``sum_{t<M} Pr(tau > t)``.
+
+    The walk of Algorithm 1 stops at the sink or after ``M`` steps. ``P`` row-stochastic,
+    ``(..., n, n)``. No reachability is needed (the truncation keeps it finite).
+    """
+    P = check_stochastic(P, axis=-1, name="P")
+    sink = _check_sink(sink, P.shape[-1])
+    max_steps = _check_steps(max_steps, "max_steps")
+    Q, keep = _transient(P, sink)
+    surv = np.ones(P.shape[:-2] + (Q.shape[-1],))  # Pr(tau > t) from each transient start
+    total = np.zeros_like(surv)
+    for _ in range(max_steps):
+        total += surv
+        surv = np.einsum("...jk,...k->...j", Q, surv)
+    h = np.zeros(P.shape[:-1])
+    h[..., keep] = total
+    return h
+
+
+def _check_steps(value: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def sample_hitting_times(
+    P: ArrayLike,
+    sink: int,
+    num_walks: int,
+    *,
+    max_steps: int | None = None,
+    seed: int | np.random.Generator | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Monte Carlo ``E[tau]`` (or ``E[min(tau, max_steps)]``) per start: ``(mean, stderr)``.
+
+    ``num_walks`` walks from every start node, all advanced together (one vectorised
+    step for every walk of every graph; no Python loop per walk). The next state is drawn
+    by inverse-CDF sampling on the rows of the row-stochastic ``P`` (``(..., n, n)``).
+    Without ``max_steps`` every node must reach the sink.
+    """
+    P = check_stochastic(P, axis=-1, name="P")
+    n = P.shape[-1]
+    sink = _check_sink(sink, n)
+    num_walks = _check_steps(num_walks, "num_walks")
+    if max_steps is None:
+        _require_reachable(P, sink)
+        limit = None
+    else:
+        limit = _check_steps(max_steps, "max_steps")
+    rng = np.random.default_rng(seed)
+    batch = P.shape[:-2]
+    flatP = P.reshape((-1, n, n))
+    cdf = np.cumsum(flatP, axis=-1)
+    cdf[..., -1] = np.inf  # rounding never lets a draw fall off the end
+    G = flatP.shape[0]
+    graph = np.repeat(np.arange(G), n * num_walks)  # (G*n*S,)
+    state = np.tile(np.repeat(np.arange(n), num_walks), G)
+    steps = np.zeros(state.shape, dtype=np.int64)
+    active = np.flatnonzero(state != sink)
+    t = 0
+    while active.size and (limit is None or t < limit):
+        r = rng.random(active.size)
+        rows = cdf[graph[active], state[active]]  # (A, n)
+        nxt = (rows < r[:, None]).sum(axis=1)  # first k with cdf[k] >= r
+        state[active] = nxt
+        steps[active] += 1
+        active = active[nxt != sink]
+        t += 1
+    samples = steps.reshape(batch + (n, num_walks)).astype(np.float64)
+    mean = samples.mean(axis=-1)
+    stderr = samples.std(axis=-1, ddof=1) / math.sqrt(num_walks) if num_walks > 1 else (
+        np.full(mean.shape, np.inf)
+    )
+    return mean, stderr
+
+
+# -------------------------------------------------------------- Theorem 2.8 and its proof
+def forward_probability(W: ArrayLike) -> float | NDArray[np.float64]:
+    """``p_h``: the least probability, over non-sink nodes, of a forward move in one step.
+
+    For a feedforward (lower-triangular) column-stochastic ``W`` a move out of ``j`` is a
+    forward move, so ``p_h = min_{j < n-1} (1 - W[j, j])`` (Theorem 2.8's assumption).
+    For a convex combination this can exceed the ``sum_h alpha_h p_h`` of Eq. 12.
+    Raises ``ValueError`` for a non-feedforward ``W``.
+    """
+    W = check_stochastic(W, axis=-2, name="W")
+    if np.abs(np.triu(W, 1)).max(initial=0.0) > 0:
+        raise ValueError(
+            "W is not lower-triangular: not a feedforward graph (Definition 2.1), "
+            "so 'forward move' is undefined"
+        )
+    n = W.shape[-1]
+    if n < 2:
+        raise ValueError("W needs at least 2 nodes to have a forward move")
+    diag = np.diagonal(W, axis1=-2, axis2=-1)[..., : n - 1]
+    p = (1.0 - diag).min(axis=-1)
+    return float(p) if p.ndim == 0 else p
+
+
+def effective_forward_probability(p: ArrayLike, alpha: ArrayLike) -> float | NDArray[np.float64]:
+    """Eq. 12: ``p = sum_h alpha_h p_h`` for convex weights ``alpha`` (shape ``(..., H)``)."""
+    p = np.asarray(p, dtype=np.float64)
+    if ((p < 0) | (p > 1)).any():
+        raise ValueError(f"p must lie in [0, 1], got {p.tolist()}")
+    a = check_weights(alpha, p.shape[-1], "alpha")
+    if np.abs(a.sum(-1) - 1).max() > 1e-9:
+        raise ValueError(f"alpha must sum to 1 (convex weights), got {a.tolist()}")
+    out = (a * p).sum(axis=-1)
+    return float(out) if out.ndim == 0 else out
+
+
+def _check_p(p: ArrayLike) -> NDArray[np.float64]:
+    p = np.asarray(p, dtype=np.float64)
+    if ((p <= 0) | (p > 1)).any() or not np.all(np.isfinite(p)):
+        raise ValueError(f"p must lie in (0, 1], got {p.tolist()}")
+    return p
+
+
+def mixing_time_bound(n: int, p: ArrayLike) -> float | NDArray[np.float64]:
+    """Theorem 2.8 (Eq. 3): ``2N / p`` with ``N = n - 1`` forward moves to the sink."""
+    n = check_n(n)
+    out = 2.0 * (n - 1) / _check_p(p)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def hoeffding_tail(
+    p: ArrayLike, N: int, t: ArrayLike | None = None
+) -> float | NDArray[np.float64]:
+    """Hoeffding bound on ``Pr[X < N]`` for ``X ~ Bin(t, p)`` (Eq. 9).
+
+    With ``t = 2N/p`` (the default) this is ``exp(-pN)`` (Eq. 10). Requires ``tp >= N``.
+    """
+    p = _check_p(p)
+    N = check_n(N, "N")
+    t = 2.0 * N / p if t is None else np.asarray(t, dtype=np.float64)
+    if (t * p < N).any():
+        raise ValueError("Hoeffding's bound needs t * p >= N")
+    out = np.exp(-2.0 * (t * p - N) ** 2 / t)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def forward_moves_shortfall(p: ArrayLike, N: int, t: ArrayLike) -> float | NDArray[np.float64]:
+    """Exact ``Pr[X < N]`` for the forward-move count ``X ~ Bin(t, p)`` of Eq. 6."""
+    from scipy.stats import binom
+
+    p = _check_p(p)
+    N = check_n(N, "N")
+    t = np.asarray(t)
+    if (t < 0).any() or not np.all(t == np.floor(t)):
+        raise ValueError(f"t must be non-negative integers, got {t.tolist()}")
+    out = binom.cdf(N - 1, t, p)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def prob_best_head_at_least(F_pbar: ArrayLike, H: ArrayLike) -> float | NDArray[np.float64]:
+    """Eq. 18: ``Pr(max_h p_h >= pbar) = 1 - F(pbar)^H`` for i.i.d. heads with CDF ``F``.
+
+    ``F_pbar`` is ``F(pbar)`` in ``[0, 1]``; ``H`` the number of heads (>= 1). As ``H``
+    grows this tends to 1 whenever ``F(pbar) < 1`` (Eq. 19).
+    """
+    F = np.asarray(F_pbar, dtype=np.float64)
+    H = np.asarray(H)
+    if ((F < 0) | (F > 1)).any():
+        raise ValueError(f"F_pbar must lie in [0, 1], got {F.tolist()}")
+    if (H < 1).any() or not np.all(H == np.floor(H)):
+        raise ValueError(f"H must be integers >= 1, got {H.tolist()}")
+    out = 1.0 - F**H
+    return float(out) if np.ndim(out) == 0 else out

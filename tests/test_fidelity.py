@@ -1,0 +1,142 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bparallel import fidelity as fi
+from bparallel import graphs as g
+from tests import exact
+
+
+def test_signal_at_sink_is_matrix_power_row():
+    D = g.diffusion_matrix([(0, 1), (1, 3), (0, 2), (2, 3)], 4)
+    s = fi.signal_at_sink(D, 6)
+    assert s.shape == (7, 4)
+    for t in range(7):
+        np.testing.assert_allclose(s[t], np.linalg.matrix_power(D, t)[3])
+
+
+def test_line_graph_fidelity_by_hand():
+    # head 1 of Example 3.13: u -> v -> w -> tau. phi_w(t) = t / 2^t peaks at 1/2 (t = 1, 2);
+    # phi_v(t) = C(t, 2) / 2^t peaks at 3/8 at t = 3 (and 4): the earliest peak is reported.
+    D = g.diffusion_matrix(g.line_graph_edges(4), 4)
+    phi, t = fi.node_fidelity(D, 20)
+    assert phi[1] == pytest.approx(3 / 8) and t[1] == 3
+    assert phi[2] == pytest.approx(1 / 2) and t[2] == 1
+    assert fi.minimax_fidelity(D, 20) == pytest.approx(3 / 8)
+    assert fi.worst_node(D, 20) == 1
+    # including the sink: phi_tau(t) = 2^-t peaks at t = 1 with 1/2: min unchanged here
+    assert fi.minimax_fidelity(D, 20, exclude_sink=False) == pytest.approx(3 / 8)
+
+
+def test_exclude_sink_matters():
+    # sink with in-degree 4: phi_tau(t) = 4^-t peaks at 1/4 (t = 1), while each source's
+    # signal phi_j(t) = (1 - 4^-t) / 3 rises towards 1/3
+    D = g.diffusion_matrix([(0, 3), (1, 3), (2, 3)], 4)
+    assert fi.minimax_fidelity(D, 5, exclude_sink=False) == pytest.approx(1 / 4)
+    assert fi.minimax_fidelity(D, 5) == pytest.approx((1 - 4.0**-5) / 3)
+    D2 = g.diffusion_matrix([(0, 1), (1, 2), (2, 4), (3, 4), (0, 4), (1, 4), (2, 3)], 5)
+    phi, _ = fi.node_fidelity(D2, 30)
+    assert fi.minimax_fidelity(D2, 30, exclude_sink=False) == pytest.approx(phi.min())
+    assert fi.minimax_fidelity(D2, 30) == pytest.approx(phi[:-1].min())
+
+
+def test_node_fidelity_matches_exact_rationals():
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        A = g.random_feedforward_adjacency(1, 6, 0.35, seed=rng)[0]
+        edges = g.edges_from_adjacency(A)
+        phi, t = fi.node_fidelity(g.diffusion_matrix(edges, 6), 15)
+        phi_q, t_q = exact.node_fidelity(exact.diffusion(edges, 6), 15)
+        np.testing.assert_allclose(phi, [float(x) for x in phi_q], rtol=1e-12)
+        np.testing.assert_array_equal(t, t_q)
+
+
+def test_batched_equals_loop():
+    A = g.random_feedforward_adjacency(12, 7, 0.3, seed=2)
+    D = g.diffusion_matrix_from_adjacency(A).reshape(3, 4, 7, 7)
+    phi, t = fi.node_fidelity(D, 25)
+    mm = fi.minimax_fidelity(D, 25)
+    assert phi.shape == (3, 4, 7) and mm.shape == (3, 4)
+    for a in range(3):
+        for b in range(4):
+            p1, t1 = fi.node_fidelity(D[a, b], 25)
+            np.testing.assert_array_equal(phi[a, b], p1)
+            np.testing.assert_array_equal(t[a, b], t1)
+            assert mm[a, b] == fi.minimax_fidelity(D[a, b], 25)
+
+
+def test_multi_head_definitions():
+    D = g.diffusion_matrix_from_adjacency(g.random_feedforward_adjacency(3, 6, 0.3, seed=4))
+    beta = np.array([0.2, 0.3, 0.5])
+    bar = fi.multi_head_operator(D, beta)
+    np.testing.assert_allclose(bar, np.einsum("h,hij->ij", beta, D))
+    mphi, _ = fi.multi_head_node_fidelity(D, beta, 30)
+    np.testing.assert_allclose(mphi, fi.node_fidelity(bar, 30)[0])
+    per_head = fi.minimax_fidelity(D, 30)
+    h, best = fi.best_head(D, 30)
+    assert h == int(np.argmax(per_head)) and best == per_head.max()
+    amp = fi.amplification(D, beta, 30)
+    assert amp == pytest.approx(fi.multi_head_minimax_fidelity(D, beta, 30) - best)
+    rep = fi.fidelity_report(D, beta, 30)
+    assert rep.best_head == h and rep.amplification == pytest.approx(amp)
+    # one head with all the weight is that head
+    one = fi.multi_head_minimax_fidelity(D, [0, 1, 0], 30)
+    assert one == pytest.approx(per_head[1])
+
+
+def test_remark_3_7_expansion_equals_matrix_power():
+    D = g.diffusion_matrix_from_adjacency(g.random_feedforward_adjacency(3, 5, 0.4, seed=9))
+    beta = [0.5, 0.3, 0.2]
+    bar = fi.multi_head_operator(D, beta)
+    for t in range(1, 6):
+        np.testing.assert_allclose(
+            fi.cross_head_expansion(D, beta, t), np.linalg.matrix_power(bar, t), atol=1e-14
+        )
+    terms = fi.cross_head_terms(D, beta, 3)
+    assert len(terms) == 27
+    assert sum(w for _, w, _ in terms) == pytest.approx(1.0)
+    seq, w, M = terms[5]  # (0, 1, 2)
+    assert seq == (0, 1, 2) and w == pytest.approx(0.5 * 0.3 * 0.2)
+    np.testing.assert_allclose(M, D[0] @ D[1] @ D[2])
+
+
+@pytest.mark.parametrize("horizon", [0, -1, 2.5, True])
+def test_bad_horizon(horizon):
+    with pytest.raises(ValueError, match="horizon"):
+        fi.node_fidelity(np.eye(3), horizon)
+
+
+def test_bad_matrices_and_weights():
+    with pytest.raises(ValueError, match="rows must sum to 1"):
+        fi.minimax_fidelity(np.ones((3, 3)), 5)
+    with pytest.raises(ValueError, match="square"):
+        fi.minimax_fidelity(np.ones((3, 2)) / 2, 5)
+    D = np.stack([np.eye(3), np.eye(3)])
+    with pytest.raises(ValueError, match="non-negative"):
+        fi.multi_head_operator(D, [1.5, -0.5])
+    with pytest.raises(ValueError, match="all zero"):
+        fi.multi_head_operator(D, [0, 0])
+    with pytest.raises(ValueError, match="length 2"):
+        fi.multi_head_operator(D, [1 / 3] * 3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(2, 9),
+    density=st.floats(0.05, 1),
+    seed=st.integers(0, 2**31 - 1),
+    b=st.floats(0, 1),
+)
+def test_fidelity_properties(n, density, seed, b):
+    A = g.random_feedforward_adjacency(2, n, density, seed)
+    D = g.diffusion_matrix_from_adjacency(A)
+    beta = [b, 1 - b]
+    phi, t = fi.multi_head_node_fidelity(D, beta, 40)
+    assert np.all((phi >= 0) & (phi <= 1 + 1e-12))
+    assert np.all((t >= 1) & (t <= 40))
+    # unique sink: every node reaches tau, so every node fidelity is positive
+    assert np.all(phi > 0)
+    # the signal at the optimal time is the peak
+    s = fi.signal_at_sink(fi.multi_head_operator(D, beta), 40)
+    np.testing.assert_allclose(s[t, np.arange(n)], phi)
