@@ -1,0 +1,120 @@
+import numpy as np
+import pytest
+
+from bparallel import playground as pg
+from bparallel.examples import example_3_8, example_3_13
+from bparallel.fidelity import multi_head_minimax_fidelity
+from bparallel.graphs import diffusion_matrix
+
+
+def test_presets_reproduce_examples():
+    r = pg.compute(pg.from_preset("Example 3.13 (paper)"))
+    assert r.report.head_minimax.tolist() == pytest.approx([0.375, 0.375])
+    assert r.report.multi_minimax == pytest.approx(example_3_13("paper").report().multi_minimax)
+    assert r.amplified
+    assert any("head 2 is not feedforward" in w and "v->u" in w for w in r.warnings)
+    code = pg.compute(pg.from_preset("Example 3.13 (code)"))
+    assert code.warnings == []
+    assert code.report.multi_minimax == pytest.approx(5 / 12)
+    e38 = pg.compute(pg.from_preset("Example 3.8"))
+    ex = example_3_8()
+    assert e38.report.multi_minimax == pytest.approx(ex.report().multi_minimax)
+    assert e38.report.head_minimax.tolist() == [0.0, 0.0]
+
+
+def test_toggle_edges():
+    st = pg.from_preset("Example 3.8")
+    assert st.toggle(0, 0, 2) is True  # add u -> tau to head 1
+    assert (0, 2) in st.heads[0]
+    r = pg.compute(st)
+    D1 = diffusion_matrix([(0, 1), (0, 2)], 3)
+    np.testing.assert_allclose(r.head_signals[0, 1], D1[2])
+    assert st.toggle(0, 0, 2) is False
+    assert (0, 2) not in st.heads[0]
+    with pytest.raises(ValueError, match="self-loop"):
+        st.toggle(0, 1, 1)
+    with pytest.raises(ValueError, match="out of range"):
+        st.toggle(0, 0, 3)
+    with pytest.raises(ValueError, match="head must lie"):
+        st.toggle(2, 0, 1)
+
+
+def test_weight_normalisation():
+    st = pg.from_preset("Example 3.13 (paper)")
+    st.set_weight(0, 0.3)
+    st.set_weight(1, 0.9)
+    np.testing.assert_allclose(st.beta, [0.25, 0.75])
+    r = pg.compute(st)
+    expected = multi_head_minimax_fidelity(example_3_13().deltas, [0.25, 0.75], 20)
+    assert r.report.multi_minimax == pytest.approx(expected)
+    st.set_weight(0, 0.0)
+    with pytest.raises(ValueError, match="all zero"):
+        st.set_weight(1, 0.0)
+    assert st.raw_beta == [0.0, 0.9]  # the refused change left the state as it was
+    with pytest.raises(ValueError, match="non-negative"):
+        st.set_weight(0, -1)
+
+
+def test_non_feedforward_warning_and_mixing():
+    st = pg.PlaygroundState(n=3, heads=[{(0, 1), (1, 2)}, {(1, 0), (0, 2)}], raw_beta=[1, 1])
+    r = pg.compute(st)
+    assert any("head 2 is not feedforward" in w for w in r.warnings)
+    assert r.head_mixing[0] is not None and r.head_mixing[1] is not None
+    st2 = pg.PlaygroundState(n=3, heads=[{(0, 2)}, {(0, 2)}], raw_beta=[1, 1])
+    r2 = pg.compute(st2)  # node 1 is a second sink: nothing mixes
+    assert r2.head_mixing == [None, None] and r2.multi_mixing is None
+    assert r2.head_hitting == [None, None]
+    assert any("no unique sink" in w for w in r2.warnings)
+
+
+def test_resize_and_heads():
+    st = pg.from_preset("Random feedforward", seed=3, n=7, heads=3, density=0.4)
+    assert st.num_heads == 3 and st.n == 7
+    st.set_n(4)
+    assert all(j < 4 and i < 4 for h in st.heads for j, i in h)
+    st.set_num_heads(4)
+    assert st.num_heads == 4 and st.raw_beta[-1] == 1.0
+    st.set_num_heads(2)
+    assert len(st.raw_beta) == 2
+    with pytest.raises(ValueError, match="number of heads"):
+        st.set_num_heads(5)
+    with pytest.raises(ValueError, match="n must lie"):
+        st.set_n(pg.MAX_NODES + 1)
+    a = pg.from_preset("Random feedforward", seed=3)
+    b = pg.from_preset("Random feedforward", seed=3)
+    assert a.heads == b.heads
+
+
+def test_bad_presets_and_state():
+    with pytest.raises(ValueError, match="unknown preset"):
+        pg.from_preset("Example 9.9")
+    with pytest.raises(ValueError, match="takes no parameters"):
+        pg.from_preset("Example 3.8", seed=1)
+    with pytest.raises(ValueError, match="one weight per head"):
+        pg.PlaygroundState(n=3, heads=[set(), set()], raw_beta=[1])
+    with pytest.raises(ValueError, match="horizon"):
+        pg.PlaygroundState(n=3, heads=[set(), set()], raw_beta=[1, 1], horizon=0)
+    with pytest.raises(ValueError, match="eps"):
+        pg.PlaygroundState(n=3, heads=[set(), set()], raw_beta=[1, 1], eps=1.0)
+
+
+def test_to_python_roundtrip():
+    st = pg.from_preset("Example 3.13 (code)")
+    st.set_weight(1, 0.25)
+    code = pg.to_python(st)
+    scope: dict = {}
+    exec(compile(code, "<playground>", "exec"), scope)  # our own generated code, not user text
+    assert scope["report"].multi_minimax == pytest.approx(pg.compute(st).report.multi_minimax)
+
+
+def test_table_and_plot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    r = pg.compute(pg.from_preset("Example 3.13 (paper)"))
+    rows = pg.fidelity_table(r)
+    assert [row["node"] for row in rows] == ["u", "v", "w"]
+    assert rows[1]["head 1 phi"] == pytest.approx(0.375) and rows[1]["head 1 t"] == 3
+    fig = pg.plot_signals(r)
+    assert len(fig.axes) == 3
+    assert "37.5" in fig.axes[0].get_title()
