@@ -3,9 +3,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from bparallel import exact
 from bparallel import fidelity as fi
 from bparallel.examples import example_3_8, example_3_13
-from tests import exact
 
 
 @pytest.mark.parametrize("b1", [0.5, 0.1, 0.37, 1.0, 0.0])

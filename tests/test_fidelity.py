@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bparallel import exact
 from bparallel import fidelity as fi
 from bparallel import graphs as g
-from tests import exact
 
 
 def test_signal_at_sink_is_matrix_power_row():

@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bparallel import exact
 from bparallel import graphs as g
-from tests import exact
 
 
 def test_walk_matrix_eq1_by_hand():

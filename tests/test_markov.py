@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
+from bparallel import exact
 from bparallel import graphs as g
 from bparallel import markov as mk
-from tests import exact
 
 
 # ------------------------------------------------------------------ stationary (Lemma 2.5/2.6)

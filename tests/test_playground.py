@@ -118,3 +118,18 @@ def test_table_and_plot():
     fig = pg.plot_signals(r)
     assert len(fig.axes) == 3
     assert "37.5" in fig.axes[0].get_title()
+
+
+def test_draw_dag_smoke():
+    """Smoke test: the drawing helper runs and draws one arrow per non-loop edge."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.patches import FancyArrowPatch
+
+    from bparallel.plotting import draw_dag
+
+    ax = draw_dag([(0, 1), (1, 0), (1, 2), (2, 2)], 3)
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) == 3
+    assert sum(a.get_edgecolor()[0] > 0.8 and a.get_edgecolor()[2] < 0.3 for a in arrows) == 1

@@ -1,6 +1,7 @@
-"""An independent, exact (rational) reference implementation for cross-checks in tests.
+"""An independent, exact (rational) reference implementation of the toy-DAG quantities.
 
-Plain Python lists of ``fractions.Fraction``: no numpy, no shared code with ``bparallel``.
+Plain Python lists of ``fractions.Fraction``: no numpy and no code shared with the rest of
+``bparallel``, so tests and the book can cross-check the fast numpy routines against it.
 """
 
 from __future__ import annotations
