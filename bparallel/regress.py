@@ -1,0 +1,391 @@
+"""The papermill regression runner: ``python -m bparallel regress``.
+
+Each text notebook in ``notebooks/`` is converted with jupytext, executed by papermill (in a
+subprocess, so a per-notebook timeout can stop it) with the profile's parameters plus any
+``-p KEY VALUE`` overrides, and its results JSON is compared key by key with
+``tests/reference/<profile>/<notebook>.json``. References store every value with its own
+tolerance; ``--update`` rewrites them and says what changed. Nothing rewrites them silently.
+
+Reference file format::
+
+    {"example_3_13.phi_min.multi": {"value": 0.49999, "abs": 1e-12, "rel": 1e-09}, ...}
+
+A value passes when ``|value - reference| <= abs + rel * |reference|``. Tolerances for new
+keys come from ``tests/reference/tolerances.json``: an ordered list of
+``{"notebook": GLOB, "key": GLOB, "abs": A, "rel": R, "why": TEXT}``, first match wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .results import atomic_write_text, load_results
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = ("quick", "paper")
+DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
+
+
+class RegressError(ValueError):
+    """A usage error of the runner (unknown notebook, profile or parameter)."""
+
+
+# ------------------------------------------------------------------------ discovery
+def notebooks_dir(root: Path = ROOT) -> Path:
+    return root / "notebooks"
+
+
+def reference_dir(root: Path = ROOT) -> Path:
+    return root / "tests" / "reference"
+
+
+def available_notebooks(root: Path = ROOT) -> list[str]:
+    """Names (file stems) of the text notebooks, in order."""
+    folder = notebooks_dir(root)
+    return sorted(p.stem for p in folder.glob("*.md") if not p.name.startswith("_"))
+
+
+def resolve_notebooks(names: list[str] | None, root: Path = ROOT) -> list[str]:
+    valid = available_notebooks(root)
+    if not names:
+        return valid
+    out = []
+    for name in names:
+        stem = Path(name).stem
+        if stem not in valid:
+            raise RegressError(f"unknown notebook {name!r}; valid: {', '.join(valid)}")
+        out.append(stem)
+    return out
+
+
+def check_profile(profile: str) -> str:
+    if profile not in PROFILES:
+        raise RegressError(f"unknown profile {profile!r}; valid: {', '.join(PROFILES)}")
+    return profile
+
+
+def declared_parameters(path: Path) -> dict[str, Any]:
+    """Names and literal defaults of the cell tagged ``parameters`` (parsed, never run)."""
+    import jupytext
+
+    nb = jupytext.read(path)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            out: dict[str, Any] = {}
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                    if isinstance(target, ast.Name):
+                        out[target.id] = ast.literal_eval(node.value)
+            return out
+    raise RegressError(f"notebook {path.name} has no cell tagged 'parameters'")
+
+
+def parse_value(text: str) -> Any:
+    """A ``-p`` value: a Python literal (number, string, list...) or else the plain string.
+
+    Uses ``ast.literal_eval``, which evaluates literals only (never code).
+    """
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+# ----------------------------------------------------------------------- references
+@dataclass
+class Row:
+    key: str
+    reference: float | None
+    value: float | None
+    abs_tol: float
+    rel_tol: float
+
+    @property
+    def difference(self) -> float | None:
+        if self.reference is None or self.value is None:
+            return None
+        return self.value - self.reference
+
+    @property
+    def tolerance(self) -> float:
+        return self.abs_tol + self.rel_tol * abs(self.reference or 0.0)
+
+    @property
+    def verdict(self) -> str:
+        if self.reference is None:
+            return "NEW"
+        if self.value is None:
+            return "MISSING"
+        diff = self.difference
+        assert diff is not None
+        return "PASS" if math.isfinite(diff) and abs(diff) <= self.tolerance else "FAIL"
+
+
+def load_reference(path: Path) -> dict[str, dict[str, float]]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise RegressError(f"reference {path} is not valid JSON: {err}") from err
+    for key, entry in data.items():
+        if not isinstance(entry, dict) or "value" not in entry:
+            raise RegressError(f"reference {path}: entry {key!r} needs a 'value'")
+    return data
+
+
+def load_tolerance_rules(root: Path = ROOT) -> list[dict[str, Any]]:
+    path = reference_dir(root) / "tolerances.json"
+    if not path.is_file():
+        return []
+    rules = json.loads(path.read_text())
+    for rule in rules:
+        if not {"notebook", "key"} <= set(rule) or not ({"abs", "rel"} & set(rule)):
+            raise RegressError(f"{path}: each rule needs notebook, key and abs and/or rel")
+    return rules
+
+
+def tolerance_for(notebook: str, key: str, rules: list[dict[str, Any]]) -> dict[str, float]:
+    for rule in rules:
+        if fnmatch.fnmatch(notebook, rule["notebook"]) and fnmatch.fnmatch(key, rule["key"]):
+            return {"abs": float(rule.get("abs", 0.0)), "rel": float(rule.get("rel", 0.0))}
+    return dict(DEFAULT_TOLERANCE)
+
+
+def compare(
+    results: dict[str, float], reference: dict[str, dict[str, float]],
+    notebook: str = "", rules: list[dict[str, Any]] | None = None,
+) -> list[Row]:
+    """Rows for every key in either side, sorted by key."""
+    rows = []
+    for key in sorted(set(results) | set(reference)):
+        ref = reference.get(key)
+        tol = (
+            {"abs": ref.get("abs", 0.0), "rel": ref.get("rel", 0.0)} if ref
+            else tolerance_for(notebook, key, rules or [])
+        )
+        rows.append(Row(key, ref["value"] if ref else None, results.get(key),
+                        float(tol["abs"]), float(tol["rel"])))
+    return rows
+
+
+def updated_reference(
+    results: dict[str, float], reference: dict[str, dict[str, float]],
+    notebook: str, rules: list[dict[str, Any]],
+) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """New reference content (existing tolerances kept) and a list of human-readable changes."""
+    new: dict[str, dict[str, float]] = {}
+    changes = []
+    for key in sorted(results):
+        old = reference.get(key)
+        tol = {"abs": old.get("abs", 0.0), "rel": old.get("rel", 0.0)} if old else tolerance_for(
+            notebook, key, rules)
+        new[key] = {"value": results[key], **tol}
+        if old is None:
+            changes.append(f"  added    {key} = {results[key]!r}")
+        elif old["value"] != results[key]:
+            changes.append(f"  changed  {key}: {old['value']!r} -> {results[key]!r}")
+    for key in sorted(set(reference) - set(results)):
+        changes.append(f"  removed  {key} (was {reference[key]['value']!r})")
+    return new, changes
+
+
+# ------------------------------------------------------------------------ execution
+@dataclass
+class Outcome:
+    notebook: str
+    seconds: float
+    ok: bool
+    results: dict[str, float] = field(default_factory=dict)
+    error: str = ""
+
+
+def _failing_cell(executed: Path) -> str:
+    """The failing cell's source and error of a papermill-executed notebook."""
+    try:
+        nb = json.loads(executed.read_text())
+    except (OSError, json.JSONDecodeError):
+        return ""
+    for k, cell in enumerate(nb.get("cells", [])):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                src = "".join(cell.get("source", ""))
+                return (f"failing cell #{k}:\n{_indent(src)}\n"
+                        f"{out.get('ename')}: {out.get('evalue')}")
+    return ""
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    | " + line for line in text.splitlines())
+
+
+def run_notebook(
+    name: str, parameters: dict[str, Any], output_dir: Path, *, timeout: float,
+    root: Path = ROOT,
+) -> Outcome:
+    """Execute one notebook with papermill in a subprocess; collect its results JSON."""
+    import jupytext
+
+    src = notebooks_dir(root) / f"{name}.md"
+    output_dir.mkdir(parents=True, exist_ok=True)
+    results_dir = (output_dir / "results").resolve()
+    params = {**parameters, "results_dir": str(results_dir)}
+    executed = output_dir / f"{name}.ipynb"
+    result_file = results_dir / f"{name}.json"
+    result_file.unlink(missing_ok=True)
+    nb = jupytext.read(src)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        inp = Path(tmp) / f"{name}.ipynb"
+        jupytext.write(nb, inp, fmt="ipynb")
+        ppath = Path(tmp) / "params.json"
+        ppath.write_text(json.dumps(params))
+        cmd = [sys.executable, "-m", "papermill", str(inp), str(executed), "-f", str(ppath),
+               "--cwd", str(src.parent), "-k", "python3", "--no-progress-bar", "--log-level",
+               "ERROR"]
+        env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get(
+            "PYTHONPATH", "")}
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return Outcome(name, time.perf_counter() - start, False,
+                           error=f"timed out after {timeout:.0f} s (raise --timeout)")
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        detail = _failing_cell(executed) or proc.stderr.strip()[-2000:]
+        return Outcome(name, seconds, False, error=f"notebook raised\n{detail}")
+    try:
+        return Outcome(name, seconds, True, results=load_results(result_file))
+    except (FileNotFoundError, ValueError) as err:
+        return Outcome(name, seconds, False, error=f"no usable results JSON: {err}")
+
+
+# -------------------------------------------------------------------------- reports
+def format_table(notebook: str, rows: list[Row], *, only_problems: bool = False) -> str:
+    head = (f"{'key':<44} {'reference':>14} {'value':>14} {'difference':>11} "
+            f"{'tolerance':>10}  verdict")
+    lines = [f"== {notebook}", head, "-" * len(head)]
+
+    def num(x: float | None) -> str:
+        return "-" if x is None else f"{x:.8g}"
+
+    for r in rows:
+        if only_problems and r.verdict == "PASS":
+            continue
+        diff = r.difference
+        lines.append(
+            f"{r.key:<44} {num(r.reference):>14} {num(r.value):>14} "
+            f"{'-' if diff is None else f'{diff:.2e}':>11} {r.tolerance:>10.2e}  {r.verdict}"
+        )
+    return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", default="quick", help=f"one of {', '.join(PROFILES)}")
+    p.add_argument("--notebooks", nargs="+", metavar="NAME", help="notebook names (default all)")
+    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
+                   metavar=("KEY", "VALUE"), help="override a notebook parameter")
+    p.add_argument("--output-dir", default="regress-out", help="executed notebooks go here")
+    p.add_argument("--update", action="store_true",
+                   help="rewrite the references and say what changed")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds per notebook")
+    p.add_argument("--jobs", type=int, default=None, help="notebooks run in parallel")
+    p.add_argument("--verbose", action="store_true", help="show passing keys too")
+
+
+def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
+    """The ``regress`` command; returns the exit status (0 only when all pass)."""
+    from tqdm import tqdm
+
+    profile = check_profile(args.profile)
+    names = resolve_notebooks(args.notebooks, root)
+    overrides = {k: parse_value(v) for k, v in args.parameter}
+    for name in names:
+        declared = declared_parameters(notebooks_dir(root) / f"{name}.md")
+        unknown = sorted(set(overrides) - set(declared))
+        if unknown:
+            raise RegressError(
+                f"notebook {name} does not declare parameter(s) {', '.join(unknown)}; "
+                f"it declares: {', '.join(sorted(declared))}"
+            )
+    params = {"profile": profile, **overrides}
+    output_dir = Path(args.output_dir) / profile
+    jobs = args.jobs or max(1, min(len(names), (os.cpu_count() or 1)))
+    outcomes: dict[str, Outcome] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(run_notebook, n, params, output_dir, timeout=args.timeout,
+                               root=root): n for n in names}
+        bar = tqdm(total=len(names), desc=f"regress ({profile})", unit="nb", file=sys.stderr,
+                   disable=not sys.stderr.isatty())
+        for fut in as_completed(futures):
+            o = fut.result()
+            outcomes[o.notebook] = o
+            bar.update()
+            print(f"[{'ok' if o.ok else 'FAILED'}] {o.notebook} ({o.seconds:.1f} s)", file=out)
+        bar.close()
+    rules = load_tolerance_rules(root)
+    ref_root = reference_dir(root) / profile
+    counts = {"PASS": 0, "FAIL": 0, "MISSING": 0, "NEW": 0}
+    failed_nbs = []
+    for name in names:
+        o = outcomes[name]
+        if not o.ok:
+            failed_nbs.append(name)
+            print(f"== {name}: {o.error}", file=out)
+            continue
+        ref_path = ref_root / f"{name}.json"
+        reference = load_reference(ref_path)
+        if args.update:
+            new, changes = updated_reference(o.results, reference, name, rules)
+            atomic_write_text(ref_path, json.dumps(new, indent=1, sort_keys=True) + "\n")
+            shown = ref_path.relative_to(root) if ref_path.is_relative_to(root) else ref_path
+            print(f"== {name}: reference {shown} "
+                  + ("updated:\n" + "\n".join(changes) if changes else "unchanged"), file=out)
+            continue
+        if not reference:
+            print(f"== {name}: no reference at {ref_path}; run with --update to create it",
+                  file=out)
+        rows = compare(o.results, reference, name, rules)
+        for r in rows:
+            counts[r.verdict] += 1
+        print(format_table(name, rows, only_problems=not args.verbose), file=out)
+    timing = ", ".join(f"{n} {outcomes[n].seconds:.1f}s" for n in names)
+    if args.update:
+        print(f"regress --update: {len(names) - len(failed_nbs)} reference file(s) written; "
+              f"{len(failed_nbs)} notebook(s) failed; timings: {timing}", file=out)
+        return 1 if failed_nbs else 0
+    ok = not failed_nbs and counts["FAIL"] == counts["MISSING"] == counts["NEW"] == 0
+    print(
+        f"regress ({profile}): {len(names)} notebook(s), {len(failed_nbs)} raised; "
+        f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['MISSING']} missing, "
+        f"{counts['NEW']} new -> {'PASS' if ok else 'FAIL'}; timings: {timing}", file=out)
+    if counts["NEW"] and not counts["FAIL"]:
+        print("new keys have no reference yet: review them, then run with --update", file=out)
+    return 0 if ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bparallel regress")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except RegressError as err:
+        parser.error(str(err))
+        return 2

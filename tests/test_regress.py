@@ -1,0 +1,143 @@
+import argparse
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bparallel import regress as rg
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _args(**kw):
+    base = dict(profile="quick", notebooks=None, parameter=[], output_dir="regress-out",
+                update=False, timeout=600, jobs=None, verbose=False)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+# --------------------------------------------------------------------------- unit level
+def test_compare_verdicts_and_tolerance():
+    ref = {"a": {"value": 1.0, "abs": 0.1, "rel": 0.0},
+           "b": {"value": 100.0, "abs": 0.0, "rel": 0.01},
+           "gone": {"value": 3.0, "abs": 0, "rel": 0}}
+    rows = {r.key: r for r in rg.compare({"a": 1.05, "b": 102.0, "new": 5.0}, ref)}
+    assert rows["a"].verdict == "PASS"
+    assert rows["b"].verdict == "FAIL" and rows["b"].tolerance == pytest.approx(1.0)
+    assert rows["gone"].verdict == "MISSING" and rows["new"].verdict == "NEW"
+    assert rows["b"].difference == pytest.approx(2.0)
+    table = rg.format_table("nb", list(rows.values()))
+    assert "FAIL" in table and "MISSING" in table and "NEW" in table
+
+
+def test_update_keeps_tolerances_and_reports_changes():
+    ref = {"a": {"value": 1.0, "abs": 0.5, "rel": 0.0}, "old": {"value": 2.0, "abs": 0, "rel": 0}}
+    rules = [{"notebook": "nb*", "key": "sampled.*", "abs": 0.0, "rel": 0.05}]
+    new, changes = rg.updated_reference({"a": 1.5, "sampled.x": 3.0, "c": 4.0}, ref, "nb1", rules)
+    assert new["a"] == {"value": 1.5, "abs": 0.5, "rel": 0.0}
+    assert new["sampled.x"] == {"value": 3.0, "abs": 0.0, "rel": 0.05}
+    assert new["c"] == {"value": 4.0, **rg.DEFAULT_TOLERANCE}
+    text = "\n".join(changes)
+    assert "changed  a: 1.0 -> 1.5" in text and "removed  old" in text and "added    c" in text
+
+
+def test_parse_value_is_literal_only():
+    assert rg.parse_value("30") == 30 and rg.parse_value("0.5") == 0.5
+    assert rg.parse_value("[1, 2]") == [1, 2] and rg.parse_value("paper") == "paper"
+    assert rg.parse_value("__import__('os').getcwd()") == "__import__('os').getcwd()"
+
+
+def test_bad_profile_notebook_and_parameter():
+    with pytest.raises(rg.RegressError, match="unknown profile 'fast'; valid: quick, paper"):
+        rg.run(_args(profile="fast"))
+    with pytest.raises(rg.RegressError, match="unknown notebook 'nope'; valid: 01_"):
+        rg.run(_args(notebooks=["nope"]))
+    with pytest.raises(rg.RegressError, match="does not declare parameter.*horizn"):
+        rg.run(_args(notebooks=["03_minimax_fidelity"], parameter=[["horizn", "3"]]))
+
+
+def test_every_notebook_declares_profile_and_results_dir():
+    for name in rg.available_notebooks():
+        declared = rg.declared_parameters(ROOT / "notebooks" / f"{name}.md")
+        assert {"profile", "results_dir"} <= set(declared), name
+        assert declared["profile"] == "quick"
+
+
+# ---------------------------------------------------------------------- with papermill
+def test_deliberate_change_fails_with_readable_diff(tmp_path):
+    out = io.StringIO()
+    status = rg.run(_args(notebooks=["03_minimax_fidelity"], parameter=[["horizon", "30"]],
+                          output_dir=str(tmp_path)), out=out)
+    text = out.getvalue()
+    assert status == 1, text
+    assert "example_3_13.phi_min.multi" in text and "FAIL" in text
+    # restoring the parameter passes again
+    out = io.StringIO()
+    assert rg.run(_args(notebooks=["03_minimax_fidelity"], output_dir=str(tmp_path)), out=out) == 0
+    assert "-> PASS" in out.getvalue()
+    assert (tmp_path / "quick" / "03_minimax_fidelity.ipynb").is_file()
+
+
+PARAMS_CELL = (
+    "```{code-cell} ipython3\n:tags: [parameters]\nprofile = 'quick'\nresults_dir = 'r'\n```\n\n"
+)
+
+
+def _scratch_root(tmp_path, source: str) -> Path:
+    root = tmp_path / "root"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "tests" / "reference" / "quick").mkdir(parents=True)
+    header = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+              "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n")
+    (root / "notebooks" / "boom.md").write_text(header + source)
+    return root
+
+
+def test_raising_notebook_shows_failing_cell(tmp_path):
+    root = _scratch_root(tmp_path, (
+        PARAMS_CELL +
+        "```{code-cell} ipython3\nx = 1\nassert x == 2, 'the fact broke'\n```\n"))
+    out = io.StringIO()
+    status = rg.run(_args(output_dir=str(tmp_path / "o")), root=root, out=out)
+    text = out.getvalue()
+    assert status == 1
+    assert "notebook raised" in text and "assert x == 2" in text and "the fact broke" in text
+
+
+def test_timeout_is_reported(tmp_path):
+    root = _scratch_root(tmp_path, (
+        PARAMS_CELL +
+        "```{code-cell} ipython3\nimport time\ntime.sleep(60)\n```\n"))
+    out = io.StringIO()
+    assert rg.run(_args(output_dir=str(tmp_path / "o"), timeout=8), root=root, out=out) == 1
+    assert "timed out after 8 s" in out.getvalue()
+
+
+def test_missing_and_new_keys_fail(tmp_path):
+    root = _scratch_root(tmp_path, (
+        PARAMS_CELL +
+        "```{code-cell} ipython3\nfrom bparallel.results import save_results\n"
+        "save_results(results_dir, 'boom', {'a': 1.0, 'b': 2})\n```\n"))
+    ref = root / "tests" / "reference" / "quick" / "boom.json"
+    ref.write_text(json.dumps({"a": {"value": 1.0, "abs": 0, "rel": 0},
+                               "c": {"value": 3.0, "abs": 0, "rel": 0}}))
+    out = io.StringIO()
+    assert rg.run(_args(output_dir=str(tmp_path / "o")), root=root, out=out) == 1
+    text = out.getvalue()
+    assert "1 passed, 0 failed, 1 missing, 1 new" in text
+    out = io.StringIO()
+    assert rg.run(_args(output_dir=str(tmp_path / "o"), update=True), root=root, out=out) == 0
+    assert "added    b" in out.getvalue() and "removed  c" in out.getvalue()
+    assert rg.run(_args(output_dir=str(tmp_path / "o")), root=root, out=io.StringIO()) == 0
+
+
+def test_quick_regression_of_every_notebook(tmp_path):
+    """End-to-end: every notebook, quick profile, against the committed references."""
+    out = io.StringIO()
+    status = rg.run(_args(output_dir=str(tmp_path)), out=out)
+    assert status == 0, out.getvalue()
+    for name in rg.available_notebooks():
+        assert (ROOT / "tests" / "reference" / "quick" / f"{name}.json").is_file(), name
+    shutil.rmtree(tmp_path, ignore_errors=True)
