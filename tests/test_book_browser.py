@@ -1,0 +1,272 @@
+"""The built book, opened in headless Chromium with the network cut off.
+
+For every page of `_toc.yml`, served over http://127.0.0.1 and opened from file://:
+
+- no request leaves the machine (every non-local request is blocked and reported);
+- no console error, page error or failed local request;
+- math is typeset by MathJax (every Sphinx math node holds an `mjx-container`, no raw `$$`);
+- every image has loaded; every sphinx-proof directive of the source shows as a box;
+- saved Jupyter widgets render; on the playground they must exist and render.
+
+Full-page screenshots of the http pages go to `_build/screenshots/`. Needs a built book
+(`make book`); without one these tests fail, they do not skip.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.browser
+
+PLAYGROUND = "notebooks/04_playground"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+TIMEOUT_MS = 30_000
+
+
+def toc_docnames(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
+    """The root and every `file:` of a jb-book table of contents, in reading order."""
+    toc = yaml.safe_load(toc_path.read_text())
+    names = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(entry["file"])
+            for key in ("parts", "chapters", "sections"):
+                walk(entry.get(key))
+
+    walk(toc.get("parts"))
+    walk(toc.get("chapters"))
+    return [re.sub(r"\.(md|ipynb)$", "", n) for n in names]
+
+
+DOCNAMES = toc_docnames()
+
+
+def source_of(docname: str) -> str:
+    for suffix in (".md", ".ipynb"):
+        path = ROOT / f"{docname}{suffix}"
+        if path.is_file():
+            return path.read_text()
+    pytest.fail(f"_toc.yml lists {docname!r} but neither {docname}.md nor .ipynb exists")
+
+
+FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*(\S*)")
+CODE_INFO = re.compile(r"^(\{code-cell\}|\{code-block\}|\{code\}|[\w+-]*)$")
+
+
+def strip_code(markdown: str) -> str:
+    """Markdown without code blocks, code cells and inline code (`$` there is not math).
+
+    Directive fences (```{prf:definition}, :::{note}) are kept with their content.
+    """
+    out: list[str] = []
+    stack: list[tuple[str, bool]] = []  # (fence marker, is code)
+    for line in markdown.splitlines():
+        m = FENCE.match(line)
+        if stack and stack[-1][1]:  # inside code: only its closing fence ends it
+            if (
+                m
+                and not m.group(2)
+                and m.group(1)[0] == stack[-1][0][0]
+                and len(m.group(1)) >= len(stack[-1][0])
+            ):
+                stack.pop()
+            continue
+        if m:
+            marker, info = m.groups()
+            if (
+                not info
+                and stack
+                and marker[0] == stack[-1][0][0]
+                and len(marker) >= len(stack[-1][0])
+            ):
+                stack.pop()  # closes the enclosing directive
+            else:
+                stack.append((marker, marker[0] != ":" and bool(CODE_INFO.match(info))))
+            continue
+        out.append(re.sub(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", "", line))
+    return "\n".join(out)
+
+
+def source_has_math(markdown: str) -> bool:
+    text = strip_code(markdown)
+    return bool(re.search(r"\$\$|\$[^$\s][^$\n]*\$|\\begin\{|\{math\}", text))
+
+
+def proof_directives(markdown: str) -> int:
+    """How many sphinx-proof directives (`{prf:definition}` ...) the source opens."""
+    return len(re.findall(r"^\s*(?:`{3,}|:{3,})\{prf:(?!ref\b)[a-z-]+\}", markdown, flags=re.M))
+
+
+VISIBLE_TEXT_JS = """() => {
+  const main = document.querySelector('main') || document.body;
+  const copy = main.cloneNode(true);
+  copy.querySelectorAll('pre, code, script, style, .highlight').forEach(e => e.remove());
+  return copy.innerText;
+}"""
+
+PROOF_TYPES = [
+    "Definition", "Lemma", "Theorem", "Remark", "Example", "Proposition", "Corollary",
+    "Algorithm", "Conjecture", "Axiom", "Criterion", "Observation", "Property", "Assumption",
+    "Notation",
+]  # fmt: skip
+CHECKS_JS = """() => {
+  const PROOF_TYPES = PROOF_TYPES_JSON;
+  const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const math = Array.from(document.querySelectorAll('main .math'));
+  return {
+    math: math.length,
+    mathTypeset: math.filter(e => e.querySelector('mjx-container')).length,
+    mjx: document.querySelectorAll('mjx-container').length,
+    images: Array.from(document.images).map(i => ({src: i.currentSrc || i.src,
+                                                   ok: i.complete && i.naturalWidth > 0})),
+    // sphinx-proof boxes: {prf:definition} etc. have a titled box, {prf:proof} has none
+    proofs: Array.from(document.querySelectorAll('main div.proof.admonition')).filter(visible)
+                 .map(e => ({typed: e.classList.length > 2,
+                             title: (e.querySelector('.admonition-title') || {}).textContent
+                                    || ''})),
+    // a {prf:ref} to an unnumbered box without explicit text renders as a bare "Lemma "
+    bareRefs: Array.from(document.querySelectorAll('main a.reference.internal'))
+                   .map(a => a.textContent.trim())
+                   .filter(t => PROOF_TYPES.includes(t)),
+    widgetViews: document.querySelectorAll('script[type="WIDGET_VIEW"]').length,
+    widgetsRendered: Array.from(document.querySelectorAll('.widget-subarea > .jupyter-widgets'))
+                          .filter(visible).length,
+    widgetControls: Array.from(document.querySelectorAll('[class*="widget-"]')).filter(visible)
+                         .length,
+  };
+}""".replace("WIDGET_VIEW", WIDGET_VIEW).replace("PROOF_TYPES_JSON", json.dumps(PROOF_TYPES))
+
+
+def visit(browser, url: str, local_prefix: str, screenshot: Path | None = None) -> dict:
+    """Open `url` with every non-local request blocked; return what the page did and shows."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    external: list[str] = []
+    problems: list[str] = []
+
+    def route(r):
+        u = r.request.url
+        if u.startswith((local_prefix, "file:", "data:", "blob:", "about:")):
+            r.continue_()
+        else:
+            external.append(u)
+            r.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on(
+        "console",
+        lambda m: problems.append(f"console.{m.type}: {m.text}") if m.type == "error" else None,
+    )
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on(
+        "response",
+        lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
+    )
+    page.on(
+        "requestfailed",
+        lambda r: (
+            None if r.url in external else problems.append(f"request failed: {r.url} ({r.failure})")
+        ),
+    )
+    try:
+        page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
+        # MathJax 3 (loaded with defer) typesets the page once; wait for that to finish.
+        page.evaluate("""() => (window.MathJax && window.MathJax.startup
+            && window.MathJax.startup.promise)
+            ? window.MathJax.startup.promise.then(() => 1) : 0""")
+        views = page.evaluate(
+            f"() => document.querySelectorAll('script[type=\"{WIDGET_VIEW}\"]').length"
+        )
+        if views:
+            try:
+                page.wait_for_function(
+                    "n => document.querySelectorAll('.widget-subarea > .jupyter-widgets')"
+                    ".length >= n",
+                    arg=views,
+                    timeout=TIMEOUT_MS,
+                )
+            except Exception as err:  # reported below as missing widgets
+                problems.append(f"widgets did not render in {TIMEOUT_MS} ms: {err}")
+        page.wait_for_function(
+            "() => Array.from(document.images).every(i => i.complete)", timeout=TIMEOUT_MS
+        )
+        result = page.evaluate(CHECKS_JS)
+        result["text"] = page.evaluate(VISIBLE_TEXT_JS)
+        result["has_widget_state"] = page.evaluate(
+            f"() => !!document.querySelector('script[type=\"{WIDGET_STATE}\"]')"
+        )
+        if screenshot is not None:
+            page.wait_for_timeout(200)
+            page.screenshot(path=str(screenshot), full_page=True)
+    finally:
+        context.close()
+    result["external"] = external
+    result["problems"] = problems
+    return result
+
+
+def test_every_toc_page_is_built(built_html):
+    missing = [d for d in DOCNAMES if not (built_html / f"{d}.html").is_file()]
+    assert not missing, f"pages of _toc.yml missing from {built_html}: {missing}; run `make book`"
+
+
+@pytest.mark.parametrize("mode", ["http", "file"])
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_page_renders_offline(docname, mode, built_html, book_server, browser, screenshot_dir):
+    html = built_html / f"{docname}.html"
+    if not html.is_file():
+        pytest.fail(f"{html} is missing: run `make book`")
+    source = source_of(docname)
+    url = book_server + f"{docname}.html" if mode == "http" else html.as_uri()
+    shot = screenshot_dir / (docname.replace("/", "__") + ".png") if mode == "http" else None
+    page = visit(browser, url, local_prefix=book_server, screenshot=shot)
+
+    assert page["external"] == [], f"{docname} ({mode}) asked the network for {page['external']}"
+    assert page["problems"] == [], f"{docname} ({mode}): " + "\n".join(page["problems"])
+
+    # math: every math node typeset, nothing left raw
+    if source_has_math(source):
+        assert page["math"] > 0, f"{docname}: the source has math but the page has no math nodes"
+        assert page["mjx"] > 0, f"{docname}: MathJax typeset nothing"
+    assert page["mathTypeset"] == page["math"], (
+        f"{docname} ({mode}): {page['math'] - page['mathTypeset']} of {page['math']} math "
+        "nodes were not typeset by MathJax"
+    )
+    assert "$$" not in page["text"], f"{docname} ({mode}): raw $$ in the visible text"
+    for raw in ("\\(", "\\["):
+        assert raw not in page["text"], f"{docname} ({mode}): raw {raw} math delimiter left"
+
+    broken = [i["src"] for i in page["images"] if not i["ok"]]
+    assert not broken, f"{docname} ({mode}): images that did not load: {broken}"
+
+    expected_proofs = proof_directives(source)
+    assert len(page["proofs"]) >= expected_proofs, (
+        f"{docname} ({mode}): {expected_proofs} prf directives in the source, "
+        f"{len(page['proofs'])} proof boxes shown"
+    )
+    untitled = [p for p in page["proofs"] if p["typed"] and not p["title"].strip()]
+    assert not untitled, f"{docname}: {len(untitled)} proof boxes have no title"
+    assert not page["bareRefs"], (
+        f"{docname}: {{prf:ref}} links rendered as bare {page['bareRefs']}: the target has "
+        "no number (:nonumber:), so give the link text, {prf:ref}`Lemma 2.5 <lem-single-sink>`"
+    )
+
+    assert page["widgetsRendered"] >= page["widgetViews"], (
+        f"{docname} ({mode}): {page['widgetViews']} saved widget views, "
+        f"{page['widgetsRendered']} rendered"
+    )
+    if docname == PLAYGROUND:
+        assert page["has_widget_state"] and page["widgetViews"] > 0, (
+            f"{docname}: no saved widget state in the page; the playground must display "
+            "its widgets in a cell so that execution saves their state"
+        )
+        assert page["widgetControls"] > 0, f"{docname} ({mode}): no visible .widget-* control"
