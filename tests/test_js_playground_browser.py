@@ -1,0 +1,241 @@
+"""The JavaScript playground of the built book, driven in headless Chromium, network cut off.
+
+The playground page (`_build/html/notebooks/04_playground.html`) is opened from file:// and
+over http://127.0.0.1. The test clicks an edge of the adjacency grid and moves a beta slider
+with the keyboard, then checks: the address fragment decodes (in Python,
+`bparallel.webplayground.decode_state`) to exactly the state built the same way in Python;
+the displayed minimax fidelities and amplification equal `bparallel.playground.compute`'s
+to 1e-12; reloading the link restores the same state and numbers; the exported code equals
+`bparallel.playground.to_python`; no console error; no request leaves the machine.
+
+Needs a built book (`make book`); without one these tests fail, they do not skip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bparallel import playground as pg
+from bparallel.graphs import is_feedforward
+from bparallel.webplayground import decode_state, source_hash
+
+pytestmark = pytest.mark.browser
+
+PAGE = "notebooks/04_playground.html"
+TIMEOUT_MS = 30_000
+ATOL = 1e-12
+
+
+@pytest.fixture(scope="module")
+def playground_page(built_html: Path) -> Path:
+    """The built playground page, checked to hold the current JavaScript playground."""
+    page = built_html / PAGE
+    if not page.is_file():
+        pytest.fail(f"{page} is missing: run `make book`")
+    text = page.read_text(encoding="utf-8")
+    if 'class="bp-pg"' not in text:
+        pytest.fail(f"{page} has no JavaScript playground (the 'In your browser' cell): "
+                    "run `make book`")
+    if f'data-bp-source="{source_hash()}"' not in text:
+        pytest.fail(
+            f"{page} embeds an older bparallel/js/ than the sources (the notebook's output "
+            "came from the execution cache): run `rm -rf _build/.jupyter_cache` and `make book`"
+        )
+    return page
+
+
+class Session:
+    """One browser context: every non-local request aborted and recorded, problems logged."""
+
+    def __init__(self, browser: Any, local_prefix: str) -> None:
+        self.external: list[str] = []
+        self.problems: list[str] = []
+        self.context = browser.new_context(viewport={"width": 1280, "height": 1000},
+                                           service_workers="block")
+        self.context.route("**/*", self._route)
+        self.local_prefix = local_prefix
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: self.problems.append(f"console.{m.type}: {m.text}")
+                     if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        if url.startswith((self.local_prefix, "file:", "data:", "blob:", "about:")):
+            route.continue_()
+        else:
+            self.external.append(url)
+            route.abort()
+
+    def open(self, url: str) -> None:
+        self.page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
+        self.page.wait_for_selector('.bp-pg [data-bp="minimax-multi"]', timeout=TIMEOUT_MS)
+
+    def close(self) -> None:
+        self.context.close()
+
+    # ------------------------------------------------------------------ reading the page
+    def state(self) -> pg.PlaygroundState:
+        """The configuration in the address fragment, decoded by Python."""
+        url = self.page.evaluate("() => window.location.href")
+        assert "#pg=" in url, f"no #pg= fragment in {url}"
+        return decode_state(url)
+
+    def shown(self, key: str) -> tuple[str, str]:
+        """``(text, data-value)`` of a summary cell such as ``minimax-multi``."""
+        cell = self.page.locator(f'.bp-pg [data-bp="{key}"]')
+        return cell.inner_text().strip(), cell.get_attribute("data-value")
+
+
+def check_numbers(s: Session, state: pg.PlaygroundState) -> None:
+    """Displayed minimax fidelities, amplification, mixing times equal Python's for state."""
+    res = pg.compute(state)
+    rep = res.report
+    for h, value in enumerate(rep.head_minimax):
+        text, exact = s.shown(f"minimax-{h}")
+        assert abs(float(exact) - value) <= ATOL, (h, exact, value)
+        assert text == f"{value:.5f}"
+    text, exact = s.shown("minimax-multi")
+    assert abs(float(exact) - rep.multi_minimax) <= ATOL, (exact, rep.multi_minimax)
+    assert text == f"{rep.multi_minimax:.5f}"
+    amp = s.page.locator('.bp-pg [data-bp="amplification"]').get_attribute("data-value")
+    assert abs(float(amp) - rep.amplification) <= ATOL
+    for h, m in enumerate(res.head_mixing):
+        assert s.shown(f"mixing-{h}")[1] == ("null" if m is None else str(m))
+    assert s.shown("mixing-multi")[1] == ("null" if res.multi_mixing is None
+                                          else str(res.multi_mixing))
+    shown = s.page.locator('.bp-pg [data-bp="warning"]').all_inner_texts()
+    assert [w.lstrip("\u26a0 ").strip() for w in shown] == res.warnings
+
+
+def save_screenshot(s: Session, path: Path) -> None:
+    """The whole playground, from a full-page capture at scroll 0 (no sticky header over it)."""
+    s.page.evaluate("""() => {
+        document.querySelectorAll(".bp-pg textarea").forEach(t => t.setSelectionRange(0, 0));
+        document.activeElement.blur();
+        window.scrollTo(0, 0);
+    }""")
+    box = s.page.locator(".bp-pg").bounding_box()
+    assert box is not None, "the playground is not displayed"
+    pad = 8
+    s.page.screenshot(path=str(path), full_page=True, clip={
+        "x": max(0, box["x"] - pad), "y": max(0, box["y"] - pad),
+        "width": box["width"] + 2 * pad, "height": box["height"] + 2 * pad,
+    })
+
+
+def exercise(s: Session, url: str, screenshot: Path | None = None) -> None:
+    """Open the page, edit with mouse and keyboard, check against Python, reload the link."""
+    s.open(url)
+    start = pg.from_preset("Example 3.13 (paper)")
+    assert s.state() == start, "the playground should open on Example 3.13 (paper)"
+    check_numbers(s, start)
+    assert any("head 2 is not feedforward" in w for w in
+               s.page.locator('.bp-pg [data-bp="warning"]').all_inner_texts())
+
+    # click head 1's edge u -> tau, then lower head 2's raw beta from 0.5 to 0.3 by keyboard
+    edge = s.page.locator('.bp-pg [data-bp="edge-0-0-3"]')
+    assert edge.get_attribute("aria-pressed") == "false"
+    edge.click()
+    assert edge.get_attribute("aria-pressed") == "true"
+    slider = s.page.locator('.bp-pg [data-bp="beta-1"]')
+    slider.focus()
+    for _ in range(20):
+        slider.press("ArrowLeft")
+    expected = pg.from_preset("Example 3.13 (paper)")
+    expected.toggle(0, 0, 3)
+    expected.set_weight(1, 0.3)
+    got = s.state()
+    assert got == expected, f"the link holds {got}, expected {expected}"
+    check_numbers(s, expected)
+    assert s.page.locator('.bp-pg [data-bp="beta-value-1"]').inner_text() == (
+        f"= {expected.beta[1]:.3f}"
+    )
+
+    # keyboard on the grid: arrows move between edges, Space toggles (head 2: v -> w)
+    s.page.locator('.bp-pg [data-bp="edge-1-1-0"]').focus()
+    s.page.keyboard.press("ArrowRight")  # steps over the self-loop v -> v
+    s.page.keyboard.press("ArrowRight")
+    focused = s.page.evaluate("() => document.activeElement.dataset.bp")
+    assert focused == "edge-1-1-3"
+    s.page.keyboard.press("ArrowLeft")
+    s.page.keyboard.press("Space")
+    expected.toggle(1, 1, 2)
+    assert s.state() == expected
+    check_numbers(s, expected)
+
+    # export: the Python that rebuilds this configuration
+    s.page.locator('.bp-pg [data-bp="export"]').click()
+    code = s.page.locator('.bp-pg [data-bp="code"]').input_value()
+    assert code == pg.to_python(expected)
+
+    if screenshot is not None:
+        save_screenshot(s, screenshot)
+
+    # the link round-trips: a fresh load of the address shows the same state and numbers
+    link = s.page.evaluate("() => window.location.href")
+    s.page.goto("about:blank")
+    s.open(link)
+    assert s.page.evaluate("() => window.location.href") == link
+    assert s.state() == expected
+    assert s.page.locator('.bp-pg [data-bp="edge-0-0-3"]').get_attribute("aria-pressed") == "true"
+    assert s.page.locator('.bp-pg [data-bp="beta-1"]').input_value() == "0.3"
+    check_numbers(s, expected)
+
+
+@pytest.mark.parametrize("mode", ["file", "http"])
+def test_edit_check_against_python_and_reload(mode, playground_page, book_server, browser,
+                                              screenshot_dir):
+    url = playground_page.as_uri() if mode == "file" else book_server + PAGE
+    s = Session(browser, book_server)
+    try:
+        shot = screenshot_dir / "js_playground.png" if mode == "file" else None
+        exercise(s, url, screenshot=shot)
+    finally:
+        s.close()
+    assert s.external == [], f"the playground page ({mode}) asked the network for {s.external}"
+    assert s.problems == [], "\n".join(s.problems)
+
+
+def test_presets_and_resizing_match_python(playground_page, book_server, browser):
+    """Every preset through the <select>, then 12 nodes, 4 heads and horizon 200."""
+    s = Session(browser, book_server)
+    try:
+        s.open(playground_page.as_uri())
+        select = s.page.locator('.bp-pg [data-bp="preset"]')
+        for name in pg.PRESETS:
+            select.select_option(name)
+            state = s.state()
+            if name != "Random feedforward":
+                assert state == pg.from_preset(name)
+            else:
+                assert all(is_feedforward(e, state.n) for e in state.edge_lists())
+            check_numbers(s, state)
+        s.page.locator('.bp-pg [data-bp="nodes"]').fill("12")
+        s.page.locator('.bp-pg [data-bp="heads"]').fill("4")
+        s.page.locator('.bp-pg [data-bp="seed"]').fill("5")
+        s.page.locator('.bp-pg [data-bp="load"]').click()
+        s.page.locator('.bp-pg [data-bp="horizon"]').fill("200")
+        state = s.state()
+        assert (state.n, state.num_heads, state.horizon) == (12, 4, 200)
+        check_numbers(s, state)
+        assert s.page.locator(".bp-pg svg.bp-pg-panel").count() == 5
+    finally:
+        s.close()
+    assert s.external == [], f"the playground page asked the network for {s.external}"
+    assert s.problems == [], "\n".join(s.problems)
+
+
+def test_bad_link_falls_back_with_a_warning(playground_page, book_server, browser):
+    s = Session(browser, book_server)
+    try:
+        s.open(playground_page.as_uri() + "#pg=v=1;n=99")
+        warnings = s.page.locator('.bp-pg [data-bp="warning"]').all_inner_texts()
+        assert any("could not be read" in w for w in warnings)
+        assert s.state() == pg.from_preset("Example 3.13 (paper)")
+    finally:
+        s.close()
+    assert s.external == [] and s.problems == [], (s.external, s.problems)
