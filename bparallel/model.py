@@ -1,0 +1,177 @@
+"""The Transformer of Section 4.1, in one legible file (nanoGPT style).
+
+Token embedding + learned positional embedding, ``n_layers`` pre-norm blocks
+``x = x + attn(rmsnorm(x))``, ``x = x + mlp(rmsnorm(x))``, no final norm, a linear head.
+At ``d_model = 64`` every head count in {1, 4, 8, 16} has exactly 172,800 parameters.
+
+Attention has two code paths that compute the same function:
+
+- ``"fused"``: :func:`torch.nn.functional.scaled_dot_product_attention` (training);
+- ``"explicit"``: scores, causal mask, softmax, dropout written out, so that the attention
+  patterns can be returned, shaped ``[batch, head, query_pos, key_pos]`` as in
+  TransformerLens. ``A[b, h, i, j]`` is head ``h``'s attention of query ``i`` on key ``j``:
+  rows sum to 1 and the matrix is lower triangular (causal).
+
+Shapes: B batch, T sequence length, C = d_model, H heads, D = C // H head dim, V vocab.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+ATTENTION_PATHS = ("fused", "explicit")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Hyper-parameters of the Section 4.1 model (defaults: the paper's, one head)."""
+
+    n_heads: int = 1
+    vocab_size: int = 256
+    seq_len: int = 100
+    d_model: int = 64
+    n_layers: int = 4
+    d_mlp: int = 128
+    dropout: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("n_heads", "vocab_size", "seq_len", "d_model", "n_layers", "d_mlp"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r}: must be a positive integer")
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"n_heads={self.n_heads} does not divide d_model={self.d_model}: "
+                "the heads split the model dimension into equal blocks"
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout={self.dropout!r}: must lie in [0, 1)")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention with separate q, k, v and output projections."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads, self.head_dim, self.dropout = cfg.n_heads, cfg.head_dim, cfg.dropout
+        self.q = nn.Linear(cfg.d_model, cfg.d_model)
+        self.k = nn.Linear(cfg.d_model, cfg.d_model)
+        self.v = nn.Linear(cfg.d_model, cfg.d_model)
+        self.out = nn.Linear(cfg.d_model, cfg.d_model)  # weight (C_out, C_in): columns = heads
+        self.attn_dropout = nn.Dropout(cfg.dropout)
+        mask = torch.tril(torch.ones(cfg.seq_len, cfg.seq_len, dtype=torch.bool))
+        self.register_buffer("causal_mask", mask, persistent=False)  # (T_max, T_max)
+
+    def forward(
+        self, x: Tensor, path: str = "fused", return_attention: bool = False
+    ) -> tuple[Tensor, Tensor | None]:
+        B, T, C = x.shape
+        H, D = self.n_heads, self.head_dim
+        q = self.q(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+        k = self.k(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+        v = self.v(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+        pattern = None
+        if path == "fused" and not return_attention:
+            p = self.dropout if self.training else 0.0
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B,H,T,D)
+        else:
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(D)  # (B, H, T, T)
+            scores = scores.masked_fill(~self.causal_mask[:T, :T], float("-inf"))  # (B, H, T, T)
+            pattern = torch.softmax(scores, dim=-1)  # (B, H, T, T) [batch, head, query, key]
+            y = self.attn_dropout(pattern) @ v  # (B, H, T, D)
+        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads concatenated
+        return self.out(y), pattern  # (B, T, C), (B, H, T, T) or None
+
+
+class MLP(nn.Module):
+    """Linear(C, d_mlp) -> ReLU -> Linear(d_mlp, C) -> Dropout."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.fc = nn.Linear(cfg.d_model, cfg.d_mlp)
+        self.proj = nn.Linear(cfg.d_mlp, cfg.d_model)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.drop(self.proj(F.relu(self.fc(x))))  # (B, T, C)
+
+
+class Block(nn.Module):
+    """Pre-norm block: ``x + attn(rmsnorm(x))``, then ``x + mlp(rmsnorm(x))``."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.norm1 = nn.RMSNorm(cfg.d_model)
+        self.attn = CausalSelfAttention(cfg)
+        self.norm2 = nn.RMSNorm(cfg.d_model)
+        self.mlp = MLP(cfg)
+
+    def forward(
+        self, x: Tensor, path: str = "fused", return_attention: bool = False
+    ) -> tuple[Tensor, Tensor | None]:
+        a, pattern = self.attn(self.norm1(x), path, return_attention)  # (B, T, C)
+        x = x + a  # (B, T, C)
+        x = x + self.mlp(self.norm2(x))  # (B, T, C)
+        return x, pattern
+
+
+class Transformer(nn.Module):
+    """Decoder-only Transformer of Section 4.1; logits at every position.
+
+    ``model(idx)`` returns logits ``(B, T, V)``; ``model(idx, return_attention=True)``
+    returns ``(logits, attn)`` with ``attn`` shaped ``(L, B, H, T, T)`` (explicit path).
+    """
+
+    def __init__(self, cfg: ModelConfig, attention_path: str = "fused") -> None:
+        super().__init__()
+        if attention_path not in ATTENTION_PATHS:
+            raise ValueError(
+                f"attention_path={attention_path!r}: valid paths are {list(ATTENTION_PATHS)}"
+            )
+        self.config = cfg
+        self.attention_path = attention_path
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_emb = nn.Embedding(cfg.seq_len, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
+
+    def forward(
+        self, idx: Tensor, return_attention: bool = False, *, attention_path: str | None = None
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        path = self.attention_path if attention_path is None else attention_path
+        if path not in ATTENTION_PATHS:
+            raise ValueError(f"attention_path={path!r}: valid paths are {list(ATTENTION_PATHS)}")
+        if idx.ndim != 2:
+            raise ValueError(f"idx has shape {tuple(idx.shape)}: expected (batch, seq_len)")
+        B, T = idx.shape
+        if T > self.config.seq_len:
+            raise ValueError(f"sequence length {T} exceeds seq_len={self.config.seq_len}")
+        pos = torch.arange(T, device=idx.device)  # (T,)
+        x = self.tok_emb(idx) + self.pos_emb(pos)  # (B, T, C)
+        patterns = []
+        for block in self.blocks:
+            x, pattern = block(x, path, return_attention)  # (B, T, C), (B, H, T, T)
+            patterns.append(pattern)
+        logits = self.head(x)  # (B, T, V): no final norm
+        if return_attention:
+            return logits, torch.stack(patterns)  # (B, T, V), (L, B, H, T, T)
+        return logits
+
+    def out_proj_weights(self) -> Tensor:
+        """Output-projection weights of every layer, ``(L, C_out, C_in)`` (detached copy)."""
+        return torch.stack([b.attn.out.weight.detach().clone() for b in self.blocks])
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())

@@ -1,0 +1,535 @@
+"""Algorithms 1 and 2 of Section 4: mixing-time and minimax-fidelity proxies on attention.
+
+Inputs are attention patterns ``attn`` shaped ``(..., H, T, T)`` (``attn[..., h, i, j]`` is
+head ``h``'s attention of query ``i`` on key ``j``; numpy or torch) and head weights shaped
+``(..., H)`` or ``(H,)`` (broadcast against ``attn.shape[:-3]``), or ``None`` for uniform
+weights ``1/H``. Every leading dimension is a batch dimension: one call handles all
+sequences and layers. Outputs are numpy float64.
+
+The combined matrix is ``C = sum_h w_h A[h]`` (Definition 3.6 with ``beta = w``) and the
+forward-transition matrix of both algorithms is ``P = C^T``: ``P[j, i] = C[i, j]`` moves
+from position ``j`` to a position ``i >= j``. The last position ``T - 1`` is the sink.
+
+Two modes:
+
+- ``mode="paper"`` reproduces the published code. Algorithm 1 samples the next state by
+  inverse-CDF on the *unnormalised* cumulative sums of row ``j`` of ``P``, clipping to the
+  sink when the uniform draw exceeds the row total; Algorithm 2 takes the min over all
+  start nodes, the sink included, with ``t = 1..horizon``.
+- ``mode="definition"`` follows the definitions: the walk of Definition 2.3 (rows of ``P``
+  normalised; a non-sink position without outgoing weight, where Definition 2.3 is
+  undefined, waits there) and the min over non-sink nodes of Definition 3.5.
+
+``method="exact"`` computes the expectation of Algorithm 1 in closed form (the walk is a
+Markov chain: sum its survival probabilities); ``method="monte-carlo"`` samples it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+MODES = ("paper", "definition")
+METHODS = ("exact", "monte-carlo")
+REDUCTIONS = ("mean", "max", "none")
+
+_CHUNK = 8  # graphs per batched matrix-vector product (stays in cache at T = 100)
+_MC_WALKS = 1 << 16  # walks simulated together in the Monte Carlo method
+_TAIL_TOL = 1e-17  # early exit: bound on the survival mass still to add (sums are >= 1)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _to_array(x: Any, name: str, keep_float32: bool = False) -> np.ndarray:
+    """A float64 array (float32 kept as is when ``keep_float32``), finite entries only."""
+    if hasattr(x, "detach"):  # torch.Tensor
+        x = x.detach().to("cpu")
+        x = x.numpy() if str(x.dtype) == "torch.float32" else x.double().numpy()
+    arr = np.asarray(x)
+    if not (keep_float32 and arr.dtype == np.float32):
+        arr = arr.astype(np.float64, copy=False)
+    if arr.size and not (np.isfinite(arr.min()) and np.isfinite(arr.max())):  # NaN, +-inf
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    return arr
+
+
+def _check_choice(name: str, value: str, valid: tuple[str, ...]) -> None:
+    if value not in valid:
+        raise ValueError(f"{name}={value!r}: valid values are {list(valid)}")
+
+
+def _check_positive(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}={value!r}: must be a positive integer")
+
+
+def _check_attn(attn: Any) -> np.ndarray:
+    """Validated attention, float64 (float32 input stays float32 until combined)."""
+    a = _to_array(attn, "attn", keep_float32=True)
+    if a.ndim < 3:
+        raise ValueError(f"attn has shape {a.shape}: expected (..., H, T, T), at least 3 dims")
+    if a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"attn has shape {a.shape}: the last two dimensions must be equal")
+    if a.shape[-1] < 1 or a.shape[-3] < 1:
+        raise ValueError(f"attn has shape {a.shape}: needs at least one head and one position")
+    if a.size and a.min() < 0:
+        raise ValueError(f"attn has negative entries (min {a.min():.3g}): not attention")
+    return a
+
+
+def _check_weights(head_weights: Any, attn: np.ndarray) -> np.ndarray:
+    """Weights broadcast to ``attn.shape[:-2]`` = ``(..., H)``."""
+    H = attn.shape[-3]
+    if head_weights is None:
+        return np.full(attn.shape[:-2], 1.0 / H)
+    w = _to_array(head_weights, "head_weights")
+    if w.ndim == 0 or w.shape[-1] != H:
+        raise ValueError(
+            f"head_weights has shape {w.shape}: its last dimension must equal the "
+            f"number of heads H={H} of attn (shape {attn.shape})"
+        )
+    try:
+        w = np.broadcast_to(w, attn.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"head_weights has shape {w.shape}: does not broadcast against "
+            f"attn.shape[:-2]={attn.shape[:-2]}"
+        ) from None
+    if w.size and w.min() < 0:
+        raise ValueError(f"head_weights has negative entries (min {w.min():.3g})")
+    if w.size and np.any(w.sum(-1) == 0):
+        raise ValueError("head_weights are all zero for at least one graph")
+    return w
+
+
+# --------------------------------------------------------------------------- head weights
+
+
+def head_weights(out_proj_weight: Any, num_heads: int) -> np.ndarray:
+    """Learned head importances of Section 4.2, ``(..., H)``, summing to 1.
+
+    ``out_proj_weight`` is the output projection's weight ``(..., d_out, d_in)``; its
+    columns are split into ``num_heads`` blocks of ``d_in / num_heads`` columns (one per
+    head, in concatenation order); each head's raw score is the Frobenius norm of its block.
+    """
+    w = _to_array(out_proj_weight, "out_proj_weight")
+    _check_positive("num_heads", num_heads)
+    if w.ndim < 2:
+        raise ValueError(f"out_proj_weight has shape {w.shape}: expected (..., d_out, d_in)")
+    d_in = w.shape[-1]
+    if d_in % num_heads:
+        raise ValueError(f"num_heads={num_heads} does not divide d_in={d_in} of out_proj_weight")
+    blocks = w.reshape(*w.shape[:-1], num_heads, d_in // num_heads)  # (..., d_out, H, D)
+    norms = np.sqrt((blocks**2).sum(axis=(-3, -1)))  # (..., H)
+    total = norms.sum(-1, keepdims=True)
+    if np.any(total == 0):
+        raise ValueError("out_proj_weight is all zero: head weights are undefined")
+    return norms / total
+
+
+def combine_heads(attn: Any, head_weights: Any = None) -> np.ndarray:
+    """``C = sum_h w_h A[h]``, ``(..., T, T)`` (Definition 3.6; Algorithms 1-2, line 2)."""
+    a = _check_attn(attn)
+    w = _check_weights(head_weights, a).astype(a.dtype)
+    H, T = a.shape[-3], a.shape[-1]
+    flat = (w[..., None, :] @ a.reshape(*a.shape[:-3], H, T * T))[..., 0, :]  # (..., T*T)
+    return flat.reshape(*a.shape[:-3], T, T).astype(np.float64)
+
+
+def _forward(attn: Any, head_weights: Any) -> np.ndarray:
+    """``P = C^T``, ``(..., T, T)``: row ``j`` holds the moves out of position ``j``."""
+    return np.swapaxes(combine_heads(attn, head_weights), -1, -2)
+
+
+# --------------------------------------------------------------------------- Algorithm 1
+
+
+def _paper_chain(
+    P: np.ndarray, out: np.ndarray | None = None, work: np.ndarray | None = None
+) -> np.ndarray:
+    """The Markov chain implied by inverse-CDF sampling on unnormalised rows of ``P``.
+
+    ``next = first k with cumsum(P[j])[k] >= r``, ``r ~ U(0, 1)``, clipped to ``T - 1``:
+    ``Q[j, k] = min(cs[k], 1) - min(cs[k-1], 1)`` for ``k < T-1`` and
+    ``Q[j, T-1] = 1 - min(cs[T-2], 1)``. ``out`` and ``work`` (shaped like ``P``) are
+    optional buffers.
+    """
+    cc = np.cumsum(P, axis=-1, out=work)  # (..., T, T)
+    np.minimum(cc, 1.0, out=cc)
+    Q = np.empty_like(cc) if out is None else out  # (..., T, T)
+    Q[..., 0] = cc[..., 0]
+    np.subtract(cc[..., 1:], cc[..., :-1], out=Q[..., 1:])
+    Q[..., -1] = 1.0 - cc[..., -2] if P.shape[-1] > 1 else 1.0
+    return Q
+
+
+def _definition_chain(P: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Definition 2.3: each row of ``P`` divided by its sum (empty rows patched first)."""
+    sums = P.sum(-1, keepdims=True)  # (..., T, 1)
+    sums[sums == 0] = 1.0  # only the sink row can still be empty; the caller replaces it
+    return np.divide(P, sums, out=out)
+
+
+def _patch_empty_rows(P: np.ndarray) -> np.ndarray:
+    """Definition mode: a non-sink position with no outgoing weight (a zero column of ``C``)
+    gets a self-loop, so the walk waits there (Definition 2.3 is undefined for it)."""
+    empty = P[..., :-1, :].sum(-1) == 0  # (..., T-1)
+    if not np.any(empty):
+        return P
+    P = P.copy()
+    idx = np.nonzero(empty)
+    P[(*idx, idx[-1])] = 1.0  # P[..., j, j] = 1
+    return P
+
+
+def transition_matrix(attn: Any, head_weights: Any = None, *, mode: str = "paper") -> np.ndarray:
+    """Row-stochastic transition matrix ``(..., T, T)`` of Algorithm 1's walk, sink absorbing.
+
+    ``mode="paper"``: the chain implied by the published sampler; ``"definition"``: the
+    normalised walk of Definition 2.3 on ``P = C^T``.
+    """
+    _check_choice("mode", mode, MODES)
+    P = _forward(attn, head_weights)
+    if mode == "definition":
+        P = _patch_empty_rows(P)
+    return _chain(P, mode)
+
+
+def _chain(
+    P: np.ndarray, mode: str, out: np.ndarray | None = None, work: np.ndarray | None = None
+) -> np.ndarray:
+    """The walk's transition matrix for a forward matrix ``P``, the sink made absorbing."""
+    Q = _paper_chain(P, out, work) if mode == "paper" else _definition_chain(P, out)
+    Q[..., -1, :] = 0.0
+    Q[..., -1, -1] = 1.0
+    return Q
+
+
+def _chunks(P: np.ndarray):
+    """``(start, chunk)`` over the graphs of ``P`` ``(N, T, T)``; ``chunk`` is a reused
+    contiguous buffer of at most ``_CHUNK`` graphs (valid until the next iteration)."""
+    N, T, _ = P.shape
+    buf = np.empty((min(_CHUNK, N), T, T))
+    for s in range(0, N, _CHUNK):
+        n = min(_CHUNK, N - s)
+        np.copyto(buf[:n], P[s : s + n])
+        yield s, buf[:n]
+
+
+def _survival_sums(P: np.ndarray, mode: str, max_steps: int) -> np.ndarray:
+    """``E[min(tau, M)] = sum_{t<M} P(tau > t)`` for every start, ``(N, T)`` (sink 0).
+
+    ``P(tau > t)`` from every start at once is ``Q^t u`` with ``Q`` the walk's chain (sink
+    absorbing) and ``u`` = 1 off the sink, 0 at it; graphs go in small chunks that stay in
+    cache. The loop stops early only when the remaining terms are below float64 rounding.
+    """
+    N, T, _ = P.shape
+    out = np.zeros((N, T))
+    if T == 1:
+        return out
+    Qbuf, work = np.empty((2, min(_CHUNK, N), T, T))
+    vbuf = np.empty((2, min(_CHUNK, N), T, 1))
+    for s, Pc in _chunks(P):
+        Q = _chain(Pc, mode, Qbuf[: len(Pc)], work[: len(Pc)])  # (n, T, T)
+        n = Q.shape[0]
+        v, spare = vbuf[0, :n], vbuf[1, :n]
+        v[...] = 1.0  # (n, T, 1): P(tau > 0) = 1 off the sink
+        v[:, -1] = 0.0
+        total = v.copy()
+        # Traps: rows with Q[j, j] = 1 exactly (the paper sampler's position 0, whose column
+        # of C sums to >= 1 from C[0, 0] = 1 alone). Their survival stays exactly 1.
+        diag = np.diagonal(Q, axis1=-2, axis2=-1)  # (n, T)
+        trap = (diag == 1.0) & (Q.sum(-1) - diag == 0.0)
+        trap[:, -1] = False
+        moving = ~trap[..., None]  # (n, T, 1)
+        for t in range(1, max_steps):
+            np.matmul(Q, v, out=spare)  # (n, T, 1): P(tau > t); the sink row keeps 0
+            v, spare = spare, v
+            total += v
+            if t % 8 == 0 and (max_steps - 1 - t) * np.max(v, where=moving,
+                                                            initial=0.0) < _TAIL_TOL:
+                # The other rows' remaining terms cannot change the float64 sums (>= 1);
+                # the traps' remaining terms are exactly 1 each.
+                total[..., 0] += trap * float(max_steps - 1 - t)
+                break
+        out[s : s + _CHUNK] = total[..., 0]
+    return out
+
+
+def _cumulative_rows(P: np.ndarray, mode: str) -> np.ndarray:
+    """The cumulative sums that the sampler compares a uniform draw with, ``(N, T, T)``."""
+    cs = np.cumsum(P, axis=-1)
+    if mode == "definition":
+        tot = cs[..., -1:].copy()
+        tot[tot == 0] = 1.0
+        cs = cs / tot
+    return cs
+
+
+def _first_at_least(cs_flat: np.ndarray, base: np.ndarray, r: np.ndarray, T: int) -> np.ndarray:
+    """For each walk, the first ``k`` with ``cs_flat[base + k] >= r`` (``T`` if none).
+
+    A vectorised binary search (each row is non-decreasing): ``ceil(log2(T + 1))`` gathers
+    of one value per walk instead of comparing whole rows; comparisons are exact.
+    """
+    lo = np.zeros(r.shape, dtype=np.int64)
+    hi = np.full(r.shape, T, dtype=np.int64)
+    for _ in range(int(np.ceil(np.log2(T + 1)))):
+        mid = (lo + hi) >> 1
+        below = cs_flat[base + np.minimum(mid, T - 1)] < r  # (A,)
+        open_ = lo < hi
+        lo = np.where(open_ & below, mid + 1, lo)
+        hi = np.where(open_ & ~below, mid, hi)
+    return lo
+
+
+def _simulate_walks(
+    cs: np.ndarray, max_steps: int, num_simulations: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Hitting times ``min(tau, M)`` of ``S`` walks from every start, ``(N, T, S)`` int.
+
+    One step of every live walk at once: draw ``r ~ U(0, 1)``, move to the first ``k`` with
+    ``cs[j, k] >= r``, clipped to the sink ``T - 1`` when there is none (the published
+    sampler on unnormalised rows).
+    """
+    N, T, _ = cs.shape
+    S = num_simulations
+    times = np.zeros((N, T, S), dtype=np.int64)
+    step = max(1, _MC_WALKS // (T * S))
+    for g0 in range(0, N, step):
+        n = min(step, N - g0)
+        cs_flat = np.ascontiguousarray(cs[g0 : g0 + n]).reshape(-1)  # rows of (graph, state)
+        graph = np.repeat(np.arange(n), T * S)  # (W,) graph of each walk
+        pos = np.tile(np.repeat(np.arange(T), S), n)  # (W,) current state, starts first
+        t_walk = np.zeros(n * T * S, dtype=np.int64)
+        live = np.flatnonzero(pos != T - 1)  # walks not yet at the sink
+        for _ in range(max_steps):
+            if live.size == 0:
+                break
+            base = (graph[live] * T + pos[live]) * T  # (A,) start of each walk's row
+            r = rng.random(live.size)  # (A,)
+            nxt = np.minimum(_first_at_least(cs_flat, base, r, T), T - 1)  # inverse CDF
+            pos[live] = nxt
+            t_walk[live] += 1
+            live = live[nxt != T - 1]
+        times[g0 : g0 + n] = t_walk.reshape(n, T, S)
+    return times
+
+
+def _reduce_starts(values: np.ndarray, reduce: str) -> np.ndarray:
+    if reduce == "mean":
+        return values.mean(-1)
+    if reduce == "max":
+        return values.max(-1)
+    return values
+
+
+def mixing_time_proxy(
+    attn: Any,
+    head_weights: Any = None,
+    *,
+    mode: str = "paper",
+    method: str = "exact",
+    reduce: str = "mean",
+    max_steps: int = 100,
+    num_simulations: int = 500,
+    seed: int | np.random.Generator | None = None,
+    return_stderr: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Algorithm 1: mean over start states of the truncated hitting time of the sink.
+
+    Per graph, ``E[min(tau, max_steps)]`` from every start state (the sink contributes 0),
+    reduced over the ``T`` start states by ``reduce``: ``"mean"`` (Algorithm 1), ``"max"``
+    (the worst case that Definition 2.7 asks for) or ``"none"`` (all starts, ``(..., T)``).
+    Returns an array of shape ``attn.shape[:-3]`` (plus ``(T,)`` for ``"none"``), and the
+    Monte Carlo standard errors too when ``return_stderr`` (zeros for ``"exact"``; for
+    ``"max"``, the standard error of the maximising start's mean).
+    """
+    _check_choice("mode", mode, MODES)
+    _check_choice("method", method, METHODS)
+    _check_choice("reduce", reduce, REDUCTIONS)
+    _check_positive("max_steps", max_steps)
+    _check_positive("num_simulations", num_simulations)
+    P = _forward(attn, head_weights)  # (..., T, T)
+    batch, T = P.shape[:-2], P.shape[-1]
+    P = P.reshape(-1, T, T)
+    if mode == "definition":
+        P = _patch_empty_rows(P)
+    if method == "exact":
+        per_start = _survival_sums(P, mode, max_steps)
+        stderr_start = np.zeros_like(per_start)
+    else:
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        times = _simulate_walks(_cumulative_rows(P, mode), max_steps, num_simulations, rng)
+        per_start = times.mean(-1)  # (N, T)
+        var = times.var(-1, ddof=1) if num_simulations > 1 else np.zeros_like(per_start)
+        stderr_start = np.sqrt(var / num_simulations)  # (N, T)
+    value = _reduce_starts(per_start, reduce)
+    if reduce == "mean":
+        stderr = np.sqrt((stderr_start**2).sum(-1)) / T
+    elif reduce == "max":
+        stderr = np.take_along_axis(stderr_start, per_start.argmax(-1)[:, None], -1)[:, 0]
+    else:
+        stderr = stderr_start
+    shape = batch + ((T,) if reduce == "none" else ())
+    value, stderr = value.reshape(shape), stderr.reshape(shape)
+    return (value, stderr) if return_stderr else value
+
+
+def reference_walk_times(
+    attn: Any,
+    head_weights: Any = None,
+    *,
+    mode: str = "paper",
+    max_steps: int = 100,
+    num_simulations: int = 500,
+    seed: int | None = None,
+) -> np.ndarray:
+    """Algorithm 1 walk by walk, as plain Python loops (slow; for tests and benchmarks).
+
+    One graph only (``attn`` shaped ``(H, T, T)``). Returns the hitting times
+    ``min(tau, max_steps)``, ``(T, num_simulations)`` int. Paper mode draws ``r`` and takes
+    the first index whose unnormalised cumulative sum is ``>= r``, clipped to the sink;
+    definition mode draws from the normalised row.
+    """
+    _check_choice("mode", mode, MODES)
+    _check_positive("max_steps", max_steps)
+    _check_positive("num_simulations", num_simulations)
+    P = _forward(attn, head_weights)
+    if P.ndim != 2:
+        raise ValueError(f"attn has shape {np.shape(attn)}: expected one graph (H, T, T)")
+    if mode == "definition":
+        P = _patch_empty_rows(P)
+    T = P.shape[-1]
+    rng = np.random.default_rng(seed)
+    cs = np.cumsum(P, axis=-1)
+    times = np.zeros((T, num_simulations), dtype=np.int64)
+    for i in range(T):
+        for s in range(num_simulations):
+            j, t = i, 0
+            while j != T - 1 and t < max_steps:
+                if mode == "paper":
+                    r = rng.random()
+                    j = min(int(np.searchsorted(cs[j], r, side="left")), T - 1)
+                else:
+                    j = int(rng.choice(T, p=P[j] / P[j].sum()))
+                t += 1
+            times[i, s] = t
+    return times
+
+
+# --------------------------------------------------------------------------- Algorithm 2
+
+
+class NodeFidelity(NamedTuple):
+    """Node fidelity in percent and the optimal fidelity time (Defs 3.3-3.4), ``(..., T)``."""
+
+    phi: np.ndarray
+    t_opt: np.ndarray | None
+
+
+def _node_fidelity(
+    P: np.ndarray, horizon: int, mode: str, with_times: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``max_t (P^t)[j, T-1]`` and its first argmax for every node ``j``, ``(N, T)``.
+
+    Only the sink column of ``P^t`` is needed: ``u_t = P u_{t-1}``, ``u_1 = P[:, T-1]``.
+    Paper mode: ``t = 1..horizon``; definition mode: ``t = 0..horizon``.
+    """
+    N, T, _ = P.shape
+    phi = np.zeros((N, T))
+    t_opt = np.zeros((N, T), dtype=np.int64) if with_times else None
+    ubuf = np.empty((2, min(_CHUNK, N), T, 1))
+    for s, Pc in _chunks(P):  # Pc (n, T, T)
+        n = Pc.shape[0]
+        u, spare = ubuf[0, :n], ubuf[1, :n]
+        u[...] = Pc[..., -1:]  # (n, T, 1): t = 1
+        best = phi[s : s + n]  # (n, T), written in place
+        if mode == "definition":  # t = 0: (P^0)[j, T-1] = [j == T-1]
+            best[:, -1] = 1.0
+        if with_times:
+            arg = t_opt[s : s + n]
+            arg[:] = 0 if mode == "definition" else 1
+        for t in range(1, horizon + 1):
+            if t > 1:
+                np.matmul(Pc, u, out=spare)  # (n, T, 1): sink column of P^t
+                u, spare = spare, u
+            if with_times:
+                better = u[..., 0] > best
+                best[better] = u[..., 0][better]
+                arg[better] = t
+            else:
+                np.maximum(best, u[..., 0], out=best)
+    return phi, t_opt
+
+
+def node_fidelity_proxy(
+    attn: Any,
+    head_weights: Any = None,
+    *,
+    mode: str = "paper",
+    horizon: int = 100,
+    times: bool = True,
+) -> NodeFidelity:
+    """Node fidelity ``phi_j`` in percent and optimal time ``t_j`` (Defs 3.3-3.4, 3.9).
+
+    ``phi_j = 100 max_t (C^t)[T-1, j]`` with ``C`` the weighted combination playing the role
+    of the diffusion matrix ``Delta``; ``t`` ranges over ``1..horizon`` (paper) or
+    ``0..horizon`` (definition); ``t_j`` is the first time attaining the max (``None`` when
+    ``times=False``, which is faster). Both arrays are ``attn.shape[:-3] + (T,)``.
+    """
+    _check_choice("mode", mode, MODES)
+    _check_positive("horizon", horizon)
+    P = _forward(attn, head_weights)
+    batch, T = P.shape[:-2], P.shape[-1]
+    phi, t_opt = _node_fidelity(P.reshape(-1, T, T), horizon, mode, with_times=times)
+    return NodeFidelity(100.0 * phi.reshape(*batch, T),
+                        None if t_opt is None else t_opt.reshape(*batch, T))
+
+
+def _minimax(phi: np.ndarray, mode: str) -> np.ndarray:
+    if mode == "paper":
+        return phi.min(-1)  # all start nodes, the sink included
+    if phi.shape[-1] < 2:
+        raise ValueError("definition mode needs T >= 2: the min runs over non-sink nodes")
+    return phi[..., :-1].min(-1)  # Definition 3.5: non-sink nodes
+
+
+def minimax_fidelity_proxy(
+    attn: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
+) -> np.ndarray:
+    """Algorithm 2: minimax fidelity ``100 min_j max_t (P^t)[j, T-1]``, shape ``attn.shape[:-3]``.
+
+    ``mode="paper"``: min over all start nodes (the sink included), ``t = 1..horizon``, as
+    the published code; ``mode="definition"``: min over non-sink nodes (Definition 3.5).
+    """
+    _check_choice("mode", mode, MODES)
+    _check_positive("horizon", horizon)
+    P = _forward(attn, head_weights)
+    batch, T = P.shape[:-2], P.shape[-1]
+    phi, _ = _node_fidelity(P.reshape(-1, T, T), horizon, mode, with_times=False)
+    return _minimax(phi.reshape(*batch, T), mode) * 100.0
+
+
+def best_head_vs_combined(
+    attn: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
+) -> dict[str, np.ndarray]:
+    """Tables 5-6: best individual head vs the weighted combination (Defs 3.10-3.12).
+
+    Each head alone (weight 1) gives ``phi_min^(h)``; returns per graph (shape
+    ``attn.shape[:-3]``) ``"individual"`` = ``max_h phi_min^(h)``, ``"combined"`` =
+    ``phi_min^multi`` with ``head_weights``, ``"best_head"`` = ``h_*`` (Eq. 31), and
+    ``"per_head"`` = all ``phi_min^(h)``, ``(..., H)``; all in percent.
+    """
+    a = _check_attn(attn)
+    combined = minimax_fidelity_proxy(a, head_weights, mode=mode, horizon=horizon)
+    single = a[..., :, None, :, :]  # (..., H, 1, T, T): each head as a 1-head graph
+    per_head = minimax_fidelity_proxy(single, np.ones(1), mode=mode, horizon=horizon)
+    return {
+        "individual": per_head.max(-1),
+        "combined": combined,
+        "best_head": per_head.argmax(-1),
+        "per_head": per_head,
+    }

@@ -1,0 +1,537 @@
+"""Training of Section 4.1: profiles, the training loop, checkpoints, shipped weights.
+
+Adam (lr 1e-3), batch 50, dropout 0.1, cross-entropy over every position, seed 42 (torch,
+numpy and python ``random``). Named profiles live in :data:`PROFILES` only.
+
+A checkpoint is written atomically after every epoch (model, optimiser, all RNG states,
+the loader's state, histories, provenance); :func:`train` resumes from it and ends with
+bitwise the same weights as an uninterrupted run. Checkpoints and shipped weights load with
+``torch.load(..., weights_only=True)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from .data import (
+    TASKS,
+    SequenceDataset,
+    ShuffledLoader,
+    heldout_dataset,
+    make_dataset,
+    predictable_mask,
+)
+from .model import ModelConfig, Transformer
+
+CHECKPOINT_FORMAT = "bparallel-checkpoint-v1"
+WEIGHTS_FORMAT = "bparallel-weights-v1"
+THREADS_ENV = "BPARALLEL_THREADS"
+DEFAULT_SEED = 42
+HEADS = (1, 4, 8, 16)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How much to train: data sizes, epochs and the optimiser settings of Section 4.1."""
+
+    name: str
+    num_train: int
+    epochs: int
+    num_heldout: int
+    batch_size: int = 50
+    lr: float = 1e-3
+    dropout: float = 0.1
+    seq_len: int = 100
+    vocab_size: int = 256
+    description: str = ""
+    hidden: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+PROFILES: dict[str, Profile] = {
+    "paper": Profile(
+        "paper", num_train=5000, epochs=200, num_heldout=2000,
+        description="Section 4.1: 5,000 sequences, 200 epochs (about half a day on 2 CPU cores)",
+    ),
+    "quick": Profile(
+        "quick", num_train=1000, epochs=4, num_heldout=500,
+        description="CI and book builds: all 8 models in a few minutes on 2 CPU cores",
+    ),
+    "tiny": Profile(
+        "tiny", num_train=40, epochs=2, num_heldout=20, batch_size=10, seq_len=16,
+        description="tests only: seconds", hidden=True,
+    ),
+}
+
+
+def get_profile(profile: str | Profile) -> Profile:
+    """The :class:`Profile` named ``profile`` (or ``profile`` itself)."""
+    if isinstance(profile, Profile):
+        return profile
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r}: valid profiles are {list(PROFILES)}")
+    return PROFILES[profile]
+
+
+def model_config(profile: str | Profile, heads: int) -> ModelConfig:
+    """The Section 4.1 model for ``heads`` heads under ``profile``."""
+    p = get_profile(profile)
+    return ModelConfig(
+        n_heads=heads, vocab_size=p.vocab_size, seq_len=p.seq_len, dropout=p.dropout
+    )
+
+
+def run_name(task: str, heads: int) -> str:
+    """File stem of one model's run, e.g. ``"copy-h04"``."""
+    return f"{task}-h{heads:02d}"
+
+
+def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int) -> Path:
+    return Path(out_dir) / f"{run_name(task, heads)}.ckpt.pt"
+
+
+def weights_path(out_dir: str | os.PathLike, task: str, heads: int) -> Path:
+    return Path(out_dir) / f"{run_name(task, heads)}.weights.pt"
+
+
+def hardware_string() -> str:
+    """Where a run happened: CPU, threads, accelerator."""
+    cpu = platform.processor() or platform.machine()
+    text = f"{platform.system()} {cpu}, {os.cpu_count()} cores"
+    text += f", torch threads {torch.get_num_threads()}"
+    if torch.cuda.is_available():
+        text += f", {torch.cuda.get_device_name(0)}"
+    return text
+
+
+@contextlib.contextmanager
+def num_threads(n: int | None = None) -> Iterator[int]:
+    """Run with ``n`` torch threads (default: ``$BPARALLEL_THREADS``, else unchanged)."""
+    if n is None and os.environ.get(THREADS_ENV):
+        try:
+            n = int(os.environ[THREADS_ENV])
+        except ValueError:
+            raise ValueError(
+                f"{THREADS_ENV}={os.environ[THREADS_ENV]!r}: must be a positive integer"
+            ) from None
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise ValueError(f"threads={n!r}: must be a positive integer")
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        if n is not None:
+            torch.set_num_threads(before)
+
+
+# --------------------------------------------------------------------------- RNG states
+
+
+def seed_everything(seed: int) -> None:
+    """Seed torch, numpy's global generator and python ``random`` with ``seed``."""
+    torch.manual_seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - the paper seeds numpy's global state
+    random.seed(seed)
+
+
+def rng_state() -> dict[str, Any]:
+    """All global RNG states as tensors and plain types (``weights_only``-loadable)."""
+    name, keys, pos, has_gauss, cached = np.random.get_state()  # noqa: NPY002
+    version, internal, gauss = random.getstate()
+    return {
+        "torch": torch.get_rng_state(),
+        "numpy": {
+            "name": str(name), "keys": torch.from_numpy(keys.astype(np.int64)),
+            "pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(cached),
+        },
+        "python": {
+            "version": int(version), "state": torch.tensor(internal, dtype=torch.int64),
+            "gauss": gauss,
+        },
+    }
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore the states saved by :func:`rng_state`."""
+    torch.set_rng_state(state["torch"])
+    s = state["numpy"]
+    np.random.set_state(  # noqa: NPY002
+        (s["name"], s["keys"].numpy().astype(np.uint32), s["pos"], s["has_gauss"],
+         s["cached_gaussian"])
+    )
+    p = state["python"]
+    random.setstate((p["version"], tuple(int(v) for v in p["state"].tolist()), p["gauss"]))
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _atomic_torch_save(obj: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _safe_load(path: str | os.PathLike, kind: str, fmt: str) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{kind} {path} does not exist")
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # pickle, zip and EOF errors all mean: unreadable
+        raise ValueError(f"{kind} {path} is corrupted or not a torch file: {err}") from err
+    if not isinstance(obj, dict) or obj.get("format") != fmt:
+        found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
+        raise ValueError(f"{kind} {path} is not a {fmt} file (found {found!r})")
+    return obj
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _build_model(config: dict[str, Any], state: dict[str, torch.Tensor], where: str) -> Transformer:
+    try:
+        model = Transformer(ModelConfig(**config))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where}: invalid model config {config}: {err}") from err
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as err:
+        raise ValueError(f"{where}: weights do not fit the model {config}: {err}") from err
+    return model
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+@dataclass
+class Checkpoint:
+    """A loaded training checkpoint (see :func:`load_checkpoint`)."""
+
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def epoch(self) -> int:
+        return int(self.data["epoch"])
+
+    @property
+    def history(self) -> dict[str, list[float]]:
+        return self.data["history"]
+
+    def model(self) -> Transformer:
+        """The model at this checkpoint, in eval mode."""
+        m = _build_model(self.data["model_config"], self.data["model"], f"checkpoint {self.path}")
+        return m.eval()
+
+
+_CHECKPOINT_KEYS = (
+    "task", "heads", "seed", "profile", "profile_config", "model_config", "epoch", "model",
+    "optimizer", "rng", "loader", "history", "torch_version", "hardware",
+)
+
+
+def load_checkpoint(
+    path: str | os.PathLike,
+    *,
+    task: str | None = None,
+    heads: int | None = None,
+    profile: str | Profile | None = None,
+    seed: int | None = None,
+) -> Checkpoint:
+    """Read and check a checkpoint; refuse one of another task, head count, profile, seed.
+
+    Raises ``FileNotFoundError`` when missing and ``ValueError`` naming the problem when the
+    file is corrupted, incomplete or does not match the requested run.
+    """
+    data = _safe_load(path, "checkpoint", CHECKPOINT_FORMAT)
+    missing = [k for k in _CHECKPOINT_KEYS if k not in data]
+    if missing:
+        raise ValueError(f"checkpoint {path} is incomplete: missing {missing}")
+    expect: dict[str, Any] = {"task": task, "heads": heads, "seed": seed}
+    for key, want in expect.items():
+        if want is not None and data[key] != want:
+            raise ValueError(f"checkpoint {path} has {key}={data[key]!r}, not {key}={want!r}")
+    if profile is not None:
+        p = get_profile(profile)
+        if data["profile"] != p.name:
+            raise ValueError(f"checkpoint {path} has profile={data['profile']!r}, not {p.name!r}")
+        stored = {k: v for k, v in data["profile_config"].items() if k != "epochs"}
+        wanted = {k: v for k, v in p.to_dict().items() if k != "epochs"}
+        if stored != wanted:
+            diff = sorted(k for k in wanted if stored.get(k) != wanted[k])
+            raise ValueError(
+                f"checkpoint {path} was made with other settings of profile {p.name!r}: {diff}"
+            )
+    if heads is not None and data["model_config"].get("n_heads") != heads:
+        raise ValueError(
+            f"checkpoint {path} holds a model with {data['model_config'].get('n_heads')} heads"
+        )
+    return Checkpoint(Path(path), data)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@torch.no_grad()
+def evaluate_accuracy(
+    model: Transformer, dataset: SequenceDataset, batch_size: int = 250
+) -> dict[str, float]:
+    """Held-out loss and token accuracy (all positions, and predictable positions only).
+
+    For cycle, position 0 (target ``x_T``) is unpredictable under causal attention, so
+    ``accuracy`` tops out near ``(T-1)/T``; ``accuracy_predictable`` leaves it out.
+    """
+    was_training = model.training
+    model.eval()
+    mask = predictable_mask(dataset.task, dataset.inputs.shape[1])
+    loss_sum, correct, correct_pred, n = 0.0, 0, 0, 0
+    for start in range(0, len(dataset), batch_size):
+        x = dataset.inputs[start : start + batch_size]
+        y = dataset.targets[start : start + batch_size]
+        logits = model(x)  # (B, T, V)
+        loss_sum += F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum").item()
+        hit = logits.argmax(-1) == y  # (B, T)
+        correct += int(hit.sum())
+        correct_pred += int(hit[:, mask].sum())
+        n += x.shape[0]
+    model.train(was_training)
+    T = dataset.inputs.shape[1]
+    return {
+        "loss": loss_sum / (n * T),
+        "accuracy": correct / (n * T),
+        "accuracy_predictable": correct_pred / (n * int(mask.sum())),
+    }
+
+
+# --------------------------------------------------------------------------- training
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: the model (eval mode), its history and where it lives."""
+
+    model: Transformer
+    task: str
+    heads: int
+    seed: int
+    profile: Profile
+    epoch: int
+    history: dict[str, list[float]] = field(default_factory=dict)
+    checkpoint: Path | None = None
+    resumed_from: int = 0
+
+
+def _new_history() -> dict[str, list[float]]:
+    keys = ("epoch", "train_loss", "heldout_loss", "heldout_accuracy",
+            "heldout_accuracy_predictable", "seconds")
+    return {k: [] for k in keys}
+
+
+def train(
+    task: str,
+    heads: int,
+    profile: str | Profile = "quick",
+    *,
+    out_dir: str | os.PathLike | None = None,
+    seed: int = DEFAULT_SEED,
+    epochs: int | None = None,
+    stop_after: int | None = None,
+    threads: int | None = None,
+    progress: bool = True,
+    resume: bool = True,
+) -> TrainResult:
+    """Train one model of Section 4.1 (``task`` in copy/cycle, ``heads`` heads).
+
+    ``epochs`` overrides the profile's epoch count. With ``out_dir``, a checkpoint is written
+    atomically after every epoch and an existing one is resumed (``resume=True``), so an
+    interrupted run ends bitwise where an uninterrupted one would. ``stop_after`` ends this
+    call after that many epochs (to simulate an interruption). ``threads``: torch threads
+    (default ``$BPARALLEL_THREADS`` or unchanged).
+    """
+    p = get_profile(profile)
+    if task not in TASKS:
+        raise ValueError(f"task={task!r}: valid tasks are {list(TASKS)}")
+    total = p.epochs if epochs is None else epochs
+    for name, value, low in (("epochs", total, 1), ("stop_after", stop_after, 1),
+                             ("seed", seed, 0)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < low):
+            raise ValueError(f"{name}={value!r}: must be an integer >= {low}")
+    cfg = model_config(p, heads)  # validates heads
+
+    with num_threads(threads):
+        seed_everything(seed)
+        model = Transformer(cfg)
+        opt = torch.optim.Adam(model.parameters(), lr=p.lr)
+        train_set = make_dataset(task, p.num_train, seed=seed, seq_len=p.seq_len,
+                                 vocab_size=p.vocab_size)
+        heldout = heldout_dataset(task, p.num_heldout, seed=seed, seq_len=p.seq_len,
+                                  vocab_size=p.vocab_size)
+        loader = ShuffledLoader(train_set, p.batch_size, seed=seed)
+        history = _new_history()
+        start = 0
+        ckpt_file = None if out_dir is None else checkpoint_path(out_dir, task, heads)
+        if ckpt_file is not None and resume and ckpt_file.exists():
+            ck = load_checkpoint(ckpt_file, task=task, heads=heads, profile=p, seed=seed)
+            try:
+                model.load_state_dict(ck.data["model"])
+                opt.load_state_dict(ck.data["optimizer"])
+            except (RuntimeError, ValueError, KeyError) as err:
+                raise ValueError(f"checkpoint {ckpt_file}: state does not fit: {err}") from err
+            set_rng_state(ck.data["rng"])
+            loader.load_state_dict(ck.data["loader"])
+            history = {k: list(v) for k, v in ck.history.items()}
+            start = ck.epoch
+            if start > total:
+                raise ValueError(
+                    f"checkpoint {ckpt_file} is at epoch {start}, beyond epochs={total}"
+                )
+        end = total if stop_after is None else min(total, start + stop_after)
+        bar = tqdm(range(start, end), desc=run_name(task, heads), initial=start, total=total,
+                   disable=not progress, unit="epoch")
+        for epoch in bar:
+            t0 = time.perf_counter()
+            model.train()
+            loss_sum, count = 0.0, 0
+            for x, y in tqdm(loader.batches(epoch), total=len(loader), leave=False,
+                             disable=not progress, desc=f"epoch {epoch + 1}"):
+                logits = model(x)  # (B, T, V)
+                loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                loss_sum += loss.item() * x.shape[0]
+                count += x.shape[0]
+            loader.epoch = epoch + 1
+            ev = evaluate_accuracy(model, heldout)
+            for key, value in (("epoch", epoch + 1), ("train_loss", loss_sum / count),
+                               ("heldout_loss", ev["loss"]),
+                               ("heldout_accuracy", ev["accuracy"]),
+                               ("heldout_accuracy_predictable", ev["accuracy_predictable"]),
+                               ("seconds", time.perf_counter() - t0)):
+                history[key].append(value)
+            bar.set_postfix(loss=f"{loss_sum / count:.3f}", acc=f"{ev['accuracy']:.3f}")
+            if ckpt_file is not None:
+                _atomic_torch_save({
+                    "format": CHECKPOINT_FORMAT, "task": task, "heads": heads, "seed": seed,
+                    "profile": p.name, "profile_config": p.to_dict(),
+                    "model_config": cfg.to_dict(), "epoch": epoch + 1,
+                    "model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "rng": rng_state(), "loader": loader.state_dict(), "history": history,
+                    "torch_version": str(torch.__version__), "hardware": hardware_string(),
+                }, ckpt_file)
+        bar.close()
+    model.eval()
+    return TrainResult(model, task, heads, seed, p, end, history, ckpt_file, start)
+
+
+# --------------------------------------------------------------------------- shipping
+
+
+def export_weights(
+    source: Checkpoint | TrainResult | str | os.PathLike, path: str | os.PathLike
+) -> str:
+    """Write final weights only (no optimiser or RNG state), atomically; return the SHA-256.
+
+    ``source`` is a checkpoint file, a :class:`Checkpoint` or a :class:`TrainResult`.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        source = load_checkpoint(source)
+    if isinstance(source, Checkpoint):
+        d = source.data
+        meta = {k: d[k] for k in ("task", "heads", "seed", "profile", "epoch", "torch_version",
+                                  "hardware")}
+        meta["history"] = d["history"]
+        config, state = d["model_config"], d["model"]
+    else:
+        meta = {"task": source.task, "heads": source.heads, "seed": source.seed,
+                "profile": source.profile.name, "epoch": source.epoch,
+                "torch_version": str(torch.__version__), "hardware": hardware_string(),
+                "history": source.history}
+        config, state = source.model.config.to_dict(), source.model.state_dict()
+    path = Path(path)
+    # A JSON round trip makes the pickled bytes a function of the values only (pickle output
+    # depends on which strings are shared objects), so equal weights get equal SHA-256s.
+    header = json.loads(json.dumps({"model_config": config, "meta": meta}))
+    state = {k: v.detach().clone() for k, v in state.items()}
+    _atomic_torch_save({"format": WEIGHTS_FORMAT, **header, "model": state}, path)
+    return sha256_file(path)
+
+
+def load_weights(
+    path: str | os.PathLike, *, sha256: str | None = None
+) -> tuple[Transformer, dict[str, Any]]:
+    """Load shipped weights as an eval-mode model and their metadata.
+
+    With ``sha256``, the file's hash is checked first and a mismatch is refused.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"weights file {path} does not exist")
+    if sha256 is not None:
+        actual = sha256_file(path)
+        if actual.lower() != sha256.lower():
+            raise ValueError(
+                f"weights file {path} has SHA-256 {actual}, expected {sha256}: the file is "
+                "corrupted or not the published one"
+            )
+    data = _safe_load(path, "weights file", WEIGHTS_FORMAT)
+    model = _build_model(data.get("model_config", {}), data.get("model", {}),
+                         f"weights file {path}")
+    return model.eval(), dict(data.get("meta", {}))
+
+
+def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
+    """A model and its metadata from either a weights file or a training checkpoint."""
+    try:
+        return load_weights(path)
+    except ValueError as err:
+        if "not a bparallel-weights" not in str(err):
+            raise
+    ck = load_checkpoint(path)
+    meta = {k: ck.data[k] for k in ("task", "heads", "seed", "profile", "epoch")}
+    meta["history"] = ck.history
+    return ck.model(), meta
+
+
+def projected_hours(seconds_per_step: float, profile: str | Profile, models: int = 8) -> float:
+    """Wall time of ``models`` runs of ``profile`` at ``seconds_per_step``, in hours."""
+    p = get_profile(profile)
+    steps = p.epochs * math.ceil(p.num_train / p.batch_size)
+    return models * steps * seconds_per_step / 3600.0

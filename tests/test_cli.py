@@ -1,0 +1,92 @@
+"""``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.__main__)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from bparallel.__main__ import COMMANDS, main
+from bparallel.results import load_results
+from bparallel.train import load_weights, sha256_file
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_train_then_evaluate(tmp_path, capsys):
+    run, out = tmp_path / "run", tmp_path / "out"
+    argv = ["train", "--profile", "tiny", "--heads", "1", "4", "--tasks", "copy", "cycle",
+            "--out-dir", str(run), "--no-progress", "--threads", "1"]
+    assert main(argv) == 0
+    manifest = json.loads((run / "weights.json").read_text())
+    assert sorted(manifest) == ["copy-h01", "copy-h04", "cycle-h01", "cycle-h04"]
+    for name, entry in manifest.items():
+        assert entry["sha256"] == sha256_file(run / entry["file"])
+        assert entry["epoch"] == 2 and entry["profile"] == "tiny"
+        model, meta = load_weights(run / entry["file"], sha256=entry["sha256"])
+        assert meta["heads"] == model.config.n_heads == int(name[-2:])
+    # running again resumes: nothing left to train, same weights
+    stamp = (run / "copy-h04.ckpt.pt").stat().st_mtime_ns
+    assert main(argv) == 0
+    assert (run / "copy-h04.ckpt.pt").stat().st_mtime_ns == stamp
+    assert json.loads((run / "weights.json").read_text())["copy-h04"]["sha256"] == manifest[
+        "copy-h04"]["sha256"]
+    # one more epoch extends the run from its checkpoint
+    assert main(argv[:-2] + ["--epochs", "3", "--tasks", "copy", "--heads", "1"]) == 0
+    assert json.loads((run / "weights.json").read_text())["copy-h01"]["epoch"] == 3
+
+    capsys.readouterr()
+    assert main(["evaluate", "--profile", "tiny", "--heads", "1", "4", "--run-dir", str(run),
+                 "--out-dir", str(out), "--protocol", "paper", "heldout",
+                 "--num-sequences", "2", "--max-steps", "10", "--horizon", "10",
+                 "--no-progress", "--threads", "1"]) == 0
+    names = {p.name for p in out.iterdir()}
+    assert {"tables_1_4.csv", "tables_5_6.csv", "tables.json", "evaluation.json",
+            "published_tables.csv", "figure4_paper_paper.png", "figure4_heldout_definition.png",
+            "figure4_published.png"} <= names
+    with open(out / "tables_1_4.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 * 2 * 2 * 4 * 4
+    mixing = [float(r["mean"]) for r in rows if r["quantity"] == "mixing_time"]
+    assert all(0 < m <= 10 for m in mixing)  # truncated at max_steps = 10
+    flat = load_results(out / "evaluation.json")
+    assert flat["table1.paper.paper.copy.h1.L1.mean"] == pytest.approx(
+        next(float(r["mean"]) for r in rows if r["table"] == "1" and r["protocol"] == "paper"
+             and r["mode"] == "paper" and r["heads"] == "1" and r["layer"] == "1"))
+
+
+def test_unknown_profile_lists_valid_ones(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--profile", "huge", "--out-dir", str(tmp_path)])
+    assert exc.value.code == 2
+    assert "unknown profile 'huge'; valid profiles: paper, quick" in capsys.readouterr().err
+
+
+def test_evaluate_refuses_other_profile(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["train", "--profile", "tiny", "--heads", "1", "--tasks", "copy",
+                 "--out-dir", str(run), "--no-progress", "--epochs", "1"]) == 0
+    assert main(["evaluate", "--profile", "quick", "--heads", "1", "--tasks", "copy",
+                 "--run-dir", str(run), "--out-dir", str(tmp_path / "o")]) == 2
+    assert "trained with profile(s) ['tiny'], not 'quick'" in capsys.readouterr().err
+    assert main(["evaluate", "--profile", "tiny", "--heads", "8", "--tasks", "copy",
+                 "--run-dir", str(run), "--out-dir", str(tmp_path / "o")]) == 2
+    assert "copy-h08" in capsys.readouterr().err
+
+
+def test_subcommands_registered_smoke():
+    assert set(COMMANDS) == {"train", "evaluate", "regress"}
+    help_text = subprocess.run([sys.executable, "-m", "bparallel", "--help"],
+                               capture_output=True, text=True, check=True).stdout
+    for name in COMMANDS:
+        assert name in help_text

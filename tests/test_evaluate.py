@@ -1,0 +1,136 @@
+"""Tables 1-6 and Figure 4 (bparallel.evaluate), on small random-init models."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from bparallel import evaluate as ev
+from bparallel import proxies as px
+from bparallel.data import ShuffledLoader, heldout_dataset, make_dataset, paper_protocol_sequences
+from bparallel.model import ModelConfig, Transformer
+from bparallel.train import model_config
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _tiny_models(heads=(1, 4)):
+    models = {}
+    for i, (task, h) in enumerate((t, h) for t in ("copy", "cycle") for h in heads):
+        torch.manual_seed(i)
+        models[(task, h)] = Transformer(model_config("tiny", h)).eval()
+    return models
+
+
+def test_published_tables_spot_values():
+    t = ev.PUBLISHED_TABLES
+    assert t[1]["mean"][1] == (3.8344, 77.9281, 78.6635, 73.5020)
+    assert t[2]["std"][16][3] == 1.9165
+    assert t[3]["mean"][16] == (0.58, 0.49, 0.34, 0.25)
+    assert t[4]["mean"][8][1] == 0.63
+    assert t[5]["individual"][8] == (0.59, 0.29, 0.18, 0.18)
+    assert t[6]["combined"][16] == (0.67, 0.55, 0.48, 0.00)
+    rows = ev.published_rows()
+    assert len(rows) == 4 * 4 * 4 + 2 * 3 * 4
+    assert {"table": 2, "quantity": "mixing_time", "task": "cycle", "heads": 4, "layer": 3,
+            "mean": 45.7709, "std": 1.9865} in rows
+
+
+def test_evaluation_inputs_protocols():
+    x = ev.evaluation_inputs("cycle", "paper", "tiny", seed=42)
+    ds = make_dataset("cycle", 40, seed=42, seq_len=16)
+    loader = ShuffledLoader(ds, 10, seed=42)
+    assert torch.equal(x, paper_protocol_sequences(loader, epoch=2).inputs)  # tiny: 2 epochs
+    assert x.shape == (4, 16)  # 40 sequences in batches of 10: only 4 batches
+    y = ev.evaluation_inputs("copy", "heldout", "tiny", seed=42, num_sequences=7)
+    assert torch.equal(y, heldout_dataset("copy", 7, seed=42, seq_len=16).inputs)
+    with pytest.raises(ValueError, match=r"protocol='train'.*'heldout'"):
+        ev.evaluation_inputs("copy", "train", "tiny")
+
+
+def test_sequence_metrics_match_direct_proxies():
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig(n_heads=4, seq_len=12)).eval()
+    x = torch.randint(0, 256, (5, 12))
+    m = ev.sequence_metrics(model, x, max_steps=40, horizon=30, batch_size=2)
+    with torch.no_grad():
+        _, attn = model(x, return_attention=True)  # (L, B, H, T, T)
+    w = px.head_weights(torch.stack([b.attn.out.weight for b in model.blocks]), 4)[:, None]
+    for mode in px.MODES:
+        np.testing.assert_allclose(m[f"mixing_time.{mode}"],
+                                   px.mixing_time_proxy(attn, w, mode=mode, max_steps=40))
+        np.testing.assert_allclose(m[f"fidelity.{mode}"],
+                                   px.minimax_fidelity_proxy(attn, w, mode=mode, horizon=30))
+        best = px.best_head_vs_combined(attn, w, mode=mode, horizon=30)
+        np.testing.assert_allclose(m[f"best_head.individual.{mode}"], best["individual"])
+        np.testing.assert_allclose(m[f"best_head.combined.{mode}"], best["combined"])
+        np.testing.assert_array_equal(m[f"best_head.head.{mode}"], best["best_head"])
+    assert m["mixing_time.paper"].shape == (4, 5)
+
+
+def test_evaluate_models_tables():
+    models = _tiny_models()
+    out = ev.evaluate_models(models, profile="tiny", protocols=("paper", "heldout"),
+                             num_sequences=3, max_steps=20, horizon=20)
+    t14 = out["tables_1_4"]
+    # 2 protocols x 2 quantities x 2 modes x 4 models x 4 layers
+    assert len(t14) == 2 * 2 * 2 * 4 * 4
+    row = next(r for r in t14 if r["protocol"] == "heldout" and r["task"] == "cycle"
+               and r["heads"] == 4 and r["quantity"] == "fidelity" and r["mode"] == "paper"
+               and r["layer"] == 2)
+    assert row["table"] == 4 and row["n"] == 3
+    x = ev.evaluation_inputs("cycle", "heldout", "tiny", num_sequences=3)
+    direct = ev.sequence_metrics(models[("cycle", 4)], x, max_steps=20, horizon=20)
+    vals = direct["fidelity.paper"][1]
+    assert row["mean"] == pytest.approx(vals.mean()) and row["std"] == pytest.approx(vals.std())
+    t56 = out["tables_5_6"]
+    assert {r["heads"] for r in t56} == {4}  # single-head models have no Tables 5-6 row
+    fresh = [r for r in t56 if r["sample"] == "fresh"]
+    assert len(fresh) == 2 * 2 * 4 and all(r["n"] == 1 and "best_head" in r for r in fresh)
+    assert all(0 <= r["best_head"] < 4 for r in fresh)
+    means = [r for r in t56 if r["sample"] == "mean"]
+    assert all(0.0 <= r["combined_exceeds_fraction"] <= 1.0 for r in means)
+
+
+def test_writers_round_trip(tmp_path):
+    rows = [{"table": 1, "mean": 0.5, "std": 0.25}, {"table": 2, "mean": 1.5, "extra": "x"}]
+    ev.write_csv(rows, tmp_path / "t.csv")
+    with open(tmp_path / "t.csv") as fh:
+        back = list(csv.DictReader(fh))
+    assert back[0] == {"table": "1", "mean": "0.5", "std": "0.25", "extra": ""}
+    assert back[1]["extra"] == "x"
+    ev.write_json({"a": np.float64(0.125), "b": np.arange(3)}, tmp_path / "t.json")
+    assert json.loads((tmp_path / "t.json").read_text()) == {"a": 0.125, "b": [0, 1, 2]}
+    flat = ev.flat_results({"tables_1_4": [{"table": 3, "protocol": "paper", "mode": "paper",
+                                            "task": "copy", "heads": 4, "layer": 2,
+                                            "mean": 0.3, "std": 0.1}]})
+    assert flat == {"table3.paper.paper.copy.h4.L2.mean": 0.3,
+                    "table3.paper.paper.copy.h4.L2.std": 0.1}
+    assert list(tmp_path.iterdir()).__len__() == 2  # no temporary files left
+
+
+def test_plot_figure4_smoke(tmp_path):
+    fig = ev.plot_figure4(ev.published_rows(), tmp_path / "fig.png")
+    assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(fig.axes) == 4
+    # the (a) panel carries one line per head count with the published means
+    lines = fig.axes[0].get_lines()
+    ys = sorted(tuple(np.round(line.get_ydata(), 4)) for line in lines if len(line.get_ydata()))
+    assert (3.8344, 77.9281, 78.6635, 73.502) in ys
+    with pytest.raises(ValueError, match="no Tables 1-4 rows"):
+        ev.plot_figure4([], tmp_path / "none.png")
+
+
+def test_load_run_models_missing(tmp_path):
+    with pytest.raises(FileNotFoundError, match="copy-h01"):
+        ev.load_run_models(tmp_path, tasks=["copy"], heads=[1])

@@ -1,0 +1,83 @@
+import json
+
+import pytest
+
+from bparallel import experiments as ex
+from bparallel.data import TASKS
+from bparallel.train import HEADS, run_name
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """All 8 tiny-profile models, trained once for this module (seconds)."""
+    runs = tmp_path_factory.mktemp("runs")
+    bundle = ex.book_models("quick", runs_dir=runs, train_profile="tiny", threads=1)
+    return runs, bundle
+
+
+def test_quick_path_trains_all_eight_and_resumes(tiny_run):
+    runs, bundle = tiny_run
+    assert bundle.profile == "quick" and sorted(bundle.models) == sorted(
+        (t, h) for t in TASKS for h in HEADS)
+    assert "QUICK PROFILE" in bundle.note
+    assert all(m["epoch"] == 2 for m in bundle.metas.values())
+    ckpt = runs / "tiny" / f"{run_name('copy', 4)}.ckpt.pt"
+    before = ckpt.stat().st_mtime_ns
+    again = ex.book_models("quick", runs_dir=runs, train_profile="tiny", threads=1)
+    assert ckpt.stat().st_mtime_ns == before  # resumed: nothing retrained
+    for key, model in bundle.models.items():
+        for a, b in zip(model.state_dict().values(), again.models[key].state_dict().values(),
+                        strict=True):
+            assert (a == b).all()
+
+
+def test_ship_and_load_verified(tiny_run, tmp_path):
+    runs, bundle = tiny_run
+    dest = tmp_path / "shipped"
+    assert not ex.shipped_complete(dest)
+    assert ex.resolve_profile("auto", dest) == "quick"
+    manifest = ex.ship_run(runs / "tiny", dest, profile="tiny", hardware="test machine")
+    assert len(manifest["models"]) == 8 and manifest["hardware"] == "test machine"
+    entry = manifest["models"][run_name("cycle", 16)]
+    assert entry["epochs"] == 2 and len(entry["sha256"]) == 64
+    assert 0 <= entry["heldout_accuracy"] <= 1
+    assert ex.shipped_complete(dest) and ex.resolve_profile("auto", dest) == "paper"
+    models, metas = ex.load_shipped(dest)
+    ref = bundle.models[("cycle", 16)].state_dict()
+    for k, v in models[("cycle", 16)].state_dict().items():
+        assert (v == ref[k]).all()
+    loaded = ex.book_models("auto", shipped_dir=dest)
+    assert loaded.profile == "paper" and "paper-profile" in loaded.note
+
+
+def test_corrupted_or_missing_shipped_files_are_refused(tiny_run, tmp_path):
+    runs, _ = tiny_run
+    dest = tmp_path / "shipped"
+    ex.ship_run(runs / "tiny", dest, profile="tiny")
+    victim = dest / f"{run_name('copy', 1)}.weights.pt"
+    data = bytearray(victim.read_bytes())
+    data[-10] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="SHA-256"):
+        ex.load_shipped(dest)
+    victim.unlink()
+    with pytest.raises(FileNotFoundError):
+        ex.load_shipped(dest)
+    manifest = json.loads((dest / ex.MANIFEST).read_text())
+    del manifest["models"][run_name("copy", 1)]
+    (dest / ex.MANIFEST).write_text(json.dumps(manifest))
+    assert not ex.shipped_complete(dest)
+    with pytest.raises(FileNotFoundError, match="lists no model copy-h01"):
+        ex.load_shipped(dest)
+
+
+def test_paper_never_trains(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no shipped paper-profile models"):
+        ex.book_models("paper", runs_dir=tmp_path, shipped_dir=tmp_path / "none")
+    assert not (tmp_path / "paper").exists() and not (tmp_path / "quick").exists()
+    with pytest.raises(ValueError, match="valid profiles"):
+        ex.resolve_profile("fast")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / ex.MANIFEST).write_text("{oops")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        ex.shipped_manifest(tmp_path / "bad")

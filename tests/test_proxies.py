@@ -1,0 +1,421 @@
+"""Algorithms 1-2 (bparallel.proxies): hand-computed values, exact vs Monte Carlo,
+batched vs loop, the published sampler vs a walk-by-walk reference, the core fidelity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from bparallel import proxies as px
+
+# --------------------------------------------------------------------------- fixtures
+#
+# Example A: two row-stochastic causal heads, w = (1/4, 3/4)
+#   A1 = [[1,0,0],[1,0,0],[.5,.5,0]], A2 = I
+#   C  = [[1,0,0],[.25,.75,0],[.125,.125,.75]]; column sums 1.375 (>1), 0.875, 0.75 (<1)
+#   P = C^T: P0 = [1, .25, .125], P1 = [0, .75, .125]
+EX_A = np.array([[[1, 0, 0], [1, 0, 0], [0.5, 0.5, 0]], np.eye(3)])
+W_A = np.array([0.25, 0.75])
+
+# Example B: two row-stochastic causal heads, w = (0.6, 0.4)
+#   A1 = [[1,0,0],[1,0,0],[.5,.5,0]], A2 = [[1,0,0],[0,1,0],[.8,0,.2]]
+#   C  = [[1,0,0],[.6,.4,0],[.62,.3,.08]]; column sums 2.22 (>1), 0.7 (<1), 0.08 (<1)
+EX_B = np.array([[[1, 0, 0], [1, 0, 0], [0.5, 0.5, 0]], [[1, 0, 0], [0, 1, 0], [0.8, 0, 0.2]]])
+W_B = np.array([0.6, 0.4])
+
+# Example C: one head whose row 0 is not stochastic, so position 0 can move:
+#   C = [[.5,0,0],[.7,.3,0],[.2,.5,.3]]; column sums 1.4 (>1), 0.8 (<1), 0.3 (<1)
+#   P0 = [.5, .7, .2] (cumsum .5, 1.2, 1.4: crosses 1 in the middle), P1 = [0, .3, .5]
+EX_C = np.array([[[0.5, 0, 0], [0.7, 0.3, 0], [0.2, 0.5, 0.3]]])
+
+
+def softmax_attention(rng, shape, T, scale=2.0):
+    """Random causal softmax attention ``shape + (T, T)`` (rows sum to 1)."""
+    s = rng.normal(size=shape + (T, T)) * scale
+    s = np.where(np.tril(np.ones((T, T), dtype=bool)), s, -np.inf)
+    a = np.exp(s - s.max(-1, keepdims=True))
+    return a / a.sum(-1, keepdims=True)
+
+
+def survival_curve(Q, start, steps):
+    """P(tau > t), t = 0..steps-1, for the absorbing chain Q (sink T-1), by plain powers."""
+    T = Q.shape[0]
+    dist = np.zeros(T)
+    dist[start] = 1.0
+    out = []
+    for _ in range(steps):
+        out.append(1.0 - dist[T - 1])
+        dist = dist @ Q
+    return np.array(out)
+
+
+# --------------------------------------------------------------------------- head weights
+
+
+def test_head_weights_split_columns_closed_form():
+    # d_out = 2, d_in = 4, two heads of 2 columns: blocks [[3,0],[4,0]] (norm 5), [[1,0],[0,0]]
+    # (norm 1) -> (5/6, 1/6). Splitting rows instead would give sqrt(10) and 4.
+    W = np.array([[3.0, 0, 1, 0], [4.0, 0, 0, 0]])
+    np.testing.assert_allclose(px.head_weights(W, 2), [5 / 6, 1 / 6])
+    np.testing.assert_allclose(px.head_weights(W, 1), [1.0])
+    # four heads of one column: norms 5, 0, 1, 0
+    np.testing.assert_allclose(px.head_weights(W, 4), [5 / 6, 0, 1 / 6, 0])
+
+
+def test_head_weights_batched_and_torch():
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(4, 64, 64))
+    w = px.head_weights(torch.tensor(W, dtype=torch.float32), 8)
+    assert w.shape == (4, 8)
+    np.testing.assert_allclose(w.sum(-1), 1.0)
+    blocks = W[1][:, 24:32]  # layer 1, head 3
+    expected = np.linalg.norm(blocks) / sum(np.linalg.norm(W[1][:, 8 * h : 8 * h + 8])
+                                            for h in range(8))
+    np.testing.assert_allclose(w[1, 3], expected, rtol=1e-6)
+
+
+def test_head_weights_validation():
+    with pytest.raises(ValueError, match="num_heads=3 does not divide d_in=4"):
+        px.head_weights(np.ones((2, 4)), 3)
+    with pytest.raises(ValueError, match="all zero"):
+        px.head_weights(np.zeros((2, 4)), 2)
+    with pytest.raises(ValueError, match="num_heads=0"):
+        px.head_weights(np.ones((2, 4)), 0)
+
+
+# --------------------------------------------------------------------------- combination
+
+
+def test_combine_heads_hand_and_uniform():
+    np.testing.assert_allclose(
+        px.combine_heads(EX_A, W_A), [[1, 0, 0], [0.25, 0.75, 0], [0.125, 0.125, 0.75]]
+    )
+    rng = np.random.default_rng(1)
+    attn = softmax_attention(rng, (5, 4), 6)
+    np.testing.assert_allclose(px.combine_heads(attn), attn.mean(-3))  # None = uniform 1/H
+
+
+def test_one_head_with_weight_one_is_single_head():
+    rng = np.random.default_rng(2)
+    attn = softmax_attention(rng, (3, 4), 7)
+    onehot = np.array([0.0, 0.0, 1.0, 0.0])
+    single = attn[:, 2:3]
+    for mode in px.MODES:
+        np.testing.assert_allclose(px.mixing_time_proxy(attn, onehot, mode=mode),
+                                   px.mixing_time_proxy(single, None, mode=mode))
+        np.testing.assert_allclose(px.minimax_fidelity_proxy(attn, onehot, mode=mode),
+                                   px.minimax_fidelity_proxy(single, [1.0], mode=mode))
+
+
+# --------------------------------------------------------------------------- Algorithm 1 by hand
+
+
+def test_transition_matrix_paper_clips_unnormalised_rows():
+    # Example C, paper sampler: row 0 cumsum (.5, 1.2, 1.4) -> Q0 = (.5, .5, 0): r never
+    # exceeds 1, so position 0 never jumps to the sink directly; row 1 cumsum (0, .3, .8)
+    # -> Q1 = (0, .3, .7): r in (.3, .8] hits the sink and r > .8 is clipped to it.
+    Q = px.transition_matrix(EX_C, mode="paper")
+    np.testing.assert_allclose(Q, [[0.5, 0.5, 0], [0, 0.3, 0.7], [0, 0, 1]])
+    Qd = px.transition_matrix(EX_C, mode="definition")
+    np.testing.assert_allclose(Qd, [[5 / 14, 1 / 2, 1 / 7], [0, 3 / 8, 5 / 8], [0, 0, 1]])
+
+
+def test_mixing_hand_example_a():
+    # Paper: P0 cumsum (1, 1.25, 1.375) -> Q0 = (1, 0, 0): position 0 never moves and
+    # contributes M; Q1 = (0, .75, .25): E[min(tau, 3)] = 1 + .75 + .5625 = 2.3125.
+    mean = px.mixing_time_proxy(EX_A, W_A, max_steps=3)
+    assert mean == pytest.approx((3 + 2.3125 + 0) / 3)
+    assert px.mixing_time_proxy(EX_A, W_A, max_steps=3, reduce="max") == pytest.approx(3)
+    # Definition: Q0 = P0/1.375 = (8/11, 2/11, 1/11), Q1 = P1/.875 = (0, 6/7, 1/7).
+    # From 1: 1 + 6/7 + 36/49. From 0: 1 + 10/11 + (8/11)(10/11) + (2/11)(6/7).
+    h1 = 1 + 6 / 7 + 36 / 49
+    h0 = 1 + 10 / 11 + (8 / 11) * (10 / 11) + (2 / 11) * (6 / 7)
+    got = px.mixing_time_proxy(EX_A, W_A, mode="definition", max_steps=3, reduce="none")
+    np.testing.assert_allclose(got, [h0, h1, 0.0])
+    assert px.mixing_time_proxy(EX_A, W_A, mode="definition", max_steps=3) == pytest.approx(
+        (h0 + h1) / 3
+    )
+
+
+def test_mixing_hand_example_c():
+    # Paper, M = 3: from 1: 1 + .3 + .09 = 1.39; from 0: 1 + 1 + (.5 + .5 * .3) = 2.65.
+    got = px.mixing_time_proxy(EX_C, max_steps=3, reduce="none")
+    np.testing.assert_allclose(got, [2.65, 1.39, 0.0])
+    # Definition, M = 3: from 1: 1 + 3/8 + 9/64; from 0: 1 + 6/7 + (5/14)(6/7) + (1/2)(3/8).
+    got = px.mixing_time_proxy(EX_C, mode="definition", max_steps=3, reduce="none")
+    np.testing.assert_allclose(got, [1 + 6 / 7 + 15 / 49 + 3 / 16, 1 + 3 / 8 + 9 / 64, 0.0])
+    # Paper, M large: h1 = 1/.7 = 10/7, h0 = 2 + h1 = 24/7 (geometric waits), mean 34/21.
+    assert px.mixing_time_proxy(EX_C, max_steps=200) == pytest.approx(34 / 21, rel=1e-12)
+
+
+def test_mixing_max_steps_one_and_large_m_solve():
+    rng = np.random.default_rng(3)
+    attn = softmax_attention(rng, (4, 3), 9)
+    for mode in px.MODES:
+        # M = 1: every non-sink start takes exactly one counted step -> (T-1)/T
+        np.testing.assert_allclose(px.mixing_time_proxy(attn, mode=mode, max_steps=1), 8 / 9)
+    # Definition mode, M -> infinity: the expected hitting time solves (I - R) h = 1.
+    Q = px.transition_matrix(attn, mode="definition")
+    R = Q[..., :-1, :-1]
+    h = np.linalg.solve(np.eye(8) - R, np.ones((4, 8, 1)))[..., 0]
+    expected = h.sum(-1) / 9
+    got = px.mixing_time_proxy(attn, mode="definition", max_steps=3000)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+# --------------------------------------------------------------------------- Algorithm 2 by hand
+
+
+def test_fidelity_hand_example_b_modes_differ():
+    # (C^t)[2, :]: t=1 (.62, .3, .08), t=2 (.8496, .144, .0064), t=3 (.939968, .05952,
+    # .000512). Node 1 peaks at t=1 (.3); the sink's own signal is .08^t (paper, t >= 1).
+    nf = px.node_fidelity_proxy(EX_B, W_B, horizon=3)
+    np.testing.assert_allclose(nf.phi, [93.9968, 30.0, 8.0])
+    np.testing.assert_array_equal(nf.t_opt, [3, 1, 1])
+    nfd = px.node_fidelity_proxy(EX_B, W_B, mode="definition", horizon=3)
+    np.testing.assert_allclose(nfd.phi, [93.9968, 30.0, 100.0])  # t = 0 counts: sink 1
+    np.testing.assert_array_equal(nfd.t_opt, [3, 1, 0])
+    # paper: min over all nodes (sink .08 included); definition: min over non-sink nodes
+    for horizon in (1, 3, 100):
+        assert px.minimax_fidelity_proxy(EX_B, W_B, horizon=horizon) == pytest.approx(8.0)
+        assert px.minimax_fidelity_proxy(
+            EX_B, W_B, mode="definition", horizon=horizon
+        ) == pytest.approx(30.0)
+
+
+def test_fidelity_hand_example_c():
+    # (C^t)[2, 0] = .2, .51, .483, ... peaks at t=2; node 1: .5, .3, .135, ...; sink .3^t.
+    nf = px.node_fidelity_proxy(EX_C, horizon=100)
+    np.testing.assert_allclose(nf.phi, [51.0, 50.0, 30.0])
+    np.testing.assert_array_equal(nf.t_opt, [2, 1, 1])
+    assert px.minimax_fidelity_proxy(EX_C) == pytest.approx(30.0)
+    assert px.minimax_fidelity_proxy(EX_C, mode="definition") == pytest.approx(50.0)
+
+
+def test_best_head_vs_combined_hand_example_b():
+    # Head 1 alone: (A1^t)[2,:] = (.5,.5,0), (1,0,0): phi = (1, .5, 0); paper min 0,
+    # definition min .5. Head 2 alone: node 1 never reaches the sink: phi_1 = 0 -> 0, 0.
+    out = px.best_head_vs_combined(EX_B, W_B, mode="paper")
+    np.testing.assert_allclose(out["per_head"], [0.0, 0.0])
+    assert out["individual"] == pytest.approx(0.0)
+    assert out["combined"] == pytest.approx(8.0)  # the combination beats every head
+    out = px.best_head_vs_combined(EX_B, W_B, mode="definition")
+    np.testing.assert_allclose(out["per_head"], [50.0, 0.0])
+    assert out["individual"] == pytest.approx(50.0) and out["best_head"] == 0
+    assert out["combined"] == pytest.approx(30.0)
+
+
+def test_definition_fidelity_equals_core_module():
+    from bparallel.fidelity import minimax_fidelity
+
+    rng = np.random.default_rng(4)
+    attn = softmax_attention(rng, (6, 4), 10, scale=3.0)
+    w = rng.dirichlet(np.ones(4), size=6)
+    C = px.combine_heads(attn, w)
+    for horizon in (5, 40):
+        np.testing.assert_allclose(
+            px.minimax_fidelity_proxy(attn, w, mode="definition", horizon=horizon),
+            100 * np.asarray(minimax_fidelity(C, horizon)), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            px.minimax_fidelity_proxy(attn, w, mode="paper", horizon=horizon),
+            100 * np.asarray(minimax_fidelity(C, horizon, exclude_sink=False)),
+            rtol=1e-10, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- methods agree
+
+
+@pytest.mark.parametrize("mode", px.MODES)
+def test_exact_vs_monte_carlo_within_four_standard_errors(mode):
+    rng = np.random.default_rng(5)
+    attn = softmax_attention(rng, (3, 2), 8, scale=1.5)
+    w = np.array([0.7, 0.3])
+    exact = px.mixing_time_proxy(attn, w, mode=mode, max_steps=30)
+    mc, se = px.mixing_time_proxy(attn, w, mode=mode, method="monte-carlo", max_steps=30,
+                                  num_simulations=1000, seed=11, return_stderr=True)
+    assert np.all(se > 0)
+    assert np.all(np.abs(mc - exact) < 4 * se), (mc, exact, se)
+    # per start too, and the worst case
+    ex_all = px.mixing_time_proxy(attn, w, mode=mode, max_steps=30, reduce="none")
+    mc_all, se_all = px.mixing_time_proxy(attn, w, mode=mode, method="monte-carlo",
+                                          max_steps=30, num_simulations=1000, seed=12,
+                                          reduce="none", return_stderr=True)
+    ok = np.abs(mc_all - ex_all) <= 4 * se_all + 1e-12
+    assert ok.all()
+
+
+def test_exact_vs_monte_carlo_hand_example_c():
+    exact = px.mixing_time_proxy(EX_C, max_steps=20)
+    mc, se = px.mixing_time_proxy(EX_C, method="monte-carlo", max_steps=20,
+                                  num_simulations=4000, seed=3, return_stderr=True)
+    assert abs(mc - exact) < 4 * se
+
+
+@pytest.mark.parametrize("mode", px.MODES)
+def test_sampler_matches_walk_by_walk_reference_in_distribution(mode):
+    # The vectorised sampler and the plain per-walk loop both follow the exact law of
+    # min(tau, M) from every start: compare both histograms with the exact pmf.
+    rng = np.random.default_rng(6)
+    attn = softmax_attention(rng, (2,), 5, scale=1.0)
+    attn[0, 2] *= 0.6  # an unnormalised row: column sums of C move both ways
+    w = np.array([0.5, 0.5])
+    M, S = 12, 3000
+    Q = px.transition_matrix(attn, w, mode=mode)
+    P = np.swapaxes(px.combine_heads(attn, w), -1, -2)[None]
+    cs = np.cumsum(P, -1)
+    if mode == "definition":
+        cs = cs / cs[..., -1:]
+    fast = px._simulate_walks(cs, M, S, np.random.default_rng(7))[0]  # (T, S)
+    slow = px.reference_walk_times(attn, w, mode=mode, max_steps=M, num_simulations=S,
+                                   seed=8)
+    for start in range(4):
+        surv = survival_curve(Q, start, M)
+        pmf = np.append(-np.diff(surv), surv[-1])  # P(min(tau, M) = t), t = 1..M
+        for times in (fast[start], slow[start]):
+            freq = np.bincount(times, minlength=M + 1)[1:] / S
+            tol = 4.5 * np.sqrt(pmf * (1 - pmf) / S) + 1e-9
+            assert np.all(np.abs(freq - pmf) <= tol), (start, freq, pmf)
+    assert np.all(fast[4] == 0) and np.all(slow[4] == 0)  # the sink contributes 0
+
+
+def test_batched_equals_per_graph_loop():
+    rng = np.random.default_rng(9)
+    attn = softmax_attention(rng, (2, 3, 4), 7)
+    w = rng.dirichlet(np.ones(4), size=(2, 3))
+    for mode in px.MODES:
+        mix = px.mixing_time_proxy(attn, w, mode=mode, max_steps=50)
+        fid = px.minimax_fidelity_proxy(attn, w, mode=mode, horizon=30)
+        best = px.best_head_vs_combined(attn, w, mode=mode, horizon=30)
+        assert mix.shape == fid.shape == (2, 3)
+        for i in range(2):
+            for j in range(3):
+                assert mix[i, j] == pytest.approx(
+                    px.mixing_time_proxy(attn[i, j], w[i, j], mode=mode, max_steps=50))
+                assert fid[i, j] == pytest.approx(
+                    px.minimax_fidelity_proxy(attn[i, j], w[i, j], mode=mode, horizon=30))
+                one = px.best_head_vs_combined(attn[i, j], w[i, j], mode=mode, horizon=30)
+                assert best["individual"][i, j] == pytest.approx(one["individual"])
+                assert best["best_head"][i, j] == one["best_head"]
+    # (H,) weights broadcast to every graph; torch float32 input gives the same numbers
+    w1 = w[0, 0]
+    np.testing.assert_allclose(px.mixing_time_proxy(attn, w1),
+                               px.mixing_time_proxy(attn, np.broadcast_to(w1, (2, 3, 4))))
+    np.testing.assert_allclose(
+        px.minimax_fidelity_proxy(torch.tensor(attn, dtype=torch.float32), w1),
+        px.minimax_fidelity_proxy(attn.astype(np.float32), w1))
+
+
+def test_early_exit_is_exact():
+    # fast-mixing graphs leave the survival loop early; the sums must not change
+    rng = np.random.default_rng(10)
+    attn = softmax_attention(rng, (40, 1), 30, scale=0.1)
+    fast = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
+    old = px._TAIL_TOL
+    try:
+        px._TAIL_TOL = 0.0
+        slow = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
+    finally:
+        px._TAIL_TOL = old
+    np.testing.assert_array_equal(fast, slow)
+
+
+def test_definition_mode_empty_column_waits():
+    # C's column 0 is zero: position 0 has no outgoing weight; definition mode lets the
+    # walk wait there (hitting time M), the paper sampler jumps to the sink (r > 0 = cs).
+    # Position 1: P1 = (0, 1, .5) -> (0, 2/3, 1/3), geometric: sum_{t<10} (2/3)^t.
+    C = np.array([[[0.0, 0, 0], [0, 1, 0], [0, 0.5, 0.5]]])
+    np.testing.assert_allclose(px.mixing_time_proxy(C, mode="definition", max_steps=10,
+                                                    reduce="none"), [10, 3 * (1 - (2 / 3)**10), 0])
+    np.testing.assert_allclose(px.mixing_time_proxy(C, mode="paper", max_steps=10,
+                                                    reduce="none")[0], 1.0)
+
+
+# --------------------------------------------------------------------------- properties
+
+
+attn_arrays = st.integers(2, 6).flatmap(
+    lambda T: arrays(np.float64, (2, T, T), elements=st.floats(0, 1, allow_subnormal=False))
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(attn=attn_arrays)
+def test_paper_minimax_never_exceeds_definition(attn):
+    # same node fidelities off the sink; the paper's min also ranges over the sink
+    attn = np.tril(attn)
+    assert px.minimax_fidelity_proxy(attn, horizon=20) <= px.minimax_fidelity_proxy(
+        attn, mode="definition", horizon=20) + 1e-12
+
+
+@settings(max_examples=40, deadline=None)
+@given(attn=attn_arrays, m=st.integers(1, 30))
+def test_mixing_bounds_and_monotone_in_cutoff(attn, m):
+    attn = np.tril(attn)
+    T = attn.shape[-1]
+    for mode in px.MODES:
+        mean = px.mixing_time_proxy(attn, mode=mode, max_steps=m)
+        worst = px.mixing_time_proxy(attn, mode=mode, max_steps=m, reduce="max")
+        longer = px.mixing_time_proxy(attn, mode=mode, max_steps=m + 5)
+        assert (T - 1) / T - 1e-12 <= mean <= worst + 1e-12
+        assert worst <= m + 1e-9
+        assert longer >= mean - 1e-12
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: px.mixing_time_proxy(np.ones((3, 3))), "at least 3 dims"),
+        (lambda: px.mixing_time_proxy(np.ones((1, 3, 4))), "last two dimensions"),
+        (lambda: px.mixing_time_proxy(-np.ones((1, 3, 3))), "negative"),
+        (lambda: px.mixing_time_proxy(np.full((1, 3, 3), np.nan)), "NaN"),
+        (lambda: px.mixing_time_proxy(EX_A, [1.0, 0, 0]), "number of heads H=2"),
+        (lambda: px.mixing_time_proxy(EX_A, [1.0, -0.5]), "negative"),
+        (lambda: px.mixing_time_proxy(EX_A, [0.0, 0.0]), "all zero"),
+        (lambda: px.mixing_time_proxy(np.stack([EX_A] * 3), np.ones((2, 2))), "broadcast"),
+        (lambda: px.mixing_time_proxy(EX_A, mode="exact"), r"mode='exact'.*'paper'"),
+        (lambda: px.mixing_time_proxy(EX_A, method="mc"), r"method='mc'.*'monte-carlo'"),
+        (lambda: px.mixing_time_proxy(EX_A, reduce="min"), r"reduce='min'.*'max'"),
+        (lambda: px.mixing_time_proxy(EX_A, max_steps=0), "max_steps=0"),
+        (lambda: px.mixing_time_proxy(EX_A, num_simulations=0), "num_simulations=0"),
+        (lambda: px.minimax_fidelity_proxy(EX_A, horizon=0), "horizon=0"),
+        (lambda: px.minimax_fidelity_proxy(EX_A, mode="both"), "mode='both'"),
+        (lambda: px.node_fidelity_proxy(EX_A, horizon=1.5), "horizon=1.5"),
+    ],
+)
+def test_validation_messages(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_binary_search_matches_the_published_rule_with_ties():
+    # first k with cs[k] >= r, counting plateaus and exact equality (r equal to a cs value)
+    rng = np.random.default_rng(13)
+    T = 7
+    cs = np.cumsum(rng.integers(0, 3, size=(200, T)) / 4, axis=-1)
+    r = rng.integers(0, 6, size=200) / 4
+    r[::3] = rng.random(len(r[::3]))
+    got = px._first_at_least(cs.reshape(-1), np.arange(200) * T, r, T)
+    np.testing.assert_array_equal(got, (cs < r[:, None]).sum(1))
+
+
+def test_early_exit_with_trapped_start_is_exact():
+    # paper mode: position 0 of causal attention never moves (C[0, 0] = 1 makes its
+    # cumulative sums reach 1 at once), so its row is a trap contributing exactly M
+    rng = np.random.default_rng(14)
+    attn = softmax_attention(rng, (30, 2), 25, scale=0.1)
+    fast = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
+    assert np.all(fast[:, 0] == 100.0)
+    old = px._TAIL_TOL
+    try:
+        px._TAIL_TOL = 0.0
+        slow = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
+    finally:
+        px._TAIL_TOL = old
+    np.testing.assert_array_equal(fast, slow)

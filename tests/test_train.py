@@ -1,0 +1,191 @@
+"""Training, checkpoints and shipped weights (bparallel.train), on the hidden tiny profile."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from bparallel import train as tr
+from bparallel.data import make_dataset
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models run fastest, and steadiest on a shared machine, on one thread."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_profiles():
+    paper = tr.PROFILES["paper"]
+    assert (paper.num_train, paper.epochs, paper.batch_size, paper.lr, paper.dropout) == (
+        5000, 200, 50, 1e-3, 0.1)
+    quick = tr.PROFILES["quick"]
+    assert 200 <= quick.num_train <= 2000 and quick.epochs <= 10
+    assert (quick.batch_size, quick.lr, quick.dropout, quick.seq_len) == (50, 1e-3, 0.1, 100)
+    with pytest.raises(ValueError, match=r"profile='fast'.*'paper', 'quick'"):
+        tr.get_profile("fast")
+    # 100 steps per epoch in the paper: 8 models x 200 epochs x 100 steps x 1 s = 444.4 h
+    assert tr.projected_hours(1.0, "paper") == pytest.approx(8 * 200 * 100 / 3600)
+
+
+def _states_equal(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_resume_is_bitwise_identical(tmp_path):
+    straight = tr.train("cycle", 4, "tiny", out_dir=tmp_path / "a", epochs=3, progress=False)
+    first = tr.train("cycle", 4, "tiny", out_dir=tmp_path / "b", epochs=3, stop_after=2,
+                     progress=False)
+    assert first.epoch == 2
+    # scramble every global RNG, as a new process would have them
+    torch.manual_seed(123)
+    np.random.seed(5)  # noqa: NPY002
+    random.seed(7)
+    resumed = tr.train("cycle", 4, "tiny", out_dir=tmp_path / "b", epochs=3, progress=False)
+    assert resumed.resumed_from == 2 and resumed.epoch == 3
+    assert _states_equal(straight.model.state_dict(), resumed.model.state_dict())
+    a = tr.load_checkpoint(straight.checkpoint).data
+    b = tr.load_checkpoint(resumed.checkpoint).data
+    assert _states_equal(a["optimizer"]["state"][0], b["optimizer"]["state"][0])
+    for key in ("epoch", "train_loss", "heldout_loss", "heldout_accuracy"):
+        assert a["history"][key] == b["history"][key]
+    assert torch.equal(a["rng"]["torch"], b["rng"]["torch"])
+    # and the training moved the weights: a run of one epoch differs
+    one = tr.train("cycle", 4, "tiny", epochs=1, progress=False)
+    assert not _states_equal(one.model.state_dict(), straight.model.state_dict())
+    # nothing but the checkpoint is left in the run directory (atomic writes)
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["cycle-h04.ckpt.pt"]
+
+
+def test_checkpoint_contents_load_weights_only(tmp_path):
+    res = tr.train("copy", 1, "tiny", out_dir=tmp_path, progress=False)
+    data = torch.load(res.checkpoint, weights_only=True)
+    assert data["format"] == tr.CHECKPOINT_FORMAT
+    assert (data["task"], data["heads"], data["seed"], data["profile"], data["epoch"]) == (
+        "copy", 1, 42, "tiny", 2)
+    assert data["torch_version"] == torch.__version__
+    assert data["loader"] == {"seed": 42, "epoch": 2}
+    assert len(data["history"]["heldout_accuracy"]) == 2
+    assert isinstance(data["hardware"], str) and data["hardware"]
+    for key in ("torch", "numpy", "python"):
+        assert key in data["rng"]
+
+
+def test_checkpoint_refusals(tmp_path):
+    res = tr.train("copy", 4, "tiny", out_dir=tmp_path, epochs=1, progress=False)
+    path = res.checkpoint
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        tr.load_checkpoint(tmp_path / "missing.ckpt.pt")
+    with pytest.raises(ValueError, match="heads=4, not heads=8"):
+        tr.load_checkpoint(path, heads=8)
+    with pytest.raises(ValueError, match="task='copy', not task='cycle'"):
+        tr.load_checkpoint(path, task="cycle")
+    with pytest.raises(ValueError, match="profile='tiny', not 'quick'"):
+        tr.load_checkpoint(path, profile="quick")
+    with pytest.raises(ValueError, match="seed=42, not seed=1"):
+        tr.load_checkpoint(path, seed=1)
+    bad = tmp_path / "bad.ckpt.pt"
+    bad.write_bytes(path.read_bytes()[:1000])  # truncated
+    with pytest.raises(ValueError, match="corrupted"):
+        tr.load_checkpoint(bad)
+    bad.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(ValueError, match="corrupted"):
+        tr.load_checkpoint(bad)
+    torch.save({"format": "something-else"}, bad)
+    with pytest.raises(ValueError, match="not a bparallel-checkpoint-v1"):
+        tr.load_checkpoint(bad)
+    # a checkpoint whose weights have the wrong shape is refused when resuming
+    data = torch.load(path, weights_only=True)
+    data["model"]["head.weight"] = torch.zeros(3, 3)
+    torch.save(data, path)
+    with pytest.raises(ValueError, match="does not fit"):
+        tr.train("copy", 4, "tiny", out_dir=tmp_path, epochs=2, progress=False)
+    with pytest.raises(ValueError, match="do not fit"):
+        tr.load_checkpoint(path).model()
+
+
+def test_export_and_load_weights(tmp_path):
+    res = tr.train("cycle", 8, "tiny", out_dir=tmp_path, epochs=1, progress=False)
+    path = tmp_path / "w.pt"
+    digest = tr.export_weights(res.checkpoint, path)
+    assert digest == tr.sha256_file(path) and len(digest) == 64
+    data = torch.load(path, weights_only=True)
+    assert "optimizer" not in data and "rng" not in data
+    model, meta = tr.load_weights(path, sha256=digest)
+    assert (meta["task"], meta["heads"], meta["epoch"]) == ("cycle", 8, 1)
+    x = torch.randint(0, 256, (2, 16))
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), res.model(x), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="SHA-256"):
+        tr.load_weights(path, sha256="0" * 64)
+    with pytest.raises(FileNotFoundError):
+        tr.load_weights(tmp_path / "nope.pt")
+    # the same digest from the in-memory result
+    assert tr.export_weights(res, tmp_path / "w2.pt") == tr.sha256_file(tmp_path / "w2.pt")
+    # load_model reads both kinds of file
+    assert tr.load_model(res.checkpoint)[1]["heads"] == 8
+    assert tr.load_model(path)[1]["heads"] == 8
+
+
+class _Oracle(nn.Module):
+    """Predicts ``shift`` positions back (0 = copy; 1 = the causal cycle guess)."""
+
+    def __init__(self, shift: int) -> None:
+        super().__init__()
+        self.shift = shift
+
+    def forward(self, x):
+        prev = torch.roll(x, self.shift, dims=-1)
+        prev[:, : self.shift] = x[:, : self.shift]  # causal: no wrap-around
+        return nn.functional.one_hot(prev, 256).float() * 20.0
+
+
+def test_evaluate_accuracy_values():
+    copy = make_dataset("copy", 30, seed=0, seq_len=10)
+    assert tr.evaluate_accuracy(_Oracle(0), copy)["accuracy"] == 1.0
+    cycle = make_dataset("cycle", 30, seed=0, seq_len=10)
+    ev = tr.evaluate_accuracy(_Oracle(1), cycle)
+    # positions 1..9 right; position 0 right only when x_0 == x_9
+    lucky = (cycle.inputs[:, 0] == cycle.inputs[:, -1]).float().mean().item()
+    assert ev["accuracy_predictable"] == 1.0
+    assert ev["accuracy"] == pytest.approx((9 + lucky) / 10)
+
+
+def test_threads_from_env(monkeypatch):
+    before = torch.get_num_threads()
+    monkeypatch.setenv(tr.THREADS_ENV, "2")
+    with tr.num_threads() as n:
+        assert n == 2 == torch.get_num_threads()
+    assert torch.get_num_threads() == before == 1  # restored
+    with tr.num_threads(3) as n:  # an argument wins over the environment
+        assert n == 3
+    monkeypatch.setenv(tr.THREADS_ENV, "many")
+    with pytest.raises(ValueError, match="BPARALLEL_THREADS='many'"), tr.num_threads():
+        pass
+
+
+def test_rng_state_round_trip():
+    tr.seed_everything(3)
+    state = tr.rng_state()
+    draws = (torch.rand(3), np.random.rand(3), random.random())  # noqa: NPY002
+    tr.set_rng_state(state)
+    again = (torch.rand(3), np.random.rand(3), random.random())  # noqa: NPY002
+    assert torch.equal(draws[0], again[0])
+    np.testing.assert_array_equal(draws[1], again[1])
+    assert draws[2] == again[2]
+
+
+def test_train_validation(tmp_path):
+    with pytest.raises(ValueError, match="task='sort'"):
+        tr.train("sort", 1, "tiny", progress=False)
+    with pytest.raises(ValueError, match="n_heads=5 does not divide d_model=64"):
+        tr.train("copy", 5, "tiny", progress=False)
+    with pytest.raises(ValueError, match="epochs=0"):
+        tr.train("copy", 1, "tiny", epochs=0, progress=False)
