@@ -75,6 +75,12 @@ def shipped_manifest(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> dict[str, 
     return manifest
 
 
+def is_shipped(name: str, shipped_dir: str | os.PathLike = SHIPPED_DIR) -> bool:
+    """Is the model ``name`` (e.g. ``"copy-h04"``) listed in the shipped manifest?"""
+    manifest = shipped_manifest(shipped_dir)
+    return manifest is not None and name in manifest["models"]
+
+
 def shipped_complete(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> bool:
     """Are all 8 paper models listed in the manifest (files not yet hash-checked)?"""
     manifest = shipped_manifest(shipped_dir)

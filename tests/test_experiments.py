@@ -81,3 +81,11 @@ def test_paper_never_trains(tmp_path):
     (tmp_path / "bad" / ex.MANIFEST).write_text("{oops")
     with pytest.raises(ValueError, match="not valid JSON"):
         ex.shipped_manifest(tmp_path / "bad")
+
+
+def test_is_shipped(tiny_run, tmp_path):
+    runs, _ = tiny_run
+    dest = tmp_path / "shipped"
+    assert not ex.is_shipped("copy-h01", dest)
+    ex.ship_run(runs / "tiny", dest, profile="tiny")
+    assert ex.is_shipped("copy-h01", dest) and not ex.is_shipped("copy-h32", dest)
