@@ -143,3 +143,16 @@ def test_quick_regression_of_every_notebook(tmp_path):
     for name in rg.available_notebooks():
         assert (ROOT / "tests" / "reference" / "quick" / f"{name}.json").is_file(), name
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_paper_regression_of_the_fast_notebooks(tmp_path):
+    """Paper profile of the theory chapters (seconds), against committed references.
+
+    The ensemble chapter's paper profile takes minutes and the Section 4 chapters need the
+    shipped paper models; run those with `python -m bparallel regress --profile paper`.
+    """
+    fast = ["01_feedforward_graphs", "02_mixing_time", "03_minimax_fidelity", "04_playground"]
+    out = io.StringIO()
+    status = rg.run(_args(profile="paper", notebooks=fast, output_dir=str(tmp_path)), out=out)
+    assert status == 0, out.getvalue()
+    assert "-> PASS" in out.getvalue()
