@@ -24,7 +24,6 @@ import csv
 import io
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from .data import (
     paper_protocol_sequences,
 )
 from .model import Transformer
-from .results import atomic_write_text
+from .results import atomic_write, atomic_write_text
 from .train import DEFAULT_SEED, HEADS, get_profile, load_model, run_name, weights_path
 
 PROTOCOLS = ("paper", "heldout")
@@ -443,14 +442,5 @@ def plot_figure4(
     fig.suptitle(title or f"Figure 4 ({mode} mode, {protocol} protocol)")
     fig.tight_layout()
     if path is not None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-        os.close(fd)
-        try:
-            fig.savefig(tmp, dpi=120, format="png")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, lambda fh: fig.savefig(fh, dpi=120, format="png"))
     return fig

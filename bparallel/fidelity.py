@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .graphs import check_stochastic, convex_combination
+from .graphs import check_positive_int, check_stochastic, convex_combination
 
 __all__ = [
     "signal_at_sink",
@@ -39,9 +39,7 @@ PEAK_ATOL = 1e-12
 
 def check_horizon(horizon: int) -> int:
     """Return ``horizon`` as an int >= 1 or raise ``ValueError``."""
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    return int(horizon)
+    return check_positive_int(horizon, "horizon")
 
 
 def _delta(delta: ArrayLike, name: str = "delta") -> NDArray[np.float64]:

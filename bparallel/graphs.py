@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "check_n",
+    "check_positive_int",
     "as_edges",
     "adjacency_matrix",
     "walk_matrix",
@@ -55,6 +56,13 @@ def check_n(n: object, name: str = "n") -> int:
     if n < 1:
         raise ValueError(f"{name} must be a positive integer, got {n}")
     return int(n)
+
+
+def check_positive_int(value: object, name: str) -> int:
+    """Return ``value`` as an int >= 1 (not a bool), or raise ``ValueError`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
 
 
 def as_edges(edges: Iterable[Sequence[int]] | ArrayLike, n: int) -> NDArray[np.int64]:

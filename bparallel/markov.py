@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .graphs import check_n, check_stochastic, check_weights
+from .graphs import check_n, check_positive_int, check_stochastic, check_weights
 
 __all__ = [
     "stationary_distributions",
@@ -239,7 +239,7 @@ def truncated_hitting_times(P: ArrayLike, sink: int, max_steps: int) -> NDArray[
     """
     P = check_stochastic(P, axis=-1, name="P")
     sink = _check_sink(sink, P.shape[-1])
-    max_steps = _check_steps(max_steps, "max_steps")
+    max_steps = check_positive_int(max_steps, "max_steps")
     Q, keep = _transient(P, sink)
     surv = np.ones(P.shape[:-2] + (Q.shape[-1],))  # Pr(tau > t) from each transient start
     total = np.zeros_like(surv)
@@ -249,12 +249,6 @@ def truncated_hitting_times(P: ArrayLike, sink: int, max_steps: int) -> NDArray[
     h = np.zeros(P.shape[:-1])
     h[..., keep] = total
     return h
-
-
-def _check_steps(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
 
 
 def sample_hitting_times(
@@ -275,12 +269,12 @@ def sample_hitting_times(
     P = check_stochastic(P, axis=-1, name="P")
     n = P.shape[-1]
     sink = _check_sink(sink, n)
-    num_walks = _check_steps(num_walks, "num_walks")
+    num_walks = check_positive_int(num_walks, "num_walks")
     if max_steps is None:
         _require_reachable(P, sink)
         limit = None
     else:
-        limit = _check_steps(max_steps, "max_steps")
+        limit = check_positive_int(max_steps, "max_steps")
     rng = np.random.default_rng(seed)
     batch = P.shape[:-2]
     flatP = P.reshape((-1, n, n))

@@ -10,8 +10,9 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -39,14 +40,18 @@ def flatten(values: Mapping, prefix: str = "") -> dict[str, float]:
     return out
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
+def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> Path:
+    """Call ``write(fh)`` on a temporary file beside ``path``, then ``os.replace`` it.
+
+    A reader sees the old file or the new one, never a half-written one, even when the
+    writer is killed; the temporary file is removed on failure.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -54,6 +59,11 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
+    return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 def save_results(results_dir: str | os.PathLike, name: str, values: Mapping) -> Path:

@@ -18,7 +18,6 @@ import math
 import os
 import platform
 import random
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -39,6 +38,7 @@ from .data import (
     predictable_mask,
 )
 from .model import ModelConfig, Transformer
+from .results import atomic_write
 
 CHECKPOINT_FORMAT = "bparallel-checkpoint-v1"
 WEIGHTS_FORMAT = "bparallel-weights-v1"
@@ -188,17 +188,7 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 
 def _atomic_torch_save(obj: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda fh: torch.save(obj, fh))
 
 
 def _safe_load(path: str | os.PathLike, kind: str, fmt: str) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def inline_script(element_id: str = "bp-playground", *, use_hash: bool = True,
     var = "__bpToydag"
     options = {"hash": use_hash}
     if initial is not None:
-        options["initial"] = _config(initial)
+        options["initial"] = config_of(initial)
     parts = [
         "// bparallel toy-DAG playground: bparallel/js/toydag.mjs + playground.mjs, inlined",
         _module_as_closure(_read("toydag.mjs"), var),
@@ -129,7 +129,8 @@ def playground_html(element_id: str = "bp-playground", *, use_hash: bool = True,
 
 
 # ---------------------------------------------------------------- the address fragment
-def _config(state: PlaygroundState) -> dict:
+def config_of(state: PlaygroundState) -> dict:
+    """The JSON-ready configuration of a playground state (what the JS module takes)."""
     return {
         "n": state.n,
         "heads": [[list(e) for e in edges] for edges in state.edge_lists()],

@@ -81,3 +81,14 @@ def browser():
 def screenshot_dir() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Tiny models run fastest, and steadiest on a shared machine, on one torch thread."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -8,19 +8,12 @@ import subprocess
 import sys
 
 import pytest
-import torch
 
 from bparallel.__main__ import COMMANDS, main
 from bparallel.results import load_results
 from bparallel.train import load_weights, sha256_file
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_train_then_evaluate(tmp_path, capsys):

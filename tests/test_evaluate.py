@@ -15,13 +15,7 @@ from bparallel.data import ShuffledLoader, heldout_dataset, make_dataset, paper_
 from bparallel.model import ModelConfig, Transformer
 from bparallel.train import model_config
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _tiny_models(heads=(1, 4)):

@@ -21,7 +21,13 @@ import pytest
 
 from bparallel import playground as pg
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
-from bparallel.webplayground import decode_state, encode_state, inline_script, playground_html
+from bparallel.webplayground import (
+    config_of,
+    decode_state,
+    encode_state,
+    inline_script,
+    playground_html,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TOYDAG = ROOT / "bparallel" / "js" / "toydag.mjs"
@@ -72,17 +78,6 @@ def preset_configs() -> list[dict[str, Any]]:
         states.append(pg.from_preset("Random feedforward", seed=seed, n=4 + 2 * seed,
                                      heads=2 + seed % 3, density=0.2 + 0.15 * seed))
     return [config_of(s) for s in states]
-
-
-def config_of(state: pg.PlaygroundState) -> dict[str, Any]:
-    return {
-        "n": state.n,
-        "heads": [[list(e) for e in edges] for edges in state.edge_lists()],
-        "raw_beta": list(state.raw_beta),
-        "horizon": state.horizon,
-        "eps": state.eps,
-        "labels": state.labels,
-    }
 
 
 def random_configs(count: int, seed: int = 2507) -> list[dict[str, Any]]:

@@ -9,14 +9,7 @@ import torch
 
 from bparallel.model import ModelConfig, Transformer
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models run fastest, and steadiest on a shared machine, on one thread."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.mark.parametrize("heads", [1, 4, 8, 16])

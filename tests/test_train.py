@@ -12,14 +12,7 @@ from torch import nn
 from bparallel import train as tr
 from bparallel.data import make_dataset
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models run fastest, and steadiest on a shared machine, on one thread."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_profiles():
