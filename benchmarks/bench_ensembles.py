@@ -13,21 +13,12 @@ The loop runs on a subset and is scaled up; times are minima over repeats.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 
 from bparallel import ensembles as en
 from bparallel import fidelity, graphs, markov
-
-
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def main() -> None:

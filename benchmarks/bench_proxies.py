@@ -18,20 +18,12 @@ import time
 
 import numpy as np
 import torch
+from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 
 from bparallel import evaluate as ev
 from bparallel import proxies as px
 from bparallel.model import Transformer
 from bparallel.train import model_config
-
-
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def models_for(run_dir: str | None, heads: list[int]) -> dict:
