@@ -436,7 +436,8 @@ def _node_fidelity(
     """``max_t (P^t)[j, T-1]`` and its first argmax for every node ``j``, ``(N, T)``.
 
     Only the sink column of ``P^t`` is needed: ``u_t = P u_{t-1}``, ``u_1 = P[:, T-1]``.
-    Paper mode: ``t = 1..horizon``; definition mode: ``t = 0..horizon``.
+    Both modes use ``t = 1..horizon``, as Algorithm 2 and ``bparallel.fidelity`` do (at
+    ``t = 0`` only the sink has signal); the modes differ in the walk and the minimum.
     """
     N, T, _ = P.shape
     phi = np.zeros((N, T))
@@ -447,11 +448,9 @@ def _node_fidelity(
         u, spare = ubuf[0, :n], ubuf[1, :n]
         u[...] = Pc[..., -1:]  # (n, T, 1): t = 1
         best = phi[s : s + n]  # (n, T), written in place
-        if mode == "definition":  # t = 0: (P^0)[j, T-1] = [j == T-1]
-            best[:, -1] = 1.0
         if with_times:
             arg = t_opt[s : s + n]
-            arg[:] = 0 if mode == "definition" else 1
+            arg[:] = 1
         for t in range(1, horizon + 1):
             if t > 1:
                 np.matmul(Pc, u, out=spare)  # (n, T, 1): sink column of P^t
@@ -476,8 +475,8 @@ def node_fidelity_proxy(
     """Node fidelity ``phi_j`` in percent and optimal time ``t_j`` (Defs 3.3-3.4, 3.9).
 
     ``phi_j = 100 max_t (C^t)[T-1, j]`` with ``C`` the weighted combination playing the role
-    of the diffusion matrix ``Delta``; ``t`` ranges over ``1..horizon`` (paper) or
-    ``0..horizon`` (definition); ``t_j`` is the first time attaining the max (``None`` when
+    of the diffusion matrix ``Delta``; ``t`` ranges over ``1..horizon`` in both modes (as in
+    ``bparallel.fidelity``); ``t_j`` is the first time attaining the max (``None`` when
     ``times=False``, which is faster). Both arrays are ``attn.shape[:-3] + (T,)``.
     """
     _check_choice("mode", mode, MODES)

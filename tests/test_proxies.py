@@ -176,9 +176,11 @@ def test_fidelity_hand_example_b_modes_differ():
     nf = px.node_fidelity_proxy(EX_B, W_B, horizon=3)
     np.testing.assert_allclose(nf.phi, [93.9968, 30.0, 8.0])
     np.testing.assert_array_equal(nf.t_opt, [3, 1, 1])
+    # definition mode: same node fidelities here (C is row-stochastic, and t >= 1 in both
+    # modes, as in bparallel.fidelity); the modes differ in the min below
     nfd = px.node_fidelity_proxy(EX_B, W_B, mode="definition", horizon=3)
-    np.testing.assert_allclose(nfd.phi, [93.9968, 30.0, 100.0])  # t = 0 counts: sink 1
-    np.testing.assert_array_equal(nfd.t_opt, [3, 1, 0])
+    np.testing.assert_allclose(nfd.phi, [93.9968, 30.0, 8.0])
+    np.testing.assert_array_equal(nfd.t_opt, [3, 1, 1])
     # paper: min over all nodes (sink .08 included); definition: min over non-sink nodes
     for horizon in (1, 3, 100):
         assert px.minimax_fidelity_proxy(EX_B, W_B, horizon=horizon) == pytest.approx(8.0)
