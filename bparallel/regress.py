@@ -37,6 +37,7 @@ from .results import atomic_write_text, load_results
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("quick", "paper")
 DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
+STAGGER_S = 2.0
 
 
 class RegressError(ValueError):
@@ -235,9 +236,29 @@ def _indent(text: str) -> str:
 
 def run_notebook(
     name: str, parameters: dict[str, Any], output_dir: Path, *, timeout: float,
-    root: Path = ROOT,
+    root: Path = ROOT, retries: int = 1,
 ) -> Outcome:
-    """Execute one notebook with papermill in a subprocess; collect its results JSON."""
+    """Execute one notebook with papermill in a subprocess; collect its results JSON.
+
+    A run that times out is retried ``retries`` times: kernels started at the same moment
+    by parallel runs can (rarely) race for TCP ports and hang at start-up; a notebook that
+    is merely slow times out again and is reported.
+    """
+    outcome = _run_notebook_once(name, parameters, output_dir, timeout=timeout, root=root)
+    for attempt in range(retries):
+        if outcome.ok or not outcome.error.startswith("timed out"):
+            break
+        again = _run_notebook_once(name, parameters, output_dir, timeout=timeout, root=root)
+        again.seconds += outcome.seconds
+        if not again.ok and again.error.startswith("timed out"):
+            again.error = f"timed out after {timeout:.0f} s, {attempt + 2} times (raise --timeout)"
+        outcome = again
+    return outcome
+
+
+def _run_notebook_once(
+    name: str, parameters: dict[str, Any], output_dir: Path, *, timeout: float, root: Path,
+) -> Outcome:
     import jupytext
 
     src = notebooks_dir(root) / f"{name}.md"
@@ -329,8 +350,12 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
     jobs = args.jobs or max(1, min(len(names), (os.cpu_count() or 1)))
     outcomes: dict[str, Outcome] = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_notebook, n, params, output_dir, timeout=args.timeout,
-                               root=root): n for n in names}
+        futures = {}
+        for k, n in enumerate(names):
+            if 0 < k < jobs:
+                time.sleep(STAGGER_S)  # kernels of the first wave start apart (port race)
+            futures[pool.submit(run_notebook, n, params, output_dir, timeout=args.timeout,
+                                root=root)] = n
         bar = tqdm(total=len(names), desc=f"regress ({profile})", unit="nb", file=sys.stderr,
                    disable=not sys.stderr.isatty())
         for fut in as_completed(futures):
