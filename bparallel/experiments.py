@@ -151,9 +151,9 @@ def book_models(
     resolved = resolve_profile(profile, shipped_dir)
     if resolved == "paper":
         models, metas = load_shipped(shipped_dir)
-        manifest = shipped_manifest(shipped_dir) or {}
+        machines = sorted({m.get("hardware", "?") for m in metas.values()})
         return ModelSet("paper", models, metas,
-                        f"shipped in models/paper/, trained on {manifest.get('hardware', '?')}")
+                        f"shipped in models/paper/, trained on {'; '.join(machines)}")
     folder = Path(runs_dir) / train_profile
     models, metas = {}, {}
     with _locked(folder):
@@ -211,6 +211,7 @@ def ship_run(
                 "torch_version": ck.data["torch_version"],
                 "hardware": hardware or ck.data["hardware"],
             }
-    manifest["hardware"] = hardware or hardware_string()
+    manifest.pop("hardware", None)
+    manifest["shipped_on"] = hardware_string()
     atomic_write_text(dest / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest

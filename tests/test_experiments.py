@@ -37,7 +37,8 @@ def test_ship_and_load_verified(tiny_run, tmp_path):
     assert not ex.shipped_complete(dest)
     assert ex.resolve_profile("auto", dest) == "quick"
     manifest = ex.ship_run(runs / "tiny", dest, profile="tiny", hardware="test machine")
-    assert len(manifest["models"]) == 8 and manifest["hardware"] == "test machine"
+    assert len(manifest["models"]) == 8 and "shipped_on" in manifest
+    assert {m["hardware"] for m in manifest["models"].values()} == {"test machine"}
     entry = manifest["models"][run_name("cycle", 16)]
     assert entry["epochs"] == 2 and len(entry["sha256"]) == 64
     assert 0 <= entry["heldout_accuracy"] <= 1
@@ -48,6 +49,7 @@ def test_ship_and_load_verified(tiny_run, tmp_path):
         assert (v == ref[k]).all()
     loaded = ex.book_models("auto", shipped_dir=dest)
     assert loaded.profile == "paper" and "paper-profile" in loaded.note
+    assert "trained on test machine" in loaded.source
 
 
 def test_corrupted_or_missing_shipped_files_are_refused(tiny_run, tmp_path):
