@@ -337,12 +337,17 @@ def to_python(state: PlaygroundState) -> str:
 # ---------------------------------------------------------------------------- widgets
 def build_widget(state: PlaygroundState | None = None) -> Any:  # pragma: no cover - UI glue
     """An ipywidgets interface over :class:`PlaygroundState`; redraws live on every change."""
+    import io
+
     import ipywidgets as W
     import matplotlib.pyplot as plt
-    from IPython.display import HTML, display
 
     state = state or from_preset("Example 3.13 (paper)")
-    out = W.Output()
+    # The redraw writes into an Image and an HTML widget (no Output widget: capturing output
+    # while nbclient executes the notebook can hang the book build, and widget values are
+    # saved with the page, so the static book shows the plot inside the widget too).
+    image = W.Image(format="png")
+    info = W.HTML()
     grid_box = W.VBox()
     beta_box = W.VBox()
     preset = W.Dropdown(options=list(PRESETS), value=None, description="preset")
@@ -355,31 +360,31 @@ def build_widget(state: PlaygroundState | None = None) -> Any:  # pragma: no cov
 
     def redraw() -> None:
         res = compute(state)
-        with out:
-            out.clear_output(wait=True)
-            for w in res.warnings:
-                display(HTML(f"<p style='color:#b00'>&#9888; {w}</p>"))
-            fig = plot_signals(res)
-            plt.show(fig)
-            rep = res.report
-            mix = ", ".join(str(m) for m in res.head_mixing)
-            display(HTML(
-                f"<p>minimax fidelity per head: {np.round(rep.head_minimax, 4).tolist()}; "
-                f"combined: <b>{rep.multi_minimax:.4f}</b>; amplification "
-                f"<b style='color:{'#080' if res.amplified else '#555'}'>"
-                f"{rep.amplification:+.4f}</b>. Mixing times (eps={state.eps}): "
-                f"heads [{mix}], combined {res.multi_mixing}.</p>"
-            ))
-            rows = fidelity_table(res)
-            head = "".join(f"<th>{k}</th>" for k in rows[0])
-            body = "".join(
-                "<tr>" + "".join(
-                    f"<td>{v:.4f}</td>" if isinstance(v, float) else f"<td>{v}</td>"
-                    for v in r.values()
-                ) + "</tr>"
-                for r in rows
-            )
-            display(HTML(f"<table><tr>{head}</tr>{body}</table>"))
+        fig = plot_signals(res)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=80)
+        plt.close(fig)
+        image.value = buf.getvalue()
+        rep = res.report
+        mix = ", ".join(str(m) for m in res.head_mixing)
+        warn = "".join(f"<p style='color:#b00'>&#9888; {w}</p>" for w in res.warnings)
+        rows = fidelity_table(res)
+        head = "".join(f"<th>{k}</th>" for k in rows[0])
+        body = "".join(
+            "<tr>" + "".join(
+                f"<td>{v:.4f}</td>" if isinstance(v, float) else f"<td>{v}</td>"
+                for v in r.values()
+            ) + "</tr>"
+            for r in rows
+        )
+        info.value = (
+            f"{warn}<p>minimax fidelity per head: {np.round(rep.head_minimax, 4).tolist()}; "
+            f"combined: <b>{rep.multi_minimax:.4f}</b>; amplification "
+            f"<b style='color:{'#080' if res.amplified else '#555'}'>"
+            f"{rep.amplification:+.4f}</b>. Mixing times (eps={state.eps}): "
+            f"heads [{mix}], combined {res.multi_mixing}.</p>"
+            f"<table><tr>{head}</tr>{body}</table>"
+        )
 
     def rebuild() -> None:
         labels = state.node_labels
@@ -469,4 +474,4 @@ def build_widget(state: PlaygroundState | None = None) -> Any:  # pragma: no cov
     redraw()
     controls = W.VBox([W.HBox([preset, seed]), W.HBox([n_w, h_w]), W.HBox([horizon, eps]),
                        beta_box])
-    return W.VBox([controls, grid_box, out])
+    return W.VBox([controls, grid_box, image, info])

@@ -133,3 +133,19 @@ def test_draw_dag_smoke():
     arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
     assert len(arrows) == 3
     assert sum(a.get_edgecolor()[0] > 0.8 and a.get_edgecolor()[2] < 0.3 for a in arrows) == 1
+
+
+def test_widget_redraws_into_image_and_html():
+    """The ipywidgets UI (no Output widget) recomputes when an edge checkbox is toggled."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    w = pg.build_widget(pg.from_preset("Example 3.13 (paper)"))
+    image, info = w.children[2], w.children[3]
+    assert image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "not feedforward" in info.value and "0.3750" in info.value
+    head1 = w.children[1].children[0].children[0]
+    checkbox = head1.children[2].children[2]  # row u sends, column v receives: u -> v
+    assert checkbox.value is True
+    checkbox.value = False  # remove u -> v from head 1: u no longer reaches tau in head 1
+    assert "<td>0.0000</td>" in info.value
