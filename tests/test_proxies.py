@@ -56,6 +56,16 @@ def survival_curve(Q, start, steps):
 # --------------------------------------------------------------------------- head weights
 
 
+def _without_tail_cutoff(attn):
+    """``mixing_time_proxy`` with the early stop on a negligible survival tail disabled."""
+    old = px._TAIL_TOL
+    try:
+        px._TAIL_TOL = 0.0
+        return px.mixing_time_proxy(attn, max_steps=100, reduce="none")
+    finally:
+        px._TAIL_TOL = old
+
+
 def test_head_weights_split_columns_closed_form():
     # d_out = 2, d_in = 4, two heads of 2 columns: blocks [[3,0],[4,0]] (norm 5), [[1,0],[0,0]]
     # (norm 1) -> (5/6, 1/6). Splitting rows instead would give sqrt(10) and 4.
@@ -316,12 +326,7 @@ def test_early_exit_is_exact():
     rng = np.random.default_rng(10)
     attn = softmax_attention(rng, (40, 1), 30, scale=0.1)
     fast = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
-    old = px._TAIL_TOL
-    try:
-        px._TAIL_TOL = 0.0
-        slow = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
-    finally:
-        px._TAIL_TOL = old
+    slow = _without_tail_cutoff(attn)
     np.testing.assert_array_equal(fast, slow)
 
 
@@ -414,10 +419,5 @@ def test_early_exit_with_trapped_start_is_exact():
     attn = softmax_attention(rng, (30, 2), 25, scale=0.1)
     fast = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
     assert np.all(fast[:, 0] == 100.0)
-    old = px._TAIL_TOL
-    try:
-        px._TAIL_TOL = 0.0
-        slow = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
-    finally:
-        px._TAIL_TOL = old
+    slow = _without_tail_cutoff(attn)
     np.testing.assert_array_equal(fast, slow)
