@@ -38,6 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("quick", "paper")
 DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
 STAGGER_S = 2.0
+KERNEL_START_TIMEOUT_S = 180  # papermill's default, 60 s, is short on a loaded 2-core machine
+# What papermill/nbclient print when a kernel never came up (then the run is retried).
+KERNEL_START_FAILURES = ("Kernel didn't respond", "Kernel died before replying",
+                         "Address already in use")
 
 
 class RegressError(ValueError):
@@ -213,6 +217,7 @@ class Outcome:
     ok: bool
     results: dict[str, float] = field(default_factory=dict)
     error: str = ""
+    retryable: bool = False  # the kernel never started, or the run timed out
 
 
 def _failing_cell(executed: Path) -> str:
@@ -236,23 +241,25 @@ def _indent(text: str) -> str:
 
 def run_notebook(
     name: str, parameters: dict[str, Any], output_dir: Path, *, timeout: float,
-    root: Path = ROOT, retries: int = 1,
+    root: Path = ROOT, retries: int = 2,
 ) -> Outcome:
     """Execute one notebook with papermill in a subprocess; collect its results JSON.
 
-    A run that times out is retried ``retries`` times: kernels started at the same moment
-    by parallel runs can (rarely) race for TCP ports and hang at start-up; a notebook that
-    is merely slow times out again and is reported.
+    A run whose kernel never started, or that timed out, is retried up to ``retries``
+    times: kernels started at the same moment by parallel runs can race for TCP ports and
+    hang at start-up ("Kernel didn't respond"), and a loaded machine can start one slowly.
+    A notebook that raises is never retried; one that is merely slow times out again and
+    is reported with the number of attempts.
     """
     outcome = _run_notebook_once(name, parameters, output_dir, timeout=timeout, root=root)
-    for attempt in range(retries):
-        if outcome.ok or not outcome.error.startswith("timed out"):
-            break
+    attempts = 1
+    while not outcome.ok and outcome.retryable and attempts <= retries:
         again = _run_notebook_once(name, parameters, output_dir, timeout=timeout, root=root)
         again.seconds += outcome.seconds
-        if not again.ok and again.error.startswith("timed out"):
-            again.error = f"timed out after {timeout:.0f} s, {attempt + 2} times (raise --timeout)"
+        attempts += 1
         outcome = again
+    if not outcome.ok and outcome.retryable and attempts > 1:
+        outcome.error += f" ({attempts} attempts)"
     return outcome
 
 
@@ -279,15 +286,19 @@ def _run_notebook_once(
         ppath.write_text(json.dumps(params))
         cmd = [sys.executable, "-m", "papermill", str(inp), str(executed), "-f", str(ppath),
                "--cwd", str(src.parent), "-k", "python3", "--no-progress-bar", "--log-level",
-               "ERROR"]
+               "ERROR", "--start-timeout", str(KERNEL_START_TIMEOUT_S)]
         env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get(
             "PYTHONPATH", "")}
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
-            return Outcome(name, time.perf_counter() - start, False,
+            return Outcome(name, time.perf_counter() - start, False, retryable=True,
                            error=f"timed out after {timeout:.0f} s (raise --timeout)")
     seconds = time.perf_counter() - start
+    if proc.returncode != 0 and any(m in proc.stderr for m in KERNEL_START_FAILURES):
+        tail = proc.stderr.strip().splitlines()[-1:]
+        return Outcome(name, seconds, False, retryable=True,
+                       error=f"the kernel did not start: {' '.join(tail)}")
     if proc.returncode != 0:
         detail = _failing_cell(executed) or proc.stderr.strip()[-2000:]
         return Outcome(name, seconds, False, error=f"notebook raised\n{detail}")
@@ -326,6 +337,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update", action="store_true",
                    help="rewrite the references and say what changed")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per notebook")
+    p.add_argument("--retries", type=int, default=2,
+                   help="re-runs of a notebook whose kernel did not start or that timed out")
     p.add_argument("--jobs", type=int, default=None, help="notebooks run in parallel")
     p.add_argument("--verbose", action="store_true", help="show passing keys too")
 
@@ -355,7 +368,7 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
             if 0 < k < jobs:
                 time.sleep(STAGGER_S)  # kernels of the first wave start apart (port race)
             futures[pool.submit(run_notebook, n, params, output_dir, timeout=args.timeout,
-                                root=root)] = n
+                                root=root, retries=getattr(args, "retries", 2))] = n
         bar = tqdm(total=len(names), desc=f"regress ({profile})", unit="nb", file=sys.stderr,
                    disable=not sys.stderr.isatty())
         for fut in as_completed(futures):

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _args(**kw):
     base = dict(profile="quick", notebooks=None, parameter=[], output_dir="regress-out",
-                update=False, timeout=600, jobs=None, verbose=False)
+                update=False, timeout=600, jobs=None, verbose=False, retries=2)
     base.update(kw)
     return argparse.Namespace(**base)
 
@@ -113,8 +113,39 @@ def test_timeout_is_reported(tmp_path):
         PARAMS_CELL +
         "```{code-cell} ipython3\nimport time\ntime.sleep(60)\n```\n"))
     out = io.StringIO()
-    assert rg.run(_args(output_dir=str(tmp_path / "o"), timeout=8), root=root, out=out) == 1
-    assert "timed out after 8 s, 2 times" in out.getvalue()  # retried once, then reported
+    assert rg.run(_args(output_dir=str(tmp_path / "o"), timeout=8, retries=1), root=root,
+                  out=out) == 1
+    assert "timed out after 8 s (raise --timeout) (2 attempts)" in out.getvalue()
+
+
+def test_kernel_that_never_starts_is_retried(monkeypatch, tmp_path):
+    """A kernel-start failure (CI saw "Kernel didn't respond in 60 seconds") is retried."""
+    calls = []
+
+    def fake_once(name, parameters, output_dir, *, timeout, root):
+        calls.append(name)
+        if len(calls) < 3:
+            return rg.Outcome(name, 1.0, False, error="the kernel did not start: x",
+                              retryable=True)
+        return rg.Outcome(name, 1.0, True, results={"a": 1.0})
+
+    monkeypatch.setattr(rg, "_run_notebook_once", fake_once)
+    o = rg.run_notebook("nb", {}, tmp_path, timeout=5, retries=2)
+    assert o.ok and len(calls) == 3 and o.seconds == 3.0
+    calls.clear()
+    o = rg.run_notebook("nb", {}, tmp_path, timeout=5, retries=1)
+    assert not o.ok and len(calls) == 2 and "(2 attempts)" in o.error
+
+
+def test_raising_notebook_is_not_retried(monkeypatch, tmp_path):
+    calls = []
+
+    def fake_once(name, parameters, output_dir, *, timeout, root):
+        calls.append(name)
+        return rg.Outcome(name, 1.0, False, error="notebook raised\nboom")
+
+    monkeypatch.setattr(rg, "_run_notebook_once", fake_once)
+    assert not rg.run_notebook("nb", {}, tmp_path, timeout=5).ok and len(calls) == 1
 
 
 def test_missing_and_new_keys_fail(tmp_path):
