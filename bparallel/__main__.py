@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .data import TASKS
+from .model import ATTENTION_PATHS
 from .train import HEADS, PROFILES
 
 
@@ -48,6 +49,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out-dir", required=True, type=Path,
                    help="checkpoints and weights go here; existing checkpoints are resumed")
     p.add_argument("--epochs", type=int, default=None, help="override the profile's epochs")
+    p.add_argument("--attention-path", default=None, choices=ATTENTION_PATHS,
+                   help="training attention kernel (default: fused; a resumed run keeps its own)")
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -65,7 +68,7 @@ def run_train(args: argparse.Namespace) -> int:
         for heads in args.heads:
             result = train(task, heads, args.profile, out_dir=args.out_dir, seed=args.seed,
                            epochs=args.epochs, threads=args.threads,
-                           progress=not args.no_progress)
+                           progress=not args.no_progress, attention_path=args.attention_path)
             path = weights_path(args.out_dir, task, heads)
             digest = export_weights(result, path)
             h = result.history
@@ -75,7 +78,7 @@ def run_train(args: argparse.Namespace) -> int:
                 "heldout_accuracy": h["heldout_accuracy"][-1] if h["epoch"] else None,
                 "heldout_accuracy_predictable":
                     h["heldout_accuracy_predictable"][-1] if h["epoch"] else None,
-                "train_seconds": sum(h["seconds"]),
+                "train_seconds": sum(h["seconds"]), "attention_path": result.model.attention_path,
             }
             acc = manifest[run_name(task, heads)]["heldout_accuracy"]
             print(f"{run_name(task, heads)}: epoch {result.epoch}, held-out accuracy "

@@ -24,6 +24,7 @@ from .data import TASKS
 from .results import atomic_write_text
 from .train import (
     HEADS,
+    LEGACY_ATTENTION_PATH,
     evaluate_accuracy,
     export_weights,
     get_profile,
@@ -111,6 +112,7 @@ def load_shipped(
             if meta.get("task") != task or meta.get("heads") != heads:
                 raise ValueError(f"{entry['file']} holds {meta.get('task')}/{meta.get('heads')}"
                                  f" heads, not {task}/{heads}")
+            meta.setdefault("attention_path", LEGACY_ATTENTION_PATH)
             models[(task, heads)], metas[(task, heads)] = model, {**meta, **entry}
     return models, metas
 
@@ -166,7 +168,9 @@ def book_models(
                 models[(task, heads)] = ck.model().eval()
                 metas[(task, heads)] = {"task": task, "heads": heads, "profile": train_profile,
                                         "epoch": ck.epoch, "history": ck.history,
-                                        "seed": ck.data["seed"]}
+                                        "seed": ck.data["seed"], "hardware": ck.data["hardware"],
+                                        "attention_path": ck.data.get("attention_path",
+                                                                      LEGACY_ATTENTION_PATH)}
     return ModelSet("quick", models, metas, f"trained by this build into {folder.name}/")
 
 
@@ -210,6 +214,7 @@ def ship_run(
                 "heldout_accuracy_predictable": acc["accuracy_predictable"],
                 "torch_version": ck.data["torch_version"],
                 "hardware": hardware or ck.data["hardware"],
+                "attention_path": ck.data.get("attention_path", LEGACY_ATTENTION_PATH),
             }
     manifest.pop("hardware", None)
     manifest["shipped_on"] = hardware_string()

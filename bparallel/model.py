@@ -4,13 +4,20 @@ Token embedding + learned positional embedding, ``n_layers`` pre-norm blocks
 ``x = x + attn(rmsnorm(x))``, ``x = x + mlp(rmsnorm(x))``, no final norm, a linear head.
 At ``d_model = 64`` every head count in {1, 4, 8, 16} has exactly 172,800 parameters.
 
-Attention has two code paths that compute the same function:
+Attention has three code paths that compute the same function:
 
-- ``"fused"``: :func:`torch.nn.functional.scaled_dot_product_attention` (training);
+- ``"fused"`` (training): :func:`torch.nn.functional.scaled_dot_product_attention` wherever
+  it has a fused kernel (CUDA; no dropout, as in evaluation), and for CPU training with
+  attention dropout, where SDPA would fall back to its unfused math kernel,
+  :func:`bparallel.attention.causal_attention` (block-causal, hand-written backward);
+- ``"sdpa"``: always :func:`~torch.nn.functional.scaled_dot_product_attention` (the path
+  that trained the first shipped paper-profile models);
 - ``"explicit"``: scores, causal mask, softmax, dropout written out, so that the attention
   patterns can be returned, shaped ``[batch, head, query_pos, key_pos]`` as in
   TransformerLens. ``A[b, h, i, j]`` is head ``h``'s attention of query ``i`` on key ``j``:
   rows sum to 1 and the matrix is lower triangular (causal).
+
+The paths differ only in rounding and, in training, in how the dropout masks are drawn.
 
 Shapes: B batch, T sequence length, C = d_model, H heads, D = C // H head dim, V vocab.
 """
@@ -24,7 +31,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-ATTENTION_PATHS = ("fused", "explicit")
+from .attention import causal_attention
+
+ATTENTION_PATHS = ("fused", "sdpa", "explicit")
 
 
 @dataclass(frozen=True)
@@ -83,8 +92,10 @@ class CausalSelfAttention(nn.Module):
         k = self.k(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
         v = self.v(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
         pattern = None
-        if path == "fused" and not return_attention:
-            p = self.dropout if self.training else 0.0
+        p = self.dropout if self.training else 0.0
+        if path == "fused" and not return_attention and p > 0 and x.device.type == "cpu":
+            y = causal_attention(q, k, v, p)  # (B, H, T, D): SDPA has no fused CPU kernel here
+        elif path in ("fused", "sdpa") and not return_attention:
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B,H,T,D)
         else:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(D)  # (B, H, T, T)

@@ -37,7 +37,7 @@ from .data import (
     make_dataset,
     predictable_mask,
 )
-from .model import ModelConfig, Transformer
+from .model import ATTENTION_PATHS, ModelConfig, Transformer
 from .results import atomic_write
 
 CHECKPOINT_FORMAT = "bparallel-checkpoint-v1"
@@ -45,6 +45,8 @@ WEIGHTS_FORMAT = "bparallel-weights-v1"
 THREADS_ENV = "BPARALLEL_THREADS"
 DEFAULT_SEED = 42
 HEADS = (1, 4, 8, 16)
+# Checkpoints written before they recorded their attention path were all trained with SDPA.
+LEGACY_ATTENTION_PATH = "sdpa"
 
 
 @dataclass(frozen=True)
@@ -365,6 +367,7 @@ def train(
     threads: int | None = None,
     progress: bool = True,
     resume: bool = True,
+    attention_path: str | None = None,
 ) -> TrainResult:
     """Train one model of Section 4.1 (``task`` in copy/cycle, ``heads`` heads).
 
@@ -372,9 +375,16 @@ def train(
     atomically after every epoch and an existing one is resumed (``resume=True``), so an
     interrupted run ends bitwise where an uninterrupted one would. ``stop_after`` ends this
     call after that many epochs (to simulate an interruption). ``threads``: torch threads
-    (default ``$BPARALLEL_THREADS`` or unchanged).
+    (default ``$BPARALLEL_THREADS`` or unchanged). ``attention_path`` (default ``"fused"``)
+    picks the training attention kernel (:mod:`bparallel.model`); a resumed run keeps the
+    path its checkpoint was trained with, and naming another one is refused.
     """
     p = get_profile(profile)
+    if attention_path is not None and attention_path not in ATTENTION_PATHS:
+        raise ValueError(
+            f"attention_path={attention_path!r}: valid paths are {list(ATTENTION_PATHS)}"
+        )
+    path = attention_path or "fused"
     if task not in TASKS:
         raise ValueError(f"task={task!r}: valid tasks are {list(TASKS)}")
     total = p.epochs if epochs is None else epochs
@@ -404,6 +414,14 @@ def train(
                 opt.load_state_dict(ck.data["optimizer"])
             except (RuntimeError, ValueError, KeyError) as err:
                 raise ValueError(f"checkpoint {ckpt_file}: state does not fit: {err}") from err
+            trained_with = ck.data.get("attention_path", LEGACY_ATTENTION_PATH)
+            if attention_path is not None and attention_path != trained_with:
+                raise ValueError(
+                    f"checkpoint {ckpt_file} was trained with attention_path={trained_with!r}; "
+                    f"resuming with {attention_path!r} would not continue the same run (the "
+                    "paths draw dropout masks differently): omit attention_path to keep it"
+                )
+            path = trained_with
             set_rng_state(ck.data["rng"])
             loader.load_state_dict(ck.data["loader"])
             history = {k: list(v) for k, v in ck.history.items()}
@@ -412,6 +430,7 @@ def train(
                 raise ValueError(
                     f"checkpoint {ckpt_file} is at epoch {start}, beyond epochs={total}"
                 )
+        model.attention_path = path
         end = total if stop_after is None else min(total, start + stop_after)
         bar = tqdm(range(start, end), desc=run_name(task, heads), initial=start, total=total,
                    disable=not progress, unit="epoch")
@@ -441,7 +460,7 @@ def train(
                 _atomic_torch_save({
                     "format": CHECKPOINT_FORMAT, "task": task, "heads": heads, "seed": seed,
                     "profile": p.name, "profile_config": p.to_dict(),
-                    "model_config": cfg.to_dict(), "epoch": epoch + 1,
+                    "model_config": cfg.to_dict(), "epoch": epoch + 1, "attention_path": path,
                     "model": model.state_dict(), "optimizer": opt.state_dict(),
                     "rng": rng_state(), "loader": loader.state_dict(), "history": history,
                     "torch_version": str(torch.__version__), "hardware": hardware_string(),
@@ -467,13 +486,14 @@ def export_weights(
         d = source.data
         meta = {k: d[k] for k in ("task", "heads", "seed", "profile", "epoch", "torch_version",
                                   "hardware")}
+        meta["attention_path"] = d.get("attention_path", LEGACY_ATTENTION_PATH)
         meta["history"] = d["history"]
         config, state = d["model_config"], d["model"]
     else:
         meta = {"task": source.task, "heads": source.heads, "seed": source.seed,
                 "profile": source.profile.name, "epoch": source.epoch,
                 "torch_version": str(torch.__version__), "hardware": hardware_string(),
-                "history": source.history}
+                "attention_path": source.model.attention_path, "history": source.history}
         config, state = source.model.config.to_dict(), source.model.state_dict()
     path = Path(path)
     # A JSON round trip makes the pickled bytes a function of the values only (pickle output

@@ -40,7 +40,9 @@ def test_fused_and_explicit_paths_agree_in_eval(heads):
         fused = model(x, attention_path="fused")
         explicit, attn = model(x, return_attention=True)
         explicit2 = model(x, attention_path="explicit")
+        sdpa = model(x, attention_path="sdpa")
     torch.testing.assert_close(fused, explicit, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(sdpa, fused)
     torch.testing.assert_close(explicit, explicit2)
     assert fused.shape == (3, 20, 256)
     assert attn.shape == (4, 3, heads, 20, 20)  # (L, B, H, T, T)
@@ -51,13 +53,39 @@ def test_fused_and_explicit_gradients_agree_without_dropout():
     model = Transformer(ModelConfig(n_heads=8, seq_len=12, dropout=0.0)).train()
     x = torch.randint(0, 256, (2, 12))
     grads = []
-    for path in ("fused", "explicit"):
+    for path in ("fused", "explicit", "sdpa"):
         model.zero_grad()
         torch.nn.functional.cross_entropy(
             model(x, attention_path=path).flatten(0, 1), x.flatten()).backward()
         grads.append([p.grad.clone() for p in model.parameters()])
-    for g1, g2 in zip(*grads, strict=True):
-        torch.testing.assert_close(g1, g2, rtol=1e-4, atol=1e-6)
+    for other in grads[1:]:
+        for g1, g2 in zip(grads[0], other, strict=True):
+            torch.testing.assert_close(g1, g2, rtol=1e-4, atol=1e-6)
+
+
+def test_cpu_training_with_dropout_uses_the_block_causal_kernel(monkeypatch):
+    """Only the fused path, in training, with dropout, on CPU, takes bparallel's kernel."""
+    import bparallel.model as bm
+
+    calls = []
+    real = bm.causal_attention
+
+    def spy(*args, **kwargs):
+        calls.append(args[3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bm, "causal_attention", spy)
+    model = Transformer(ModelConfig(n_heads=4, seq_len=12))
+    x = torch.randint(0, 256, (2, 12))
+    model.train()(x, attention_path="sdpa")
+    model.eval()(x, attention_path="fused")
+    assert calls == []
+    model.train()(x, attention_path="fused")
+    assert calls == [0.1] * 4  # one call per layer, with the model's dropout
+    torch.manual_seed(3)
+    a = model(x)
+    torch.manual_seed(3)
+    assert torch.equal(a, model(x))  # seeded dropout repeats
 
 
 def test_attention_patterns_are_causal_rows_of_probabilities():

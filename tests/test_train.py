@@ -182,3 +182,37 @@ def test_train_validation(tmp_path):
         tr.train("copy", 5, "tiny", progress=False)
     with pytest.raises(ValueError, match="epochs=0"):
         tr.train("copy", 1, "tiny", epochs=0, progress=False)
+
+
+def test_attention_path_is_recorded_and_kept_on_resume(tmp_path):
+    res = tr.train("copy", 4, "tiny", out_dir=tmp_path / "f", epochs=2, stop_after=1,
+                   progress=False)
+    data = torch.load(res.checkpoint, weights_only=True)
+    assert data["attention_path"] == "fused" and res.model.attention_path == "fused"
+    with pytest.raises(ValueError, match="trained with attention_path='fused'; resuming with "
+                                         "'sdpa'"):
+        tr.train("copy", 4, "tiny", out_dir=tmp_path / "f", epochs=2, progress=False,
+                 attention_path="sdpa")
+    with pytest.raises(ValueError, match="attention_path='flash'"):
+        tr.train("copy", 4, "tiny", epochs=1, progress=False, attention_path="flash")
+    # a checkpoint from before the field existed was trained with SDPA, and resumes so
+    sdpa = tr.train("copy", 4, "tiny", out_dir=tmp_path / "s", epochs=2, stop_after=1,
+                    progress=False, attention_path="sdpa")
+    data = torch.load(sdpa.checkpoint, weights_only=True)
+    del data["attention_path"]
+    torch.save(data, sdpa.checkpoint)
+    resumed = tr.train("copy", 4, "tiny", out_dir=tmp_path / "s", epochs=2, progress=False)
+    straight = tr.train("copy", 4, "tiny", epochs=2, progress=False, attention_path="sdpa")
+    assert resumed.model.attention_path == "sdpa"
+    assert _states_equal(resumed.model.state_dict(), straight.model.state_dict())
+    meta = tr.load_weights(_export(resumed, tmp_path))[1]
+    assert meta["attention_path"] == "sdpa"
+    # the two training kernels draw different dropout masks: different (valid) runs
+    fused = tr.train("copy", 4, "tiny", epochs=2, progress=False)
+    assert not _states_equal(fused.model.state_dict(), straight.model.state_dict())
+
+
+def _export(result, folder):
+    path = folder / "exported.weights.pt"
+    tr.export_weights(result.checkpoint, path)
+    return path
