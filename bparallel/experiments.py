@@ -82,6 +82,38 @@ def is_shipped(name: str, shipped_dir: str | os.PathLike = SHIPPED_DIR) -> bool:
     return manifest is not None and name in manifest["models"]
 
 
+def shipped_status(
+    shipped_dir: str | os.PathLike = SHIPPED_DIR, profile: str = "paper"
+) -> list[dict[str, Any]]:
+    """One row per paper-profile model: shipped (with its manifest entry), in progress
+    (epoch of the committed snapshot in ``partial/``) or not started. Reads no weights."""
+    p = get_profile(profile)
+    shipped = (shipped_manifest(shipped_dir) or {"models": {}})["models"]
+    rows = []
+    for task in TASKS:
+        for heads in HEADS:
+            name = run_name(task, heads)
+            row: dict[str, Any] = {"model": name, "task": task, "heads": heads}
+            entry = shipped.get(name)
+            partial = Path(shipped_dir) / "partial" / f"{name}.ckpt.pt"
+            if entry is not None:
+                row.update(status="shipped", epochs=entry["epochs"],
+                           heldout_accuracy=entry["heldout_accuracy"],
+                           attention_path=entry.get("attention_path", LEGACY_ATTENTION_PATH),
+                           hardware=entry["hardware"])
+            elif partial.is_file():
+                ck = load_checkpoint(partial, task=task, heads=heads, profile=p.name)
+                row.update(status="training", epochs=ck.epoch,
+                           heldout_accuracy=ck.history["heldout_accuracy"][-1],
+                           attention_path=ck.data.get("attention_path", LEGACY_ATTENTION_PATH),
+                           hardware=ck.data["hardware"])
+            else:
+                row.update(status="not started", epochs=0)
+            row["of_epochs"] = p.epochs
+            rows.append(row)
+    return rows
+
+
 def shipped_complete(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> bool:
     """Are all 8 paper models listed in the manifest (files not yet hash-checked)?"""
     manifest = shipped_manifest(shipped_dir)

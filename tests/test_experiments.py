@@ -91,3 +91,24 @@ def test_is_shipped(tiny_run, tmp_path):
     assert not ex.is_shipped("copy-h01", dest)
     ex.ship_run(runs / "tiny", dest, profile="tiny")
     assert ex.is_shipped("copy-h01", dest) and not ex.is_shipped("copy-h32", dest)
+
+
+def test_shipped_status(tiny_run, tmp_path):
+    import shutil
+
+    runs, _ = tiny_run
+    dest = tmp_path / "shipped"
+    rows = ex.shipped_status(dest, profile="tiny")
+    assert [r["model"] for r in rows] == [run_name(t, h) for t in TASKS for h in HEADS]
+    assert {r["status"] for r in rows} == {"not started"}
+    ex.ship_run(runs / "tiny", dest, profile="tiny", hardware="box")
+    manifest = json.loads((dest / ex.MANIFEST).read_text())
+    del manifest["models"]["cycle-h16"]
+    (dest / ex.MANIFEST).write_text(json.dumps(manifest))
+    (dest / "partial").mkdir()
+    shutil.copy(runs / "tiny" / "cycle-h16.ckpt.pt", dest / "partial" / "cycle-h16.ckpt.pt")
+    status = {r["model"]: r for r in ex.shipped_status(dest, profile="tiny")}
+    assert status["copy-h01"]["status"] == "shipped" and status["copy-h01"]["hardware"] == "box"
+    assert status["copy-h01"]["attention_path"] == "fused"
+    assert status["cycle-h16"]["status"] == "training" and status["cycle-h16"]["epochs"] == 2
+    assert all(r["of_epochs"] == 2 for r in status.values())
