@@ -397,6 +397,69 @@ def flat_results(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str,
     return flat
 
 
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``x``, ties given their average rank (as in Spearman's rho)."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x), dtype=np.float64)
+    ranks[order] = np.arange(1, len(x) + 1)
+    for value in np.unique(x):
+        tie = x == value
+        ranks[tie] = ranks[tie].mean()
+    return ranks
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rank correlation of two equally long sequences (NaN if one is constant)."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or len(a) < 2:
+        raise ValueError(f"spearman needs two 1-d sequences of one length >= 2, got "
+                         f"{a.shape} and {b.shape}")
+    ra, rb = _ranks(a), _ranks(b)
+    if ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def published_agreement(
+    rows: Sequence[Mapping[str, Any]], *, protocol: str = "paper", mode: str = "paper"
+) -> dict[str, dict[str, float]]:
+    """How Tables 1-4 from ``rows`` (:func:`evaluate_models`' ``tables_1_4``) compare with
+    the published ones, per quantity (``mixing_time``, ``fidelity``), over the cells
+    (task, heads, layer) present in both:
+
+    - ``cells``: how many cells were compared;
+    - ``spearman``: rank correlation of the means (same ordering of cells = 1);
+    - ``median_abs_difference``: median of ``|ours - published|`` (several published
+      fidelities are 0, so no ratio);
+    - ``trend_agreement``: share of (task, layer) where ours and the published table agree on
+      the sign of the change from 1 head to 16 heads (the paper's claim is about this trend).
+    """
+    pub = {(r["quantity"], r["task"], r["heads"], r["layer"]): r["mean"]
+           for r in published_rows() if r["quantity"] in ("mixing_time", "fidelity")}
+    ours = {(r["quantity"], r["task"], r["heads"], r["layer"]): r["mean"] for r in rows
+            if r["protocol"] == protocol and r["mode"] == mode}
+    if not ours:
+        raise ValueError(f"no Tables 1-4 rows for protocol={protocol!r}, mode={mode!r}")
+    out = {}
+    for quantity in ("mixing_time", "fidelity"):
+        keys = sorted(k for k in pub if k[0] == quantity and k in ours)
+        if not keys:
+            raise ValueError(f"no {quantity} cells in common with the published tables")
+        a = np.array([ours[k] for k in keys])
+        b = np.array([pub[k] for k in keys])
+        trends = []
+        for task, layer in sorted({(k[1], k[3]) for k in keys}):
+            lo, hi = (quantity, task, 1, layer), (quantity, task, 16, layer)
+            if all(k in ours and k in pub for k in (lo, hi)):
+                trends.append(np.sign(ours[hi] - ours[lo]) == np.sign(pub[hi] - pub[lo]))
+        out[quantity] = {
+            "cells": float(len(keys)), "spearman": spearman(a, b),
+            "median_abs_difference": float(np.median(np.abs(a - b))),
+            "trend_agreement": float(np.mean(trends)) if trends else float("nan"),
+        }
+    return out
+
+
 def plot_figure4(
     rows: Sequence[Mapping[str, Any]],
     path: str | os.PathLike | None = None,

@@ -128,3 +128,45 @@ def test_plot_figure4_smoke(tmp_path):
 def test_load_run_models_missing(tmp_path):
     with pytest.raises(FileNotFoundError, match="copy-h01"):
         ev.load_run_models(tmp_path, tasks=["copy"], heads=[1])
+
+
+def test_spearman_against_hand_values():
+    assert ev.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert ev.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    # ranks (1, 2, 3) vs (1, 3, 2): 1 - 6 * 2 / (3 * 8) = 0.5
+    assert ev.spearman([0.1, 0.5, 0.9], [1, 9, 5]) == pytest.approx(0.5)
+    # ties take their average rank: x ranks (1.5, 1.5, 3), y ranks (1, 2, 3)
+    rx, ry = np.array([1.5, 1.5, 3]), np.array([1, 2, 3.0])
+    assert ev.spearman([2, 2, 7], [1, 2, 3]) == pytest.approx(np.corrcoef(rx, ry)[0, 1])
+    assert np.isnan(ev.spearman([1, 1, 1], [1, 2, 3]))
+    with pytest.raises(ValueError, match="one length"):
+        ev.spearman([1, 2], [1, 2, 3])
+
+
+def _published_as_ours(transform):
+    rows = []
+    for r in ev.published_rows():
+        if r["quantity"] in ("mixing_time", "fidelity"):
+            rows.append({**r, "protocol": "paper", "mode": "paper",
+                         "mean": transform(r["quantity"], r["heads"], r["mean"])})
+    return rows
+
+
+def test_published_agreement():
+    same = ev.published_agreement(_published_as_ours(lambda q, h, m: 2 * m))
+    for quantity in ("mixing_time", "fidelity"):
+        assert same[quantity]["cells"] == 32  # 2 tasks x 4 head counts x 4 layers
+        assert same[quantity]["spearman"] == pytest.approx(1.0)
+        means = [r["mean"] for r in ev.published_rows() if r["quantity"] == quantity]
+        assert same[quantity]["median_abs_difference"] == pytest.approx(np.median(np.abs(means)))
+        assert same[quantity]["trend_agreement"] == 1.0
+    # reverse the head order of every cell: the 1-vs-16-head trend flips everywhere
+    pub = {(r["quantity"], r["task"], r["heads"], r["layer"]): r["mean"]
+           for r in ev.published_rows() if "mean" in r}
+    flip = {1: 16, 4: 8, 8: 4, 16: 1}
+    rows = [{**r, "mean": pub[(r["quantity"], r["task"], flip[r["heads"]], r["layer"])]}
+            for r in _published_as_ours(lambda q, h, m: m)]
+    rev = ev.published_agreement(rows)
+    assert rev["mixing_time"]["trend_agreement"] == 0.0
+    with pytest.raises(ValueError, match="no Tables 1-4 rows"):
+        ev.published_agreement(rows, mode="definition")
