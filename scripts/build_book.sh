@@ -11,7 +11,7 @@ bash scripts/vendor_js.sh
 # change, drop the cache so that the pages show the models now in the repository.
 mkdir -p _build
 stamp=_build/.paper_models.sha256
-now=$( (find models/paper -type f -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum) | sha256sum | cut -d' ' -f1)
+now=$( (find models/paper -type f -print0 2>/dev/null || true) | sort -z | xargs -0 -r sha256sum | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$now" ] && [ -d _build/.jupyter_cache ]; then
     echo "[build_book] models/paper/ changed since the last build: clearing the execution cache"
     rm -rf _build/.jupyter_cache
