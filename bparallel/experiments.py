@@ -105,7 +105,7 @@ def shipped_status(
                 ck = load_checkpoint(partial, task=task, heads=heads, profile=p.name)
                 row.update(status="training", epochs=ck.epoch,
                            heldout_accuracy=ck.history["heldout_accuracy"][-1],
-                           attention_path=ck.data.get("attention_path", LEGACY_ATTENTION_PATH),
+                           attention_path=ck.attention_path,
                            hardware=ck.data["hardware"])
             else:
                 row.update(status="not started", epochs=0)
@@ -201,8 +201,7 @@ def book_models(
                 metas[(task, heads)] = {"task": task, "heads": heads, "profile": train_profile,
                                         "epoch": ck.epoch, "history": ck.history,
                                         "seed": ck.data["seed"], "hardware": ck.data["hardware"],
-                                        "attention_path": ck.data.get("attention_path",
-                                                                      LEGACY_ATTENTION_PATH)}
+                                        "attention_path": ck.attention_path}
     return ModelSet("quick", models, metas, f"trained by this build into {folder.name}/")
 
 
@@ -246,7 +245,7 @@ def ship_run(
                 "heldout_accuracy_predictable": acc["accuracy_predictable"],
                 "torch_version": ck.data["torch_version"],
                 "hardware": hardware or ck.data["hardware"],
-                "attention_path": ck.data.get("attention_path", LEGACY_ATTENTION_PATH),
+                "attention_path": ck.attention_path,
             }
     manifest.pop("hardware", None)
     manifest["shipped_on"] = hardware_string()

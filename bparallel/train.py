@@ -246,6 +246,11 @@ class Checkpoint:
     def history(self) -> dict[str, list[float]]:
         return self.data["history"]
 
+    @property
+    def attention_path(self) -> str:
+        """The attention path that trained this run (checkpoints before the field: SDPA)."""
+        return self.data.get("attention_path", LEGACY_ATTENTION_PATH)
+
     def model(self) -> Transformer:
         """The model at this checkpoint, in eval mode."""
         m = _build_model(self.data["model_config"], self.data["model"], f"checkpoint {self.path}")
@@ -414,7 +419,7 @@ def train(
                 opt.load_state_dict(ck.data["optimizer"])
             except (RuntimeError, ValueError, KeyError) as err:
                 raise ValueError(f"checkpoint {ckpt_file}: state does not fit: {err}") from err
-            trained_with = ck.data.get("attention_path", LEGACY_ATTENTION_PATH)
+            trained_with = ck.attention_path
             if attention_path is not None and attention_path != trained_with:
                 raise ValueError(
                     f"checkpoint {ckpt_file} was trained with attention_path={trained_with!r}; "
@@ -486,7 +491,7 @@ def export_weights(
         d = source.data
         meta = {k: d[k] for k in ("task", "heads", "seed", "profile", "epoch", "torch_version",
                                   "hardware")}
-        meta["attention_path"] = d.get("attention_path", LEGACY_ATTENTION_PATH)
+        meta["attention_path"] = source.attention_path
         meta["history"] = d["history"]
         config, state = d["model_config"], d["model"]
     else:
