@@ -904,6 +904,17 @@ def _per_H(value: int | dict[int, int] | None, H: int, name: str) -> int | None:
     return value
 
 
+def _over_head_sets(keys, num, densities, seed, compare):
+    """``{(search, n, H): (A, compare(A, H))}`` for the head sets ``A`` of each key, drawn
+    from one generator made from ``seed``, in the order of ``keys``."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for search, n, H in keys:
+        A = head_sets(search, n, H, num=_per_H(num, H, "num"), densities=densities, seed=rng)
+        out[(search, n, H)] = (A, compare(A, H))
+    return out
+
+
 def mixing_search(
     keys: list[tuple[str, int, int]],
     eps: float = 0.25,
@@ -918,14 +929,8 @@ def mixing_search(
     Random keys draw from ``seed`` in the order of ``keys``; ``grid_steps`` and ``num`` are
     ints or dicts keyed by ``H``. Returns ``{key: (adjacency (sets, H, n, n), comparison)}``.
     """
-    rng = np.random.default_rng(seed)
-    out = {}
-    for search, n, H in keys:
-        A = head_sets(search, n, H, num=_per_H(num, H, "num"), densities=densities, seed=rng)
-        mc = compare_mixing(graphs.walk_matrix_from_adjacency(A), eps,
-                            grid_steps=_per_H(grid_steps, H, "grid_steps"))
-        out[(search, n, H)] = (A, mc)
-    return out
+    return _over_head_sets(keys, num, densities, seed, lambda A, H: compare_mixing(
+        graphs.walk_matrix_from_adjacency(A), eps, grid_steps=_per_H(grid_steps, H, "grid_steps")))
 
 
 def mixing_search_table(
@@ -991,14 +996,9 @@ def fidelity_search(
 
     As :func:`mixing_search`, on the diffusion matrices (Eq. 21) of the same head sets.
     """
-    rng = np.random.default_rng(seed)
-    out = {}
-    for search, n, H in keys:
-        A = head_sets(search, n, H, num=_per_H(num, H, "num"), densities=densities, seed=rng)
-        fc = compare_fidelity(graphs.diffusion_matrix_from_adjacency(A), horizon,
-                              grid_steps=_per_H(grid_steps, H, "grid_steps"))
-        out[(search, n, H)] = (A, fc)
-    return out
+    return _over_head_sets(keys, num, densities, seed, lambda A, H: compare_fidelity(
+        graphs.diffusion_matrix_from_adjacency(A), horizon,
+        grid_steps=_per_H(grid_steps, H, "grid_steps")))
 
 
 def amplification_summary(fc: FidelityComparison) -> dict[str, float]:
