@@ -54,8 +54,14 @@ def drop_mask(shape: tuple[int, ...], p: float, generator: torch.Generator | Non
     """
     if not 0.0 <= p < 1.0:
         raise ValueError(f"p={p!r}: the dropout probability must lie in [0, 1)")
+    r, threshold = _draw(shape, p, generator, device)
+    return r < threshold
+
+
+def _draw(shape, p, generator, device) -> tuple[Tensor, int]:
+    """Uniform 31-bit integers of ``shape`` and the threshold below which an entry drops."""
     r = torch.empty(shape, dtype=torch.int32, device=device).random_(generator=generator)
-    return r < round(p * _DROP_SCALE)
+    return r, round(p * _DROP_SCALE)
 
 
 def _check(q: Tensor, k: Tensor, v: Tensor, dropout_p: float, block_size: int) -> None:
@@ -170,9 +176,10 @@ def causal_attention(
     elif dropout_p > 0:
         # the same draws as drop_mask, kept as float weights: multiplying is much faster on
         # CPU than masked_fill with a boolean mask
-        thr = round(dropout_p * _DROP_SCALE)
-        keeps = [torch.empty((B * H, i1 - i0, i1), dtype=torch.int32, device=q.device)
-                 .random_(generator=generator).ge_(thr).to(q.dtype) for i0, i1 in blocks]
+        keeps = []
+        for i0, i1 in blocks:
+            r, threshold = _draw((B * H, i1 - i0, i1), dropout_p, generator, q.device)
+            keeps.append(r.ge_(threshold).to(q.dtype))
     return _CausalAttention.apply(q, k, v, dropout_p, block_size, keeps)
 
 
