@@ -11,6 +11,11 @@
 # Hours of CPU time: never started by CI or a book build. Usage:
 #   THREADS=1 setsid nohup bash scripts/train_paper.sh > runs/train_paper.log 2>&1 &
 #   bash scripts/train_paper.sh snapshot      # before a session ends; then commit
+# Two workers (one per core) split the set with MODELS, a space-separated list in training order:
+#   MODELS="copy-h08 cycle-h08" THREADS=1 setsid nohup bash scripts/train_paper.sh > runs/a.log 2>&1 &
+#   MODELS="cycle-h16 copy-h16" THREADS=1 setsid nohup bash scripts/train_paper.sh > runs/b.log 2>&1 &
+# Each model is trained under an exclusive lock, so a model is never trained by two workers, and
+# shipping (which rewrites the manifest) is serialised too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=${THREADS:-1}
@@ -29,21 +34,30 @@ if [ "${1:-}" = "snapshot" ]; then
     exit 0
 fi
 
-for heads in 1 4 8 16; do
-    for task in copy cycle; do
-        name=$(printf "%s-h%02d" "$task" "$heads")
-        if $PY -c "import sys; from bparallel.experiments import is_shipped; sys.exit(0 if is_shipped('$name') else 1)"; then
-            echo "[train_paper] $name already shipped"; continue
-        fi
-        part="models/paper/partial/$name.ckpt.pt"
-        if [ -f "$part" ] && [ ! -f "runs/paper/$name.ckpt.pt" ]; then
-            echo "[train_paper] restoring $part"; cp "$part" "runs/paper/$name.ckpt.pt"
-        fi
-        echo "[train_paper] $name: training (resumes from its checkpoint) at $(date -u +%FT%TZ)"
-        $PY -m bparallel train --profile paper --heads "$heads" --tasks "$task" \
-            --out-dir runs/paper --threads "$THREADS" --no-progress
-        $PY -c "from bparallel.experiments import ship_run; ship_run('runs/paper')"
-        rm -f "$part"
-        echo "[train_paper] $name: shipped at $(date -u +%FT%TZ)"
-    done
+ALL="copy-h01 cycle-h01 copy-h04 cycle-h04 copy-h08 cycle-h08 copy-h16 cycle-h16"
+MODELS=${MODELS:-$ALL}
+for name in $MODELS; do
+    case " $ALL " in *" $name "*) ;; *) echo "[train_paper] unknown model '$name' (expected one of: $ALL)" >&2; exit 2;; esac
+done
+
+for name in $MODELS; do
+    task=${name%-h*}; heads=$((10#${name#*-h}))
+    exec 9> "runs/paper/.$name.lock"
+    if ! flock -n 9; then
+        echo "[train_paper] $name: another worker is training it; skipping"; exec 9>&-; continue
+    fi
+    if $PY -c "import sys; from bparallel.experiments import is_shipped; sys.exit(0 if is_shipped('$name') else 1)"; then
+        echo "[train_paper] $name already shipped"; continue
+    fi
+    part="models/paper/partial/$name.ckpt.pt"
+    if [ -f "$part" ] && [ ! -f "runs/paper/$name.ckpt.pt" ]; then
+        echo "[train_paper] restoring $part"; cp "$part" "runs/paper/$name.ckpt.pt"
+    fi
+    echo "[train_paper] $name: training (resumes from its checkpoint) at $(date -u +%FT%TZ)"
+    $PY -m bparallel train --profile paper --heads "$heads" --tasks "$task" \
+        --out-dir runs/paper --threads "$THREADS" --no-progress
+    flock runs/paper/.ship.lock $PY -c "from bparallel.experiments import ship_run; ship_run('runs/paper')"
+    rm -f "$part"
+    echo "[train_paper] $name: shipped at $(date -u +%FT%TZ)"
+    exec 9>&-
 done
