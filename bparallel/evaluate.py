@@ -460,6 +460,91 @@ def published_agreement(
     return out
 
 
+def largest_differences(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    quantity: str,
+    protocol: str = "paper",
+    mode: str = "paper",
+    n: int = 5,
+) -> list[dict[str, Any]]:
+    """The ``n`` cells (task, heads, layer) of Tables 1-4 where ``rows`` differ most from the
+    published means of ``quantity``, largest ``|ours - published|`` first.
+
+    Each row: ``task``, ``heads``, ``layer``, ``published``, ``ours``, ``difference``
+    (ours minus published) and the published ``std``.
+    """
+    if quantity not in ("mixing_time", "fidelity"):
+        raise ValueError(f"quantity={quantity!r}: valid quantities are "
+                         "['mixing_time', 'fidelity']")
+    if n < 1:
+        raise ValueError(f"n={n}: must be at least 1")
+    pub = {(r["task"], r["heads"], r["layer"]): r for r in published_rows()
+           if r["quantity"] == quantity}
+    out = []
+    for r in rows:
+        key = (r["task"], r["heads"], r["layer"])
+        if (r["quantity"] == quantity and r["protocol"] == protocol and r["mode"] == mode
+                and key in pub):
+            p = pub[key]
+            out.append({"task": key[0], "heads": key[1], "layer": key[2],
+                        "published": p["mean"], "published_std": p["std"], "ours": r["mean"],
+                        "difference": r["mean"] - p["mean"]})
+    if not out:
+        raise ValueError(f"no {quantity} rows for protocol={protocol!r}, mode={mode!r}")
+    out.sort(key=lambda d: (-abs(d["difference"]), d["task"], d["heads"], d["layer"]))
+    return out[:n]
+
+
+#: Tables 5-6 are published to two decimals; differences below half a unit are ties.
+PUBLISHED_DECIMALS = 2
+
+
+def _verdict(combined: float, individual: float) -> int:
+    """+1 when the combination beats the best head, -1 when it loses, 0 for a tie, all at
+    the published precision (both rounded to :data:`PUBLISHED_DECIMALS` decimals)."""
+    c, i = round(combined, PUBLISHED_DECIMALS), round(individual, PUBLISHED_DECIMALS)
+    return int(np.sign(round(c - i, PUBLISHED_DECIMALS)))
+
+
+def amplification_agreement(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    sample: str = "fresh",
+    protocol: str = "fresh",
+    mode: str = "paper",
+) -> dict[str, float]:
+    """How Tables 5-6 from ``rows`` (:func:`evaluate_models`' ``tables_5_6``) compare with
+    the published ones, over the cells (task, heads, layer) present in both:
+
+    - ``cells``;
+    - ``published_wins`` / ``ours_wins``: cells where the combination beats the best head
+      (at the published two decimals; equal values are ties);
+    - ``verdict_agreement``: share of cells with the same verdict (wins, ties or loses);
+    - ``spearman_combined`` / ``spearman_individual``: rank correlation of the values.
+    """
+    pub = {(r["task"], r["heads"], r["layer"]): r for r in published_rows()
+           if r["quantity"] == "best_head"}
+    ours = {(r["task"], r["heads"], r["layer"]): r for r in rows
+            if r["sample"] == sample and r["protocol"] == protocol and r["mode"] == mode}
+    keys = sorted(k for k in pub if k in ours)
+    if not keys:
+        raise ValueError(f"no Tables 5-6 rows for sample={sample!r}, protocol={protocol!r}, "
+                         f"mode={mode!r}")
+    v_pub = [_verdict(pub[k]["combined"], pub[k]["individual"]) for k in keys]
+    v_ours = [_verdict(ours[k]["combined"], ours[k]["individual"]) for k in keys]
+    return {
+        "cells": float(len(keys)),
+        "published_wins": float(sum(v > 0 for v in v_pub)),
+        "ours_wins": float(sum(v > 0 for v in v_ours)),
+        "verdict_agreement": float(np.mean([a == b for a, b in zip(v_pub, v_ours, strict=True)])),
+        "spearman_combined": spearman([ours[k]["combined"] for k in keys],
+                                      [pub[k]["combined"] for k in keys]),
+        "spearman_individual": spearman([ours[k]["individual"] for k in keys],
+                                        [pub[k]["individual"] for k in keys]),
+    }
+
+
 def plot_figure4(
     rows: Sequence[Mapping[str, Any]],
     path: str | os.PathLike | None = None,

@@ -160,6 +160,15 @@ def _locked(folder: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _shown(folder: str | os.PathLike) -> str:
+    """``folder`` relative to the repository when it lies inside it (``models/paper/``)."""
+    path = Path(folder).resolve()
+    try:
+        return f"{path.relative_to(ROOT)}/"
+    except ValueError:
+        return f"{path}/"
+
+
 def resolve_profile(profile: str, shipped_dir: str | os.PathLike = SHIPPED_DIR) -> str:
     """``"auto"`` -> ``"paper"`` when all shipped models are present, else ``"quick"``."""
     if profile not in BOOK_PROFILES:
@@ -187,7 +196,7 @@ def book_models(
         models, metas = load_shipped(shipped_dir)
         machines = sorted({m.get("hardware", "?") for m in metas.values()})
         return ModelSet("paper", models, metas,
-                        f"shipped in models/paper/, trained on {'; '.join(machines)}")
+                        f"shipped in {_shown(shipped_dir)}, trained on {'; '.join(machines)}")
     folder = Path(runs_dir) / train_profile
     models, metas = {}, {}
     with _locked(folder):

@@ -170,3 +170,53 @@ def test_published_agreement():
     assert rev["mixing_time"]["trend_agreement"] == 0.0
     with pytest.raises(ValueError, match="no Tables 1-4 rows"):
         ev.published_agreement(rows, mode="definition")
+
+
+def test_largest_differences_orders_cells_by_absolute_difference():
+    bump = {("copy", 4, 2): 5.0, ("cycle", 16, 3): -7.5, ("copy", 1, 1): 0.25}
+    rows = [{**r, "mean": r["mean"] + bump.get((r["task"], r["heads"], r["layer"]), 0.0)}
+            for r in _published_as_ours(lambda q, h, m: m)]
+    top = ev.largest_differences(rows, quantity="mixing_time", n=3)
+    assert [(d["task"], d["heads"], d["layer"]) for d in top] == [
+        ("cycle", 16, 3), ("copy", 4, 2), ("copy", 1, 1)]
+    assert top[0]["difference"] == pytest.approx(-7.5)
+    assert top[0]["ours"] == pytest.approx(top[0]["published"] - 7.5)
+    assert top[1]["published_std"] == pytest.approx(0.0365)  # Table 1, 4 heads, layer 2
+    assert len(ev.largest_differences(rows, quantity="fidelity", n=100)) == 32
+    with pytest.raises(ValueError, match="valid quantities"):
+        ev.largest_differences(rows, quantity="speed")
+    with pytest.raises(ValueError, match="no fidelity rows"):
+        ev.largest_differences(rows, quantity="fidelity", mode="definition")
+    with pytest.raises(ValueError, match="at least 1"):
+        ev.largest_differences(rows, quantity="fidelity", n=0)
+
+
+def _published_5_6_as_ours(transform=lambda ind, comb: (ind, comb)):
+    rows = []
+    for r in ev.published_rows():
+        if r["quantity"] == "best_head":
+            ind, comb = transform(r["individual"], r["combined"])
+            rows.append({"table": r["table"], "task": r["task"], "heads": r["heads"],
+                         "layer": r["layer"], "sample": "fresh", "protocol": "fresh",
+                         "mode": "paper", "individual": ind, "combined": comb})
+    return rows
+
+
+def test_amplification_agreement_against_the_published_tables():
+    # Published Tables 5-6 by hand: the combination beats the best head in 11 of 24 cells
+    # (4 in Table 5, 7 in Table 6), ties in 6 (0.00/0.00 five times, 0.59/0.59 once), loses
+    # in 7.
+    same = ev.amplification_agreement(_published_5_6_as_ours())
+    assert same["cells"] == 24
+    assert same["published_wins"] == same["ours_wins"] == 11
+    assert same["verdict_agreement"] == 1.0
+    assert same["spearman_combined"] == pytest.approx(1.0)
+    # swapping the columns turns every win into a loss and keeps the ties
+    swapped = ev.amplification_agreement(_published_5_6_as_ours(lambda i, c: (c, i)))
+    assert swapped["ours_wins"] == 7
+    assert swapped["verdict_agreement"] == pytest.approx(6 / 24)
+    # differences below the published precision are ties
+    tiny = ev.amplification_agreement(_published_5_6_as_ours(lambda i, c: (i, i + 0.004)))
+    assert tiny["ours_wins"] == 0
+    with pytest.raises(ValueError, match="no Tables 5-6 rows"):
+        ev.amplification_agreement(_published_5_6_as_ours(), mode="definition")
