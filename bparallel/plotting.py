@@ -100,3 +100,136 @@ def plot_pair_mixing(
     axes[1, 0].legend(fontsize="x-small")
     fig.tight_layout()
     return fig
+
+
+def _require_columns(frame: Any, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} needs columns {list(columns)}; missing {missing}")
+
+
+#: Head kinds of the Theorem 2.8 survey (chapter 05, section 1), in plotting order.
+BOUND_KINDS = ("unweighted", "weighted", "path", "complete", "unweighted pair", "weighted pair")
+
+
+def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
+    """Theorem 2.8 / Eq. 20 survey: exact ``T_mix / (2N/p)`` per head (DataFrame with columns
+    ``kind``, ``n``, ``pN``, ``ratio``) against the size ``n`` (left, kinds side by side) and
+    against ``pN`` (right; left of ``pN = ln(1/eps)`` the Hoeffding step is vacuous).
+    Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    _require_columns(heads, ("kind", "n", "pN", "ratio"), "plot_mixing_bound")
+    if not 0 < eps < 1:
+        raise ValueError(f"eps={eps}: must lie in (0, 1)")
+    kinds = list(BOUND_KINDS)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    ax = axes[0]
+    for k, kind in enumerate(kinds):
+        d = heads[heads.kind == kind]
+        x = np.log10(d.n) + (k - 2.5) * 0.025  # kinds side by side at each size
+        ax.scatter(x, d.ratio, s=6, alpha=0.4, color=f"C{k}", label=kind)
+    ax.axhline(1, color="k", lw=0.8)
+    ax.set_xticks(np.log10(list(sizes)), [str(n) for n in sizes])
+    ax.set_xlabel("n")
+    ax.set_ylabel(r"$T_{mix} / (2N/p)$")
+    ax.set_yscale("log")
+    ax.legend(fontsize="x-small", ncol=2, markerscale=2)
+    ax.set_title("exact mixing time over the bound")
+    ax = axes[1]
+    threshold = float(np.log(1 / eps))
+    for kind in ("weighted", "weighted pair", "unweighted", "path"):
+        d = heads[heads.kind == kind]
+        ax.scatter(d.pN, d.ratio, s=6, alpha=0.4, color=f"C{kinds.index(kind)}", label=kind)
+    ax.axvline(threshold, color="gray", ls="--", lw=1)
+    ax.text(threshold * 1.1, 1.3, r"$pN = \ln(1/\epsilon)$", fontsize="small", color="gray")
+    ax.axhline(1, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("pN")
+    ax.set_ylabel(r"$T_{mix} / (2N/p)$")
+    ax.legend(fontsize="x-small", markerscale=2)
+    ax.set_title("left of the dashed line Hoeffding is vacuous")
+    fig.tight_layout()
+    return fig
+
+
+def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) -> Any:
+    """Which pairs amplify (Section 3.1 on random pairs): share amplified per edge-Jaccard bin
+    (``by_jaccard``, a Series indexed by intervals), amplification against complementarity,
+    and the mixed-sequence share of Eq. 27 against the worst node's optimal time ``t*``, with
+    the identical-heads curve ``1 - 2^(1-t)``. ``features`` as returned by
+    :func:`bparallel.ensembles.amplification_features`. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    _require_columns(features, ("complementarity", "amplification", "amplified", "t*",
+                                "mixed-sequence share"), "plot_amplification_features")
+    if horizon < 1:
+        raise ValueError(f"horizon={horizon}: must be at least 1")
+    fig, axes = plt.subplots(1, 3, figsize=(12.5, 3.4))
+    axes[0].plot([iv.mid for iv in by_jaccard.index], 100 * np.asarray(by_jaccard), "o-")
+    axes[0].set_xlabel("edge Jaccard of the two heads")
+    axes[0].set_ylabel("% amplified")
+    axes[1].scatter(features.complementarity, features.amplification, s=3, alpha=0.25)
+    lim = float(features.complementarity.max())
+    axes[1].plot([0, lim], [0, lim], "k--", lw=0.8, label="amplification = complementarity")
+    axes[1].axhline(0, color="gray", lw=0.6)
+    axes[1].set_xlabel("complementarity")
+    axes[1].set_ylabel("amplification")
+    axes[1].legend(fontsize="x-small")
+    tt = np.arange(1, horizon + 1)
+    for flag, c in [(False, "C7"), (True, "C3")]:
+        d = features[features.amplified == flag]
+        axes[2].scatter(d["t*"] + (0.15 if flag else -0.15), d["mixed-sequence share"], s=3,
+                        alpha=0.3, color=c, label="amplified" if flag else "not amplified")
+    axes[2].plot(tt, 1 - 2.0 ** (1 - tt), "k-", lw=1, label=r"identical heads: $1 - 2^{1-t}$")
+    axes[2].set_xlabel("optimal time t* of the worst node")
+    axes[2].set_ylabel("mixed-sequence share")
+    axes[2].legend(fontsize="x-small", markerscale=3)
+    fig.tight_layout()
+    return fig
+
+
+def plot_tradeoff(
+    trade: Any, sizes: Sequence[int], rho: dict[int, float], families: Sequence[str]
+) -> Any:
+    """The mixing-fidelity trade-off: ``T_mix`` against ``phi_min`` per size, random graphs
+    coloured by log density, equal-weight random pairs as crosses, the structured
+    ``families`` as large markers. ``trade`` has columns ``n``, ``kind``, ``T_mix``,
+    ``phi_min``, ``density``; ``rho[n]`` is the random graphs' rank correlation, shown in
+    each title. Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+    _require_columns(trade, ("n", "kind", "T_mix", "phi_min", "density"), "plot_tradeoff")
+    sizes = list(sizes)
+    missing = [n for n in sizes if n not in rho]
+    if missing:
+        raise ValueError(f"rho has no rank correlation for n = {missing}")
+    fig, axes = plt.subplots(1, len(sizes), figsize=(13, 3.9), squeeze=False)
+    markers = dict(zip(families, "os^Dvp*hX", strict=False))
+    sc = None
+    for ax, n in zip(axes[0], sizes, strict=True):
+        d = trade[(trade.n == n) & (trade.kind == "random")]
+        sc = ax.scatter(d.T_mix, d.phi_min, c=np.log10(d.density), s=8, cmap="viridis",
+                        alpha=0.6)
+        dp = trade[(trade.n == n) & (trade.kind == "random pair (β = 1/2)")]
+        ax.scatter(dp.T_mix, dp.phi_min, s=8, marker="x", color="C3", alpha=0.4,
+                   label="random pair, β = 1/2")
+        fam = trade[(trade.n == n) & trade.kind.isin(list(families))]
+        for _, r in fam.iterrows():
+            ax.scatter(r.T_mix, r.phi_min, marker=markers[r.kind], s=60, edgecolor="k",
+                       color="white", zorder=3, label=r.kind)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(f"n = {n}: ρ(random) = {rho[n]:.2f}", fontsize="medium")
+        ax.set_xlabel(r"$T_{mix}$")
+    axes[0, 0].set_ylabel(r"$\phi_{min}$")
+    axes[0, 0].legend(fontsize="x-small", loc="lower left")
+    if sc is not None:
+        cb = fig.colorbar(sc, ax=axes[0].tolist(), shrink=0.8)
+        cb.set_label("log10 density (random)")
+    return fig

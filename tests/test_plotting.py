@@ -1,0 +1,83 @@
+"""The chapter plots of bparallel.plotting: they draw the data they are given, and refuse
+frames without the columns they need."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from bparallel import plotting  # noqa: E402
+
+
+def _points(ax):
+    return sum(len(c.get_offsets()) for c in ax.collections)
+
+
+def test_plot_mixing_bound_draws_every_head_on_the_left():
+    rng = np.random.default_rng(0)
+    kinds = list(plotting.BOUND_KINDS)
+    heads = pd.DataFrame({"kind": np.repeat(kinds, 5), "n": np.tile([10, 100, 10, 100, 10], 6),
+                          "pN": rng.uniform(0.1, 50, 30), "ratio": rng.uniform(0.01, 1, 30)})
+    fig = plotting.plot_mixing_bound(heads, [10, 100], eps=0.01)
+    left, right = fig.axes
+    assert _points(left) == 30
+    assert _points(right) == 20  # weighted, weighted pair, unweighted, path
+    assert right.lines[0].get_xdata()[0] == pytest.approx(np.log(100))  # pN = ln(1/eps)
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"missing \['pN'\]"):
+        plotting.plot_mixing_bound(heads.drop(columns="pN"), [10, 100], eps=0.01)
+    with pytest.raises(ValueError, match="eps=1.5"):
+        plotting.plot_mixing_bound(heads, [10, 100], eps=1.5)
+
+
+def test_plot_amplification_features():
+    rng = np.random.default_rng(1)
+    n = 40
+    feat = pd.DataFrame({"complementarity": rng.uniform(0, 0.2, n),
+                         "amplification": rng.uniform(-0.1, 0.2, n),
+                         "amplified": np.arange(n) % 3 == 0, "t*": rng.integers(1, 9, n),
+                         "mixed-sequence share": rng.uniform(0, 1, n),
+                         "jaccard": rng.uniform(0, 1, n)})
+    by = (feat.groupby(pd.cut(feat.jaccard, 4), observed=False).amplified.mean())
+    fig = plotting.plot_amplification_features(feat, by, horizon=8)
+    a0, a1, a2 = fig.axes
+    assert np.allclose(a0.lines[0].get_ydata(), 100 * by.to_numpy(), equal_nan=True)
+    assert _points(a1) == n and _points(a2) == n
+    curve = a2.lines[0]
+    assert np.allclose(curve.get_ydata(), 1 - 2.0 ** (1 - np.arange(1, 9)))
+    plt.close(fig)
+    with pytest.raises(ValueError, match="missing"):
+        plotting.plot_amplification_features(feat.drop(columns="t*"), by, horizon=8)
+    with pytest.raises(ValueError, match="horizon=0"):
+        plotting.plot_amplification_features(feat, by, horizon=0)
+
+
+def test_plot_tradeoff():
+    rows = []
+    for n in (8, 16):
+        rows += [{"n": n, "kind": "random", "T_mix": 3 + k, "phi_min": 0.1 / (k + 1),
+                  "density": 0.1 * (k + 1)} for k in range(6)]
+        rows += [{"n": n, "kind": "random pair (β = 1/2)", "T_mix": 4, "phi_min": 0.2,
+                  "density": 0.5}]
+        rows += [{"n": n, "kind": f, "T_mix": t, "phi_min": p, "density": 1.0}
+                 for f, t, p in (("path", n, 0.9), ("complete", 2, 0.1))]
+    trade = pd.DataFrame(rows)
+    fig = plotting.plot_tradeoff(trade, [8, 16], {8: -0.5, 16: -0.25}, ["path", "complete"])
+    panels = fig.axes[:2]  # then the colour bar
+    for ax in panels:
+        assert _points(ax) == 6 + 1 + 2
+    assert "ρ(random) = -0.25" in panels[1].get_title()
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"n = \[16\]"):
+        plotting.plot_tradeoff(trade, [8, 16], {8: -0.5}, ["path"])
+    with pytest.raises(ValueError, match="missing"):
+        plotting.plot_tradeoff(trade.drop(columns="density"), [8], {8: 0.0}, ["path"])
+
+
+def test_plot_pair_mixing_refuses_the_wrong_number_of_heads():
+    with pytest.raises(ValueError, match="2 heads and 3 matrices"):
+        plotting.plot_pair_mixing([[(0, 1)]], [], [], 0.1, weights=[1.0])
