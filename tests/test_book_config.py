@@ -223,3 +223,16 @@ def test_package_names_in_the_text_exist():
             except (ImportError, AttributeError) as err:
                 bad.append(f"{path.name}: `{name}` does not resolve ({err!r})")
     assert not bad, "\n".join(bad)
+
+
+def test_sources_have_no_stray_control_characters():
+    """A "\\t" or "\\b" typed in a Python string ends up as a control character in the page
+    (``$T_{\\text{mix}}$`` once became a tab and "ext{mix}"): only newlines are allowed."""
+    sources = [*ROOT.glob("notebooks/*.md"), *ROOT.glob("book/*.md"), ROOT / "README.md",
+               *ROOT.glob("bparallel/*.py")]
+    bad = []
+    for path in sources:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", line):
+                bad.append(f"{path.relative_to(ROOT)}:{n}")
+    assert not bad, f"control characters in {bad}"
