@@ -54,6 +54,32 @@ def test_ship_and_load_verified(tiny_run, tmp_path):
     assert ex._shown(ex.SHIPPED_DIR) == "models/paper/"  # inside it: relative
 
 
+def test_reshipping_unchanged_weights_keeps_entries_without_re_evaluating(tiny_run, tmp_path,
+                                                                          monkeypatch):
+    runs, _ = tiny_run
+    dest = tmp_path / "shipped"
+    first = ex.ship_run(runs / "tiny", dest, profile="tiny", hardware="box")
+    # An entry whose hash no longer matches its weights is evaluated again; the rest are not.
+    stale = run_name("copy", 4)
+    manifest = json.loads((dest / ex.MANIFEST).read_text())
+    manifest["models"][stale]["sha256"] = "0" * 64
+    manifest["models"][stale]["heldout_accuracy"] = -1.0
+    (dest / ex.MANIFEST).write_text(json.dumps(manifest))
+    evaluated = []
+    real = ex.evaluate_accuracy
+
+    def counting(model, data):
+        evaluated.append(model.config.n_heads)
+        return real(model, data)
+
+    monkeypatch.setattr(ex, "evaluate_accuracy", counting)
+    second = ex.ship_run(runs / "tiny", dest, profile="tiny", hardware="other box")
+    assert evaluated == [4]
+    assert second["models"][stale] == {**first["models"][stale], "hardware": "other box"}
+    for name, entry in first["models"].items():
+        assert second["models"][name] == {**entry, "hardware": "other box"}
+
+
 def test_corrupted_or_missing_shipped_files_are_refused(tiny_run, tmp_path):
     runs, _ = tiny_run
     dest = tmp_path / "shipped"
