@@ -21,9 +21,11 @@ numbers for side-by-side display.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -219,6 +221,70 @@ def sequence_metrics(
     return {k: np.concatenate(v, axis=1) for k, v in out.items()}
 
 
+# --------------------------------------------------------------------------- metrics cache
+
+#: Bumped when the layout of a cached metrics file changes.
+_CACHE_FORMAT = 1
+
+
+def _package_fingerprint() -> str:
+    """SHA-256 of every source file of the package: any code change invalidates the cache."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def metrics_key(model: Transformer, inputs: torch.Tensor, **options: Any) -> str:
+    """Content key of :func:`sequence_metrics`: weights, config, inputs, options and code.
+
+    Two calls with the same key compute the same arrays, so a cached result may stand in.
+    """
+    h = hashlib.sha256()
+    head = {"format": _CACHE_FORMAT, "config": model.config.to_dict(), "options": options,
+            "code": _package_fingerprint(), "numpy": np.__version__,
+            "torch": str(torch.__version__)}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    for name, value in sorted(model.state_dict().items()):
+        t = value.detach().cpu().contiguous()
+        h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+        h.update(t.numpy().tobytes())
+    x = inputs.detach().cpu().contiguous()
+    h.update(f"inputs:{x.dtype}:{tuple(x.shape)}".encode())
+    h.update(x.numpy().tobytes())
+    return h.hexdigest()
+
+
+def cached_sequence_metrics(
+    model: Transformer,
+    inputs: torch.Tensor,
+    *,
+    cache_dir: str | os.PathLike | None,
+    max_steps: int = 100,
+    horizon: int = 100,
+) -> dict[str, np.ndarray]:
+    """:func:`sequence_metrics`, stored under ``cache_dir`` by :func:`metrics_key`.
+
+    The cache is content-addressed (weights, inputs, options and the package's source), so
+    it never serves a stale result; a file that cannot be read is computed again and
+    replaced. Written atomically. ``cache_dir=None`` computes without a cache.
+    """
+    if cache_dir is None:
+        return sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
+    key = metrics_key(model, inputs, max_steps=max_steps, horizon=horizon)
+    path = Path(cache_dir) / f"metrics-{key}.npz"
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                return {k: f[k] for k in f.files}
+        except Exception as exc:  # a truncated or corrupted file: compute again
+            warnings.warn(f"ignoring unreadable metrics cache {path}: {exc}", stacklevel=2)
+    out = sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
+    atomic_write(path, lambda fh: np.savez(fh, **out))
+    return out
+
+
 # --------------------------------------------------------------------------- tables
 
 
@@ -280,6 +346,7 @@ def evaluate_models(
     max_steps: int = 100,
     horizon: int = 100,
     progress: bool = False,
+    cache_dir: str | os.PathLike | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Tables 1-6 for ``models`` keyed by ``(task, heads)``.
 
@@ -287,6 +354,7 @@ def evaluate_models(
     quantity, mode, task, heads, layer: ``mean``, ``std``, ``n``. Tables 5-6 rows: per
     protocol, sample (``"fresh"``: one fresh sequence drawn with ``fresh_seed``, default
     ``seed``; ``"mean"``: mean over the protocol's sequences), mode, task, heads, layer.
+    With ``cache_dir``, per-model metrics go through :func:`cached_sequence_metrics`.
     """
     for protocol in protocols:
         if protocol not in PROTOCOLS:
@@ -303,8 +371,8 @@ def evaluate_models(
                                          desc=f"evaluate ({protocol})"):
             inputs = evaluation_inputs(task, protocol, profile, seed=seed, epoch=epoch,
                                        num_sequences=num_sequences)
-            metrics[(task, heads)] = sequence_metrics(model, inputs, max_steps=max_steps,
-                                                      horizon=horizon)
+            metrics[(task, heads)] = cached_sequence_metrics(
+                model, inputs, cache_dir=cache_dir, max_steps=max_steps, horizon=horizon)
         t14 += _rows_tables_1_4(metrics, protocol)
         t56 += _rows_tables_5_6(metrics, protocol, "mean")
     fresh = {}

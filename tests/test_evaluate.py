@@ -96,6 +96,69 @@ def test_evaluate_models_tables():
     assert all(0.0 <= r["combined_exceeds_fraction"] <= 1.0 for r in means)
 
 
+def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig(n_heads=4, seq_len=12)).eval()
+    x = torch.randint(0, 256, (3, 12))
+    calls = []
+    real = ev.sequence_metrics
+
+    def counting(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(ev, "sequence_metrics", counting)
+    direct = real(model, x, max_steps=20, horizon=20)
+    first = ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
+    again = ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
+    assert len(calls) == 1 and len(list(tmp_path.glob("metrics-*.npz"))) == 1
+    for m in (first, again):
+        assert m.keys() == direct.keys()
+        for k in direct:
+            np.testing.assert_array_equal(m[k], direct[k])
+    # Anything that changes the result changes the key: options, inputs, weights.
+    key = ev.metrics_key(model, x, max_steps=20, horizon=20)
+    assert ev.metrics_key(model, x, max_steps=20, horizon=21) != key
+    assert ev.metrics_key(model, x[:2], max_steps=20, horizon=20) != key
+    y = x.clone()
+    y[0, 0] = (y[0, 0] + 1) % 256
+    assert ev.metrics_key(model, y, max_steps=20, horizon=20) != key
+    with torch.no_grad():
+        model.blocks[0].attn.out.weight[0, 0] += 1e-3
+    assert ev.metrics_key(model, x, max_steps=20, horizon=20) != key
+    with torch.no_grad():
+        model.blocks[0].attn.out.weight[0, 0] -= 1e-3
+    assert ev.metrics_key(model, x, max_steps=20, horizon=20) == key
+    # So does the package's own source.
+    monkeypatch.setattr(ev, "_package_fingerprint", lambda: "other code")
+    assert ev.metrics_key(model, x, max_steps=20, horizon=20) != key
+    monkeypatch.undo()
+    monkeypatch.setattr(ev, "sequence_metrics", counting)
+    # A corrupted file is computed again (with a warning) and replaced.
+    (path,) = tmp_path.glob("metrics-*.npz")
+    path.write_bytes(path.read_bytes()[:50])
+    with pytest.warns(UserWarning, match="unreadable metrics cache"):
+        healed = ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20,
+                                            horizon=20)
+    assert len(calls) == 2
+    np.testing.assert_array_equal(healed["fidelity.paper"], direct["fidelity.paper"])
+    ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
+    assert len(calls) == 2
+    # No cache directory: always computed, nothing written.
+    ev.cached_sequence_metrics(model, x, cache_dir=None, max_steps=20, horizon=20)
+    assert len(calls) == 3 and len(list(tmp_path.iterdir())) == 1
+
+
+def test_evaluate_models_with_a_cache_equals_without(tmp_path):
+    models = _tiny_models(heads=(4,))
+    kw = dict(profile="tiny", protocols=("paper", "heldout"), num_sequences=3, max_steps=20,
+              horizon=20)
+    plain = ev.evaluate_models(models, **kw)
+    assert ev.evaluate_models(models, cache_dir=tmp_path, **kw) == plain
+    assert len(list(tmp_path.glob("metrics-*.npz"))) == 2 * 2  # protocols x models
+    assert ev.evaluate_models(models, cache_dir=tmp_path, **kw) == plain
+
+
 def test_writers_round_trip(tmp_path):
     rows = [{"table": 1, "mean": 0.5, "std": 0.25}, {"table": 2, "mean": 1.5, "extra": "x"}]
     ev.write_csv(rows, tmp_path / "t.csv")
