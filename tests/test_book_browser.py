@@ -245,6 +245,11 @@ def test_page_renders_offline(docname, mode, built_html, book_server, browser, s
     for raw in ("\\(", "\\["):
         assert raw not in page["text"], f"{docname} ({mode}): raw {raw} math delimiter left"
 
+    # A matplotlib Figure displayed without the inline formatter shows as its repr.
+    assert "&lt;Figure size" not in html.read_text(encoding="utf-8"), (
+        f"{docname} ({mode}): a figure shows as text ('<Figure size ...>'), not as an image; "
+        "display it with %matplotlib inline active or plt.show()"
+    )
     broken = [i["src"] for i in page["images"] if not i["ok"]]
     assert not broken, f"{docname} ({mode}): images that did not load: {broken}"
 
