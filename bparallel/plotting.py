@@ -233,3 +233,46 @@ def plot_tradeoff(
         cb = fig.colorbar(sc, ax=axes[0].tolist(), shrink=0.8)
         cb.set_label("log10 density (random)")
     return fig
+
+
+def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
+    """Tables 5-6 as a picture: per cell (task, heads, layer), the best single head's fidelity
+    (x) against the combination's (y). Above the diagonal the combination amplifies. ``panels``
+    maps a title to a frame with columns ``task``, ``heads``, ``layer``, ``individual``,
+    ``combined`` (e.g. the published rows and this book's); colour is the head count, the
+    marker the task. Titles count the cells above, on and below the line at two decimals,
+    as :func:`bparallel.evaluate.amplification_agreement` does. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from .evaluate import _verdict  # the published-precision rule of Tables 5-6
+
+    if not panels:
+        raise ValueError("plot_best_head_vs_combined needs at least one panel")
+    for title, frame in panels.items():
+        _require_columns(frame, ("task", "heads", "layer", "individual", "combined"),
+                         f"plot_best_head_vs_combined (panel {title!r})")
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.2), squeeze=False)
+    heads = sorted({int(h) for f in panels.values() for h in f.heads})
+    colors = {h: f"C{i}" for i, h in enumerate(heads)}
+    markers = {"copy": "o", "cycle": "s"}
+    top = max(max(float(f.individual.max()), float(f.combined.max())) for f in panels.values())
+    lim = 1.05 * top if top > 0 else 1.0
+    for ax, (title, frame) in zip(axes[0], panels.items(), strict=True):
+        for (task, h), d in frame.groupby(["task", "heads"]):
+            ax.scatter(d.individual, d.combined, color=colors[int(h)],
+                       marker=markers.get(task, "^"), s=36, alpha=0.85,
+                       label=f"{task}, {int(h)} heads")
+        ax.plot([0, lim], [0, lim], "k--", lw=0.8)
+        verdicts = [_verdict(float(c), float(i))
+                    for c, i in zip(frame.combined, frame.individual, strict=True)]
+        won, tied = verdicts.count(1), verdicts.count(0)
+        ax.set_title(f"{title}\ncombined above {won}, on {tied}, below "
+                     f"{len(frame) - won - tied} of {len(frame)}", fontsize="medium")
+        ax.set_xlim(0, lim)
+        ax.set_ylim(0, lim)
+        ax.set_aspect("equal")
+        ax.set_xlabel("best single head: fidelity (%)")
+    axes[0, 0].set_ylabel("combined heads: fidelity (%)")
+    axes[0, -1].legend(fontsize="x-small", loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -81,3 +81,24 @@ def test_plot_tradeoff():
 def test_plot_pair_mixing_refuses_the_wrong_number_of_heads():
     with pytest.raises(ValueError, match="2 heads and 3 matrices"):
         plotting.plot_pair_mixing([[(0, 1)]], [], [], 0.1, weights=[1.0])
+
+
+def test_plot_best_head_vs_combined_counts_cells_as_published_decimals():
+    ours = pd.DataFrame({"task": ["copy", "copy", "cycle", "cycle"], "heads": [4, 16, 4, 8],
+                         "layer": [1, 2, 1, 3], "individual": [0.30, 0.501, 0.2, 0.0],
+                         "combined": [0.56, 0.499, 0.1, 0.0]})
+    pub = ours.assign(combined=[0.1, 0.9, 0.9, 0.3])
+    fig = plotting.plot_best_head_vs_combined({"published": pub, "this book": ours})
+    left, right = fig.axes
+    assert _points(left) == 4 and _points(right) == 4
+    # 0.501 vs 0.499 round to 0.50 both: a tie at the published two decimals
+    assert right.get_title().endswith("combined above 1, on 2, below 1 of 4")
+    assert left.get_title().endswith("combined above 3, on 0, below 1 of 4")
+    xy = np.concatenate([c.get_offsets() for c in right.collections])
+    drawn = sorted(map(tuple, xy.tolist()))
+    assert drawn == sorted(zip(ours.individual, ours.combined, strict=True))
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"panel 'x'.*missing \['combined'\]"):
+        plotting.plot_best_head_vs_combined({"x": ours.drop(columns="combined")})
+    with pytest.raises(ValueError, match="at least one panel"):
+        plotting.plot_best_head_vs_combined({})
