@@ -21,6 +21,7 @@ numbers for side-by-side display.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -227,8 +228,11 @@ def sequence_metrics(
 _CACHE_FORMAT = 1
 
 
+@functools.lru_cache(maxsize=1)
 def _package_fingerprint() -> str:
-    """SHA-256 of every source file of the package: any code change invalidates the cache."""
+    """SHA-256 of every source file of the package: any code change invalidates the cache.
+
+    Read once per process, when the code that computes the metrics is the code loaded."""
     h = hashlib.sha256()
     root = Path(__file__).resolve().parent
     for f in sorted(root.rglob("*.py")):
