@@ -21,6 +21,7 @@ numbers for side-by-side display.
 from __future__ import annotations
 
 import csv
+import fcntl
 import functools
 import hashlib
 import io
@@ -272,21 +273,27 @@ def cached_sequence_metrics(
 
     The cache is content-addressed (weights, inputs, options and the package's source), so
     it never serves a stale result; a file that cannot be read is computed again and
-    replaced. Written atomically. ``cache_dir=None`` computes without a cache.
+    replaced. Written atomically, under a per-key file lock, so concurrent callers compute
+    a key once. ``cache_dir=None`` computes without a cache.
     """
     if cache_dir is None:
         return sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
     key = metrics_key(model, inputs, max_steps=max_steps, horizon=horizon)
     path = Path(cache_dir) / f"metrics-{key}.npz"
-    if path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as f:
-                return {k: f[k] for k in f.files}
-        except Exception as exc:  # a truncated or corrupted file: compute again
-            warnings.warn(f"ignoring unreadable metrics cache {path}: {exc}", stacklevel=2)
-    out = sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
-    atomic_write(path, lambda fh: np.savez(fh, **out))
-    return out
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One computation per key: a second process (say chapter 08 run beside 07) waits for the
+    # first and then reads its result.
+    with open(path.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():
+            try:
+                with np.load(path, allow_pickle=False) as f:
+                    return {k: f[k] for k in f.files}
+            except Exception as exc:  # a truncated or corrupted file: compute again
+                warnings.warn(f"ignoring unreadable metrics cache {path}: {exc}", stacklevel=2)
+        out = sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
+        atomic_write(path, lambda fh: np.savez(fh, **out))
+        return out
 
 
 # --------------------------------------------------------------------------- tables

@@ -146,7 +146,34 @@ def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
     assert len(calls) == 2
     # No cache directory: always computed, nothing written.
     ev.cached_sequence_metrics(model, x, cache_dir=None, max_steps=20, horizon=20)
-    assert len(calls) == 3 and len(list(tmp_path.iterdir())) == 1
+    assert len(calls) == 3 and len(list(tmp_path.glob("metrics-*.npz"))) == 1
+
+
+def test_concurrent_callers_compute_a_key_once(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig(n_heads=2, seq_len=8)).eval()
+    x = torch.randint(0, 256, (2, 8))
+    calls = []
+    real = ev.sequence_metrics
+
+    def slow(*args, **kw):
+        calls.append(1)
+        time.sleep(0.3)  # long enough for the other thread to arrive while this one computes
+        return real(*args, **kw)
+
+    monkeypatch.setattr(ev, "sequence_metrics", slow)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(ev.cached_sequence_metrics(
+        model, x, cache_dir=tmp_path, max_steps=10, horizon=10))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(got) == 2
+    np.testing.assert_array_equal(got[0]["fidelity.paper"], got[1]["fidelity.paper"])
 
 
 def test_evaluate_models_with_a_cache_equals_without(tmp_path):
