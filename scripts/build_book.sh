@@ -6,14 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/vendor_js.sh
-# The Section 4 chapters read models/paper/ (shipped weights, manifest, partial snapshots),
-# which the execution cache cannot see: its key is the notebook text. When those files
-# change, drop the cache so that the pages show the models now in the repository.
+# The chapters read the package (bparallel/) and the Section 4 ones the shipped models
+# (models/paper/), which the execution cache cannot see: its key is the notebook text. When
+# those files change, drop the cache so that the pages show what the repository now computes.
 mkdir -p _build
-stamp=_build/.paper_models.sha256
-now=$( (find models/paper -type f -print0 2>/dev/null || true) | sort -z | xargs -0 -r sha256sum | sha256sum | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" != "$now" ] && [ -d _build/.jupyter_cache ]; then
-    echo "[build_book] models/paper/ changed since the last build: clearing the execution cache"
+stamp=_build/.exec_inputs.sha256
+now=$(bash scripts/exec_cache_stamp.sh)
+# A cache without a stamp (an older build) is of unknown provenance: dropped too.
+if [ -d _build/.jupyter_cache ] && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$now" ]; }; then
+    echo "[build_book] bparallel/ or models/paper/ changed since the last build: clearing the execution cache"
     rm -rf _build/.jupyter_cache
 fi
 .venv/bin/jupyter-book build . --all -W -n --keep-going

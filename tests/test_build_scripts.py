@@ -1,0 +1,46 @@
+"""scripts/exec_cache_stamp.sh: the fingerprint that decides when scripts/build_book.sh drops
+the notebook execution cache (whose own key is the notebook text only)."""
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STAMP = ROOT / "scripts" / "exec_cache_stamp.sh"
+
+
+def _stamp(root: Path) -> str:
+    out = subprocess.run(["bash", str(STAMP), str(root)], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert len(out) == 64 and int(out, 16) >= 0
+    return out
+
+
+def test_stamp_follows_the_package_and_the_shipped_models(tmp_path):
+    (tmp_path / "bparallel" / "js").mkdir(parents=True)
+    (tmp_path / "bparallel" / "proxies.py").write_text("x = 1\n")
+    (tmp_path / "bparallel" / "js" / "toydag.mjs").write_text("export const a = 1;\n")
+    first = _stamp(tmp_path)  # no models/paper/ yet: still a stamp
+    assert _stamp(tmp_path) == first
+    (tmp_path / "bparallel" / "proxies.py").write_text("x = 2\n")
+    second = _stamp(tmp_path)
+    assert second != first
+    (tmp_path / "bparallel" / "js" / "toydag.mjs").write_text("export const a = 2;\n")
+    third = _stamp(tmp_path)
+    assert third != second
+    (tmp_path / "models" / "paper").mkdir(parents=True)
+    (tmp_path / "models" / "paper" / "manifest.json").write_text("{}\n")
+    fourth = _stamp(tmp_path)
+    assert fourth != third
+    # Byte caches are not inputs.
+    (tmp_path / "bparallel" / "__pycache__").mkdir()
+    (tmp_path / "bparallel" / "__pycache__" / "proxies.cpython-311.pyc").write_bytes(b"\0")
+    assert _stamp(tmp_path) == fourth
+
+
+def test_build_book_drops_the_execution_cache_when_the_stamp_changes():
+    text = (ROOT / "scripts" / "build_book.sh").read_text()
+    assert "now=$(bash scripts/exec_cache_stamp.sh)" in text
+    assert ('if [ -d _build/.jupyter_cache ] && { [ ! -f "$stamp" ] || '
+            '[ "$(cat "$stamp")" != "$now" ]; }; then') in text
+    assert "rm -rf _build/.jupyter_cache" in text
+    assert text.rstrip().endswith('echo "$now" > "$stamp"')
