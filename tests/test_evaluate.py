@@ -96,7 +96,10 @@ def test_evaluate_models_tables():
     assert all(0.0 <= r["combined_exceeds_fraction"] <= 1.0 for r in means)
 
 
-def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
+def _counted_metrics(monkeypatch, delay=0.0):
+    """A small model and inputs, with ``ev.sequence_metrics`` counting (and delaying) calls."""
+    import time
+
     torch.manual_seed(0)
     model = Transformer(ModelConfig(n_heads=4, seq_len=12)).eval()
     x = torch.randint(0, 256, (3, 12))
@@ -105,9 +108,15 @@ def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
 
     def counting(*args, **kw):
         calls.append(1)
+        time.sleep(delay)
         return real(*args, **kw)
 
     monkeypatch.setattr(ev, "sequence_metrics", counting)
+    return model, x, calls, real, counting
+
+
+def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
+    model, x, calls, real, counting = _counted_metrics(monkeypatch)
     direct = real(model, x, max_steps=20, horizon=20)
     first = ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
     again = ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
@@ -151,20 +160,9 @@ def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
 
 def test_concurrent_callers_compute_a_key_once(tmp_path, monkeypatch):
     import threading
-    import time
 
-    torch.manual_seed(0)
-    model = Transformer(ModelConfig(n_heads=2, seq_len=8)).eval()
-    x = torch.randint(0, 256, (2, 8))
-    calls = []
-    real = ev.sequence_metrics
-
-    def slow(*args, **kw):
-        calls.append(1)
-        time.sleep(0.3)  # long enough for the other thread to arrive while this one computes
-        return real(*args, **kw)
-
-    monkeypatch.setattr(ev, "sequence_metrics", slow)
+    # 0.3 s: long enough for the other thread to arrive while the first one computes
+    model, x, calls, _, _ = _counted_metrics(monkeypatch, delay=0.3)
     got = []
     threads = [threading.Thread(target=lambda: got.append(ev.cached_sequence_metrics(
         model, x, cache_dir=tmp_path, max_steps=10, horizon=10))) for _ in range(2)]
