@@ -4,7 +4,7 @@ The largest configuration the playground allows, 12 nodes and 4 heads, at horizo
 
 - in headless Chromium, one recompute + redraw (``refresh``: `toydag.mjs`'s ``compute``,
   then every output redrawn and the layout forced), and ``compute`` alone;
-- in Python, ``bparallel.playground.compute`` for the same state.
+- in Python, ``bparallel.book.playground.compute`` for the same state.
 
 Medians over repeats, side by side. Usage::
 
@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bparallel import playground as pg
+from bparallel.book import playground as pg
+from bparallel.book.js_playground import playground_html
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
-from bparallel.webplayground import playground_html
 
 FRAME_MS = 16.0
 CHROMIUM = "/usr/bin/chromium"
@@ -106,7 +106,7 @@ def main() -> None:
     print(f"{'':42s}{'ms':>9s}{'/ 16 ms frame':>15s}")
     print(f"{'JS recompute + redraw (Chromium)':42s}{refresh:9.2f}{refresh / FRAME_MS:15.2f}")
     print(f"{'JS compute only (Chromium)':42s}{compute:9.2f}{compute / FRAME_MS:15.2f}")
-    print(f"{'Python bparallel.playground.compute':42s}{python:9.2f}{python / FRAME_MS:15.2f}")
+    print(f"{'Python bparallel.book.playground.compute':42s}{python:9.2f}{python / FRAME_MS:15.2f}")
     print(f"Python compute / JS compute: {python / compute:.1f}x")
 
 

@@ -20,15 +20,21 @@ import numpy as np
 import torch
 from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 
-from bparallel import evaluate as ev
 from bparallel import proxies as px
-from bparallel.model import Transformer
-from bparallel.train import model_config
+from bparallel.book.tables import evaluate_models
+from bparallel.transformer.measure import (
+    evaluation_inputs,
+    extract_patterns,
+    load_run_models,
+    model_head_weights,
+)
+from bparallel.transformer.model import Transformer
+from bparallel.transformer.train import model_config
 
 
 def models_for(run_dir: str | None, heads: list[int]) -> dict:
     if run_dir:
-        return ev.load_run_models(run_dir, heads=heads)[0]
+        return load_run_models(run_dir, heads=heads)[0]
     models = {}
     for i, key in enumerate((t, h) for t in ("copy", "cycle") for h in heads):
         torch.manual_seed(i)
@@ -52,9 +58,9 @@ def main() -> None:
 
     # 1. one sample-layer ---------------------------------------------------------------
     model = models[("copy", 8)]
-    x = ev.evaluation_inputs("copy", "heldout", "paper", num_sequences=1)
-    attn = ev.extract_attention(model, x)[1, 0]  # layer 2, (H, T, T)
-    w = ev.model_head_weights(model)[1]
+    x = evaluation_inputs("copy", "heldout", "paper", num_sequences=1)
+    attn = extract_patterns(model, x)[1, 0]  # layer 2, (H, T, T)
+    w = model_head_weights(model)[1]
     S = 500
     t_exact, exact = best_of(lambda: px.mixing_time_proxy(attn, w), 5 * reps)
     t_mc, (mc, se) = best_of(lambda: px.mixing_time_proxy(
@@ -74,7 +80,7 @@ def main() -> None:
 
     # 2. Tables 1-6 of 8 models x 50 sequences --------------------------------------------
     n_seq = 10 if args.quick else 50
-    t_tab, _ = best_of(lambda: ev.evaluate_models(models, profile="paper",
+    t_tab, _ = best_of(lambda: evaluate_models(models, profile="paper",
                                                   num_sequences=n_seq), 1)
     print(f"\n2. Tables 1-4 (both modes) + 5-6 of 8 models x {n_seq} sequences: {t_tab:.1f} s"
           + ("" if not args.quick else f" (x{50 / n_seq:.0f} = ~{t_tab * 50 / n_seq:.0f} s "
@@ -86,14 +92,14 @@ def main() -> None:
     n_distinct = 250 if args.quick else 1000
     passes = 5000 // n_distinct
     model = models[("copy", args.heads)]
-    w = ev.model_head_weights(model)[:, None]  # (L, 1, H)
+    w = model_head_weights(model)[:, None]  # (L, 1, H)
     t_extract = t_comb = t_mix = t_fid = t_def = 0.0
     batch = 250
-    inputs = ev.evaluation_inputs("copy", "heldout", "paper", num_sequences=n_distinct)
+    inputs = evaluation_inputs("copy", "heldout", "paper", num_sequences=n_distinct)
     one = np.ones(1)
     for start in range(0, n_distinct, batch):
         t = time.perf_counter()
-        attn = ev.extract_attention(model, inputs[start : start + batch])  # (L, B, H, T, T)
+        attn = extract_patterns(model, inputs[start : start + batch])  # (L, B, H, T, T)
         t_extract += time.perf_counter() - t
         for _ in range(passes):
             t = time.perf_counter()

@@ -1,8 +1,8 @@
 """Training-step timings, measured side by side in one run (not a test).
 
 One Adam step (forward, cross-entropy over all positions, backward, update) at batch 50,
-T = 100, for the three attention paths of ``bparallel.model``, per head count and thread
-count: ``fused`` (on CPU with dropout: ``bparallel.attention``'s block-causal kernel),
+T = 100, for the three attention paths of ``bparallel.transformer.model``, per head count and thread
+count: ``fused`` (on CPU with dropout: ``bparallel.transformer.attention``'s block-causal kernel),
 ``sdpa`` (``scaled_dot_product_attention``, which on CPU with dropout runs its unfused math
 kernel) and the ``explicit`` baseline; then the projected wall time of the paper profile
 (8 models x 200 epochs x 100 steps). Issue #4's target: a step at 16 heads at least 1.4x
@@ -21,8 +21,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-from bparallel.model import ModelConfig, Transformer
-from bparallel.train import HEADS, projected_hours
+from bparallel.transformer.model import ModelConfig, Transformer
+from bparallel.transformer.train import HEADS, projected_hours
 
 
 def make_step(heads: int, path: str, dropout: float = 0.1):

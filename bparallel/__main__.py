@@ -14,9 +14,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .data import TASKS
-from .model import ATTENTION_PATHS
-from .train import HEADS, PROFILES
+from .transformer.data import TASKS
+from .transformer.model import ATTENTION_PATHS
+from .transformer.train import HEADS, PROFILES
 
 
 def _visible_profiles() -> list[str]:
@@ -55,8 +55,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train every (task, heads) model, resuming checkpoints; export weights + manifest."""
-    from .evaluate import write_json
-    from .train import export_weights, run_name, train, weights_path
+    from ._io import write_json
+    from .transformer.train import export_weights, run_name, train, weights_path
 
     manifest_path = args.out_dir / "weights.json"
     manifest = {}
@@ -104,35 +104,39 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     """Tables 1-6 (CSV, JSON, flat results JSON) and Figure 4 PNGs for a run directory."""
-    from . import evaluate as ev
-    from .results import save_results
-    from .train import num_threads
+    from ._io import write_csv, write_json
+    from .book.plotting import plot_figure4
+    from .book.published import published_rows
+    from .book.results import save_results
+    from .book.tables import evaluate_models, flat_results
+    from .transformer.measure import MODES, load_run_models
+    from .transformer.train import num_threads
 
-    models, metas = ev.load_run_models(args.run_dir, tasks=args.tasks, heads=args.heads)
+    models, metas = load_run_models(args.run_dir, tasks=args.tasks, heads=args.heads)
     wrong = sorted({m.get("profile") for m in metas.values()} - {args.profile})
     if wrong:
         raise ValueError(f"models in {args.run_dir} were trained with profile(s) {wrong}, "
                          f"not {args.profile!r}")
     epochs = {int(m["epoch"]) for m in metas.values()}
     with num_threads(args.threads):
-        tables = ev.evaluate_models(
+        tables = evaluate_models(
             models, profile=args.profile, protocols=args.protocol, seed=args.seed,
             epoch=epochs.pop() if len(epochs) == 1 else None,
             num_sequences=args.num_sequences, max_steps=args.max_steps, horizon=args.horizon,
             progress=not args.no_progress,
         )
     out = args.out_dir
-    ev.write_csv(tables["tables_1_4"], out / "tables_1_4.csv")
-    ev.write_csv(tables["tables_5_6"], out / "tables_5_6.csv")
-    ev.write_csv(ev.published_rows(), out / "published_tables.csv")
-    ev.write_json({"profile": args.profile, "seed": args.seed, **tables},
+    write_csv(tables["tables_1_4"], out / "tables_1_4.csv")
+    write_csv(tables["tables_5_6"], out / "tables_5_6.csv")
+    write_csv(published_rows(), out / "published_tables.csv")
+    write_json({"profile": args.profile, "seed": args.seed, **tables},
                   out / "tables.json")
-    save_results(out, "evaluation", ev.flat_results(tables))
+    save_results(out, "evaluation", flat_results(tables))
     for protocol in args.protocol:
-        for mode in ev.MODES:
-            ev.plot_figure4(tables["tables_1_4"], out / f"figure4_{protocol}_{mode}.png",
+        for mode in MODES:
+            plot_figure4(tables["tables_1_4"], out / f"figure4_{protocol}_{mode}.png",
                             mode=mode, protocol=protocol)
-    ev.plot_figure4(ev.published_rows(), out / "figure4_published.png",
+    plot_figure4(published_rows(), out / "figure4_published.png",
                     title="Figure 4 as published (Tables 1-4)")
     print(f"wrote Tables 1-6 and Figure 4 to {out}")
     return 0
@@ -142,13 +146,13 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def add_regress_arguments(p: argparse.ArgumentParser) -> None:
-    from .regress import add_arguments
+    from .book.regress import add_arguments
 
     add_arguments(p)
 
 
 def run_regress(args: argparse.Namespace) -> int:
-    from .regress import run
+    from .book.regress import run
 
     return run(args)
 

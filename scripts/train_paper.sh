@@ -26,7 +26,7 @@ if [ "${1:-}" = "snapshot" ]; then
     for f in runs/paper/*.ckpt.pt; do
         [ -e "$f" ] || continue
         name=$(basename "$f" .ckpt.pt)
-        if ! $PY -c "import sys; from bparallel.experiments import is_shipped; sys.exit(0 if is_shipped('$name') else 1)"; then
+        if ! $PY -c "import sys; from bparallel.book.shipped import is_shipped; sys.exit(0 if is_shipped('$name') else 1)"; then
             cp "$f" "models/paper/partial/$name.ckpt.pt.tmp" && mv "models/paper/partial/$name.ckpt.pt.tmp" "models/paper/partial/$name.ckpt.pt"
             echo "[snapshot] $name"
         fi
@@ -46,7 +46,7 @@ for name in $MODELS; do
     if ! flock -n 9; then
         echo "[train_paper] $name: another worker is training it; skipping"; exec 9>&-; continue
     fi
-    if $PY -c "import sys; from bparallel.experiments import is_shipped; sys.exit(0 if is_shipped('$name') else 1)"; then
+    if $PY -c "import sys; from bparallel.book.shipped import is_shipped; sys.exit(0 if is_shipped('$name') else 1)"; then
         echo "[train_paper] $name already shipped"; continue
     fi
     part="models/paper/partial/$name.ckpt.pt"
@@ -56,7 +56,7 @@ for name in $MODELS; do
     echo "[train_paper] $name: training (resumes from its checkpoint) at $(date -u +%FT%TZ)"
     $PY -m bparallel train --profile paper --heads "$heads" --tasks "$task" \
         --out-dir runs/paper --threads "$THREADS" --no-progress
-    flock runs/paper/.ship.lock $PY -c "from bparallel.experiments import ship_run; ship_run('runs/paper')"
+    flock runs/paper/.ship.lock $PY -c "from bparallel.book.shipped import ship_run; ship_run('runs/paper')"
     rm -f "$part"
     echo "[train_paper] $name: shipped at $(date -u +%FT%TZ)"
     exec 9>&-

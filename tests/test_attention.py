@@ -1,4 +1,4 @@
-"""bparallel.attention: the block-causal CPU training kernel against SDPA and autograd."""
+"""Attention kernels (bparallel.transformer.attention): the fused and SDPA paths agree."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from bparallel.attention import _blocks, causal_attention, drop_mask, drops_to_full
+from bparallel.transformer.attention import _blocks, causal_attention, drop_mask, drops_to_full
 
 
 def _qkv(B=3, H=4, T=23, D=5, seed=0):

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from bparallel.__main__ import COMMANDS, main
-from bparallel.results import load_results
-from bparallel.train import load_weights, sha256_file
+from bparallel.book.results import load_results
+from bparallel.transformer.train import load_weights, sha256_file
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -1,4 +1,4 @@
-"""Datasets and loaders of Section 4.1 (bparallel.data)."""
+"""Datasets and loaders of Section 4.1 (bparallel.transformer.data)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from bparallel import data
+from bparallel.transformer import data
 
 
 def test_copy_and_cycle_targets():

@@ -11,6 +11,7 @@ from bparallel import exact
 from bparallel import fidelity as fi
 from bparallel import graphs as g
 from bparallel import markov as mk
+from bparallel.book import claims
 
 Q = Fraction(1, 4)
 
@@ -313,7 +314,7 @@ def test_validation_errors():
 # ------------------------------------------------------------------ chapter 5 tables
 def test_head_mixing_frame_against_single_graph_functions():
     W = en.random_weighted_walk(6, 5, 0.4, seed=11)
-    df = en.head_mixing_frame(W, 0.25, kind="weighted", density=0.4)
+    df = claims.head_mixing_frame(W, 0.25, kind="weighted", density=0.4)
     assert list(df.columns) == ["kind", "n", "density", "p", "pN", "T_mix", "2N/p", "t*"]
     assert len(df) == 6 and (df.n == 5).all() and (df.kind == "weighted").all()
     for k in range(6):
@@ -322,17 +323,17 @@ def test_head_mixing_frame_against_single_graph_functions():
         assert df.T_mix[k] == mk.mixing_time(W[k])
         assert df["t*"][k] == en.binomial_mixing_bound(4, p)
     # a single (n, n) graph gives one row; the unweighted path has p = 1/2 and T = t*
-    path = en.head_mixing_frame(g.walk_matrix(g.line_graph_edges(6), 6), kind="path")
+    path = claims.head_mixing_frame(g.walk_matrix(g.line_graph_edges(6), 6), kind="path")
     assert len(path) == 1 and path.p[0] == 0.5 and np.isnan(path.density[0])
     assert path.T_mix[0] == path["t*"][0] == en.binomial_mixing_bound(5, 0.5)
     with pytest.raises(ValueError, match=r"W must have shape \(\.\.\., n, n\)"):
-        en.head_mixing_frame(np.ones((3, 4)), kind="x")
+        claims.head_mixing_frame(np.ones((3, 4)), kind="x")
 
 
 def test_combination_mixing_frame_against_loop():
     W = en.random_weighted_walk(8, 5, 0.5, seed=12).reshape(4, 2, 5, 5)
     alpha = np.array([[0.5, 0.5], [0.2, 0.8], [1.0, 0.0], [0.7, 0.3]])
-    df = en.combination_mixing_frame(W, alpha, kind="weighted pair")
+    df = claims.combination_mixing_frame(W, alpha, kind="weighted pair")
     assert list(df.columns) == ["kind", "n", "p", "pN", "T_mix", "2N/p", "t*", "p_chain",
                                 "2N/max p_h", "2N/min p_h"]
     for k in range(4):
@@ -347,9 +348,9 @@ def test_combination_mixing_frame_against_loop():
     # weights (1, 0): the combination is head 1
     assert df.T_mix[2] == mk.mixing_time(W[2, 0])
     with pytest.raises(ValueError, match=r"alpha must have shape \(4, 2\)"):
-        en.combination_mixing_frame(W, alpha[:3], kind="x")
+        claims.combination_mixing_frame(W, alpha[:3], kind="x")
     with pytest.raises(ValueError, match="alpha must sum to 1"):
-        en.combination_mixing_frame(W, alpha * 2, kind="x")
+        claims.combination_mixing_frame(W, alpha * 2, kind="x")
 
 
 def _theorem_2_8_by_loop(sizes, densities, num, eps, rng):
@@ -398,14 +399,14 @@ def test_theorem_2_8_ensemble_matches_the_inline_loop_draw_for_draw():
     import pandas as pd
 
     rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
-    heads, pairs = en.theorem_2_8_ensemble([4, 7], [0.1, 0.6], 5, 0.25, rng_a)
+    heads, pairs = claims.theorem_2_8_ensemble([4, 7], [0.1, 0.6], 5, 0.25, rng_a)
     ref_heads, ref_pairs = _theorem_2_8_by_loop([4, 7], [0.1, 0.6], 5, 0.25, rng_b)
     pd.testing.assert_frame_equal(heads, ref_heads, check_exact=True)
     pd.testing.assert_frame_equal(pairs, ref_pairs, check_exact=True)
     assert rng_a.random() == rng_b.random()  # the shared stream is left in the same state
     assert len(heads) == 2 * (2 * 5 + 5 + 2) and len(pairs) == 2 * 2 * 5
     assert set(pairs.kind) == {"unweighted pair", "weighted pair"}
-    table = en.bound_ratios(heads, pairs)
+    table = claims.bound_ratios(heads, pairs)
     assert (table["T_mix"] <= table["t*"]).all() and (table["t*"] <= table["2N/p"]).all()
 
 
@@ -415,16 +416,16 @@ def test_bound_ratios_and_summary_on_a_hand_table():
     a = pd.DataFrame({"kind": "a", "n": 3, "pN": [0.5, 2.0, 3.0], "T_mix": [4, 2, 9],
                       "2N/p": [8.0, 4.0, 6.0], "t*": [4, 4, 9]})
     b = pd.DataFrame({"kind": "b", "n": 3, "pN": [1.0], "T_mix": [1], "2N/p": [4.0], "t*": [2]})
-    t = en.bound_ratios(a, b)
+    t = claims.bound_ratios(a, b)
     np.testing.assert_allclose(t.ratio, [0.5, 0.5, 1.5, 0.25])
     np.testing.assert_allclose(t["T/t*"], [1, 0.5, 1, 0.5])
-    s = en.bound_summary(t, eps=0.25)  # ln 4 = 1.386: pN 0.5 and 1.0 are "small"
+    s = claims.bound_summary(t, eps=0.25)  # ln 4 = 1.386: pN 0.5 and 1.0 are "small"
     assert s.loc[("a", 3)].tolist() == [3, 0.5, 1.5, 1.0, 1, 1]
     assert s.loc[("b", 3), "small_pN"] == 1 and s.loc[("b", 3), "exceed"] == 0
     with pytest.raises(ValueError, match="eps must lie in"):
-        en.bound_summary(t, eps=0)
+        claims.bound_summary(t, eps=0)
     with pytest.raises(ValueError, match="at least one frame"):
-        en.bound_ratios()
+        claims.bound_ratios()
 
 
 def test_binomial_tail_at_bound_is_the_lazy_paths_distance():
@@ -432,25 +433,25 @@ def test_binomial_tail_at_bound_is_the_lazy_paths_distance():
         for p in (0.05, 0.3, 0.9):
             t = int(np.floor(2 * N / p))
             tv = en.tv_curves(en.lazy_path_walk(N + 1, p), t)[t, 0]
-            assert en.binomial_tail_at_bound(N, p) == pytest.approx(tv, abs=1e-12)
+            assert claims.binomial_tail_at_bound(N, p) == pytest.approx(tv, abs=1e-12)
     # N = 1: (1 - p)^floor(2/p) rises towards e^-2 as p -> 0 and stays below it
     p = np.array([0.5, 0.1, 0.01, 0.001])
-    tail = en.binomial_tail_at_bound(1, p)
+    tail = claims.binomial_tail_at_bound(1, p)
     np.testing.assert_allclose(tail, (1 - p) ** np.floor(2 / p))
     assert np.all(np.diff(tail) > 0) and tail.max() < math.exp(-2)
     with pytest.raises(ValueError, match="N must be"):
-        en.binomial_tail_at_bound(0, 0.5)
+        claims.binomial_tail_at_bound(0, 0.5)
     with pytest.raises(ValueError, match="p must lie"):
-        en.binomial_tail_at_bound(2, 1.5)
+        claims.binomial_tail_at_bound(2, 1.5)
 
 
 def test_worst_case_bound_ratio_and_lazy_path_eps_table():
     for N, p in [(1, 0.01), (4, 0.5), (10, 0.2)]:
         T = en.mixing_times(en.lazy_path_walk(N + 1, p))
-        assert en.worst_case_bound_ratio(N, p) == pytest.approx(T / (2 * N / p))
-    assert en.worst_case_bound_ratio(1, np.geomspace(1e-3, 1, 50)).max() < 1
-    assert en.worst_case_bound_ratio(1, 0.001, eps=0.05) > 1  # eps < e^-2 breaks the 2
-    table = en.lazy_path_eps_table([0.25, 0.2, 0.1, 0.05], n=2, p=0.001)
+        assert claims.worst_case_bound_ratio(N, p) == pytest.approx(T / (2 * N / p))
+    assert claims.worst_case_bound_ratio(1, np.geomspace(1e-3, 1, 50)).max() < 1
+    assert claims.worst_case_bound_ratio(1, 0.001, eps=0.05) > 1  # eps < e^-2 breaks the 2
+    table = claims.lazy_path_eps_table([0.25, 0.2, 0.1, 0.05], n=2, p=0.001)
     assert list(table.columns) == ["ε", "T_mix (n=2, p=0.001)", "2N/p", "bound holds"]
     # two nodes: TV at t is (1 - p)^t, so T = ceil(ln eps / ln(1 - p))
     expect = [math.ceil(math.log(e) / math.log(1 - 0.001)) for e in [0.25, 0.2, 0.1, 0.05]]
@@ -465,30 +466,30 @@ def test_eq20_checks():
     pairs = pd.DataFrame({"kind": ["u pair", "u pair"], "p": [0.5, 0.4], "T_mix": [5, 12],
                           "2N/p": [8.0, 10.0], "p_chain": [0.5, 0.3],
                           "2N/max p_h": [6.0, 7.0], "2N/min p_h": [9.0, 11.0]})
-    c = en.eq20_checks(pairs)
+    c = claims.eq20_checks(pairs)
     assert c.iloc[:, :4].values.tolist() == [[False, True, True, True], [True, False, False, False]]
     assert c.kind.tolist() == ["u pair", "u pair"]
     with pytest.raises(ValueError, match=r"missing the columns \['p_chain'\]"):
-        en.eq20_checks(pairs.drop(columns="p_chain"))
+        claims.eq20_checks(pairs.drop(columns="p_chain"))
 
 
 def test_head_sets():
-    A = en.head_sets("exhaustive", 4, 2)
+    A = claims.head_sets("exhaustive", 4, 2)
     assert A.shape == (210, 2, 4, 4)  # C(21, 2)
     full = en.enumerate_feedforward_adjacency(4)
     np.testing.assert_array_equal(A[0], full[[0, 1]])
     np.testing.assert_array_equal(A[-1], full[[19, 20]])
-    R = en.head_sets("random", 6, 3, num=7, densities=[0.2, 0.5], seed=5)
+    R = claims.head_sets("random", 6, 3, num=7, densities=[0.2, 0.5], seed=5)
     np.testing.assert_array_equal(R, en.random_head_stacks(7, 3, 6, [0.2, 0.5], 5)[0])
     with pytest.raises(ValueError, match="search must be"):
-        en.head_sets("greedy", 4, 2)
+        claims.head_sets("greedy", 4, 2)
     with pytest.raises(ValueError, match="needs num and densities"):
-        en.head_sets("random", 4, 2)
+        claims.head_sets("random", 4, 2)
 
 
 def test_mixing_search_and_table():
     keys = [("exhaustive", 3, 2), ("random", 5, 2), ("random", 4, 3)]
-    store = en.mixing_search(keys, grid_steps={2: 4, 3: 3}, num={2: 6, 3: 4},
+    store = claims.mixing_search(keys, grid_steps={2: 4, 3: 3}, num={2: 6, 3: 4},
                              densities=[0.3, 0.6], seed=np.random.default_rng(2))
     assert list(store) == keys
     rng = np.random.default_rng(2)  # random keys draw in order from the one stream
@@ -499,7 +500,7 @@ def test_mixing_search_and_table():
         np.testing.assert_array_equal(store[key][1].grid, ref.grid)
     A3, mc3 = store[keys[0]]
     assert A3.shape == (3, 2, 3, 3) and mc3.grid.shape == (3, 5)
-    table = en.mixing_search_table(store)
+    table = claims.mixing_search_table(store)
     assert table[["search", "n", "H"]].values.tolist() == [list(k) for k in keys]
     for row, (_, mc) in zip(table.itertuples(), store.values(), strict=True):
         assert row[4] == len(mc.heads)
@@ -508,90 +509,91 @@ def test_mixing_search_and_table():
     assert table["uniform < fastest (%)"].tolist() == pytest.approx(
         (100 * table["uniform < fastest"] / table["head sets"]).round(2).tolist())
     with pytest.raises(ValueError, match="grid_steps has no entry for H = 3"):
-        en.mixing_search([("exhaustive", 4, 3)], grid_steps={2: 4})
+        claims.mixing_search([("exhaustive", 4, 3)], grid_steps={2: 4})
 
 
 def test_fewest_edges_index_and_exact_counterexample():
     a = g.adjacency_matrix([(0, 1), (1, 2), (0, 2)], 3)
     b = g.adjacency_matrix([(0, 2), (1, 2)], 3)
     sets = np.stack([np.stack([a, a]), np.stack([a, b]), np.stack([b, b]), np.stack([b, b])])
-    assert en.fewest_edges_index(sets, [True, True, True, True]) == 2  # ties: lowest index
-    assert en.fewest_edges_index(sets, [True, True, False, True]) == 3
-    assert en.fewest_edges_index(sets, [True, False, False, False]) == 0
+    assert claims.fewest_edges_index(sets, [True, True, True, True]) == 2  # ties: lowest index
+    assert claims.fewest_edges_index(sets, [True, True, False, True]) == 3
+    assert claims.fewest_edges_index(sets, [True, False, False, False]) == 0
     with pytest.raises(ValueError, match="selects no head set"):
-        en.fewest_edges_index(sets, [False] * 4)
+        claims.fewest_edges_index(sets, [False] * 4)
     # the smallest counterexample of Section 2.2, on exact rationals
     e1, e2 = [(1, 2), (0, 3), (2, 3)], [(0, 2), (1, 3), (2, 3)]
-    mats, T = en.exact_combination_mixing([e1, e2], 4, [0.5, 0.5], 0.25)
+    mats, T = claims.exact_combination_mixing([e1, e2], 4, [0.5, 0.5], 0.25)
     assert T == [5, 5, 4]
     assert mats[2] == exact.combine([exact.walk(e1, 4), exact.walk(e2, 4)], [Fraction(1, 2)] * 2)
-    assert en.exact_combination_mixing([e1, e2], 4, [1.0, 0.0])[1] == [5, 5, 5]
+    assert claims.exact_combination_mixing([e1, e2], 4, [1.0, 0.0])[1] == [5, 5, 5]
     with pytest.raises(ValueError, match="one entry per head"):
-        en.exact_combination_mixing([e1, e2], 4, [1.0])
+        claims.exact_combination_mixing([e1, e2], 4, [1.0])
 
 
 def test_fidelity_search_horizon_sweep_and_amplification_table():
     keys = [("exhaustive", 3, 2), ("random", 5, 2)]
-    store = en.fidelity_search(keys, 8, grid_steps=4, num=10, densities=[0.3, 0.6], seed=4)
+    store = claims.fidelity_search(keys, 8, grid_steps=4, num=10, densities=[0.3, 0.6], seed=4)
     A, _ = en.random_head_stacks(10, 2, 5, [0.3, 0.6], 4)
     np.testing.assert_array_equal(store[keys[1]][0], A)
     fc = store[keys[1]][1]
     ref = en.compare_fidelity(g.diffusion_matrix_from_adjacency(A), 8, grid_steps=4)
     np.testing.assert_array_equal(fc.grid, ref.grid)
-    table = en.amplification_table(store, ("search", "n", "H"))
+    table = claims.amplification_table(store, ("search", "n", "H"))
     assert table.index.names == ["search", "n", "H"]
-    assert list(table.columns) == list(en.SEARCH_COLUMNS)
+    assert list(table.columns) == list(claims.SEARCH_COLUMNS)
     row = table.loc[("random", 5, 2)]
     assert row["head sets"] == 10
     assert row["amplified, uniform β (%)"] == pytest.approx(100 * np.mean(fc.amp_uniform > 1e-9))
     assert row["max amp., best β"] == fc.amp_best.max()
     worst = fc.node[..., :-1].argmin(-1)
     assert row["worst nodes differ (%)"] == pytest.approx(100 * np.mean(worst[:, 0] != worst[:, 1]))
-    sweep = en.horizon_sweep(g.diffusion_matrix_from_adjacency(A), [2, 8], grid_steps=4)
+    sweep = claims.horizon_sweep(g.diffusion_matrix_from_adjacency(A), [2, 8], grid_steps=4)
     assert list(sweep) == [2, 8]
     np.testing.assert_array_equal(sweep[8].grid, fc.grid)
-    hz = en.amplification_table(sweep, ("horizon T",), en.HORIZON_COLUMNS)
+    hz = claims.amplification_table(sweep, ("horizon T",), claims.HORIZON_COLUMNS)
     assert hz.index.name == "horizon T" and hz.index.tolist() == [2, 8]
     assert hz.loc[2, "mean best-head φ_min"] == pytest.approx(sweep[2].best_head.mean())
     with pytest.raises(ValueError, match="unknown columns"):
-        en.amplification_table(sweep, ("horizon T",), ("median amp.",))
+        claims.amplification_table(sweep, ("horizon T",), ("median amp.",))
     with pytest.raises(ValueError, match="does not match names"):
-        en.amplification_table(store, ("search", "n"))
+        claims.amplification_table(store, ("search", "n"))
 
 
 def test_amplification_features_correlations_and_top_pairs():
     import pandas as pd
 
-    store = en.fidelity_search([("exhaustive", 4, 2)], 10, grid_steps=4)
+    store = claims.fidelity_search([("exhaustive", 4, 2)], 10, grid_steps=4)
     A, fc = store[("exhaustive", 4, 2)]
-    feat = en.amplification_features(A, fc, 10)
-    assert list(feat.columns) == ["amplification", "amplified", *en.FEATURES, "t*"]
+    feat = claims.amplification_features(A, fc, 10)
+    assert list(feat.columns) == ["amplification", "amplified", *claims.FEATURES, "t*"]
     np.testing.assert_array_equal(feat.jaccard, en.edge_jaccard(A[:, 0], A[:, 1]))
     D = g.diffusion_matrix_from_adjacency(A)
     np.testing.assert_array_equal(feat["new-walk share"], en.new_walk_share(D, [0.5, 0.5], 10)[0])
     assert feat.amplified.tolist() == (fc.amp_uniform > 1e-9).tolist()
-    rho = en.feature_correlations(feat)
-    assert list(rho) == list(en.FEATURES) and all(-1 <= r <= 1 for r in rho.values())
-    assert en.feature_correlations(feat, ("amplification",))["amplification"] == pytest.approx(1)
+    rho = claims.feature_correlations(feat)
+    assert list(rho) == list(claims.FEATURES) and all(-1 <= r <= 1 for r in rho.values())
+    rho_amp = claims.feature_correlations(feat, ("amplification",))["amplification"]
+    assert rho_amp == pytest.approx(1)
     with pytest.raises(ValueError, match="missing the columns"):
-        en.feature_correlations(feat, ("overlap",))
+        claims.feature_correlations(feat, ("overlap",))
     with pytest.raises(ValueError, match=r"\(sets, 2, n, n\)"):
-        en.amplification_features(A[:, :1], fc, 10)
-    top = en.top_amplifying(store, [("exhaustive", 4, 2)])
+        claims.amplification_features(A[:, :1], fc, 10)
+    top = claims.top_amplifying(store, [("exhaustive", 4, 2)])
     k = int(np.argmax(fc.amp_uniform))
     assert top.pair[0] == k and top.amplification[0] == fc.amp_uniform.max()
     assert top["φ_min multi (β = 1/2)"][0] == fc.uniform[k]
     # by-Jaccard shares on a hand frame
     hand = pd.DataFrame({"jaccard": [0.0, 0.05, 0.5, 0.55, 1.0],
                          "amplified": [True, False, True, True, False]})
-    shares = en.amplified_by_jaccard(hand, bins=2)
+    shares = claims.amplified_by_jaccard(hand, bins=2)
     assert shares.tolist() == [2 / 3, 0.5]
 
 
 def test_tradeoff_table_correlation_and_domination():
     import pandas as pd
 
-    trade = en.tradeoff_table([5, 7], [0.2, 0.7], 4, 0.25, 12, seed=6)
+    trade = claims.tradeoff_table([5, 7], [0.2, 0.7], 4, 0.25, 12, seed=6)
     assert list(trade.columns) == ["n", "kind", "density", "T_mix", "phi_min"]
     assert len(trade) == 2 * (len(en.FAMILIES) + 2 * 4 + 2 * 4)
     path = trade[(trade.n == 7) & (trade.kind == "path")].iloc[0]
@@ -606,14 +608,14 @@ def test_tradeoff_table_correlation_and_domination():
     hand = pd.DataFrame({"n": 3, "kind": ["path", "random", "random", "random"],
                          "T_mix": [5, 6, 4, 5], "phi_min": [0.5, 0.4, 0.3, 0.5]})
     # (6, 0.4) and the tie (5, 0.5) are dominated by the path; (4, 0.3) mixes faster
-    assert en.dominated_fraction(hand, families=("path",)) == {3: pytest.approx(2 / 3)}
-    assert en.tradeoff_correlation(hand) == {3: pytest.approx(0.5)}  # ranks (3,1,2), (2,1,3)
+    assert claims.dominated_fraction(hand, families=("path",)) == {3: pytest.approx(2 / 3)}
+    assert claims.tradeoff_correlation(hand) == {3: pytest.approx(0.5)}  # ranks (3,1,2), (2,1,3)
     with pytest.raises(ValueError, match="no graphs of kind 'pair'"):
-        en.dominated_fraction(hand, kind="pair")
+        claims.dominated_fraction(hand, kind="pair")
 
 
 def test_best_head_tables():
-    p = en.weighted_forward_probabilities((3, 4), 6, 0.3, seed=1)
+    p = claims.weighted_forward_probabilities((3, 4), 6, 0.3, seed=1)
     np.testing.assert_array_equal(
         p.ravel(), mk.forward_probability(en.random_weighted_walk(12, 6, 0.3, seed=1)))
     rng = np.random.default_rng(0)
@@ -623,7 +625,7 @@ def test_best_head_tables():
         draws.append(shape)
         return rng.random(shape)
 
-    t = en.best_head_simulation(draw, 0.7, 0.7, [1, 3], 2000, label="U")
+    t = claims.best_head_simulation(draw, 0.7, 0.7, [1, 3], 2000, label="U")
     assert draws == [(2000, 1), (2000, 3)]
     assert t.F.tolist() == ["U", "U"] and t.H.tolist() == [1, 3]
     assert t["1 - F(p̄)^H"].tolist() == pytest.approx([0.3, 1 - 0.7**3])
@@ -634,15 +636,15 @@ def test_best_head_tables():
     assert t.z.tolist() == pytest.approx(
         [(s - th) / math.sqrt(th * (1 - th) / 2000) for s, th in zip(sim, theory, strict=True)])
     # an estimated F adds the delta-method variance: |z| shrinks
-    t2 = en.best_head_simulation(lambda s: np.full(s, 0.9), 0.7, 0.7, [2], 100, pool_size=50)
-    t3 = en.best_head_simulation(lambda s: np.full(s, 0.9), 0.7, 0.7, [2], 100)
+    t2 = claims.best_head_simulation(lambda s: np.full(s, 0.9), 0.7, 0.7, [2], 100, pool_size=50)
+    t3 = claims.best_head_simulation(lambda s: np.full(s, 0.9), 0.7, 0.7, [2], 100)
     assert 0 < t2.z[0] < t3.z[0]
     with pytest.raises(ValueError, match="F must lie"):
-        en.best_head_simulation(draw, 0.7, 1.7, [1], 10)
+        claims.best_head_simulation(draw, 0.7, 1.7, [1], 10)
     # an atom at pbar: Pr(p <= pbar) says "never", Pr(p < pbar) says "always"
-    atom = en.atom_best_head_table(np.full(10, 0.5), [1, 4], 0.5, "flat")
+    atom = claims.atom_best_head_table(np.full(10, 0.5), [1, 4], 0.5, "flat")
     assert len(atom) == 4 and (atom.simulated == 1).all()
     assert atom["1 - F(p̄)^H"].tolist() == [0.0, 1.0, 0.0, 1.0]
     assert atom.F.tolist()[:2] == ["flat, F(p̄) = Pr(p ≤ p̄)", "flat, F(p̄-) = Pr(p < p̄)"]
     with pytest.raises(ValueError, match="exceeds the 10 draws"):
-        en.atom_best_head_table(np.full(10, 0.5), [11], 0.5)
+        claims.atom_best_head_table(np.full(10, 0.5), [11], 0.5)

@@ -1,8 +1,8 @@
-"""The browser playground's JavaScript (`bparallel/js/toydag.mjs`) agrees with `bparallel`.
+"""The browser playground's JavaScript (`bparallel/book/js/toydag.mjs`) agrees with `bparallel`.
 
 One Node process computes every configuration (presets and hundreds of seeded random head
 sets, some not feedforward, some without a unique sink, with varied beta, horizon and eps);
-every quantity of `bparallel.playground.compute` is compared with it to 1e-12: signals,
+every quantity of `bparallel.book.playground.compute` is compared with it to 1e-12: signals,
 node fidelities and optimal times, minimax fidelities per head and combined, best head,
 amplification, mixing times, hitting times, warnings, and the exported Python code.
 """
@@ -19,18 +19,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bparallel import playground as pg
-from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
-from bparallel.webplayground import (
+from bparallel.book import playground as pg
+from bparallel.book.js_playground import (
     config_of,
     decode_state,
     encode_state,
     inline_script,
     playground_html,
 )
+from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
 
 ROOT = Path(__file__).resolve().parents[1]
-TOYDAG = ROOT / "bparallel" / "js" / "toydag.mjs"
+TOYDAG = ROOT / "bparallel" / "book" / "js" / "toydag.mjs"
 ATOL = 1e-12
 NUM_RANDOM = 400
 
@@ -257,8 +257,8 @@ def test_number_formatting_matches_python():
 
 
 def test_python_link_helpers():
-    """`bparallel.webplayground` reads and writes the page's #pg= links (also from a URL)."""
-    from bparallel.webplayground import fragment
+    """`bparallel.book.js_playground` reads and writes the page's #pg= links (also from a URL)."""
+    from bparallel.book.js_playground import fragment
 
     state = pg.from_preset("Example 3.13 (code)")
     link = fragment(state)

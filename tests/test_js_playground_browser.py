@@ -3,10 +3,10 @@
 The playground page (`_build/html/notebooks/04_playground.html`) is opened from file:// and
 over http://127.0.0.1. The test clicks an edge of the adjacency grid and moves a beta slider
 with the keyboard, then checks: the address fragment decodes (in Python,
-`bparallel.webplayground.decode_state`) to exactly the state built the same way in Python;
-the displayed minimax fidelities and amplification equal `bparallel.playground.compute`'s
+`bparallel.book.js_playground.decode_state`) to exactly the state built the same way in Python;
+the displayed minimax fidelities and amplification equal `bparallel.book.playground.compute`'s
 to 1e-12; reloading the link restores the same state and numbers; the exported code equals
-`bparallel.playground.to_python`; no console error; no request leaves the machine.
+`bparallel.book.playground.to_python`; no console error; no request leaves the machine.
 
 Needs a built book (`make book`); without one these tests fail, they do not skip.
 """
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from bparallel import playground as pg
+from bparallel.book import playground as pg
+from bparallel.book.js_playground import decode_state, source_hash
 from bparallel.graphs import is_feedforward
-from bparallel.webplayground import decode_state, source_hash
 
 pytestmark = pytest.mark.browser
 
@@ -41,7 +41,7 @@ def playground_page(built_html: Path) -> Path:
                     "run `make book`")
     if f'data-bp-source="{source_hash()}"' not in text:
         pytest.fail(
-            f"{page} embeds an older bparallel/js/ than the sources (the notebook's output "
+            f"{page} embeds an older bparallel/book/js/ than the sources (the notebook's output "
             "came from the execution cache): run `rm -rf _build/.jupyter_cache` and `make book`"
         )
     return page

@@ -1,4 +1,4 @@
-"""The Section 4.1 Transformer (bparallel.model)."""
+"""The Section 4.1 Transformer (bparallel.transformer.model)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from bparallel.model import ModelConfig, Transformer
+from bparallel.transformer.model import ModelConfig, Transformer
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -65,7 +65,7 @@ def test_fused_and_explicit_gradients_agree_without_dropout():
 
 def test_cpu_training_with_dropout_uses_the_block_causal_kernel(monkeypatch):
     """Only the fused path, in training, with dropout, on CPU, takes bparallel's kernel."""
-    import bparallel.model as bm
+    import bparallel.transformer.model as bm
 
     calls = []
     real = bm.causal_attention

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from bparallel import playground as pg
+from bparallel.book import playground as pg
 from bparallel.examples import example_3_8, example_3_13
 from bparallel.fidelity import multi_head_minimax_fidelity
 from bparallel.graphs import diffusion_matrix
@@ -127,7 +127,7 @@ def test_draw_dag_smoke():
     matplotlib.use("Agg")
     from matplotlib.patches import FancyArrowPatch
 
-    from bparallel.plotting import draw_dag
+    from bparallel.book.plotting import draw_dag
 
     ax = draw_dag([(0, 1), (1, 0), (1, 2), (2, 2)], 3)
     arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]

@@ -1,4 +1,4 @@
-"""The chapter plots of bparallel.plotting: they draw the data they are given, and refuse
+"""The chapter plots of bparallel.book.plotting: they draw the data they are given, and refuse
 frames without the columns they need."""
 
 import matplotlib
@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from bparallel import plotting  # noqa: E402
+from bparallel.book import plotting  # noqa: E402
 
 
 def _points(ax):

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from bparallel.results import flatten, load_results, save_results
+from bparallel.book.results import flatten, load_results, save_results
 
 
 def test_flatten_nested_and_numbers():

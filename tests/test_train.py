@@ -1,4 +1,4 @@
-"""Training, checkpoints and shipped weights (bparallel.train), on the hidden tiny profile."""
+"""Training, checkpoints and shipped weights (bparallel.transformer.train), tiny profile."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from bparallel import train as tr
-from bparallel.data import make_dataset
+from bparallel.transformer import train as tr
+from bparallel.transformer.data import make_dataset
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

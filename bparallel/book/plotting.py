@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .graphs import as_edges
+from .._io import atomic_write
+from ..graphs import as_edges
+from .published import LAYERS, verdict
 
 
 def draw_dag(
@@ -68,11 +71,11 @@ def plot_pair_mixing(
 ) -> Any:
     """Two heads and their combination: the graphs (top) and the TV curves per start node
     (bottom, Definition 2.7), with ``eps`` and each mixing time marked. ``matrices`` and
-    ``mixing_times`` as returned by :func:`bparallel.ensembles.exact_combination_mixing`
+    ``mixing_times`` as returned by :func:`bparallel.book.claims.exact_combination_mixing`
     (heads first, combination last; exact fractions or floats). Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from .ensembles import tv_curves
+    from ..ensembles import tv_curves
 
     if len(edges_pair) != 2 or len(matrices) != 3 or len(mixing_times) != 3:
         raise ValueError("plot_pair_mixing needs 2 heads and 3 matrices and mixing times "
@@ -159,7 +162,7 @@ def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) ->
     (``by_jaccard``, a Series indexed by intervals), amplification against complementarity,
     and the mixed-sequence share of Eq. 27 against the worst node's optimal time ``t*``, with
     the identical-heads curve ``1 - 2^(1-t)``. ``features`` as returned by
-    :func:`bparallel.ensembles.amplification_features`. Returns the figure."""
+    :func:`bparallel.book.claims.amplification_features`. Returns the figure."""
     import matplotlib.pyplot as plt
 
     _require_columns(features, ("complementarity", "amplification", "amplified", "t*",
@@ -241,10 +244,9 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
     maps a title to a frame with columns ``task``, ``heads``, ``layer``, ``individual``,
     ``combined`` (e.g. the published rows and this book's); colour is the head count, the
     marker the task. Titles count the cells above, on and below the line at two decimals,
-    as :func:`bparallel.evaluate.amplification_agreement` does. Returns the figure."""
+    as :func:`bparallel.book.published.amplification_agreement` does. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from .evaluate import _verdict  # the published-precision rule of Tables 5-6
 
     if not panels:
         raise ValueError("plot_best_head_vs_combined needs at least one panel")
@@ -263,7 +265,7 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
                        marker=markers.get(task, "^"), s=36, alpha=0.85,
                        label=f"{task}, {int(h)} heads")
         ax.plot([0, lim], [0, lim], "k--", lw=0.8)
-        verdicts = [_verdict(float(c), float(i))
+        verdicts = [verdict(float(c), float(i))
                     for c, i in zip(frame.combined, frame.individual, strict=True)]
         won, tied = verdicts.count(1), verdicts.count(0)
         ax.set_title(f"{title}\ncombined above {won}, on {tied}, below "
@@ -275,4 +277,53 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
     axes[0, 0].set_ylabel("combined heads: fidelity (%)")
     axes[0, -1].legend(fontsize="x-small", loc="lower right")
     fig.tight_layout()
+    return fig
+
+
+def plot_figure4(
+    rows: Sequence[Mapping[str, Any]],
+    path: str | os.PathLike | None = None,
+    *,
+    mode: str = "paper",
+    protocol: str = "paper",
+    title: str | None = None,
+) -> Any:
+    """Figure 4: mixing time (a, b) and fidelity (c, d) per layer, one line per head count.
+
+    ``rows`` are Tables 1-4 rows (:func:`evaluate_models` or :func:`published_rows`); error
+    bars are the standard deviations. Saved as PNG (atomically) when ``path`` is given.
+    Returns the matplotlib figure.
+    """
+    from matplotlib.figure import Figure  # no pyplot: no global state, works headless
+
+    sel = [r for r in rows if r.get("mode", mode) == mode
+           and r.get("protocol", protocol) == protocol and "mean" in r]
+    if not sel:
+        raise ValueError(f"no Tables 1-4 rows for mode={mode!r}, protocol={protocol!r}")
+    fig = Figure(figsize=(10, 7.5))
+    axes = fig.subplots(2, 2)
+    panels = [("mixing_time", "copy", "(a) Mixing time for Sequence Copying"),
+              ("mixing_time", "cycle", "(b) Mixing time for Sequence Cycling"),
+              ("fidelity", "copy", "(c) Fidelity for Sequence Copying"),
+              ("fidelity", "cycle", "(d) Fidelity for Sequence Cycling")]
+    for ax, (quantity, task, label) in zip(axes.flat, panels, strict=True):
+        heads = sorted({r["heads"] for r in sel if r["quantity"] == quantity
+                        and r["task"] == task})
+        for i, h in enumerate(heads):
+            pts = sorted((r["layer"], r["mean"], r.get("std", 0.0)) for r in sel
+                         if r["quantity"] == quantity and r["task"] == task
+                         and r["heads"] == h)
+            x, y, e = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+            ax.errorbar(x, y, yerr=e, marker="o", capsize=3, color=f"C{i}",
+                        label=f"{h} head{'s' if h > 1 else ''}")
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("steps" if quantity == "mixing_time" else "fidelity (%)")
+        ax.set_xticks(range(1, LAYERS + 1))
+        if heads:
+            ax.legend(fontsize=8)
+    fig.suptitle(title or f"Figure 4 ({mode} mode, {protocol} protocol)")
+    fig.tight_layout()
+    if path is not None:
+        atomic_write(path, lambda fh: fig.savefig(fh, dpi=120, format="png"))
     return fig

@@ -1,6 +1,6 @@
 """The browser playground as one self-contained HTML snippet (no kernel, no network).
 
-The playground's sources are two ES modules and a stylesheet in ``bparallel/js/``:
+The playground's sources are two ES modules and a stylesheet in ``bparallel/book/js/``:
 ``toydag.mjs`` (the mathematics, importable by Node) and ``playground.mjs`` (the interface,
 which imports it), with ``playground.css``. They stay the single source of truth.
 
@@ -14,7 +14,7 @@ object. Nothing is fetched. In the book, ``notebooks/04_playground.md`` displays
 
 :func:`encode_state` / :func:`decode_state` are the Python side of the page's address
 fragment (``#pg=...``), so a link can be made from, or read back into, a
-:class:`~bparallel.playground.PlaygroundState`.
+:class:`~bparallel.book.playground.PlaygroundState`.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def inline_script(element_id: str = "bp-playground", *, use_hash: bool = True,
     if initial is not None:
         options["initial"] = config_of(initial)
     parts = [
-        "// bparallel toy-DAG playground: bparallel/js/toydag.mjs + playground.mjs, inlined",
+        "// bparallel toy-DAG playground: bparallel/book/js/toydag.mjs + playground.mjs, inlined",
         _module_as_closure(_read("toydag.mjs"), var),
         "{",
         _importer_inlined(_read("playground.mjs"), var),

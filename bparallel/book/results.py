@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
+
+from .._io import atomic_write_text
 
 
 def flatten(values: Mapping, prefix: str = "") -> dict[str, float]:
@@ -38,32 +38,6 @@ def flatten(values: Mapping, prefix: str = "") -> dict[str, float]:
             raise ValueError(f"results key {name!r}: value {value!r} is not finite")
         out[name] = value
     return out
-
-
-def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> Path:
-    """Call ``write(fh)`` on a temporary file beside ``path``, then ``os.replace`` it.
-
-    A reader sees the old file or the new one, never a half-written one, even when the
-    writer is killed; the temporary file is removed on failure.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
-    return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 def save_results(results_dir: str | os.PathLike, name: str, values: Mapping) -> Path:

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .examples import example_3_8, example_3_13
-from .fidelity import FidelityReport, check_horizon, fidelity_report, signal_at_sink
-from .graphs import (
+from ..examples import example_3_8, example_3_13
+from ..fidelity import FidelityReport, check_horizon, fidelity_report, signal_at_sink
+from ..graphs import (
     adjacency_matrix,
     as_edges,
     backward_edges,
@@ -30,7 +30,7 @@ from .graphs import (
     random_feedforward_adjacency,
     sinks,
 )
-from .markov import expected_hitting_times, mixing_time
+from ..markov import expected_hitting_times, mixing_time
 
 __all__ = [
     "MAX_NODES",

@@ -1,4 +1,4 @@
-"""Tables 1-6 and Figure 4 (bparallel.evaluate), on small random-init models."""
+"""Section 4 tables (bparallel.book.tables, published, metrics_cache; Figure 4), small models."""
 
 from __future__ import annotations
 
@@ -9,11 +9,29 @@ import numpy as np
 import pytest
 import torch
 
-from bparallel import evaluate as ev
 from bparallel import proxies as px
-from bparallel.data import ShuffledLoader, heldout_dataset, make_dataset, paper_protocol_sequences
-from bparallel.model import ModelConfig, Transformer
-from bparallel.train import model_config
+from bparallel._io import write_csv, write_json
+from bparallel.book import metrics_cache
+from bparallel.book.metrics_cache import cached_sequence_metrics, metrics_key
+from bparallel.book.plotting import plot_figure4
+from bparallel.book.published import (
+    PUBLISHED_TABLES,
+    amplification_agreement,
+    largest_differences,
+    published_agreement,
+    published_rows,
+    spearman,
+)
+from bparallel.book.tables import evaluate_models, flat_results
+from bparallel.transformer.data import (
+    ShuffledLoader,
+    heldout_dataset,
+    make_dataset,
+    paper_protocol_sequences,
+)
+from bparallel.transformer.measure import evaluation_inputs, load_run_models, sequence_metrics
+from bparallel.transformer.model import ModelConfig, Transformer
+from bparallel.transformer.train import model_config
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -27,36 +45,36 @@ def _tiny_models(heads=(1, 4)):
 
 
 def test_published_tables_spot_values():
-    t = ev.PUBLISHED_TABLES
+    t = PUBLISHED_TABLES
     assert t[1]["mean"][1] == (3.8344, 77.9281, 78.6635, 73.5020)
     assert t[2]["std"][16][3] == 1.9165
     assert t[3]["mean"][16] == (0.58, 0.49, 0.34, 0.25)
     assert t[4]["mean"][8][1] == 0.63
     assert t[5]["individual"][8] == (0.59, 0.29, 0.18, 0.18)
     assert t[6]["combined"][16] == (0.67, 0.55, 0.48, 0.00)
-    rows = ev.published_rows()
+    rows = published_rows()
     assert len(rows) == 4 * 4 * 4 + 2 * 3 * 4
     assert {"table": 2, "quantity": "mixing_time", "task": "cycle", "heads": 4, "layer": 3,
             "mean": 45.7709, "std": 1.9865} in rows
 
 
 def test_evaluation_inputs_protocols():
-    x = ev.evaluation_inputs("cycle", "paper", "tiny", seed=42)
+    x = evaluation_inputs("cycle", "paper", "tiny", seed=42)
     ds = make_dataset("cycle", 40, seed=42, seq_len=16)
     loader = ShuffledLoader(ds, 10, seed=42)
     assert torch.equal(x, paper_protocol_sequences(loader, epoch=2).inputs)  # tiny: 2 epochs
     assert x.shape == (4, 16)  # 40 sequences in batches of 10: only 4 batches
-    y = ev.evaluation_inputs("copy", "heldout", "tiny", seed=42, num_sequences=7)
+    y = evaluation_inputs("copy", "heldout", "tiny", seed=42, num_sequences=7)
     assert torch.equal(y, heldout_dataset("copy", 7, seed=42, seq_len=16).inputs)
     with pytest.raises(ValueError, match=r"protocol='train'.*'heldout'"):
-        ev.evaluation_inputs("copy", "train", "tiny")
+        evaluation_inputs("copy", "train", "tiny")
 
 
 def test_sequence_metrics_match_direct_proxies():
     torch.manual_seed(0)
     model = Transformer(ModelConfig(n_heads=4, seq_len=12)).eval()
     x = torch.randint(0, 256, (5, 12))
-    m = ev.sequence_metrics(model, x, max_steps=40, horizon=30, batch_size=2)
+    m = sequence_metrics(model, x, max_steps=40, horizon=30, batch_size=2)
     with torch.no_grad():
         _, attn = model(x, return_attention=True)  # (L, B, H, T, T)
     w = px.head_weights(torch.stack([b.attn.out.weight for b in model.blocks]), 4)[:, None]
@@ -74,7 +92,7 @@ def test_sequence_metrics_match_direct_proxies():
 
 def test_evaluate_models_tables():
     models = _tiny_models()
-    out = ev.evaluate_models(models, profile="tiny", protocols=("paper", "heldout"),
+    out = evaluate_models(models, profile="tiny", protocols=("paper", "heldout"),
                              num_sequences=3, max_steps=20, horizon=20)
     t14 = out["tables_1_4"]
     # 2 protocols x 2 quantities x 2 modes x 4 models x 4 layers
@@ -83,8 +101,8 @@ def test_evaluate_models_tables():
                and r["heads"] == 4 and r["quantity"] == "fidelity" and r["mode"] == "paper"
                and r["layer"] == 2)
     assert row["table"] == 4 and row["n"] == 3
-    x = ev.evaluation_inputs("cycle", "heldout", "tiny", num_sequences=3)
-    direct = ev.sequence_metrics(models[("cycle", 4)], x, max_steps=20, horizon=20)
+    x = evaluation_inputs("cycle", "heldout", "tiny", num_sequences=3)
+    direct = sequence_metrics(models[("cycle", 4)], x, max_steps=20, horizon=20)
     vals = direct["fidelity.paper"][1]
     assert row["mean"] == pytest.approx(vals.mean()) and row["std"] == pytest.approx(vals.std())
     t56 = out["tables_5_6"]
@@ -97,64 +115,64 @@ def test_evaluate_models_tables():
 
 
 def _counted_metrics(monkeypatch, delay=0.0):
-    """A small model and inputs, with ``ev.sequence_metrics`` counting (and delaying) calls."""
+    """A small model and inputs, with ``sequence_metrics`` counting (and delaying) calls."""
     import time
 
     torch.manual_seed(0)
     model = Transformer(ModelConfig(n_heads=4, seq_len=12)).eval()
     x = torch.randint(0, 256, (3, 12))
     calls = []
-    real = ev.sequence_metrics
+    real = sequence_metrics
 
     def counting(*args, **kw):
         calls.append(1)
         time.sleep(delay)
         return real(*args, **kw)
 
-    monkeypatch.setattr(ev, "sequence_metrics", counting)
+    monkeypatch.setattr(metrics_cache, "sequence_metrics", counting)
     return model, x, calls, real, counting
 
 
 def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
     model, x, calls, real, counting = _counted_metrics(monkeypatch)
     direct = real(model, x, max_steps=20, horizon=20)
-    first = ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
-    again = ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
+    first = cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
+    again = cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
     assert len(calls) == 1 and len(list(tmp_path.glob("metrics-*.npz"))) == 1
     for m in (first, again):
         assert m.keys() == direct.keys()
         for k in direct:
             np.testing.assert_array_equal(m[k], direct[k])
     # Anything that changes the result changes the key: options, inputs, weights.
-    key = ev.metrics_key(model, x, max_steps=20, horizon=20)
-    assert ev.metrics_key(model, x, max_steps=20, horizon=21) != key
-    assert ev.metrics_key(model, x[:2], max_steps=20, horizon=20) != key
+    key = metrics_key(model, x, max_steps=20, horizon=20)
+    assert metrics_key(model, x, max_steps=20, horizon=21) != key
+    assert metrics_key(model, x[:2], max_steps=20, horizon=20) != key
     y = x.clone()
     y[0, 0] = (y[0, 0] + 1) % 256
-    assert ev.metrics_key(model, y, max_steps=20, horizon=20) != key
+    assert metrics_key(model, y, max_steps=20, horizon=20) != key
     with torch.no_grad():
         model.blocks[0].attn.out.weight[0, 0] += 1e-3
-    assert ev.metrics_key(model, x, max_steps=20, horizon=20) != key
+    assert metrics_key(model, x, max_steps=20, horizon=20) != key
     with torch.no_grad():
         model.blocks[0].attn.out.weight[0, 0] -= 1e-3
-    assert ev.metrics_key(model, x, max_steps=20, horizon=20) == key
+    assert metrics_key(model, x, max_steps=20, horizon=20) == key
     # So does the package's own source.
-    monkeypatch.setattr(ev, "_package_fingerprint", lambda: "other code")
-    assert ev.metrics_key(model, x, max_steps=20, horizon=20) != key
+    monkeypatch.setattr(metrics_cache, "_package_fingerprint", lambda: "other code")
+    assert metrics_key(model, x, max_steps=20, horizon=20) != key
     monkeypatch.undo()
-    monkeypatch.setattr(ev, "sequence_metrics", counting)
+    monkeypatch.setattr(metrics_cache, "sequence_metrics", counting)
     # A corrupted file is computed again (with a warning) and replaced.
     (path,) = tmp_path.glob("metrics-*.npz")
     path.write_bytes(path.read_bytes()[:50])
     with pytest.warns(UserWarning, match="unreadable metrics cache"):
-        healed = ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20,
+        healed = cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20,
                                             horizon=20)
     assert len(calls) == 2
     np.testing.assert_array_equal(healed["fidelity.paper"], direct["fidelity.paper"])
-    ev.cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
+    cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
     assert len(calls) == 2
     # No cache directory: always computed, nothing written.
-    ev.cached_sequence_metrics(model, x, cache_dir=None, max_steps=20, horizon=20)
+    cached_sequence_metrics(model, x, cache_dir=None, max_steps=20, horizon=20)
     assert len(calls) == 3 and len(list(tmp_path.glob("metrics-*.npz"))) == 1
 
 
@@ -164,7 +182,7 @@ def test_concurrent_callers_compute_a_key_once(tmp_path, monkeypatch):
     # 0.3 s: long enough for the other thread to arrive while the first one computes
     model, x, calls, _, _ = _counted_metrics(monkeypatch, delay=0.3)
     got = []
-    threads = [threading.Thread(target=lambda: got.append(ev.cached_sequence_metrics(
+    threads = [threading.Thread(target=lambda: got.append(cached_sequence_metrics(
         model, x, cache_dir=tmp_path, max_steps=10, horizon=10))) for _ in range(2)]
     for t in threads:
         t.start()
@@ -178,22 +196,22 @@ def test_evaluate_models_with_a_cache_equals_without(tmp_path):
     models = _tiny_models(heads=(4,))
     kw = dict(profile="tiny", protocols=("paper", "heldout"), num_sequences=3, max_steps=20,
               horizon=20)
-    plain = ev.evaluate_models(models, **kw)
-    assert ev.evaluate_models(models, cache_dir=tmp_path, **kw) == plain
+    plain = evaluate_models(models, **kw)
+    assert evaluate_models(models, cache_dir=tmp_path, **kw) == plain
     assert len(list(tmp_path.glob("metrics-*.npz"))) == 2 * 2  # protocols x models
-    assert ev.evaluate_models(models, cache_dir=tmp_path, **kw) == plain
+    assert evaluate_models(models, cache_dir=tmp_path, **kw) == plain
 
 
 def test_writers_round_trip(tmp_path):
     rows = [{"table": 1, "mean": 0.5, "std": 0.25}, {"table": 2, "mean": 1.5, "extra": "x"}]
-    ev.write_csv(rows, tmp_path / "t.csv")
+    write_csv(rows, tmp_path / "t.csv")
     with open(tmp_path / "t.csv") as fh:
         back = list(csv.DictReader(fh))
     assert back[0] == {"table": "1", "mean": "0.5", "std": "0.25", "extra": ""}
     assert back[1]["extra"] == "x"
-    ev.write_json({"a": np.float64(0.125), "b": np.arange(3)}, tmp_path / "t.json")
+    write_json({"a": np.float64(0.125), "b": np.arange(3)}, tmp_path / "t.json")
     assert json.loads((tmp_path / "t.json").read_text()) == {"a": 0.125, "b": [0, 1, 2]}
-    flat = ev.flat_results({"tables_1_4": [{"table": 3, "protocol": "paper", "mode": "paper",
+    flat = flat_results({"tables_1_4": [{"table": 3, "protocol": "paper", "mode": "paper",
                                             "task": "copy", "heads": 4, "layer": 2,
                                             "mean": 0.3, "std": 0.1}]})
     assert flat == {"table3.paper.paper.copy.h4.L2.mean": 0.3,
@@ -202,7 +220,7 @@ def test_writers_round_trip(tmp_path):
 
 
 def test_plot_figure4_smoke(tmp_path):
-    fig = ev.plot_figure4(ev.published_rows(), tmp_path / "fig.png")
+    fig = plot_figure4(published_rows(), tmp_path / "fig.png")
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(fig.axes) == 4
     # the (a) panel carries one line per head count with the published means
@@ -210,30 +228,30 @@ def test_plot_figure4_smoke(tmp_path):
     ys = sorted(tuple(np.round(line.get_ydata(), 4)) for line in lines if len(line.get_ydata()))
     assert (3.8344, 77.9281, 78.6635, 73.502) in ys
     with pytest.raises(ValueError, match="no Tables 1-4 rows"):
-        ev.plot_figure4([], tmp_path / "none.png")
+        plot_figure4([], tmp_path / "none.png")
 
 
 def test_load_run_models_missing(tmp_path):
     with pytest.raises(FileNotFoundError, match="copy-h01"):
-        ev.load_run_models(tmp_path, tasks=["copy"], heads=[1])
+        load_run_models(tmp_path, tasks=["copy"], heads=[1])
 
 
 def test_spearman_against_hand_values():
-    assert ev.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
-    assert ev.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     # ranks (1, 2, 3) vs (1, 3, 2): 1 - 6 * 2 / (3 * 8) = 0.5
-    assert ev.spearman([0.1, 0.5, 0.9], [1, 9, 5]) == pytest.approx(0.5)
+    assert spearman([0.1, 0.5, 0.9], [1, 9, 5]) == pytest.approx(0.5)
     # ties take their average rank: x ranks (1.5, 1.5, 3), y ranks (1, 2, 3)
     rx, ry = np.array([1.5, 1.5, 3]), np.array([1, 2, 3.0])
-    assert ev.spearman([2, 2, 7], [1, 2, 3]) == pytest.approx(np.corrcoef(rx, ry)[0, 1])
-    assert np.isnan(ev.spearman([1, 1, 1], [1, 2, 3]))
+    assert spearman([2, 2, 7], [1, 2, 3]) == pytest.approx(np.corrcoef(rx, ry)[0, 1])
+    assert np.isnan(spearman([1, 1, 1], [1, 2, 3]))
     with pytest.raises(ValueError, match="one length"):
-        ev.spearman([1, 2], [1, 2, 3])
+        spearman([1, 2], [1, 2, 3])
 
 
 def _published_as_ours(transform):
     rows = []
-    for r in ev.published_rows():
+    for r in published_rows():
         if r["quantity"] in ("mixing_time", "fidelity"):
             rows.append({**r, "protocol": "paper", "mode": "paper",
                          "mean": transform(r["quantity"], r["heads"], r["mean"])})
@@ -241,47 +259,47 @@ def _published_as_ours(transform):
 
 
 def test_published_agreement():
-    same = ev.published_agreement(_published_as_ours(lambda q, h, m: 2 * m))
+    same = published_agreement(_published_as_ours(lambda q, h, m: 2 * m))
     for quantity in ("mixing_time", "fidelity"):
         assert same[quantity]["cells"] == 32  # 2 tasks x 4 head counts x 4 layers
         assert same[quantity]["spearman"] == pytest.approx(1.0)
-        means = [r["mean"] for r in ev.published_rows() if r["quantity"] == quantity]
+        means = [r["mean"] for r in published_rows() if r["quantity"] == quantity]
         assert same[quantity]["median_abs_difference"] == pytest.approx(np.median(np.abs(means)))
         assert same[quantity]["trend_agreement"] == 1.0
     # reverse the head order of every cell: the 1-vs-16-head trend flips everywhere
     pub = {(r["quantity"], r["task"], r["heads"], r["layer"]): r["mean"]
-           for r in ev.published_rows() if "mean" in r}
+           for r in published_rows() if "mean" in r}
     flip = {1: 16, 4: 8, 8: 4, 16: 1}
     rows = [{**r, "mean": pub[(r["quantity"], r["task"], flip[r["heads"]], r["layer"])]}
             for r in _published_as_ours(lambda q, h, m: m)]
-    rev = ev.published_agreement(rows)
+    rev = published_agreement(rows)
     assert rev["mixing_time"]["trend_agreement"] == 0.0
     with pytest.raises(ValueError, match="no Tables 1-4 rows"):
-        ev.published_agreement(rows, mode="definition")
+        published_agreement(rows, mode="definition")
 
 
 def test_largest_differences_orders_cells_by_absolute_difference():
     bump = {("copy", 4, 2): 5.0, ("cycle", 16, 3): -7.5, ("copy", 1, 1): 0.25}
     rows = [{**r, "mean": r["mean"] + bump.get((r["task"], r["heads"], r["layer"]), 0.0)}
             for r in _published_as_ours(lambda q, h, m: m)]
-    top = ev.largest_differences(rows, quantity="mixing_time", n=3)
+    top = largest_differences(rows, quantity="mixing_time", n=3)
     assert [(d["task"], d["heads"], d["layer"]) for d in top] == [
         ("cycle", 16, 3), ("copy", 4, 2), ("copy", 1, 1)]
     assert top[0]["difference"] == pytest.approx(-7.5)
     assert top[0]["ours"] == pytest.approx(top[0]["published"] - 7.5)
     assert top[1]["published_std"] == pytest.approx(0.0365)  # Table 1, 4 heads, layer 2
-    assert len(ev.largest_differences(rows, quantity="fidelity", n=100)) == 32
+    assert len(largest_differences(rows, quantity="fidelity", n=100)) == 32
     with pytest.raises(ValueError, match="valid quantities"):
-        ev.largest_differences(rows, quantity="speed")
+        largest_differences(rows, quantity="speed")
     with pytest.raises(ValueError, match="no fidelity rows"):
-        ev.largest_differences(rows, quantity="fidelity", mode="definition")
+        largest_differences(rows, quantity="fidelity", mode="definition")
     with pytest.raises(ValueError, match="at least 1"):
-        ev.largest_differences(rows, quantity="fidelity", n=0)
+        largest_differences(rows, quantity="fidelity", n=0)
 
 
 def _published_5_6_as_ours(transform=lambda ind, comb: (ind, comb)):
     rows = []
-    for r in ev.published_rows():
+    for r in published_rows():
         if r["quantity"] == "best_head":
             ind, comb = transform(r["individual"], r["combined"])
             rows.append({"table": r["table"], "task": r["task"], "heads": r["heads"],
@@ -294,17 +312,17 @@ def test_amplification_agreement_against_the_published_tables():
     # Published Tables 5-6 by hand: the combination beats the best head in 11 of 24 cells
     # (4 in Table 5, 7 in Table 6), ties in 6 (0.00/0.00 five times, 0.59/0.59 once), loses
     # in 7.
-    same = ev.amplification_agreement(_published_5_6_as_ours())
+    same = amplification_agreement(_published_5_6_as_ours())
     assert same["cells"] == 24
     assert same["published_wins"] == same["ours_wins"] == 11
     assert same["verdict_agreement"] == 1.0
     assert same["spearman_combined"] == pytest.approx(1.0)
     # swapping the columns turns every win into a loss and keeps the ties
-    swapped = ev.amplification_agreement(_published_5_6_as_ours(lambda i, c: (c, i)))
+    swapped = amplification_agreement(_published_5_6_as_ours(lambda i, c: (c, i)))
     assert swapped["ours_wins"] == 7
     assert swapped["verdict_agreement"] == pytest.approx(6 / 24)
     # differences below the published precision are ties
-    tiny = ev.amplification_agreement(_published_5_6_as_ours(lambda i, c: (i, i + 0.004)))
+    tiny = amplification_agreement(_published_5_6_as_ours(lambda i, c: (i, i + 0.004)))
     assert tiny["ours_wins"] == 0
     with pytest.raises(ValueError, match="no Tables 5-6 rows"):
-        ev.amplification_agreement(_published_5_6_as_ours(), mode="definition")
+        amplification_agreement(_published_5_6_as_ours(), mode="definition")

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .data import TASKS
-from .results import atomic_write_text
-from .train import (
+from .._io import atomic_write_text
+from ..transformer.data import TASKS
+from ..transformer.train import (
     HEADS,
     LEGACY_ATTENTION_PATH,
     evaluate_accuracy,
@@ -35,7 +35,7 @@ from .train import (
     train,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 SHIPPED_DIR = ROOT / "models" / "paper"
 RUNS_DIR = ROOT / "runs"
 MANIFEST = "manifest.json"
@@ -228,7 +228,7 @@ def ship_run(
     and the SHA-256 of each file. Written atomically; returns the manifest. A model whose
     exported weights hash to its manifest entry keeps that entry (it is not re-evaluated).
     """
-    from .data import heldout_dataset
+    from ..transformer.data import heldout_dataset
 
     run_dir, dest = Path(run_dir), Path(dest)
     p = get_profile(profile)

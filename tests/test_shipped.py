@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from bparallel import experiments as ex
-from bparallel.data import TASKS
-from bparallel.train import HEADS, run_name
+from bparallel.book import shipped as ex
+from bparallel.transformer.data import TASKS
+from bparallel.transformer.train import HEADS, run_name
 
 
 @pytest.fixture(scope="module")

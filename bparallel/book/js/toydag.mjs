@@ -2,7 +2,7 @@
  * @file toydag.mjs: the toy-DAG mathematics of `bparallel`, in dependency-free JavaScript.
  *
  * This module is the browser twin of the Python package (`bparallel.graphs`,
- * `bparallel.markov`, `bparallel.fidelity`, `bparallel.playground`), written so that both
+ * `bparallel.markov`, `bparallel.fidelity`, `bparallel.book.playground`), written so that both
  * give the same numbers: `tests/test_js_parity.py` runs it under Node on hundreds of graphs
  * and compares every quantity with Python to 1e-12. It runs as is in Node and in a browser
  * (no build step, no imports); `bparallel/webplayground.py` inlines it into the book.
@@ -25,9 +25,9 @@
 export const PEAK_ATOL = 1e-12;
 /** Distances within this of eps count as mixed (`bparallel.markov.TV_ATOL`). */
 export const TV_ATOL = 1e-12;
-/** Mixing times beyond this count as "does not mix" (`bparallel.playground.MIX_CAP`). */
+/** Mixing times beyond this count as "does not mix" (`bparallel.book.playground.MIX_CAP`). */
 export const MIX_CAP = 2 ** 20;
-/** Playground limits (`bparallel.playground.MAX_NODES`, `MIN_HEADS`, `MAX_HEADS`). */
+/** Playground limits (`bparallel.book.playground.MAX_NODES`, `MIN_HEADS`, `MAX_HEADS`). */
 export const MAX_NODES = 12;
 export const MIN_HEADS = 2;
 export const MAX_HEADS = 4;
@@ -436,7 +436,7 @@ export function randomFeedforwardHeads(count, n, density, seed) {
 // ------------------------------------------------------------------ playground state
 
 /**
- * @typedef {object} PlaygroundState What the playground edits (`bparallel.playground.PlaygroundState`).
+ * @typedef {object} PlaygroundState What the playground edits (`bparallel.book.playground.PlaygroundState`).
  * @property {number} n number of nodes, 2..MAX_NODES; the sink is n-1
  * @property {Array<Array<[number, number]>>} heads one sorted edge list per head (no self-loops)
  * @property {number[]} raw_beta un-normalised weights, one per head
@@ -579,7 +579,7 @@ export function setWeight(state, h, value) {
 
 // ------------------------------------------------------------------------------ presets
 
-/** Preset names, as in `bparallel.playground.PRESETS`. */
+/** Preset names, as in `bparallel.book.playground.PRESETS`. */
 export const PRESET_NAMES = [
   "Example 3.8",
   "Example 3.13 (paper)",
@@ -594,7 +594,7 @@ export const EXAMPLE_3_13_HEAD_2 = {
 };
 
 /**
- * A fresh state from a preset (`bparallel.playground.from_preset`). `Random feedforward`
+ * A fresh state from a preset (`bparallel.book.playground.from_preset`). `Random feedforward`
  * takes `{seed = 0, n = 6, heads = 2, density = 0.3}` and draws with {@link mulberry32}.
  * @param {string} name one of {@link PRESET_NAMES}
  * @param {{seed?: number, n?: number, heads?: number, density?: number}} [options]
@@ -648,7 +648,7 @@ export function presetState(name, options = {}) {
  */
 
 /**
- * The warnings of `bparallel.playground.compute`: backward edges (Definition 2.1) and
+ * The warnings of `bparallel.book.playground.compute`: backward edges (Definition 2.1) and
  * extra sinks (Definition 2.2), per head.
  * @param {PlaygroundState} state
  * @returns {string[]}
@@ -674,7 +674,7 @@ export function stateWarnings(state) {
 
 /**
  * Signals, fidelities, mixing and hitting times of every head and of the combination:
- * what `bparallel.playground.compute` returns, for a configuration object.
+ * what `bparallel.book.playground.compute` returns, for a configuration object.
  * @param {object} config see {@link normalizeState}
  * @returns {PlaygroundResult}
  */
@@ -861,7 +861,7 @@ export function pyFormatFixed(x, digits) {
 
 /**
  * The Python code that rebuilds this configuration with `bparallel`: the same text as
- * `bparallel.playground.to_python`.
+ * `bparallel.book.playground.to_python`.
  * @param {PlaygroundState} state
  * @returns {string}
  */

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from .._io import atomic_write
 from .data import (
     TASKS,
     SequenceDataset,
@@ -38,7 +39,6 @@ from .data import (
     predictable_mask,
 )
 from .model import ATTENTION_PATHS, ModelConfig, Transformer
-from .results import atomic_write
 
 CHECKPOINT_FORMAT = "bparallel-checkpoint-v1"
 WEIGHTS_FORMAT = "bparallel-weights-v1"
@@ -381,8 +381,8 @@ def train(
     interrupted run ends bitwise where an uninterrupted one would. ``stop_after`` ends this
     call after that many epochs (to simulate an interruption). ``threads``: torch threads
     (default ``$BPARALLEL_THREADS`` or unchanged). ``attention_path`` (default ``"fused"``)
-    picks the training attention kernel (:mod:`bparallel.model`); a resumed run keeps the
-    path its checkpoint was trained with, and naming another one is refused.
+    picks the training attention kernel (:mod:`bparallel.transformer.model`); a resumed run
+    keeps the path its checkpoint was trained with, and naming another one is refused.
     """
     p = get_profile(profile)
     if attention_path is not None and attention_path not in ATTENTION_PATHS:

@@ -9,7 +9,7 @@ Attention has three code paths that compute the same function:
 - ``"fused"`` (training): :func:`torch.nn.functional.scaled_dot_product_attention` wherever
   it has a fused kernel (CUDA; no dropout, as in evaluation), and for CPU training with
   attention dropout, where SDPA would fall back to its unfused math kernel,
-  :func:`bparallel.attention.causal_attention` (block-causal, hand-written backward);
+  :func:`bparallel.transformer.attention.causal_attention` (block-causal, hand-written backward);
 - ``"sdpa"``: always :func:`~torch.nn.functional.scaled_dot_product_attention` (the path
   that trained the first shipped paper-profile models);
 - ``"explicit"``: scores, causal mask, softmax, dropout written out, so that the attention

@@ -35,7 +35,7 @@ import {
   toggleEdge,
 } from "./toydag.mjs";
 
-/** Matplotlib's tab10 colours, as `bparallel.playground.plot_signals` uses. */
+/** Matplotlib's tab10 colours, as `bparallel.book.playground.plot_signals` uses. */
 const COLORS = [
   "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",

@@ -1,0 +1,93 @@
+"""A content-addressed cache of per-model proxy metrics, shared by the Section 4 chapters.
+
+The key (:func:`metrics_key`) hashes the weights, the input sequences, the options, the
+numpy and torch versions and the package's source, so a cached result is never stale.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._io import atomic_write
+from ..transformer.measure import sequence_metrics
+from ..transformer.model import Transformer
+
+#: Bumped when the layout of a cached metrics file changes.
+_CACHE_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _package_fingerprint() -> str:
+    """SHA-256 of every source file of the package: any code change invalidates the cache.
+
+    Read once per process, when the code that computes the metrics is the code loaded."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]  # bparallel/
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def metrics_key(model: Transformer, inputs: torch.Tensor, **options: Any) -> str:
+    """Content key of :func:`sequence_metrics`: weights, config, inputs, options and code.
+
+    Two calls with the same key compute the same arrays, so a cached result may stand in.
+    """
+    h = hashlib.sha256()
+    head = {"format": _CACHE_FORMAT, "config": model.config.to_dict(), "options": options,
+            "code": _package_fingerprint(), "numpy": np.__version__,
+            "torch": str(torch.__version__)}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    for name, value in sorted(model.state_dict().items()):
+        t = value.detach().cpu().contiguous()
+        h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+        h.update(t.numpy().tobytes())
+    x = inputs.detach().cpu().contiguous()
+    h.update(f"inputs:{x.dtype}:{tuple(x.shape)}".encode())
+    h.update(x.numpy().tobytes())
+    return h.hexdigest()
+
+
+def cached_sequence_metrics(
+    model: Transformer,
+    inputs: torch.Tensor,
+    *,
+    cache_dir: str | os.PathLike | None,
+    max_steps: int = 100,
+    horizon: int = 100,
+) -> dict[str, np.ndarray]:
+    """:func:`sequence_metrics`, stored under ``cache_dir`` by :func:`metrics_key`.
+
+    The cache is content-addressed (weights, inputs, options and the package's source), so
+    it never serves a stale result; a file that cannot be read is computed again and
+    replaced. Written atomically, under a per-key file lock, so concurrent callers compute
+    a key once. ``cache_dir=None`` computes without a cache.
+    """
+    if cache_dir is None:
+        return sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
+    key = metrics_key(model, inputs, max_steps=max_steps, horizon=horizon)
+    path = Path(cache_dir) / f"metrics-{key}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One computation per key: a second process (say chapter 08 run beside 07) waits for the
+    # first and then reads its result.
+    with open(path.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():
+            try:
+                with np.load(path, allow_pickle=False) as f:
+                    return {k: f[k] for k in f.files}
+            except Exception as exc:  # a truncated or corrupted file: compute again
+                warnings.warn(f"ignoring unreadable metrics cache {path}: {exc}", stacklevel=2)
+        out = sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
+        atomic_write(path, lambda fh: np.savez(fh, **out))
+        return out

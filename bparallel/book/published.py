@@ -1,0 +1,214 @@
+"""The paper's published Tables 1-6, and how this book's tables agree with them.
+
+:data:`PUBLISHED_TABLES` is copied from the paper's text. The agreement measures compare
+rows of :func:`bparallel.book.tables.evaluate_models` with it, cell by cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+#: The paper's Transformers have 4 layers: columns L1-L4 of every published table.
+LAYERS = 4
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rank correlation (``scipy.stats.spearmanr``); NaN when one side is constant."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or len(a) < 2:
+        raise ValueError(f"spearman needs two 1-d sequences of one length >= 2, got "
+                         f"{a.shape} and {b.shape}")
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        return float("nan")
+    return float(stats.spearmanr(a, b).statistic)
+
+
+#: Tables 1-6 of the paper, copied from its text. Tables 1-4: ``mean`` and ``std`` per head
+#: count, one value per layer L1-L4 (mixing time in steps; fidelity in percent). Tables 5-6:
+#: ``individual`` (best single head) and ``combined`` per head count, in percent.
+PUBLISHED_TABLES: dict[int, dict[str, Any]] = {
+    1: {
+        "quantity": "mixing_time", "task": "copy",
+        "mean": {1: (3.8344, 77.9281, 78.6635, 73.5020), 4: (3.7370, 3.7155, 3.8895, 7.8050),
+                 8: (3.6793, 3.6821, 3.7952, 3.7467), 16: (3.6328, 3.6513, 3.6391, 3.6594)},
+        "std": {1: (0.1391, 2.8387, 3.2322, 3.6750), 4: (0.0259, 0.0365, 0.0704, 0.5391),
+                8: (0.0171, 0.0329, 0.0661, 0.0731), 16: (0.0150, 0.0212, 0.0564, 0.0687)},
+    },
+    2: {
+        "quantity": "mixing_time", "task": "cycle",
+        "mean": {1: (27.0384, 47.8151, 47.2291, 43.0723), 4: (3.6369, 3.9092, 45.7709, 31.2925),
+                 8: (3.6426, 3.7756, 4.6735, 47.5304), 16: (3.5859, 3.7820, 4.3759, 41.9292)},
+        "std": {1: (2.4355, 0.6754, 1.3803, 2.8604), 4: (0.0161, 0.0374, 1.9865, 3.3583),
+                8: (0.0098, 0.0290, 0.0795, 0.9180), 16: (0.0118, 0.0307, 0.0583, 1.9165)},
+    },
+    3: {
+        "quantity": "fidelity", "task": "copy",
+        "mean": {1: (0.3000, 0.0000, 0.0000, 0.0000), 4: (0.4500, 0.2800, 0.1800, 0.0100),
+                 8: (0.5000, 0.3500, 0.1900, 0.1600), 16: (0.5800, 0.4900, 0.3400, 0.2500)},
+        "std": {1: (0.1000, 0.0000, 0.0000, 0.0000), 4: (0.0700, 0.0800, 0.0500, 0.0100),
+                8: (0.0800, 0.0800, 0.0800, 0.0600), 16: (0.0600, 0.0700, 0.0700, 0.0700)},
+    },
+    4: {
+        "quantity": "fidelity", "task": "cycle",
+        "mean": {1: (0.0000, 0.0000, 0.0000, 0.0000), 4: (0.5300, 0.4800, 0.0000, 0.0000),
+                 8: (0.5400, 0.6300, 0.5300, 0.0000), 16: (0.6500, 0.6000, 0.5200, 0.0000)},
+        "std": {1: (0.0000, 0.0000, 0.0000, 0.0000), 4: (0.0800, 0.0600, 0.0000, 0.0000),
+                8: (0.0700, 0.0500, 0.0700, 0.0000), 16: (0.0600, 0.0500, 0.0500, 0.0000)},
+    },
+    5: {
+        "quantity": "best_head", "task": "copy",
+        "individual": {4: (0.30, 0.11, 0.21, 0.00), 8: (0.59, 0.29, 0.18, 0.18),
+                       16: (0.59, 0.59, 0.52, 0.22)},
+        "combined": {4: (0.56, 0.43, 0.19, 0.00), 8: (0.51, 0.37, 0.10, 0.17),
+                     16: (0.59, 0.51, 0.46, 0.23)},
+    },
+    6: {
+        "quantity": "best_head", "task": "cycle",
+        "individual": {4: (0.39, 0.39, 0.00, 0.00), 8: (0.35, 0.49, 0.51, 0.00),
+                       16: (0.65, 0.49, 0.68, 0.00)},
+        "combined": {4: (0.59, 0.50, 0.00, 0.00), 8: (0.59, 0.72, 0.55, 0.00),
+                     16: (0.67, 0.55, 0.48, 0.00)},
+    },
+}
+
+
+def published_rows() -> list[dict[str, Any]]:
+    """:data:`PUBLISHED_TABLES` as tidy rows (one per table, head count and layer)."""
+    rows = []
+    for table, t in PUBLISHED_TABLES.items():
+        keys = ("mean", "std") if t["quantity"] != "best_head" else ("individual", "combined")
+        for heads in t[keys[0]]:
+            for layer in range(LAYERS):
+                row = {"table": table, "quantity": t["quantity"], "task": t["task"],
+                       "heads": heads, "layer": layer + 1}
+                row.update({k: t[k][heads][layer] for k in keys})
+                rows.append(row)
+    return rows
+
+
+def published_agreement(
+    rows: Sequence[Mapping[str, Any]], *, protocol: str = "paper", mode: str = "paper"
+) -> dict[str, dict[str, float]]:
+    """How Tables 1-4 from ``rows`` (:func:`evaluate_models`' ``tables_1_4``) compare with
+    the published ones, per quantity (``mixing_time``, ``fidelity``), over the cells
+    (task, heads, layer) present in both:
+
+    - ``cells``: how many cells were compared;
+    - ``spearman``: rank correlation of the means (same ordering of cells = 1);
+    - ``median_abs_difference``: median of ``|ours - published|`` (several published
+      fidelities are 0, so no ratio);
+    - ``trend_agreement``: share of (task, layer) where ours and the published table agree on
+      the sign of the change from 1 head to 16 heads (the paper's claim is about this trend).
+    """
+    pub = {(r["quantity"], r["task"], r["heads"], r["layer"]): r["mean"]
+           for r in published_rows() if r["quantity"] in ("mixing_time", "fidelity")}
+    ours = {(r["quantity"], r["task"], r["heads"], r["layer"]): r["mean"] for r in rows
+            if r["protocol"] == protocol and r["mode"] == mode}
+    if not ours:
+        raise ValueError(f"no Tables 1-4 rows for protocol={protocol!r}, mode={mode!r}")
+    out = {}
+    for quantity in ("mixing_time", "fidelity"):
+        keys = sorted(k for k in pub if k[0] == quantity and k in ours)
+        if not keys:
+            raise ValueError(f"no {quantity} cells in common with the published tables")
+        a = np.array([ours[k] for k in keys])
+        b = np.array([pub[k] for k in keys])
+        trends = []
+        for task, layer in sorted({(k[1], k[3]) for k in keys}):
+            lo, hi = (quantity, task, 1, layer), (quantity, task, 16, layer)
+            if all(k in ours and k in pub for k in (lo, hi)):
+                trends.append(np.sign(ours[hi] - ours[lo]) == np.sign(pub[hi] - pub[lo]))
+        out[quantity] = {
+            "cells": float(len(keys)), "spearman": spearman(a, b),
+            "median_abs_difference": float(np.median(np.abs(a - b))),
+            "trend_agreement": float(np.mean(trends)) if trends else float("nan"),
+        }
+    return out
+
+
+def largest_differences(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    quantity: str,
+    protocol: str = "paper",
+    mode: str = "paper",
+    n: int = 5,
+) -> list[dict[str, Any]]:
+    """The ``n`` cells (task, heads, layer) of Tables 1-4 where ``rows`` differ most from the
+    published means of ``quantity``, largest ``|ours - published|`` first.
+
+    Each row: ``task``, ``heads``, ``layer``, ``published``, ``ours``, ``difference``
+    (ours minus published) and the published ``std``.
+    """
+    if quantity not in ("mixing_time", "fidelity"):
+        raise ValueError(f"quantity={quantity!r}: valid quantities are "
+                         "['mixing_time', 'fidelity']")
+    if n < 1:
+        raise ValueError(f"n={n}: must be at least 1")
+    pub = {(r["task"], r["heads"], r["layer"]): r for r in published_rows()
+           if r["quantity"] == quantity}
+    out = []
+    for r in rows:
+        key = (r["task"], r["heads"], r["layer"])
+        if (r["quantity"] == quantity and r["protocol"] == protocol and r["mode"] == mode
+                and key in pub):
+            p = pub[key]
+            out.append({"task": key[0], "heads": key[1], "layer": key[2],
+                        "published": p["mean"], "published_std": p["std"], "ours": r["mean"],
+                        "difference": r["mean"] - p["mean"]})
+    if not out:
+        raise ValueError(f"no {quantity} rows for protocol={protocol!r}, mode={mode!r}")
+    out.sort(key=lambda d: (-abs(d["difference"]), d["task"], d["heads"], d["layer"]))
+    return out[:n]
+
+
+#: Tables 5-6 are published to two decimals; differences below half a unit are ties.
+PUBLISHED_DECIMALS = 2
+
+
+def verdict(combined: float, individual: float) -> int:
+    """+1 when the combination beats the best head, -1 when it loses, 0 for a tie, all at
+    the published precision (both rounded to :data:`PUBLISHED_DECIMALS` decimals)."""
+    c, i = round(combined, PUBLISHED_DECIMALS), round(individual, PUBLISHED_DECIMALS)
+    return int(np.sign(round(c - i, PUBLISHED_DECIMALS)))
+
+
+def amplification_agreement(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    sample: str = "fresh",
+    protocol: str = "fresh",
+    mode: str = "paper",
+) -> dict[str, float]:
+    """How Tables 5-6 from ``rows`` (:func:`evaluate_models`' ``tables_5_6``) compare with
+    the published ones, over the cells (task, heads, layer) present in both:
+
+    - ``cells``;
+    - ``published_wins`` / ``ours_wins``: cells where the combination beats the best head
+      (at the published two decimals; equal values are ties);
+    - ``verdict_agreement``: share of cells with the same verdict (wins, ties or loses);
+    - ``spearman_combined`` / ``spearman_individual``: rank correlation of the values.
+    """
+    pub = {(r["task"], r["heads"], r["layer"]): r for r in published_rows()
+           if r["quantity"] == "best_head"}
+    ours = {(r["task"], r["heads"], r["layer"]): r for r in rows
+            if r["sample"] == sample and r["protocol"] == protocol and r["mode"] == mode}
+    keys = sorted(k for k in pub if k in ours)
+    if not keys:
+        raise ValueError(f"no Tables 5-6 rows for sample={sample!r}, protocol={protocol!r}, "
+                         f"mode={mode!r}")
+    v_pub = [verdict(pub[k]["combined"], pub[k]["individual"]) for k in keys]
+    v_ours = [verdict(ours[k]["combined"], ours[k]["individual"]) for k in keys]
+    return {
+        "cells": float(len(keys)),
+        "published_wins": float(sum(v > 0 for v in v_pub)),
+        "ours_wins": float(sum(v > 0 for v in v_ours)),
+        "verdict_agreement": float(np.mean([a == b for a, b in zip(v_pub, v_ours, strict=True)])),
+        "spearman_combined": spearman([ours[k]["combined"] for k in keys],
+                                      [pub[k]["combined"] for k in keys]),
+        "spearman_individual": spearman([ours[k]["individual"] for k in keys],
+                                        [pub[k]["individual"] for k in keys]),
+    }

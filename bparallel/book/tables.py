@@ -1,0 +1,142 @@
+"""Tables 1-6 of Section 4 from trained models: tidy rows, and their flat results keys.
+
+Tables 5-6 (best individual head vs combined) come in two samples: ``"fresh"``, one freshly
+drawn sequence (seeded; the published code drew one unseeded), and ``"mean"``, the mean over
+the protocol's sequences. Standard deviations are population ones (``ddof=0``).
+Rows are lists of dicts (:func:`as_dataframe` for pandas; ``bparallel._io.write_csv``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..transformer.data import fresh_sequences
+from ..transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
+from ..transformer.model import Transformer
+from ..transformer.train import DEFAULT_SEED, get_profile
+from .metrics_cache import cached_sequence_metrics
+
+
+def _rows_tables_1_4(
+    metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]], protocol: str
+) -> list[dict[str, Any]]:
+    rows = []
+    for (task, heads), m in sorted(metrics.items()):
+        for quantity in ("mixing_time", "fidelity"):
+            table = {("mixing_time", "copy"): 1, ("mixing_time", "cycle"): 2,
+                     ("fidelity", "copy"): 3, ("fidelity", "cycle"): 4}[(quantity, task)]
+            for mode in MODES:
+                values = m[f"{quantity}.{mode}"]  # (L, N)
+                for layer in range(values.shape[0]):
+                    rows.append({
+                        "table": table, "protocol": protocol, "quantity": quantity,
+                        "mode": mode, "task": task, "heads": heads, "layer": layer + 1,
+                        "mean": float(values[layer].mean()), "std": float(values[layer].std()),
+                        "n": int(values.shape[1]),
+                    })
+    return rows
+
+
+def _rows_tables_5_6(
+    metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]], protocol: str, sample: str
+) -> list[dict[str, Any]]:
+    rows = []
+    for (task, heads), m in sorted(metrics.items()):
+        if heads == 1 or "best_head.individual.paper" not in m:
+            continue
+        for mode in MODES:
+            ind = m[f"best_head.individual.{mode}"]  # (L, N)
+            comb = m[f"best_head.combined.{mode}"]
+            head = m[f"best_head.head.{mode}"]
+            for layer in range(ind.shape[0]):
+                row = {
+                    "table": 5 if task == "copy" else 6, "protocol": protocol,
+                    "sample": sample, "mode": mode, "task": task, "heads": heads,
+                    "layer": layer + 1, "individual": float(ind[layer].mean()),
+                    "combined": float(comb[layer].mean()),
+                    "combined_exceeds_fraction": float((comb[layer] > ind[layer]).mean()),
+                    "n": int(ind.shape[1]),
+                }
+                if ind.shape[1] == 1:
+                    row["best_head"] = int(head[layer, 0])
+                rows.append(row)
+    return rows
+
+
+def evaluate_models(
+    models: Mapping[tuple[str, int], Transformer],
+    *,
+    profile: str = "paper",
+    protocols: Sequence[str] = ("paper",),
+    seed: int = DEFAULT_SEED,
+    epoch: int | None = None,
+    num_sequences: int | None = None,
+    fresh_seed: int | None = None,
+    max_steps: int = 100,
+    horizon: int = 100,
+    progress: bool = False,
+    cache_dir: str | os.PathLike | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Tables 1-6 for ``models`` keyed by ``(task, heads)``.
+
+    Returns ``{"tables_1_4": rows, "tables_5_6": rows}``. Tables 1-4 rows: per protocol,
+    quantity, mode, task, heads, layer: ``mean``, ``std``, ``n``. Tables 5-6 rows: per
+    protocol, sample (``"fresh"``: one fresh sequence drawn with ``fresh_seed``, default
+    ``seed``; ``"mean"``: mean over the protocol's sequences), mode, task, heads, layer.
+    With ``cache_dir``, per-model metrics go through :func:`cached_sequence_metrics`.
+    """
+    for protocol in protocols:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol={protocol!r}: valid protocols are {list(PROTOCOLS)}")
+    from tqdm.auto import tqdm
+
+    t14: list[dict[str, Any]] = []
+    t56: list[dict[str, Any]] = []
+    fresh_seed = seed if fresh_seed is None else fresh_seed
+    p = get_profile(profile)
+    for protocol in protocols:
+        metrics = {}
+        for (task, heads), model in tqdm(sorted(models.items()), disable=not progress,
+                                         desc=f"evaluate ({protocol})"):
+            inputs = evaluation_inputs(task, protocol, profile, seed=seed, epoch=epoch,
+                                       num_sequences=num_sequences)
+            metrics[(task, heads)] = cached_sequence_metrics(
+                model, inputs, cache_dir=cache_dir, max_steps=max_steps, horizon=horizon)
+        t14 += _rows_tables_1_4(metrics, protocol)
+        t56 += _rows_tables_5_6(metrics, protocol, "mean")
+    fresh = {}
+    for (task, heads), model in sorted(models.items()):
+        x = fresh_sequences(task, 1, seed=fresh_seed, seq_len=p.seq_len,
+                            vocab_size=p.vocab_size).inputs
+        fresh[(task, heads)] = sequence_metrics(model, x, max_steps=max_steps, horizon=horizon)
+    t56 += _rows_tables_5_6(fresh, "fresh", "fresh")
+    return {"tables_1_4": t14, "tables_5_6": t56}
+
+
+def as_dataframe(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """Tidy rows as a pandas DataFrame (pandas imported lazily)."""
+    import pandas as pd
+
+    return pd.DataFrame(list(rows))
+
+
+def flat_results(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, float]:
+    """Flat dotted keys for :func:`bparallel.results.save_results`.
+
+    ``table1.paper.paper.copy.h1.L1.mean`` = ``table<k>.<protocol>.<mode>.<task>.h<H>.L<l>
+    .<stat>``; Tables 5-6 insert the sample: ``table5.fresh.fresh.paper.copy.h4.L1.combined``.
+    """
+    flat: dict[str, float] = {}
+    for row in tables.get("tables_1_4", []):
+        base = (f"table{row['table']}.{row['protocol']}.{row['mode']}.{row['task']}"
+                f".h{row['heads']}.L{row['layer']}")
+        flat[f"{base}.mean"], flat[f"{base}.std"] = row["mean"], row["std"]
+    for row in tables.get("tables_5_6", []):
+        base = (f"table{row['table']}.{row['protocol']}.{row['sample']}.{row['mode']}"
+                f".{row['task']}.h{row['heads']}.L{row['layer']}")
+        flat[f"{base}.individual"], flat[f"{base}.combined"] = row["individual"], row["combined"]
+    return flat

@@ -1,0 +1,163 @@
+"""Section 4.2: the proxies of Algorithms 1-2 measured on a trained Transformer.
+
+Attention patterns are extracted on the explicit path, in eval mode, under ``torch.no_grad``
+(:func:`extract_patterns`, ``(L, B, H, T, T)``); the proxies of :mod:`bparallel.proxies` run
+per sequence and layer in both modes (:func:`sequence_metrics`).
+
+Protocols for the sequences of Tables 1-4 (:func:`evaluation_inputs`):
+
+- ``"paper"``: as the published code, the first sequence of each of the first 50 batches of
+  the shuffled training loader, in the epoch after training;
+- ``"heldout"``: ``N`` sequences of the held-out stream.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import proxies
+from .data import (
+    TASKS,
+    ShuffledLoader,
+    heldout_dataset,
+    make_dataset,
+    paper_protocol_sequences,
+)
+from .model import Transformer
+from .train import DEFAULT_SEED, HEADS, get_profile, load_model, run_name, weights_path
+
+PROTOCOLS = ("paper", "heldout")
+MODES = proxies.MODES
+
+
+def evaluation_inputs(
+    task: str,
+    protocol: str,
+    profile: str = "paper",
+    *,
+    seed: int = DEFAULT_SEED,
+    epoch: int | None = None,
+    num_sequences: int | None = None,
+) -> torch.Tensor:
+    """The input sequences ``(N, T)`` of Tables 1-4 under ``protocol``.
+
+    ``"paper"``: rebuild the training set and loader of ``profile`` and ``seed``, and take
+    the first sequence of each of the first 50 batches (``num_sequences`` overrides 50) of
+    epoch ``epoch`` (default: the profile's epoch count, i.e. the pass after training).
+    ``"heldout"``: the first ``num_sequences`` (default: the profile's ``num_heldout``)
+    held-out sequences.
+    """
+    if task not in TASKS:
+        raise ValueError(f"task={task!r}: valid tasks are {list(TASKS)}")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol={protocol!r}: valid protocols are {list(PROTOCOLS)}")
+    p = get_profile(profile)
+    if protocol == "heldout":
+        n = p.num_heldout if num_sequences is None else num_sequences
+        return heldout_dataset(task, n, seed=seed, seq_len=p.seq_len,
+                               vocab_size=p.vocab_size).inputs
+    train_set = make_dataset(task, p.num_train, seed=seed, seq_len=p.seq_len,
+                             vocab_size=p.vocab_size)
+    loader = ShuffledLoader(train_set, p.batch_size, seed=seed)
+    epoch = p.epochs if epoch is None else epoch
+    return paper_protocol_sequences(loader, epoch, 50 if num_sequences is None
+                                    else num_sequences).inputs
+
+
+@torch.no_grad()
+def extract_patterns(model: Transformer, inputs: torch.Tensor) -> np.ndarray:
+    """Attention patterns of every layer, ``(L, B, H, T, T)`` float32 (explicit path, eval)."""
+    was_training = model.training
+    model.eval()
+    try:
+        _, pattern = model(inputs, return_attention=True)  # (L, B, H, T, T)
+    finally:
+        model.train(was_training)
+    return pattern.numpy()
+
+
+def model_head_weights(model: Transformer) -> np.ndarray:
+    """Learned head importances of every layer, ``(L, H)`` (Section 4.2)."""
+    return proxies.head_weights(model.out_proj_weights(), model.config.n_heads)
+
+
+def sequence_metrics(
+    model: Transformer,
+    inputs: torch.Tensor,
+    *,
+    max_steps: int = 100,
+    horizon: int = 100,
+    batch_size: int = 25,
+    best_head: bool = True,
+) -> dict[str, np.ndarray]:
+    """Per-layer, per-sequence proxies, each array ``(L, N)``.
+
+    Keys ``"mixing_time.<mode>"``, ``"fidelity.<mode>"`` (percent) and, with ``best_head``,
+    ``"best_head.individual.<mode>"``, ``"best_head.combined.<mode>"``,
+    ``"best_head.head.<mode>"`` for both modes. Node fidelities are computed once: for
+    non-sink nodes the ``t = 0`` term is 0, so the two modes differ only in the node set.
+    """
+    if inputs.ndim != 2:
+        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
+    w = model_head_weights(model)  # (L, H)
+    out: dict[str, list[np.ndarray]] = {}
+
+    def put(key: str, value: np.ndarray) -> None:
+        out.setdefault(key, []).append(value)
+
+    one = np.ones(1)
+    for start in range(0, inputs.shape[0], batch_size):
+        pattern = extract_patterns(model, inputs[start : start + batch_size])  # (L, B, H, T, T)
+        C = proxies.combine_heads(pattern, w[:, None, :])  # (L, B, T, T), combined once
+        combined = C[:, :, None]  # (L, B, 1, T, T): C as a one-head graph of weight 1
+        for mode in MODES:
+            put(f"mixing_time.{mode}",
+                proxies.mixing_time_proxy(combined, one, mode=mode, max_steps=max_steps))
+        phi = proxies.node_fidelity_proxy(combined, one, horizon=horizon, times=False).phi
+        put("fidelity.paper", phi.min(-1))  # (L, B)
+        put("fidelity.definition", phi[..., :-1].min(-1))
+        if best_head:
+            single = pattern[:, :, :, None]  # (L, B, H, 1, T, T): each head alone
+            phi_h = proxies.node_fidelity_proxy(single, one, horizon=horizon, times=False).phi
+            per_head = {"paper": phi_h.min(-1), "definition": phi_h[..., :-1].min(-1)}
+            for mode in MODES:
+                ph = per_head[mode]  # (L, B, H)
+                put(f"best_head.individual.{mode}", ph.max(-1))
+                put(f"best_head.head.{mode}", ph.argmax(-1))
+                put(f"best_head.combined.{mode}", out[f"fidelity.{mode}"][-1])
+    return {k: np.concatenate(v, axis=1) for k, v in out.items()}
+
+
+def load_run_models(
+    run_dir: str | os.PathLike,
+    *,
+    tasks: Iterable[str] = TASKS,
+    heads: Iterable[int] = HEADS,
+) -> tuple[dict[tuple[str, int], Transformer], dict[tuple[str, int], dict[str, Any]]]:
+    """Models of a run directory: ``<task>-hNN.weights.pt``, else the ``.ckpt.pt`` checkpoint.
+
+    Returns ``(models, metas)`` keyed by ``(task, heads)``; a missing model is an error.
+    """
+    run_dir = Path(run_dir)
+    models, metas = {}, {}
+    for task in tasks:
+        for h in heads:
+            path = weights_path(run_dir, task, h)
+            if not path.is_file():
+                path = run_dir / f"{run_name(task, h)}.ckpt.pt"
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f"no weights or checkpoint for {run_name(task, h)} in {run_dir}"
+                )
+            model, meta = load_model(path)
+            if meta.get("task") != task or meta.get("heads") != h:
+                raise ValueError(f"{path} holds task={meta.get('task')!r}, "
+                                 f"heads={meta.get('heads')!r}, not {task!r}, {h}")
+            models[(task, h)], metas[(task, h)] = model, meta
+    return models, metas
