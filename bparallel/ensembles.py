@@ -9,7 +9,7 @@ module adds the ensembles and the comparisons:
   (every feedforward graph with unique sink, Definitions 2.1-2.2), :func:`family_adjacency`
   (paths, complete DAGs, stars, ...), :func:`random_weighted_walk` (attention-like weights
   on a random feedforward graph, so that ``p_h`` of Theorem 2.8 varies);
-- Theorem 2.8: :func:`tv_curves`, :func:`mixing_times` (memory-bounded batches),
+- Theorem 2.8: :func:`tv_curves`,
   :func:`binomial_mixing_bound` (the proof's binomial, exactly), :func:`combination_mixing_times`;
 - Section 2.2 and Eq. 5: :func:`simplex_grid`, :func:`compare_mixing`;
 - Section 3.1 and Remark 3.7: :func:`compare_fidelity`, :func:`cross_head_share`,
@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import fidelity, graphs, markov
+from ._checks import positive_int
 
 if TYPE_CHECKING:
     pass
@@ -52,7 +53,6 @@ __all__ = [
     "simplex_grid",
     "combine_heads",
     "tv_curves",
-    "mixing_times",
     "binomial_mixing_bound",
     "combination_mixing_times",
     "MixingComparison",
@@ -69,8 +69,6 @@ __all__ = [
 
 #: Largest ``n`` that :func:`enumerate_feedforward_adjacency` accepts (615,195 graphs at 7).
 MAX_ENUMERATE_N = 7
-#: Matrix entries per chunk in :func:`mixing_times` (bounds memory of the squarings).
-CHUNK_ENTRIES = 2_000_000
 
 
 # ---------------------------------------------------------------------------- ensembles
@@ -81,7 +79,7 @@ def count_feedforward_unique_sink(n: int) -> int:
     (Definitions 2.1-2.2, self-loops implied), and the choices are independent, so the
     count is ``prod_{j=0}^{n-2} (2^(n-1-j) - 1)``: 1, 1, 3, 21, 315, 9765, 615195.
     """
-    n = graphs.check_n(n)
+    n = positive_int(n, "n")
     return math.prod(2 ** (n - 1 - j) - 1 for j in range(n - 1))
 
 
@@ -93,7 +91,7 @@ def enumerate_feedforward_adjacency(n: int) -> NDArray[np.float64]:
     radix: node ``j``'s set of targets is the ``(g_j + 1)``-th non-empty subset of
     ``{j+1, ..., n-1}`` in binary order, node 0 the fastest digit. ``n <= 7``.
     """
-    n = graphs.check_n(n)
+    n = positive_int(n, "n")
     if n > MAX_ENUMERATE_N:
         raise ValueError(
             f"n must be at most {MAX_ENUMERATE_N} to enumerate (n = {n} has "
@@ -130,7 +128,7 @@ def family_adjacency(family: str, n: int) -> NDArray[np.float64]:
     - ``"skip-2"``: ``j -> j+1`` and ``j -> j+2``;
     - ``"powers-of-2"``: ``j -> j + 2^k`` for every ``k`` with ``j + 2^k < n``.
     """
-    n = graphs.check_n(n)
+    n = positive_int(n, "n")
     if n < 2:
         raise ValueError(f"n must be at least 2 for a graph family, got {n}")
     path = graphs.line_graph_edges(n)
@@ -191,8 +189,8 @@ def random_head_stacks(
     other heads), then its graph from :func:`bparallel.graphs.random_feedforward_adjacency`.
     Returns ``(adjacency, density)`` with ``density`` of shape ``(num, H)``.
     """
-    num = graphs.check_n(num, "num")
-    H = graphs.check_n(H, "H")
+    num = positive_int(num, "num")
+    H = positive_int(H, "H")
     dens = np.atleast_1d(np.asarray(densities, dtype=np.float64))
     rng = np.random.default_rng(seed)
     pick = rng.integers(dens.size, size=num * H)
@@ -211,7 +209,7 @@ def lazy_path_walk(n: int, p: ArrayLike) -> NDArray[np.float64]:
     moves reach the sink, so its TV distance from node 0 *is* ``Pr[Bin(t, p) < N]``: the
     proof of Theorem 2.8 with equality. Batched over ``p`` in (0, 1].
     """
-    n = graphs.check_n(n)
+    n = positive_int(n, "n")
     if n < 2:
         raise ValueError(f"n must be at least 2, got {n}")
     p = markov._check_p(p)
@@ -246,8 +244,8 @@ def edge_jaccard(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
 
 def head_tuples(num_graphs: int, H: int) -> NDArray[np.int64]:
     """All ``C(num_graphs, H)`` sets of ``H`` distinct graph indices, ``(C, H)``, sorted."""
-    num_graphs = graphs.check_n(num_graphs, "num_graphs")
-    H = graphs.check_n(H, "H")
+    num_graphs = positive_int(num_graphs, "num_graphs")
+    H = positive_int(H, "H")
     if H == 2:
         i, j = np.triu_indices(num_graphs, 1)
         return np.stack([i, j], axis=1)
@@ -264,21 +262,19 @@ def simplex_grid(H: int, steps: int) -> NDArray[np.float64]:
     Row 0 is ``(1, 0, ..., 0)``; every vertex of the simplex (a single head) is included,
     so a grid search can always fall back to the best single head.
     """
-    H = graphs.check_n(H, "H")
-    steps = graphs.check_n(steps, "steps")
+    H = positive_int(H, "H")
+    steps = positive_int(steps, "steps")
     rows = [c for c in itertools.product(range(steps + 1), repeat=H) if sum(c) == steps]
     return np.array(sorted(rows, reverse=True), dtype=np.float64) / steps
 
 
 def combine_heads(matrices: ArrayLike, weights: ArrayLike) -> NDArray[np.float64]:
     """Every weight vector applied to every head stack: ``(..., H, n, n)``, ``(K, H)`` ->
-    ``(..., K, n, n)`` (the ``W-bar`` of Section 2.2, the ``Delta-bar`` of Eq. 26)."""
+    ``(..., K, n, n)`` (the ``W-bar`` of Section 2.2, the ``Delta-bar`` of Eq. 26), by
+    :func:`bparallel.graphs.convex_combination` broadcast over the ``K`` weight vectors."""
     M = np.asarray(matrices, dtype=np.float64)
     w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
-    graphs.check_weights(w, M.shape[-3])
-    if np.abs(w.sum(-1) - 1).max() > 1e-9:
-        raise ValueError(f"weights must sum to 1 (convex), got sums {w.sum(-1).tolist()}")
-    return np.einsum("kh,...hij->...kij", w, M)
+    return graphs.convex_combination(M[..., None, :, :, :], w)
 
 
 # ------------------------------------------------------------------ Theorem 2.8 (mixing)
@@ -286,38 +282,10 @@ def tv_curves(W: ArrayLike, horizon: int) -> NDArray[np.float64]:
     """``||W^t e_j - 1_tau||_TV = 1 - (W^t)[tau, j]`` for ``t = 0..horizon``: ``(..., T+1, n)``.
 
     The distance of Definition 2.7 per start node ``j`` (before the max over ``j``), by the
-    row recursion ``e_tau^T W^(t+1) = (e_tau^T W^t) W``.
+    sink-row recursion :func:`bparallel.fidelity.sink_rows`.
     """
     W = graphs.check_stochastic(W, axis=-2, name="W")
-    horizon = fidelity.check_horizon(horizon)
-    n = W.shape[-1]
-    row = np.zeros(W.shape[:-2] + (n,))
-    row[..., -1] = 1.0
-    out = np.empty(W.shape[:-2] + (horizon + 1, n))
-    out[..., 0, :] = 1.0 - row
-    for t in range(1, horizon + 1):
-        row = np.einsum("...k,...kj->...j", row, W)
-        out[..., t, :] = 1.0 - row
-    return out
-
-
-def mixing_times(W: ArrayLike, eps: float = 0.25) -> NDArray[np.int64]:
-    """Exact mixing times (Definition 2.7) of a ``(..., n, n)`` stack, in memory-bounded chunks.
-
-    The same numbers as :func:`bparallel.markov.mixing_time`, which it calls on chunks of at
-    most ``CHUNK_ENTRIES`` matrix entries; always returns an int array of shape ``(...)``.
-    """
-    W = np.asarray(W, dtype=np.float64)
-    if W.ndim < 2:
-        raise ValueError(f"W must have shape (..., n, n), got {W.shape}")
-    batch = W.shape[:-2]
-    n = W.shape[-1]
-    flat = W.reshape((-1, n, n))
-    size = max(1, CHUNK_ENTRIES // (n * n))
-    out = np.empty(flat.shape[0], dtype=np.int64)
-    for start in range(0, flat.shape[0], size):
-        out[start : start + size] = markov.mixing_time(flat[start : start + size], eps)
-    return out.reshape(batch)
+    return 1.0 - fidelity.sink_rows(W, positive_int(horizon, "horizon"))
 
 
 def binomial_mixing_bound(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDArray[np.int64]:
@@ -366,7 +334,7 @@ def combination_mixing_times(
 
     ``W_heads`` ``(..., H, n, n)``, ``weights`` ``(K, H)`` -> ``(..., K)``.
     """
-    return mixing_times(combine_heads(W_heads, weights), eps)
+    return markov.mixing_time(combine_heads(W_heads, weights), eps)
 
 
 @dataclass(frozen=True)
@@ -431,7 +399,7 @@ def compare_mixing(
     H = W.shape[-3]
     w = simplex_grid(H, grid_steps)
     return MixingComparison(
-        heads=mixing_times(W, eps),
+        heads=markov.mixing_time(W, eps),
         uniform=combination_mixing_times(W, np.full((1, H), 1.0 / H), eps)[..., 0],
         weights=w,
         grid=combination_mixing_times(W, w, eps),
@@ -545,33 +513,20 @@ def new_walk_share(
     H = D.shape[-3]
     b = graphs.check_weights(beta, H, "beta")
     bar = graphs.convex_combination(D, b)
-    horizon = fidelity.check_horizon(horizon)
-    total = _sink_rows(bar, horizon)
+    horizon = positive_int(horizon, "horizon")
+    total = fidelity.sink_rows(bar, horizon)
     support = D > 0
     old = np.zeros_like(total)
     for size in range(1, H + 1):
         for subset in itertools.combinations(range(H), size):
             mask = support[..., list(subset), :, :].all(axis=-3)
-            old += (-1) ** (size + 1) * _sink_rows(bar * mask, horizon)
+            old += (-1) ** (size + 1) * fidelity.sink_rows(bar * mask, horizon)
     phi, t_opt = fidelity.node_fidelity(bar, horizon)
     j_star = np.argmin(phi[..., :-1], axis=-1)
     t_star = np.take_along_axis(t_opt, j_star[..., None], -1)[..., 0]
     tot = _pick(total, t_star, j_star)
     share = np.where(tot > 0, 1.0 - _pick(old, t_star, j_star) / np.where(tot > 0, tot, 1.0), 0.0)
     return np.clip(share, 0.0, 1.0), j_star, t_star
-
-
-def _sink_rows(M: NDArray[np.float64], horizon: int) -> NDArray[np.float64]:
-    """``(M^t)[tau, :]`` for ``t = 0..horizon``: ``(..., T+1, n)``, any square ``M``."""
-    n = M.shape[-1]
-    row = np.zeros(M.shape[:-2] + (n,))
-    row[..., -1] = 1.0
-    out = np.empty(M.shape[:-2] + (horizon + 1, n))
-    out[..., 0, :] = row
-    for t in range(1, horizon + 1):
-        row = np.einsum("...k,...kj->...j", row, M)
-        out[..., t, :] = row
-    return out
 
 
 def _pick(sig: NDArray[np.float64], t: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray:

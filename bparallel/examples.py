@@ -20,9 +20,9 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from ._checks import positive_int
 from .fidelity import (
     FidelityReport,
-    check_horizon,
     fidelity_report,
     multi_head_operator,
     signal_at_sink,
@@ -63,7 +63,7 @@ class ToyExample:
         w = check_weights(self.beta, len(self.head_edges), "beta")
         if abs(w.sum() - 1.0) > 1e-9:
             raise ValueError(f"beta must sum to 1 (convex weights), got {self.beta}")
-        check_horizon(self.horizon)
+        positive_int(self.horizon, "horizon")
 
     @property
     def n(self) -> int:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .graphs import check_positive_int, check_stochastic, convex_combination
+from ._checks import positive_int
+from .graphs import check_stochastic, convex_combination
 
 __all__ = [
     "signal_at_sink",
@@ -37,32 +38,34 @@ __all__ = [
 PEAK_ATOL = 1e-12
 
 
-def check_horizon(horizon: int) -> int:
-    """Return ``horizon`` as an int >= 1 or raise ``ValueError``."""
-    return check_positive_int(horizon, "horizon")
-
-
 def _delta(delta: ArrayLike, name: str = "delta") -> NDArray[np.float64]:
     return check_stochastic(delta, axis=-1, name=name)
+
+
+def sink_rows(M: NDArray[np.float64], horizon: int) -> NDArray[np.float64]:
+    """``(M^t)[tau, :]`` for ``t = 0 .. horizon``, ``(..., horizon + 1, n)``, any square ``M``.
+
+    The row recursion ``e_tau^T M^(t+1) = (e_tau^T M^t) M``: one vector-matrix product per
+    step. The one place this recursion lives: :func:`signal_at_sink` (``M = Delta``) and
+    :func:`bparallel.ensembles.tv_curves` (``M = W``) call it. Inputs are not validated.
+    """
+    n = M.shape[-1]
+    row = np.zeros(M.shape[:-2] + (n,))
+    row[..., -1] = 1.0
+    out = np.empty(M.shape[:-2] + (horizon + 1, n))
+    out[..., 0, :] = row
+    for t in range(1, horizon + 1):
+        row = np.einsum("...k,...kj->...j", row, M)
+        out[..., t, :] = row
+    return out
 
 
 def signal_at_sink(delta: ArrayLike, horizon: int) -> NDArray[np.float64]:
     """``phi_j(t) = (Delta^t)[tau, j]`` (Definition 3.2, Eq. 22) for ``t = 0 .. horizon``.
 
-    Returns shape ``(..., horizon + 1, n)``: entry ``[..., t, j]``. Computed as the row
-    recursion ``e_tau^T Delta^t`` (one vector-matrix product per step).
+    Returns shape ``(..., horizon + 1, n)``: entry ``[..., t, j]``, by :func:`sink_rows`.
     """
-    D = _delta(delta)
-    horizon = check_horizon(horizon)
-    n = D.shape[-1]
-    row = np.zeros(D.shape[:-2] + (n,))
-    row[..., -1] = 1.0
-    out = np.empty(D.shape[:-2] + (horizon + 1, n))
-    out[..., 0, :] = row
-    for t in range(1, horizon + 1):
-        row = np.einsum("...k,...kj->...j", row, D)
-        out[..., t, :] = row
-    return out
+    return sink_rows(_delta(delta), positive_int(horizon, "horizon"))
 
 
 def _peaks(signal: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -202,7 +205,7 @@ def fidelity_report(deltas: ArrayLike, beta: ArrayLike, horizon: int) -> Fidelit
     head_min = _min_over_nodes(phi, True)
     h = int(np.argmax(head_min))
     return FidelityReport(
-        horizon=check_horizon(horizon),
+        horizon=positive_int(horizon, "horizon"),
         beta=np.asarray(beta, dtype=np.float64),
         node_phi=phi,
         node_t=t,
@@ -230,7 +233,7 @@ def cross_head_terms(
     H, n, _ = D.shape
     multi_head_operator(D, beta)  # validates beta: convex, one weight per head
     b = np.asarray(beta, dtype=np.float64)
-    t = check_horizon(t)
+    t = positive_int(t, "horizon")
     if H**t > 2**20:
         raise ValueError(f"Remark 3.7 expansion has H^t = {H}^{t} terms; too many to list")
     terms = []

@@ -15,15 +15,14 @@ Matrix-level functions accept leading batch dimensions ``(..., n, n)``.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._checks import positive_int
+
 __all__ = [
-    "check_n",
-    "check_positive_int",
     "as_edges",
     "adjacency_matrix",
     "walk_matrix",
@@ -49,29 +48,13 @@ STOCHASTIC_ATOL = 1e-9
 
 
 # --------------------------------------------------------------------------- validation
-def check_n(n: object, name: str = "n") -> int:
-    """Return ``n`` as an int >= 1, or raise ``ValueError`` naming the problem."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise ValueError(f"{name} must be a positive integer, got {n!r} ({type(n).__name__})")
-    if n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n}")
-    return int(n)
-
-
-def check_positive_int(value: object, name: str) -> int:
-    """Return ``value`` as an int >= 1 (not a bool), or raise ``ValueError`` naming it."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
 def as_edges(edges: Iterable[Sequence[int]] | ArrayLike, n: int) -> NDArray[np.int64]:
     """Validate an edge list ``[(j, i), ...]`` (``j -> i``) on nodes ``0..n-1``.
 
     Returns an ``(m, 2)`` int array. Raises ``ValueError`` for malformed edges or nodes
     out of range.
     """
-    n = check_n(n)
+    n = positive_int(n, "n")
     try:
         arr = np.asarray(list(edges) if not isinstance(edges, np.ndarray) else edges)
     except TypeError as err:
@@ -256,19 +239,35 @@ def convex_combination(
             f"weights must sum to 1 (convex), got sum {np.ravel(total).tolist()}; "
             "pass normalize=True to rescale them"
         )
-    return np.einsum("...h,...hij->...ij", w, M)
+    return head_sum(M, w)
+
+
+def head_sum(matrices: ArrayLike, weights: ArrayLike) -> NDArray:
+    """``sum_h weights[..., h] * matrices[..., h, :, :]``: the one head combination.
+
+    ``matrices`` ``(..., H, n, n)`` and ``weights`` ``(..., H)`` broadcast against each other's
+    leading dimensions; the result is ``(..., n, n)`` in the inputs' common dtype (float32
+    stays float32). Not validated: :func:`convex_combination` (Definition 3.6, Eq. 26) and
+    :func:`bparallel.proxies.combine_heads` (Algorithms 1-2, line 2) check their inputs and
+    call it.
+    """
+    M, w = np.asarray(matrices), np.asarray(weights)
+    H, n, m = M.shape[-3:]
+    flat = M.reshape(*M.shape[:-3], H, n * m)  # (..., H, n*m)
+    out = (w[..., None, :] @ flat)[..., 0, :]  # (..., n*m)
+    return out.reshape(*out.shape[:-1], n, m)
 
 
 # -------------------------------------------------------------------------- families
 def line_graph_edges(n: int) -> list[tuple[int, int]]:
     """The path ``0 -> 1 -> ... -> n-1`` (every forward move advances by one)."""
-    n = check_n(n)
+    n = positive_int(n, "n")
     return [(j, j + 1) for j in range(n - 1)]
 
 
 def complete_dag_edges(n: int) -> list[tuple[int, int]]:
     """Every forward edge ``j -> i`` with ``j < i`` (full causal attention)."""
-    n = check_n(n)
+    n = positive_int(n, "n")
     return [(j, i) for j in range(n) for i in range(j + 1, n)]
 
 
@@ -281,8 +280,8 @@ def random_feedforward_adjacency(
     a node left without a forward edge gets one to a uniformly chosen later node, so
     ``n-1`` is the only sink (Definition 2.2). Self-loops are on the diagonal.
     """
-    num = check_n(num, "num")
-    n = check_n(n)
+    num = positive_int(num, "num")
+    n = positive_int(n, "n")
     if not (0.0 <= float(density) <= 1.0):
         raise ValueError(f"density must lie in [0, 1], got {density}")
     rng = np.random.default_rng(seed)

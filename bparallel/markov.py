@@ -22,7 +22,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .graphs import check_n, check_positive_int, check_stochastic, check_weights
+from ._checks import positive_int
+from .graphs import check_stochastic, check_weights
 
 __all__ = [
     "stationary_distributions",
@@ -149,6 +150,11 @@ def _tv_max(Wt: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.floa
     return 0.5 * np.abs(Wt - pi[..., :, None]).sum(axis=-2).max(axis=-1)
 
 
+#: Matrix entries per chunk of :func:`mixing_time` on a batch (bounds the memory of the
+#: repeated squares: about ``log2(t)`` copies of a chunk).
+CHUNK_ENTRIES = 2_000_000
+
+
 def mixing_time(
     W: ArrayLike, eps: float = 0.25, *, pi: ArrayLike | None = None, max_t: int = 2**40
 ) -> int | NDArray[np.int64]:
@@ -160,11 +166,43 @@ def mixing_time(
     feedforward graph with unique sink (Lemma 2.5) and of convex combinations (Lemma 2.6).
     The distance is non-increasing in ``t``, so repeated squaring plus binary lifting
     finds ``t`` with ``O(log t)`` matrix products. Distances within ``TV_ATOL`` of ``eps``
-    count as reached. Raises ``ValueError`` when some start never gets within ``eps``.
+    count as reached. A batch is processed in chunks of at most :data:`CHUNK_ENTRIES`
+    matrix entries, so memory stays bounded for any number of graphs. Raises
+    ``ValueError`` when some start never gets within ``eps``.
     """
     eps = _check_eps(eps)
     W = check_stochastic(W, axis=-2, name="W")
     pi_v = _pi(pi, W)
+    batch = W.shape[:-2]
+    if not batch:
+        return int(_mixing_time_block(W, eps, pi_v, max_t, batched=False))
+    n = W.shape[-1]
+    flat = W.reshape((-1, n, n))
+    size = max(1, CHUNK_ENTRIES // (n * n))
+    out = np.empty(flat.shape[0], dtype=np.int64)
+    for start in range(0, flat.shape[0], size):
+        try:
+            out[start : start + size] = _mixing_time_block(flat[start : start + size], eps,
+                                                           pi_v, max_t, batched=True)
+        except _NoMixing as err:
+            index = np.unravel_index(start + err.index, batch)
+            raise ValueError(
+                f"W does not mix to within eps={eps} in {max_t} steps (batch index "
+                f"{tuple(int(i) for i in index)}); is the sink reachable from every node and "
+                "pi stationary?"
+            ) from None
+    return out.reshape(batch)
+
+
+class _NoMixing(Exception):
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _mixing_time_block(
+    W: NDArray[np.float64], eps: float, pi_v: NDArray[np.float64], max_t: int, *, batched: bool
+) -> NDArray[np.int64]:
+    """:func:`mixing_time` on ``(n, n)`` or ``(N, n, n)``, already validated."""
     batch = W.shape[:-2]
     n = W.shape[-1]
     done0 = _tv_max(np.broadcast_to(np.eye(n), W.shape), pi_v) <= eps + TV_ATOL
@@ -174,11 +212,11 @@ def mixing_time(
         if np.all(reached | done0):
             break
         if 2 ** len(powers) > max_t:
-            bad = np.argwhere(~(reached | done0))
+            if batched:
+                raise _NoMixing(int(np.argwhere(~(reached | done0))[0, 0]))
             raise ValueError(
-                f"W does not mix to within eps={eps} in {max_t} steps"
-                + (f" (batch index {tuple(bad[0])})" if batch else "")
-                + "; is the sink reachable from every node and pi stationary?"
+                f"W does not mix to within eps={eps} in {max_t} steps; is the sink reachable "
+                "from every node and pi stationary?"
             )
         powers.append(powers[-1] @ powers[-1])
     # binary lifting: largest t with d(t) > eps, answer t + 1
@@ -189,8 +227,7 @@ def mixing_time(
         above = (_tv_max(cand, pi_v) > eps + TV_ATOL) & ~done0
         M = np.where(above[..., None, None], cand, M)
         t = t + np.where(above, 2**k, 0)
-    result = np.where(done0, 0, t + 1)
-    return int(result) if not batch else result
+    return np.where(done0, 0, t + 1)
 
 
 # ------------------------------------------------------------------------- hitting times
@@ -239,7 +276,7 @@ def truncated_hitting_times(P: ArrayLike, sink: int, max_steps: int) -> NDArray[
     """
     P = check_stochastic(P, axis=-1, name="P")
     sink = _check_sink(sink, P.shape[-1])
-    max_steps = check_positive_int(max_steps, "max_steps")
+    max_steps = positive_int(max_steps, "max_steps")
     Q, keep = _transient(P, sink)
     surv = np.ones(P.shape[:-2] + (Q.shape[-1],))  # Pr(tau > t) from each transient start
     total = np.zeros_like(surv)
@@ -269,12 +306,12 @@ def sample_hitting_times(
     P = check_stochastic(P, axis=-1, name="P")
     n = P.shape[-1]
     sink = _check_sink(sink, n)
-    num_walks = check_positive_int(num_walks, "num_walks")
+    num_walks = positive_int(num_walks, "num_walks")
     if max_steps is None:
         _require_reachable(P, sink)
         limit = None
     else:
-        limit = check_positive_int(max_steps, "max_steps")
+        limit = positive_int(max_steps, "max_steps")
     rng = np.random.default_rng(seed)
     batch = P.shape[:-2]
     flatP = P.reshape((-1, n, n))
@@ -346,7 +383,7 @@ def _check_p(p: ArrayLike) -> NDArray[np.float64]:
 
 def mixing_time_bound(n: int, p: ArrayLike) -> float | NDArray[np.float64]:
     """Theorem 2.8 (Eq. 3): ``2N / p`` with ``N = n - 1`` forward moves to the sink."""
-    n = check_n(n)
+    n = positive_int(n, "n")
     out = 2.0 * (n - 1) / _check_p(p)
     return float(out) if np.ndim(out) == 0 else out
 
@@ -359,7 +396,7 @@ def hoeffding_tail(
     With ``t = 2N/p`` (the default) this is ``exp(-pN)`` (Eq. 10). Requires ``tp >= N``.
     """
     p = _check_p(p)
-    N = check_n(N, "N")
+    N = positive_int(N, "N")
     t = 2.0 * N / p if t is None else np.asarray(t, dtype=np.float64)
     if (t * p < N).any():
         raise ValueError("Hoeffding's bound needs t * p >= N")
@@ -372,7 +409,7 @@ def forward_moves_shortfall(p: ArrayLike, N: int, t: ArrayLike) -> float | NDArr
     from scipy.stats import binom
 
     p = _check_p(p)
-    N = check_n(N, "N")
+    N = positive_int(N, "N")
     t = np.asarray(t)
     if (t < 0).any() or not np.all(t == np.floor(t)):
         raise ValueError(f"t must be non-negative integers, got {t.tolist()}")

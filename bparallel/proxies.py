@@ -30,6 +30,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import graphs
+from ._checks import one_of, positive_int
+
 MODES = ("paper", "definition")
 METHODS = ("exact", "monte-carlo")
 REDUCTIONS = ("mean", "max", "none")
@@ -53,16 +56,6 @@ def _to_array(x: Any, name: str, keep_float32: bool = False) -> np.ndarray:
     if arr.size and not (np.isfinite(arr.min()) and np.isfinite(arr.max())):  # NaN, +-inf
         raise ValueError(f"{name} contains NaN or infinite entries")
     return arr
-
-
-def _check_choice(name: str, value: str, valid: tuple[str, ...]) -> None:
-    if value not in valid:
-        raise ValueError(f"{name}={value!r}: valid values are {list(valid)}")
-
-
-def _check_positive(name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}={value!r}: must be a positive integer")
 
 
 def _check_attn(attn: Any) -> np.ndarray:
@@ -115,7 +108,7 @@ def head_weights(out_proj_weight: Any, num_heads: int) -> np.ndarray:
     head, in concatenation order); each head's raw score is the Frobenius norm of its block.
     """
     w = _to_array(out_proj_weight, "out_proj_weight")
-    _check_positive("num_heads", num_heads)
+    positive_int(num_heads, "num_heads")
     if w.ndim < 2:
         raise ValueError(f"out_proj_weight has shape {w.shape}: expected (..., d_out, d_in)")
     d_in = w.shape[-1]
@@ -133,9 +126,7 @@ def combine_heads(attn: Any, head_weights: Any = None) -> np.ndarray:
     """``C = sum_h w_h A[h]``, ``(..., T, T)`` (Definition 3.6; Algorithms 1-2, line 2)."""
     a = _check_attn(attn)
     w = _check_weights(head_weights, a).astype(a.dtype)
-    H, T = a.shape[-3], a.shape[-1]
-    flat = (w[..., None, :] @ a.reshape(*a.shape[:-3], H, T * T))[..., 0, :]  # (..., T*T)
-    return flat.reshape(*a.shape[:-3], T, T).astype(np.float64)
+    return graphs.head_sum(a, w).astype(np.float64)  # (..., T, T)
 
 
 def _forward(attn: Any, head_weights: Any) -> np.ndarray:
@@ -190,7 +181,7 @@ def transition_matrix(attn: Any, head_weights: Any = None, *, mode: str = "paper
     ``mode="paper"``: the chain implied by the published sampler; ``"definition"``: the
     normalised walk of Definition 2.3 on ``P = C^T``.
     """
-    _check_choice("mode", mode, MODES)
+    one_of(mode, "mode", MODES)
     P = _forward(attn, head_weights)
     if mode == "definition":
         P = _patch_empty_rows(P)
@@ -347,11 +338,11 @@ def mixing_time_proxy(
     Monte Carlo standard errors too when ``return_stderr`` (zeros for ``"exact"``; for
     ``"max"``, the standard error of the maximising start's mean).
     """
-    _check_choice("mode", mode, MODES)
-    _check_choice("method", method, METHODS)
-    _check_choice("reduce", reduce, REDUCTIONS)
-    _check_positive("max_steps", max_steps)
-    _check_positive("num_simulations", num_simulations)
+    one_of(mode, "mode", MODES)
+    one_of(method, "method", METHODS)
+    one_of(reduce, "reduce", REDUCTIONS)
+    positive_int(max_steps, "max_steps")
+    positive_int(num_simulations, "num_simulations")
     P = _forward(attn, head_weights)  # (..., T, T)
     batch, T = P.shape[:-2], P.shape[-1]
     P = P.reshape(-1, T, T)
@@ -394,9 +385,9 @@ def reference_walk_times(
     the first index whose unnormalised cumulative sum is ``>= r``, clipped to the sink;
     definition mode draws from the normalised row.
     """
-    _check_choice("mode", mode, MODES)
-    _check_positive("max_steps", max_steps)
-    _check_positive("num_simulations", num_simulations)
+    one_of(mode, "mode", MODES)
+    positive_int(max_steps, "max_steps")
+    positive_int(num_simulations, "num_simulations")
     P = _forward(attn, head_weights)
     if P.ndim != 2:
         raise ValueError(f"attn has shape {np.shape(attn)}: expected one graph (H, T, T)")
@@ -479,8 +470,8 @@ def node_fidelity_proxy(
     ``bparallel.fidelity``); ``t_j`` is the first time attaining the max (``None`` when
     ``times=False``, which is faster). Both arrays are ``attn.shape[:-3] + (T,)``.
     """
-    _check_choice("mode", mode, MODES)
-    _check_positive("horizon", horizon)
+    one_of(mode, "mode", MODES)
+    positive_int(horizon, "horizon")
     P = _forward(attn, head_weights)
     batch, T = P.shape[:-2], P.shape[-1]
     phi, t_opt = _node_fidelity(P.reshape(-1, T, T), horizon, mode, with_times=times)
@@ -504,8 +495,8 @@ def minimax_fidelity_proxy(
     ``mode="paper"``: min over all start nodes (the sink included), ``t = 1..horizon``, as
     the published code; ``mode="definition"``: min over non-sink nodes (Definition 3.5).
     """
-    _check_choice("mode", mode, MODES)
-    _check_positive("horizon", horizon)
+    one_of(mode, "mode", MODES)
+    positive_int(horizon, "horizon")
     P = _forward(attn, head_weights)
     batch, T = P.shape[:-2], P.shape[-1]
     phi, _ = _node_fidelity(P.reshape(-1, T, T), horizon, mode, with_times=False)

@@ -109,28 +109,9 @@ def test_head_tuples_and_simplex_grid():
 
 
 # --------------------------------------------------------------------------- mixing
-def test_mixing_times_batched_equals_loop_and_exact():
-    A = g.random_feedforward_adjacency(12, 6, 0.3, seed=5)
-    W = g.walk_matrix_from_adjacency(A).reshape(3, 4, 6, 6)
-    T = en.mixing_times(W)
-    assert T.shape == (3, 4)
-    for a in range(3):
-        for b in range(4):
-            assert T[a, b] == mk.mixing_time(W[a, b])
-            edges = g.edges_from_adjacency(A[4 * a + b])
-            assert T[a, b] == exact.mixing_time(exact.walk(edges, 6), Q)
-
-
-def test_mixing_times_chunks(monkeypatch):
-    W = g.walk_matrix_from_adjacency(en.enumerate_feedforward_adjacency(4))
-    whole = en.mixing_times(W)
-    monkeypatch.setattr(en, "CHUNK_ENTRIES", 40)  # 2 graphs per chunk
-    np.testing.assert_array_equal(en.mixing_times(W), whole)
-
-
 def test_tv_curves_are_matrix_powers():
     W = en.random_weighted_walk(3, 5, 0.4, seed=2)
-    T = en.mixing_times(W)
+    T = mk.mixing_time(W)
     tv = en.tv_curves(W, int(T.max()) + 1)
     assert tv.shape == (3, T.max() + 2, 5)
     for t in range(8):
@@ -150,7 +131,7 @@ def test_binomial_mixing_bound_by_loop_and_lazy_path():
                 t += 1
             assert en.binomial_mixing_bound(N, p) == t
             # the lazy path realises the binomial exactly
-            assert en.mixing_times(en.lazy_path_walk(N + 1, p)) == t
+            assert mk.mixing_time(en.lazy_path_walk(N + 1, p)) == t
     # the unweighted path (p = 1/2) too
     for n in (2, 5, 12):
         W = g.walk_matrix(g.line_graph_edges(n), n)
@@ -161,7 +142,7 @@ def test_binomial_mixing_bound_by_loop_and_lazy_path():
 
 def test_coupling_bound_holds_on_weighted_heads():
     W = en.random_weighted_walk(200, 6, 0.3, 1.0, seed=8)
-    T = en.mixing_times(W)
+    T = mk.mixing_time(W)
     p = mk.forward_probability(W)
     assert np.all(T <= en.binomial_mixing_bound(5, p))
     assert np.all(T <= 2 * 5 / p)
@@ -362,7 +343,7 @@ def _theorem_2_8_by_loop(sizes, densities, num, eps, rng):
         p = np.atleast_1d(mk.forward_probability(W))
         return pd.DataFrame({
             "kind": kind, "n": n, "density": density, "p": p, "pN": p * (n - 1),
-            "T_mix": en.mixing_times(W, eps), "2N/p": 2 * (n - 1) / p,
+            "T_mix": mk.mixing_time(W, eps), "2N/p": 2 * (n - 1) / p,
             "t*": en.binomial_mixing_bound(n - 1, p, eps)})
 
     frames, pair_frames = [], []
@@ -389,7 +370,7 @@ def _theorem_2_8_by_loop(sizes, densities, num, eps, rng):
             N = n - 1
             pair_frames.append(pd.DataFrame({
                 "kind": f"{kind} pair", "n": n, "p": p12, "pN": p12 * N,
-                "T_mix": en.mixing_times(Wbar, eps), "2N/p": 2 * N / p12,
+                "T_mix": mk.mixing_time(Wbar, eps), "2N/p": 2 * N / p12,
                 "t*": en.binomial_mixing_bound(N, p_chain, eps), "p_chain": p_chain,
                 "2N/max p_h": 2 * N / ph.max(1), "2N/min p_h": 2 * N / ph.min(1)}))
     return pd.concat(frames, ignore_index=True), pd.concat(pair_frames, ignore_index=True)
@@ -447,7 +428,7 @@ def test_binomial_tail_at_bound_is_the_lazy_paths_distance():
 
 def test_worst_case_bound_ratio_and_lazy_path_eps_table():
     for N, p in [(1, 0.01), (4, 0.5), (10, 0.2)]:
-        T = en.mixing_times(en.lazy_path_walk(N + 1, p))
+        T = mk.mixing_time(en.lazy_path_walk(N + 1, p))
         assert claims.worst_case_bound_ratio(N, p) == pytest.approx(T / (2 * N / p))
     assert claims.worst_case_bound_ratio(1, np.geomspace(1e-3, 1, 50)).max() < 1
     assert claims.worst_case_bound_ratio(1, 0.001, eps=0.05) > 1  # eps < e^-2 breaks the 2
@@ -604,7 +585,7 @@ def test_tradeoff_table_correlation_and_domination():
     rng = np.random.default_rng(6)
     A = g.random_feedforward_adjacency(4, 5, 0.2, rng)
     rand = trade[(trade.n == 5) & (trade.kind == "random")]
-    np.testing.assert_array_equal(rand.T_mix[:4], en.mixing_times(g.walk_matrix_from_adjacency(A)))
+    np.testing.assert_array_equal(rand.T_mix[:4], mk.mixing_time(g.walk_matrix_from_adjacency(A)))
     hand = pd.DataFrame({"n": 3, "kind": ["path", "random", "random", "random"],
                          "T_mix": [5, 6, 4, 5], "phi_min": [0.5, 0.4, 0.3, 0.5]})
     # (6, 0.4) and the tie (5, 0.5) are dominated by the path; (4, 0.3) mixes faster

@@ -219,3 +219,29 @@ def test_eqs_16_19_against_simulation():
     np.testing.assert_allclose(mk.prob_best_head_at_least(0.9, [1, 10, 1000])[-1], 1, atol=1e-40)
     with pytest.raises(ValueError, match="H must be"):
         mk.prob_best_head_at_least(0.5, 0)
+
+
+def test_mixing_time_batched_equals_loop_and_exact():
+    A = g.random_feedforward_adjacency(12, 6, 0.3, seed=5)
+    W = g.walk_matrix_from_adjacency(A).reshape(3, 4, 6, 6)
+    T = mk.mixing_time(W)
+    assert T.shape == (3, 4)
+    for a in range(3):
+        for b in range(4):
+            assert T[a, b] == mk.mixing_time(W[a, b])
+            edges = g.edges_from_adjacency(A[4 * a + b])
+            assert T[a, b] == exact.mixing_time(exact.walk(edges, 6), Fraction(1, 4))
+
+
+def test_mixing_time_chunks_give_the_same_numbers_and_name_the_bad_graph(monkeypatch):
+    W = g.walk_matrix_from_adjacency(g.random_feedforward_adjacency(12, 4, 0.5, seed=1))
+    whole = mk.mixing_time(W)
+    monkeypatch.setattr(mk, "CHUNK_ENTRIES", 40)  # 2 graphs per chunk
+    np.testing.assert_array_equal(mk.mixing_time(W), whole)
+    # a graph that never mixes (an isolated start: the walk stays put) is named by its index
+    bad = np.broadcast_to(np.eye(4), (3, 2, 4, 4)).copy()
+    bad[..., :, -1] = np.eye(4)[-1]
+    for b in [(0, 0), (0, 1), (1, 0), (2, 0), (2, 1)]:
+        bad[b] = W[5]
+    with pytest.raises(ValueError, match=r"batch index \(1, 1\)"):
+        mk.mixing_time(bad, max_t=64)

@@ -89,8 +89,14 @@ def test_checkpoint_refusals(tmp_path):
     with pytest.raises(ValueError, match="corrupted"):
         tr.load_checkpoint(bad)
     bad.write_bytes(b"not a checkpoint at all")
-    with pytest.raises(ValueError, match="corrupted"):
+    with pytest.raises(ValueError, match="corrupted") as err:
         tr.load_checkpoint(bad)
+    assert "weights_only" not in str(err.value)  # never pass on torch's advice to turn it off
+    # a file torch refuses under weights_only=True (a pickled object): same message, no advice
+    torch.save({"format": "x", "obj": _Oracle}, bad)
+    with pytest.raises(ValueError, match="corrupted") as err:
+        tr.load_checkpoint(bad)
+    assert "weights_only" not in str(err.value) and err.value.__cause__ is None
     torch.save({"format": "something-else"}, bad)
     with pytest.raises(ValueError, match="not a bparallel-checkpoint-v1"):
         tr.load_checkpoint(bad)
@@ -122,9 +128,17 @@ def test_export_and_load_weights(tmp_path):
         tr.load_weights(tmp_path / "nope.pt")
     # the same digest from the in-memory result
     assert tr.export_weights(res, tmp_path / "w2.pt") == tr.sha256_file(tmp_path / "w2.pt")
-    # load_model reads both kinds of file
+    # load_model reads both kinds of file, told apart by their content, not their names
     assert tr.load_model(res.checkpoint)[1]["heads"] == 8
     assert tr.load_model(path)[1]["heads"] == 8
+    disguised = tmp_path / "looks-like.ckpt.pt"
+    disguised.write_bytes(path.read_bytes())
+    assert "optimizer" not in tr.load_model(disguised)[1]  # loaded as weights
+    torch.save({"format": "something-else"}, disguised)
+    with pytest.raises(ValueError, match="neither a bparallel-weights-v1 nor"):
+        tr.load_model(disguised)
+    with pytest.raises(FileNotFoundError):
+        tr.load_model(tmp_path / "missing.pt")
 
 
 class _Oracle(nn.Module):

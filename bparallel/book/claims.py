@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import exact, fidelity, graphs, markov
+from .._checks import positive_int
 from ..ensembles import (
     FAMILIES,
     FidelityComparison,
@@ -36,7 +37,6 @@ from ..ensembles import (
     family_adjacency,
     head_tuples,
     lazy_path_walk,
-    mixing_times,
     new_walk_share,
     node_best_head_gain,
     random_head_stacks,
@@ -90,7 +90,7 @@ def head_mixing_frame(
     p = np.atleast_1d(markov.forward_probability(W))
     return _pd().DataFrame({
         "kind": kind, "n": n, "density": density, "p": p, "pN": p * (n - 1),
-        "T_mix": mixing_times(W, eps), "2N/p": 2 * (n - 1) / p,
+        "T_mix": markov.mixing_time(W, eps), "2N/p": 2 * (n - 1) / p,
         "t*": binomial_mixing_bound(n - 1, p, eps)})
 
 
@@ -112,12 +112,12 @@ def combination_mixing_frame(
     if np.abs(a.sum(-1) - 1).max() > 1e-9:
         raise ValueError(f"alpha must sum to 1 in each row, got sums {a.sum(-1).tolist()}")
     N = Wh.shape[-1] - 1
-    Wbar = np.einsum("kh,khij->kij", a, Wh)
+    Wbar = graphs.convex_combination(Wh, a)
     ph = markov.forward_probability(Wh)
     p12 = (a * ph).sum(axis=1)  # Eq. 12
     p_chain = markov.forward_probability(Wbar)
     return _pd().DataFrame({
-        "kind": kind, "n": N + 1, "p": p12, "pN": p12 * N, "T_mix": mixing_times(Wbar, eps),
+        "kind": kind, "n": N + 1, "p": p12, "pN": p12 * N, "T_mix": markov.mixing_time(Wbar, eps),
         "2N/p": 2 * N / p12, "t*": binomial_mixing_bound(N, p_chain, eps),
         "p_chain": p_chain, "2N/max p_h": 2 * N / ph.max(1), "2N/min p_h": 2 * N / ph.min(1)})
 
@@ -142,7 +142,7 @@ def theorem_2_8_ensemble(
     ``alpha ~ Dirichlet(1, 1)``. ``heads`` has the columns of :func:`head_mixing_frame`,
     ``pairs`` those of :func:`combination_mixing_frame` (kinds ``"... pair"``).
     """
-    num = graphs.check_n(num, "num")
+    num = positive_int(num, "num")
     rng = np.random.default_rng(seed)
     frames, pair_frames = [], []
     for n in np.atleast_1d(sizes).tolist():
@@ -229,7 +229,7 @@ def lazy_path_eps_table(eps_values: ArrayLike, n: int = 2, p: float = 0.001) -> 
     bound = 2 * (n - 1) / p
     rows = []
     for e in np.atleast_1d(eps_values).tolist():
-        T = int(mixing_times(W, e))
+        T = int(markov.mixing_time(W, e))
         rows.append({"ε": e, f"T_mix (n={n}, p={p:g})": T, "2N/p": bound,
                      "bound holds": T <= bound})
     return _pd().DataFrame(rows)
@@ -474,7 +474,7 @@ def feature_correlations(
 def amplified_by_jaccard(feat: pd.DataFrame, bins: int = 10) -> pd.Series:
     """Share of amplifying pairs per bin of edge Jaccard overlap (``bins`` equal bins on
     ``[0, 1]``, empty bins left out), indexed by the bin's interval."""
-    bins = graphs.check_n(bins, "bins")
+    bins = positive_int(bins, "bins")
     jb = _pd().cut(feat.jaccard, np.linspace(0, 1, bins + 1), include_lowest=True)
     return feat.groupby(jb, observed=True).amplified.mean()
 
@@ -503,7 +503,7 @@ def top_amplifying(
 # ------------------------------------------------------------- Section 4 (trade-off)
 def _tradeoff_frame(n, kind, density, W, D, eps, horizon):
     return _pd().DataFrame({"n": n, "kind": kind, "density": density,
-                            "T_mix": mixing_times(W, eps),
+                            "T_mix": markov.mixing_time(W, eps),
                             "phi_min": fidelity.minimax_fidelity(D, horizon)})
 
 
@@ -523,7 +523,7 @@ def tradeoff_table(
     ``num`` random graphs per density; ``len(densities) * num`` equal-weight pairs of random
     heads (:func:`random_head_stacks`). Columns ``n, kind, density, T_mix, phi_min``.
     """
-    num = graphs.check_n(num, "num")
+    num = positive_int(num, "num")
     rng = np.random.default_rng(seed)
     dens = np.atleast_1d(densities).tolist()
     rows = []
@@ -607,7 +607,7 @@ def best_head_simulation(
     delta method. Columns ``F`` (``label``), ``p̄``, ``H``, ``simulated``, ``1 - F(p̄)^H``,
     ``z``.
     """
-    trials = graphs.check_n(trials, "trials")
+    trials = positive_int(trials, "trials")
     if not 0.0 <= F <= 1.0:
         raise ValueError(f"F must lie in [0, 1], got {F}")
     rows = []

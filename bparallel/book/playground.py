@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._checks import positive_int
 from ..examples import example_3_8, example_3_13
-from ..fidelity import FidelityReport, check_horizon, fidelity_report, signal_at_sink
+from ..fidelity import FidelityReport, fidelity_report, signal_at_sink
 from ..graphs import (
     adjacency_matrix,
     as_edges,
     backward_edges,
-    check_n,
     convex_combination,
     edges_from_adjacency,
     random_feedforward_adjacency,
@@ -65,7 +65,7 @@ class PlaygroundState:
     labels: list[str] | None = None
 
     def __post_init__(self) -> None:
-        self.n = check_n(self.n)
+        self.n = positive_int(self.n, "n")
         if self.n < 2 or self.n > MAX_NODES:
             raise ValueError(f"n must lie in 2..{MAX_NODES}, got {self.n}")
         if not MIN_HEADS <= len(self.heads) <= MAX_HEADS:
@@ -81,7 +81,7 @@ class PlaygroundState:
             )
         self.raw_beta = [float(b) for b in self.raw_beta]
         _ = self.beta  # validates
-        self.horizon = check_horizon(self.horizon)
+        self.horizon = positive_int(self.horizon, "horizon")
         if not 0.0 < float(self.eps) < 1.0:
             raise ValueError(f"eps must lie in (0, 1), got {self.eps}")
         self.eps = float(self.eps)
@@ -132,7 +132,7 @@ class PlaygroundState:
 
     def set_n(self, n: int) -> None:
         """Change the number of nodes; edges touching removed nodes are dropped."""
-        n = check_n(n)
+        n = positive_int(n, "n")
         if not 2 <= n <= MAX_NODES:
             raise ValueError(f"n must lie in 2..{MAX_NODES}, got {n}")
         self.heads = [{(j, i) for j, i in h if j < n and i < n} for h in self.heads]

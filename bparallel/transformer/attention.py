@@ -41,6 +41,8 @@ import math
 import torch
 from torch import Tensor
 
+from .._checks import positive_int
+
 DEFAULT_BLOCK_SIZE = 20
 _DROP_SCALE = 2**31  # Tensor.random_() on int32 is uniform on {0, ..., 2^31 - 1}
 
@@ -72,8 +74,7 @@ def _check(q: Tensor, k: Tensor, v: Tensor, dropout_p: float, block_size: int) -
         )
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p={dropout_p!r}: must lie in [0, 1)")
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"block_size={block_size!r}: must be a positive integer")
+    positive_int(block_size, "block_size")
 
 
 def _blocks(T: int, block_size: int) -> list[tuple[int, int]]:

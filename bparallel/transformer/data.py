@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._checks import nonnegative_int, positive_int
+
 TASKS = ("copy", "cycle")
 SEQ_LEN = 100
 VOCAB_SIZE = 256
@@ -35,19 +37,9 @@ def _check_task(task: str) -> None:
         raise ValueError(f"task={task!r}: valid tasks are {list(TASKS)}")
 
 
-def _check_positive(name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name}={value!r}: must be a positive integer")
-
-
-def _check_seed(seed: int) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed={seed!r}: must be a non-negative integer")
-
-
 def stream_rng(seed: int, stream: str, *extra: int) -> np.random.Generator:
     """The numpy Generator of one named stream (``STREAMS``) of ``seed``."""
-    _check_seed(seed)
+    nonnegative_int(seed, "seed")
     if stream not in STREAMS:
         raise ValueError(f"stream={stream!r}: valid streams are {list(STREAMS)}")
     return np.random.default_rng(np.random.SeedSequence([int(seed), STREAMS[stream], *extra]))
@@ -62,9 +54,9 @@ def random_sequences(
     vocab_size: int = VOCAB_SIZE,
 ) -> torch.Tensor:
     """``num`` sequences of i.i.d. uniform tokens, ``(num, seq_len)`` int64 (Section 4.1)."""
-    _check_positive("num", num)
-    _check_positive("seq_len", seq_len)
-    _check_positive("vocab_size", vocab_size)
+    positive_int(num, "num")
+    positive_int(seq_len, "seq_len")
+    positive_int(vocab_size, "vocab_size")
     rng = stream_rng(seed, stream)
     tokens = rng.integers(0, vocab_size, size=(num, seq_len), dtype=np.int64)
     return torch.from_numpy(tokens)
@@ -84,7 +76,7 @@ def predictable_mask(task: str, seq_len: int = SEQ_LEN) -> torch.Tensor:
     Copy: all. Cycle: all but position 0, whose target ``x_T`` lies in the future.
     """
     _check_task(task)
-    _check_positive("seq_len", seq_len)
+    positive_int(seq_len, "seq_len")
     mask = torch.ones(seq_len, dtype=torch.bool)
     if task == "cycle":
         mask[0] = False
@@ -140,8 +132,8 @@ class ShuffledLoader:
     def __init__(
         self, dataset: SequenceDataset, batch_size: int = 50, *, seed: int, shuffle: bool = True
     ) -> None:
-        _check_positive("batch_size", batch_size)
-        _check_seed(seed)
+        positive_int(batch_size, "batch_size")
+        nonnegative_int(seed, "seed")
         self.dataset, self.batch_size, self.seed, self.shuffle = dataset, batch_size, seed, shuffle
         self.epoch = 0
 
@@ -183,7 +175,7 @@ def paper_protocol_sequences(
     The first sequence of each of the first ``num_batches`` batches of the shuffled training
     loader in ``epoch`` (at most ``len(loader)`` batches when the dataset is smaller).
     """
-    _check_positive("num_batches", num_batches)
+    positive_int(num_batches, "num_batches")
     if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
         raise ValueError(f"epoch={epoch!r}: must be a non-negative integer")
     order = loader.order(epoch)

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .._checks import positive_int
 from .attention import causal_attention
 
 ATTENTION_PATHS = ("fused", "sdpa", "explicit")
@@ -50,9 +51,7 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         for name in ("n_heads", "vocab_size", "seq_len", "d_model", "n_layers", "d_mlp"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r}: must be a positive integer")
+            positive_int(getattr(self, name), name)
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}: "

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from .._checks import nonnegative_int, positive_int
 from .._io import atomic_write
 from .data import (
     TASKS,
@@ -135,8 +136,8 @@ def num_threads(n: int | None = None) -> Iterator[int]:
             raise ValueError(
                 f"{THREADS_ENV}={os.environ[THREADS_ENV]!r}: must be a positive integer"
             ) from None
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise ValueError(f"threads={n!r}: must be a positive integer")
+    if n is not None:
+        positive_int(n, "threads")
     before = torch.get_num_threads()
     if n is not None:
         torch.set_num_threads(n)
@@ -197,14 +198,26 @@ def _safe_load(path: str | os.PathLike, kind: str, fmt: str) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{kind} {path} does not exist")
-    try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # pickle, zip and EOF errors all mean: unreadable
-        raise ValueError(f"{kind} {path} is corrupted or not a torch file: {err}") from err
+    obj = _read_torch_file(path, kind)
     if not isinstance(obj, dict) or obj.get("format") != fmt:
         found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
         raise ValueError(f"{kind} {path} is not a {fmt} file (found {found!r})")
     return obj
+
+
+def _read_torch_file(path: Path, kind: str) -> Any:
+    """``torch.load(path, weights_only=True)``; any failure is a ``ValueError`` of ours.
+
+    Torch's own message is not passed on: it suggests loading with ``weights_only=False``,
+    which executes arbitrary code from the file and must never be done with these files.
+    """
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # pickle, zip and EOF errors all mean: unreadable
+        raise ValueError(
+            f"{kind} {path} is corrupted or not a bparallel torch file "
+            f"({type(err).__name__}); re-export or re-download it"
+        ) from None
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -393,11 +406,10 @@ def train(
     if task not in TASKS:
         raise ValueError(f"task={task!r}: valid tasks are {list(TASKS)}")
     total = p.epochs if epochs is None else epochs
-    for name, value, low in (("epochs", total, 1), ("stop_after", stop_after, 1),
-                             ("seed", seed, 0)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value < low):
-            raise ValueError(f"{name}={value!r}: must be an integer >= {low}")
+    positive_int(total, "epochs")
+    if stop_after is not None:
+        positive_int(stop_after, "stop_after")
+    nonnegative_int(seed, "seed")
     cfg = model_config(p, heads)  # validates heads
 
     with num_threads(threads):
@@ -533,12 +545,19 @@ def load_weights(
 
 
 def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
-    """A model and its metadata from either a weights file or a training checkpoint."""
-    try:
+    """A model and its metadata from either a weights file or a training checkpoint.
+
+    The file's own ``format`` field decides which it is."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"model file {path} does not exist")
+    obj = _read_torch_file(path, "model file")
+    fmt = obj.get("format") if isinstance(obj, dict) else None
+    if fmt == WEIGHTS_FORMAT:
         return load_weights(path)
-    except ValueError as err:
-        if "not a bparallel-weights" not in str(err):
-            raise
+    if fmt != CHECKPOINT_FORMAT:
+        raise ValueError(f"model file {path} is neither a {WEIGHTS_FORMAT} nor a "
+                         f"{CHECKPOINT_FORMAT} file (found {fmt!r})")
     ck = load_checkpoint(path)
     meta = {k: ck.data[k] for k in ("task", "heads", "seed", "profile", "epoch")}
     meta["history"] = ck.history
