@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from bparallel.book.results import flatten, load_results, save_results
+from bparallel.book.results import ChapterResults, flatten, load_results, save_results
 
 
 def test_flatten_nested_and_numbers():
@@ -34,3 +34,29 @@ def test_load_errors(tmp_path):
         load_results(bad)
     with pytest.raises(ValueError, match="plain file stem"):
         save_results(tmp_path, "../x", {"a": 1})
+
+
+def test_chapter_results_record_glue_and_save(tmp_path, monkeypatch):
+    import myst_nb
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda k, v, display=True: glued.setdefault(k, v))
+    chapter = ChapterResults(tmp_path, "02_x")
+    assert chapter("a.ratio", np.float64(0.25)) == 0.25
+    assert type(glued["a.ratio"]) is float  # a plain float, so glue's format specs work
+    chapter.update({"b": {"count": np.int64(3), "flag": True}}, prefix="t")
+    assert type(glued["t.b.count"]) is int and glued["t.b.flag"] == 1
+    assert chapter("a.ratio", 0.25) == 0.25  # the same value twice is fine
+    with pytest.raises(ValueError, match="recorded twice"):
+        chapter("a.ratio", 0.5)
+    with pytest.raises(ValueError, match="not a number"):
+        chapter("label", "holds")  # sentences belong in the prose
+    with pytest.raises(ValueError, match="not finite"):
+        chapter("x", float("nan"))
+    path = chapter.save()
+    assert load_results(path) == {"a.ratio": 0.25, "t.b.count": 3, "t.b.flag": 1}
+    with pytest.raises(ValueError, match="plain file stem"):
+        ChapterResults(tmp_path, "../x")
+    quiet = ChapterResults(tmp_path, "03_y", glue=False)
+    quiet("k", 1)
+    assert "k" not in glued

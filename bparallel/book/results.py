@@ -61,3 +61,44 @@ def load_results(path: str | os.PathLike) -> dict[str, float]:
     if not isinstance(data, dict):
         raise ValueError(f"results file {path} must hold a JSON object")
     return flatten(data)
+
+
+class ChapterResults:
+    """A chapter's numbers: each one recorded for its results file and glued for its prose,
+    under one flat dotted key, by one call.
+
+    ``chapter = ChapterResults(results_dir, "02_mixing_time")``, then
+    ``chapter("path.n_max.ratio", ratio)`` stores the number and glues it as a Python int or
+    float, so the prose formats it with a glue format spec:
+    ``{glue:text}`path.n_max.ratio:.2f```. ``chapter.save()`` writes
+    ``<results_dir>/<name>.json`` (:func:`save_results`). Numbers only: a sentence is written
+    in the prose, never glued from code.
+    """
+
+    def __init__(self, results_dir: str | os.PathLike, name: str, *, glue: bool = True) -> None:
+        if not name or "/" in name or name.startswith("."):
+            raise ValueError(f"name={name!r}: must be a plain file stem")
+        self.results_dir, self.name, self._glue = Path(results_dir), name, glue
+        self.values: dict[str, int | float] = {}
+
+    def __call__(self, key: str, value: object) -> int | float:
+        """Record ``value`` under ``key`` (and glue it); returns the plain number."""
+        number = flatten({key: value})[key]
+        if key in self.values and self.values[key] != number:
+            raise ValueError(f"results key {key!r} recorded twice with different values "
+                             f"({self.values[key]!r}, then {number!r})")
+        self.values[key] = number
+        if self._glue:
+            from myst_nb import glue  # the book's dependency, not the package's
+
+            glue(key, number, display=False)
+        return number
+
+    def update(self, values: Mapping, prefix: str = "") -> None:
+        """Record (and glue) every number of a (nested) mapping, keys joined by dots."""
+        for key, value in flatten(values, prefix).items():
+            self(key, value)
+
+    def save(self) -> Path:
+        """Write the results file (flat dotted keys, sorted), atomically."""
+        return save_results(self.results_dir, self.name, self.values)
