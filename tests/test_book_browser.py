@@ -6,7 +6,8 @@ For every page of `_toc.yml`, served over http://127.0.0.1 and opened from file:
 - no console error, page error or failed local request;
 - math is typeset by MathJax (every Sphinx math node holds an `mjx-container`, no raw `$$`);
 - every image has loaded; every sphinx-proof directive of the source shows as a box;
-- saved Jupyter widgets render; on the playground they must exist and render.
+- saved Jupyter widgets render; the playground shows no ipywidgets control (a static page
+  cannot recompute it: its live playground is the JavaScript one).
 
 Full-page screenshots of the http pages go to `_build/screenshots/`. Needs a built book
 (`make book`); without one these tests fail, they do not skip.
@@ -270,8 +271,9 @@ def test_page_renders_offline(docname, mode, built_html, book_server, browser, s
         f"{page['widgetsRendered']} rendered"
     )
     if docname == PLAYGROUND:
-        assert page["has_widget_state"] and page["widgetViews"] > 0, (
-            f"{docname}: no saved widget state in the page; the playground must display "
-            "its widgets in a cell so that execution saves their state"
+        # Honest widgets: a static page cannot recompute, so the ipywidgets interface (live
+        # only in a running notebook) is left out; the live thing is the JavaScript playground.
+        assert page["widgetControls"] == 0, (
+            f"{docname} ({mode}): {page['widgetControls']} ipywidgets controls shown in the "
+            "static page, where nothing can recompute them"
         )
-        assert page["widgetControls"] > 0, f"{docname} ({mode}): no visible .widget-* control"

@@ -149,3 +149,17 @@ def test_widget_redraws_into_image_and_html():
     assert checkbox.value is True
     checkbox.value = False  # remove u -> v from head 1: u no longer reaches tau in head 1
     assert "<td>0.0000</td>" in info.value
+
+
+def test_summary_table_says_never_instead_of_nan():
+    r = pg.compute(pg.from_preset("Example 3.8"))
+    rows = pg.summary_table(r)
+    assert [row["graph"] for row in rows] == ["head 1", "head 2", "combined"]
+    mix = [row["T_mix (ε = 0.25)"] for row in rows]
+    hit = [row["max_j E[τ_j]"] for row in rows]
+    # head 1 (u -> v only) and head 2 (v -> tau only) leave a start that never reaches tau
+    assert mix[:2] == [pg.NEVER_MIXES] * 2 and hit[:2] == [pg.NEVER_REACHES] * 2
+    assert isinstance(mix[2], int) and mix[2] == r.multi_mixing
+    assert hit[2] == pytest.approx(r.multi_hitting)
+    assert [row["φ_min"] for row in rows] == [0.0, 0.0, pytest.approx(r.report.multi_minimax)]
+    assert not any(isinstance(v, float) and v != v for row in rows for v in row.values())

@@ -102,3 +102,75 @@ def test_plot_best_head_vs_combined_counts_cells_as_published_decimals():
         plotting.plot_best_head_vs_combined({"x": ours.drop(columns="combined")})
     with pytest.raises(ValueError, match="at least one panel"):
         plotting.plot_best_head_vs_combined({})
+
+
+def test_plot_matrix_powers_draws_each_power_on_one_scale():
+    from bparallel import graphs
+    from bparallel.book.plotting import plot_matrix_powers
+
+    W = graphs.walk_matrix([(0, 1), (1, 2)], 3)
+    fig = plot_matrix_powers(W, [0, 1, 3])
+    images = [ax.images[0] for ax in fig.axes if ax.images]
+    assert len(images) == 3
+    for image, t in zip(images, [0, 1, 3], strict=True):
+        np.testing.assert_allclose(image.get_array(), np.linalg.matrix_power(W, t))
+        assert image.get_clim() == (0, 1)
+    assert any(ax.get_ylabel() == "probability" for ax in fig.axes)  # the colourbar
+    with pytest.raises(ValueError, match="square"):
+        plot_matrix_powers(np.ones((2, 3)), [1])
+    with pytest.raises(ValueError, match="powers"):
+        plot_matrix_powers(W, [])
+
+
+def test_chapter_02_figures_draw_the_data_with_matching_colours():
+    from bparallel import markov
+    from bparallel.book.plotting import plot_bound_vs_exact, plot_combination_mixing, plot_shortfall
+
+    table = pd.DataFrame({"family": ["path", "path", "complete DAG", "complete DAG"],
+                          "n": [2, 3, 2, 3], "T_mix exact": [2, 5, 2, 2], "2N/p": [2.0, 8, 2, 8]})
+    ax = plot_bound_vs_exact(table, 0.25).axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    np.testing.assert_array_equal(lines["path: exact $T_{mix}$"].get_ydata(), [2, 5])
+    np.testing.assert_array_equal(lines["complete DAG: bound $2N/p$"].get_ydata(), [2, 8])
+    assert lines["path: exact $T_{mix}$"].get_color() == lines["path: bound $2N/p$"].get_color()
+    with pytest.raises(ValueError, match="2N/p"):
+        plot_bound_vs_exact(table.drop(columns="2N/p"), 0.25)
+
+    ax = plot_shortfall([1, 2, 3], [0.5], 0.25).axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    np.testing.assert_allclose(lines["exp(-pN), p = 0.5"].get_ydata(),
+                               [markov.hoeffding_tail(0.5, N) for N in (1, 2, 3)])
+    assert lines["ε = 0.25"].get_ydata()[0] == 0.25  # the threshold is labelled
+    assert lines["exact, p = 0.5"].get_color() == lines["exp(-pN), p = 0.5"].get_color()
+
+    ax = plot_combination_mixing([0, 0.5, 1], [9, 4, 2], [20, 8, 5]).axes[0]
+    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), [9, 4, 2])
+    with pytest.raises(ValueError, match="one length"):
+        plot_combination_mixing([0, 1], [1], [1, 2])
+
+
+def test_plot_computed_vs_closed_form():
+    from bparallel.book.plotting import plot_computed_vs_closed_form
+
+    x = np.linspace(0, 1, 5)
+    ax = plot_computed_vs_closed_form(x, x**2, x**2, xlabel="b").axes[0]
+    dots, line = ax.get_lines()
+    np.testing.assert_array_equal(dots.get_ydata(), x**2)
+    assert dots.get_linestyle() == "None" and ax.get_xlabel() == "b"
+    with pytest.raises(ValueError, match="one length"):
+        plot_computed_vs_closed_form(x, x[:2], x)
+
+
+def test_plot_training_curves_draws_each_history():
+    from bparallel.book.plotting import plot_training_curves
+
+    hist = {("copy", 1): {"epoch": [1, 2], "train_loss": [2, 1], "heldout_accuracy": [0.5, 1]},
+            ("cycle", 4): {"epoch": [1, 2], "train_loss": [3, 2], "heldout_accuracy": [0, 0.25]}}
+    fig = plot_training_curves(hist)
+    acc_cycle = fig.axes[3]  # row 2, column 2 (cycle accuracy)
+    np.testing.assert_array_equal(acc_cycle.get_lines()[0].get_ydata(), [0, 25])
+    assert fig.axes[0].get_yscale() == "log"
+    with pytest.raises(ValueError, match="empty"):
+        plot_training_curves({})
+    with pytest.raises(ValueError, match="train_loss"):
+        plot_training_curves({("copy", 1): {"epoch": [1], "heldout_accuracy": [1]}})

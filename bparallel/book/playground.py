@@ -318,6 +318,44 @@ def fidelity_table(result: PlaygroundResult) -> list[dict[str, Any]]:
     return rows
 
 
+NEVER_MIXES = "never mixes (∞)"
+NEVER_REACHES = "∞ (τ unreachable)"
+
+
+def summary_table(result: PlaygroundResult) -> list[dict[str, Any]]:
+    """Rows ``{graph, phi_min, T_mix, max E[tau]}`` per head and for the combination.
+
+    A walk that never gets within ``eps`` of ``1_tau`` (Definition 2.7 undefined: some start
+    never reaches the sink) reads :data:`NEVER_MIXES`, an infinite hitting time
+    :data:`NEVER_REACHES`: words, never ``NaN``."""
+    st, rep = result.state, result.report
+    names = [f"head {h + 1}" for h in range(st.num_heads)] + ["combined"]
+    phis = list(rep.head_minimax) + [rep.multi_minimax]
+    mix = result.head_mixing + [result.multi_mixing]
+    hit = result.head_hitting + [result.multi_hitting]
+    return [{"graph": g, "φ_min": float(p),
+             f"T_mix (ε = {st.eps:g})": NEVER_MIXES if m is None else int(m),
+             "max_j E[τ_j]": NEVER_REACHES if e is None else float(e)}
+            for g, p, m, e in zip(names, phis, mix, hit, strict=True)]
+
+
+def show(result: PlaygroundResult) -> None:  # pragma: no cover - display glue
+    """Display what the playground shows: warnings, the Figure 3 curves, the node-fidelity
+    table (:func:`fidelity_table`), the summary (:func:`summary_table`), the amplification."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from IPython.display import display
+
+    for w in result.warnings:
+        print("WARNING:", w)
+    plot_signals(result)
+    plt.show()
+    display(pd.DataFrame(fidelity_table(result)).round(4).style.hide(axis="index"))
+    display(pd.DataFrame(summary_table(result)).style.hide(axis="index")
+            .format(precision=4))
+    print(f"amplification φ_min(multi) − φ_min(best head) = {result.report.amplification:+.4f}")
+
+
 def to_python(state: PlaygroundState) -> str:
     """The Python code that rebuilds this configuration with ``bparallel`` in a notebook."""
     heads = ",\n    ".join(repr(sorted(h)) for h in state.heads)

@@ -60,6 +60,154 @@ def draw_dag(
     return ax
 
 
+def plot_matrix_powers(
+    W: Any, powers: Sequence[int], *, labels: Sequence[str] | None = None
+) -> Any:
+    """Heatmaps of ``W^t`` for each ``t`` in ``powers``, on one shared colour scale [0, 1]
+    with a colourbar: column ``j`` is where a walker started at ``j`` is after ``t`` steps
+    (Definition 2.3), so the mass gathering in the sink row is the stationary distribution
+    ``1_tau`` arriving (Lemma 2.5). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"W has shape {W.shape}: expected one square matrix (n, n)")
+    powers = [int(t) for t in powers]
+    if not powers or min(powers) < 0:
+        raise ValueError(f"powers={powers!r}: expected at least one integer t >= 0")
+    n = W.shape[0]
+    labels = list(labels) if labels is not None else [str(k) for k in range(n - 1)] + ["τ"]
+    fig, axes = plt.subplots(1, len(powers), figsize=(2.6 * len(powers) + 0.8, 2.9),
+                             squeeze=False, layout="constrained")
+    for ax, t in zip(axes[0], powers, strict=True):
+        image = ax.imshow(np.linalg.matrix_power(W, t), vmin=0, vmax=1, cmap="viridis")
+        ax.set_title(f"$W^{{{t}}}$")
+        ax.set_xticks(range(n), labels)
+        ax.set_yticks(range(n), labels)
+        ax.set_xlabel("start j")
+    axes[0, 0].set_ylabel("position i")
+    fig.colorbar(image, ax=axes[0].tolist(), label="probability", shrink=0.9)
+    return fig
+
+
+def plot_bound_vs_exact(table: Any, eps: float) -> Any:
+    """Exact ``T_mix`` (Definition 2.7) against Theorem 2.8's bound ``2N/p`` per graph family.
+
+    ``table`` has columns ``family``, ``n``, ``T_mix exact`` and ``2N/p``; each family's exact
+    curve (solid) and bound (dashed) share one colour. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    _require_columns(table, ["family", "n", "T_mix exact", "2N/p"], "table")
+    fig, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
+    for k, (family, marker) in enumerate(zip(table["family"].unique(), "osd^v", strict=False)):
+        d = table[table["family"] == family]
+        ax.plot(d["n"], d["T_mix exact"], marker=marker, color=f"C{k}",
+                label=f"{family}: exact $T_{{mix}}$")
+        ax.plot(d["n"], d["2N/p"], "--", color=f"C{k}", label=f"{family}: bound $2N/p$")
+    ax.set_xlabel("n (nodes)")
+    ax.set_ylabel("steps")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.legend(fontsize="small")
+    ax.set_title(f"Exact mixing time and the bound of Theorem 2.8 (ε = {eps:g})")
+    return fig
+
+
+def plot_shortfall(Ns: Sequence[int], ps: Sequence[float], eps: float) -> Any:
+    """The proof of Theorem 2.8 made exact: ``Pr[Bin(t, p) < N]`` at ``t = ceil(2N/p)``
+    (solid, :func:`bparallel.markov.forward_moves_shortfall`) and Hoeffding's ``exp(-pN)``
+    (dashed, Eq. 10) in the same colour per ``p``, with the threshold ``eps`` labelled.
+    Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from ..markov import forward_moves_shortfall, hoeffding_tail
+
+    Ns = np.asarray(Ns, dtype=int)
+    fig, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
+    for k, p in enumerate(ps):
+        t = np.ceil(2 * Ns / p).astype(int)
+        exact = [forward_moves_shortfall(p, int(N), int(tt)) for N, tt in zip(Ns, t, strict=True)]
+        ax.semilogy(Ns, exact, color=f"C{k}", label=f"exact, p = {p:g}")
+        ax.semilogy(Ns, [hoeffding_tail(p, int(N)) for N in Ns], "--", color=f"C{k}",
+                    label=f"exp(-pN), p = {p:g}")
+    ax.axhline(eps, color="gray", lw=0.8, ls=":", label=f"ε = {eps:g}")
+    ax.set_xlabel("N (forward moves needed)")
+    ax.set_ylabel("Pr[X < N] at t = 2N/p")
+    ax.legend(fontsize="small", ncol=2)
+    return fig
+
+
+def plot_combination_mixing(alphas: Any, t_mix: Any, bound: Any) -> Any:
+    """Exact ``T_mix`` of ``(1 - a) W_slow + a W_fast`` against the weight ``a`` on the fast
+    head, with the bound ``2N/p`` of Eq. 12 in the same colour, dashed. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    alphas, t_mix, bound = (np.asarray(v, dtype=float) for v in (alphas, t_mix, bound))
+    if not alphas.shape == t_mix.shape == bound.shape or alphas.ndim != 1:
+        raise ValueError(f"alphas, t_mix and bound must be 1-d of one length, got "
+                         f"{alphas.shape}, {t_mix.shape}, {bound.shape}")
+    fig, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
+    ax.plot(alphas, t_mix, "o-", color="C0", label=r"exact $T_{mix}(\bar W)$")
+    ax.plot(alphas, bound, "--", color="C0", label=r"$2N/p$, $p = \sum_h \alpha_h p_h$ (Eq. 12)")
+    ax.set_xlabel(r"weight $\alpha$ on the fast head")
+    ax.set_ylabel("steps")
+    ax.set_yscale("log")
+    ax.legend()
+    return fig
+
+
+def plot_computed_vs_closed_form(
+    x: Any, values: Any, closed_form: Any, *, computed: str = "computed",
+    closed: str = "closed form", xlabel: str = "",
+) -> Any:
+    """A computed quantity (dots) on its closed form (line), e.g. Example 3.8's
+    ``(Delta-bar^2)[tau, u] = beta_1 beta_2 / 4`` against ``beta_1``. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    x, values, closed_form = (np.asarray(v, dtype=float) for v in (x, values, closed_form))
+    if not x.shape == values.shape == closed_form.shape or x.ndim != 1:
+        raise ValueError(f"x, values and closed_form must be 1-d of one length, got "
+                         f"{x.shape}, {values.shape}, {closed_form.shape}")
+    fig, ax = plt.subplots(figsize=(5.5, 3), layout="constrained")
+    ax.plot(x, values, "o", ms=3, label=computed)
+    ax.plot(x, closed_form, "k-", lw=1, label=closed)
+    ax.set_xlabel(xlabel)
+    ax.legend()
+    return fig
+
+
+def plot_training_curves(histories: Mapping[tuple[str, int], Mapping[str, Sequence[float]]]) -> Any:
+    """Training loss (top, log scale) and held-out token accuracy (bottom) per epoch, one
+    column per task and one colour per head count. ``histories`` maps ``(task, heads)`` to a
+    training history (``epoch``, ``train_loss``, ``heldout_accuracy``). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not histories:
+        raise ValueError("histories is empty: no model to draw")
+    tasks = sorted({task for task, _ in histories})
+    heads = sorted({h for _, h in histories})
+    fig, axes = plt.subplots(2, len(tasks), figsize=(5 * len(tasks), 6), sharex=True,
+                             squeeze=False, layout="constrained")
+    for col, task in enumerate(tasks):
+        for i, h in enumerate(heads):
+            hist = histories.get((task, h))
+            if hist is None:
+                continue
+            for key in ("epoch", "train_loss", "heldout_accuracy"):
+                if key not in hist:
+                    raise ValueError(f"history of {task}, {h} heads has no {key!r}")
+            label = f"{h} head{'s' * (h > 1)}"
+            axes[0, col].plot(hist["epoch"], hist["train_loss"], color=f"C{i}", label=label)
+            axes[1, col].plot(hist["epoch"], 100 * np.asarray(hist["heldout_accuracy"]),
+                              color=f"C{i}", label=label)
+        axes[0, col].set_title(f"{task}: training loss")
+        axes[0, col].set_yscale("log")
+        axes[1, col].set_title(f"{task}: held-out token accuracy (%)")
+        axes[1, col].set_xlabel("epoch")
+    axes[0, 0].legend()
+    return fig
+
+
 def plot_pair_mixing(
     edges_pair: Sequence[Sequence[tuple[int, int]]],
     matrices: Sequence[Sequence[Sequence[Any]]],

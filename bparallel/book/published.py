@@ -212,3 +212,153 @@ def amplification_agreement(
         "spearman_individual": spearman([ours[k]["individual"] for k in keys],
                                         [pub[k]["individual"] for k in keys]),
     }
+
+
+#: A cell is marked when this book and the paper differ by more than this many published
+#: standard deviations (or differ at the published precision where that deviation is 0).
+SPREAD = 2.0
+
+_TITLES = {1: "mixing time (steps), copy", 2: "mixing time (steps), cycle",
+           3: "minimax fidelity (%), copy", 4: "minimax fidelity (%), cycle"}
+_SETS = {"paper": "the published protocol (50 training sequences)",
+         "heldout": "held-out sequences"}
+
+
+def _differs(ours: float, mean: float, std: float, decimals: int) -> bool:
+    if std > 0:
+        return abs(ours - mean) > SPREAD * std
+    return round(ours, decimals) != round(mean, decimals)
+
+
+def side_by_side(
+    rows: Sequence[Mapping[str, Any]], table: int, *, protocol: str, mode: str,
+    decimals: int = 2,
+) -> list[dict[str, str]]:
+    """One published Table 1-4 beside this book's: a row per head count, per layer this
+    book's mean and the published mean as text at ``decimals`` decimals, this book's marked
+    "†" where the two differ beyond the published spread (:data:`SPREAD` standard
+    deviations). ``rows`` are :func:`bparallel.book.tables.evaluate_models`' ``tables_1_4``."""
+    if table not in _TITLES:
+        raise ValueError(f"table={table!r}: Tables 1-4 only")
+    pub = {(r["heads"], r["layer"]): r for r in published_rows() if r["table"] == table}
+    ours = {(r["heads"], r["layer"]): r["mean"] for r in rows
+            if r["table"] == table and r["protocol"] == protocol and r["mode"] == mode}
+    if not ours:
+        raise ValueError(f"no rows of Table {table} for protocol={protocol!r}, mode={mode!r}")
+    out = []
+    for heads in sorted({h for h, _ in pub}):
+        row = {"heads": str(heads)}
+        for layer in range(1, LAYERS + 1):
+            p = pub[(heads, layer)]
+            o = ours.get((heads, layer))
+            mark = "" if o is None or not _differs(o, p["mean"], p["std"], decimals) else " †"
+            row[f"L{layer}"] = "—" if o is None else f"{o:.{decimals}f}{mark}"
+            row[f"L{layer} paper"] = f"{p['mean']:.{decimals}f}"
+        out.append(row)
+    return out
+
+
+def tables_1_4_markdown(rows: Sequence[Mapping[str, Any]], *, name_prefix: str = "tbl") -> str:
+    """Tables 1-4 for the reader: one tab set per published table, one numbered, captioned
+    table per mode and evaluation set (:func:`side_by_side`), as MyST Markdown."""
+    from .markdown import table as md_table
+    from .markdown import tabs
+
+    out = []
+    have = {(r["protocol"], r["mode"]) for r in rows}
+    for t, title in _TITLES.items():
+        items = {}
+        for protocol, mode in (("paper", "paper"), ("heldout", "paper"),
+                               ("paper", "definition"), ("heldout", "definition")):
+            if (protocol, mode) not in have:
+                continue
+            caption = (f"Paper's Table {t}, {title}: this book's mean over {_SETS[protocol]} "
+                       f"({mode} mode) per layer L1-L4, beside the published mean (paper). "
+                       f"† marks a difference of more than {SPREAD:g} published standard "
+                       "deviations.")
+            items[f"{mode} mode, {'published protocol' if protocol == 'paper' else 'held-out'}"] = (
+                md_table(side_by_side(rows, t, protocol=protocol, mode=mode), caption=caption,
+                         name=f"{name_prefix}-table{t}-{protocol}-{mode}"))
+        out.append(tabs(items))
+    return "\n".join(out)
+
+
+def layer_means(
+    rows: Sequence[Mapping[str, Any]], table: int, heads: int, *, protocol: str = "paper",
+    mode: str = "paper",
+) -> np.ndarray:
+    """Means of one row of Table ``table`` (one head count), layers L1-L4, ``(4,)``.
+
+    ``rows`` are this book's (``protocol`` and ``mode`` select the variant) or
+    :func:`published_rows` (which have neither)."""
+    sel = sorted((r["layer"], r["mean"]) for r in rows
+                 if r["table"] == table and r["heads"] == heads
+                 and r.get("protocol", protocol) == protocol and r.get("mode", mode) == mode)
+    if len(sel) != LAYERS:
+        raise ValueError(f"table={table}, heads={heads}, protocol={protocol!r}, mode={mode!r}: "
+                         f"{len(sel)} layers found, expected {LAYERS}")
+    return np.array([m for _, m in sel])
+
+
+_VERDICT_MARK = {1: "▲", 0: "=", -1: "▼"}
+
+
+def side_by_side_5_6(
+    rows: Sequence[Mapping[str, Any]], table: int, *, sample: str, protocol: str, mode: str,
+) -> list[dict[str, str]]:
+    """One published Table 5-6 beside this book's: a row per head count, per layer the best
+    single head's and the combination's minimax fidelity (%) as "best / combined" at the
+    published two decimals, marked ▲ (the combination wins), = (tie) or ▼ (it loses), by
+    :func:`verdict`. ``rows`` are :func:`bparallel.book.tables.evaluate_models`'
+    ``tables_5_6``."""
+    if table not in (5, 6):
+        raise ValueError(f"table={table!r}: Tables 5-6 only")
+    pub = {(r["heads"], r["layer"]): r for r in published_rows() if r["table"] == table}
+    ours = {(r["heads"], r["layer"]): r for r in rows if r["table"] == table
+            and r["sample"] == sample and r["protocol"] == protocol and r["mode"] == mode}
+    if not ours:
+        raise ValueError(f"no rows of Table {table} for sample={sample!r}, "
+                         f"protocol={protocol!r}, mode={mode!r}")
+    d = PUBLISHED_DECIMALS
+
+    def text(r: Mapping[str, Any] | None) -> str:
+        if r is None:
+            return "—"
+        mark = _VERDICT_MARK[verdict(r["combined"], r["individual"])]
+        return f"{r['individual']:.{d}f} / {r['combined']:.{d}f} {mark}"
+
+    out = []
+    for heads in sorted({h for h, _ in pub}):
+        row = {"heads": str(heads)}
+        for layer in range(1, LAYERS + 1):
+            row[f"L{layer}"] = text(ours.get((heads, layer)))
+            row[f"L{layer} paper"] = text(pub[(heads, layer)])
+        out.append(row)
+    return out
+
+
+def tables_5_6_markdown(rows: Sequence[Mapping[str, Any]], *, name_prefix: str = "tbl") -> str:
+    """Tables 5-6 for the reader: one tab set per published table (one fresh sequence in
+    paper mode as published; held-out means in both modes), numbered and captioned."""
+    from .markdown import table as md_table
+    from .markdown import tabs
+
+    variants = (("fresh", "fresh", "paper", "one fresh sequence, paper mode (as published)"),
+                ("mean", "heldout", "paper", "held-out mean, paper mode"),
+                ("mean", "heldout", "definition", "held-out mean, definition mode"))
+    have = {(r["sample"], r["protocol"], r["mode"]) for r in rows}
+    out = []
+    for t, task in ((5, "copy"), (6, "cycle")):
+        items = {}
+        for sample, protocol, mode, label in variants:
+            if (sample, protocol, mode) not in have:
+                continue
+            caption = (f"Paper's Table {t} ({task}): minimax fidelity (%) of the best single "
+                       f"head / the weighted combination per layer, this book ({label}) beside "
+                       "the paper; ▲ the combination beats the best head, = tie, ▼ it loses "
+                       "(at the published two decimals).")
+            items[label] = md_table(side_by_side_5_6(rows, t, sample=sample, protocol=protocol,
+                                                     mode=mode),
+                                    caption=caption, name=f"{name_prefix}-table{t}-{sample}-{mode}")
+        out.append(tabs(items))
+    return "\n".join(out)
