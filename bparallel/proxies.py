@@ -1,8 +1,9 @@
 """Algorithms 1 and 2 of Section 4: mixing-time and minimax-fidelity proxies on attention.
 
-Inputs are attention patterns ``attn`` shaped ``(..., H, T, T)`` (``attn[..., h, i, j]`` is
-head ``h``'s attention of query ``i`` on key ``j``; numpy or torch) and head weights shaped
-``(..., H)`` or ``(H,)`` (broadcast against ``attn.shape[:-3]``), or ``None`` for uniform
+Inputs are post-softmax attention patterns ``pattern`` shaped ``(..., H, T, T)``, i.e.
+``[..., head, query_pos, key_pos]`` as in TransformerLens (``pattern[..., h, i, j]`` is head
+``h``'s attention of query ``i`` on key ``j``; numpy or torch), and head weights shaped
+``(..., H)`` or ``(H,)`` (broadcast against ``pattern.shape[:-3]``), or ``None`` for uniform
 weights ``1/H``. Every leading dimension is a batch dimension: one call handles all
 sequences and layers. Outputs are numpy float64.
 
@@ -65,37 +66,37 @@ def _check_positive(name: str, value: int) -> None:
         raise ValueError(f"{name}={value!r}: must be a positive integer")
 
 
-def _check_attn(attn: Any) -> np.ndarray:
+def _check_pattern(pattern: Any) -> np.ndarray:
     """Validated attention, float64 (float32 input stays float32 until combined)."""
-    a = _to_array(attn, "attn", keep_float32=True)
+    a = _to_array(pattern, "pattern", keep_float32=True)
     if a.ndim < 3:
-        raise ValueError(f"attn has shape {a.shape}: expected (..., H, T, T), at least 3 dims")
+        raise ValueError(f"pattern has shape {a.shape}: expected (..., H, T, T), at least 3 dims")
     if a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"attn has shape {a.shape}: the last two dimensions must be equal")
+        raise ValueError(f"pattern has shape {a.shape}: the last two dimensions must be equal")
     if a.shape[-1] < 1 or a.shape[-3] < 1:
-        raise ValueError(f"attn has shape {a.shape}: needs at least one head and one position")
+        raise ValueError(f"pattern has shape {a.shape}: needs at least one head and one position")
     if a.size and a.min() < 0:
-        raise ValueError(f"attn has negative entries (min {a.min():.3g}): not attention")
+        raise ValueError(f"pattern has negative entries (min {a.min():.3g}): not attention")
     return a
 
 
-def _check_weights(head_weights: Any, attn: np.ndarray) -> np.ndarray:
-    """Weights broadcast to ``attn.shape[:-2]`` = ``(..., H)``."""
-    H = attn.shape[-3]
+def _check_weights(head_weights: Any, pattern: np.ndarray) -> np.ndarray:
+    """Weights broadcast to ``pattern.shape[:-2]`` = ``(..., H)``."""
+    H = pattern.shape[-3]
     if head_weights is None:
-        return np.full(attn.shape[:-2], 1.0 / H)
+        return np.full(pattern.shape[:-2], 1.0 / H)
     w = _to_array(head_weights, "head_weights")
     if w.ndim == 0 or w.shape[-1] != H:
         raise ValueError(
             f"head_weights has shape {w.shape}: its last dimension must equal the "
-            f"number of heads H={H} of attn (shape {attn.shape})"
+            f"number of heads H={H} of pattern (shape {pattern.shape})"
         )
     try:
-        w = np.broadcast_to(w, attn.shape[:-2])
+        w = np.broadcast_to(w, pattern.shape[:-2])
     except ValueError:
         raise ValueError(
             f"head_weights has shape {w.shape}: does not broadcast against "
-            f"attn.shape[:-2]={attn.shape[:-2]}"
+            f"pattern.shape[:-2]={pattern.shape[:-2]}"
         ) from None
     if w.size and w.min() < 0:
         raise ValueError(f"head_weights has negative entries (min {w.min():.3g})")
@@ -129,18 +130,18 @@ def head_weights(out_proj_weight: Any, num_heads: int) -> np.ndarray:
     return norms / total
 
 
-def combine_heads(attn: Any, head_weights: Any = None) -> np.ndarray:
+def combine_heads(pattern: Any, head_weights: Any = None) -> np.ndarray:
     """``C = sum_h w_h A[h]``, ``(..., T, T)`` (Definition 3.6; Algorithms 1-2, line 2)."""
-    a = _check_attn(attn)
+    a = _check_pattern(pattern)
     w = _check_weights(head_weights, a).astype(a.dtype)
     H, T = a.shape[-3], a.shape[-1]
     flat = (w[..., None, :] @ a.reshape(*a.shape[:-3], H, T * T))[..., 0, :]  # (..., T*T)
     return flat.reshape(*a.shape[:-3], T, T).astype(np.float64)
 
 
-def _forward(attn: Any, head_weights: Any) -> np.ndarray:
+def _forward(pattern: Any, head_weights: Any) -> np.ndarray:
     """``P = C^T``, ``(..., T, T)``: row ``j`` holds the moves out of position ``j``."""
-    return np.swapaxes(combine_heads(attn, head_weights), -1, -2)
+    return np.swapaxes(combine_heads(pattern, head_weights), -1, -2)
 
 
 # --------------------------------------------------------------------------- Algorithm 1
@@ -184,14 +185,14 @@ def _patch_empty_rows(P: np.ndarray) -> np.ndarray:
     return P
 
 
-def transition_matrix(attn: Any, head_weights: Any = None, *, mode: str = "paper") -> np.ndarray:
+def transition_matrix(pattern: Any, head_weights: Any = None, *, mode: str = "paper") -> np.ndarray:
     """Row-stochastic transition matrix ``(..., T, T)`` of Algorithm 1's walk, sink absorbing.
 
     ``mode="paper"``: the chain implied by the published sampler; ``"definition"``: the
     normalised walk of Definition 2.3 on ``P = C^T``.
     """
     _check_choice("mode", mode, MODES)
-    P = _forward(attn, head_weights)
+    P = _forward(pattern, head_weights)
     if mode == "definition":
         P = _patch_empty_rows(P)
     return _chain(P, mode)
@@ -327,7 +328,7 @@ def _reduce_starts(values: np.ndarray, reduce: str) -> np.ndarray:
 
 
 def mixing_time_proxy(
-    attn: Any,
+    pattern: Any,
     head_weights: Any = None,
     *,
     mode: str = "paper",
@@ -343,7 +344,7 @@ def mixing_time_proxy(
     Per graph, ``E[min(tau, max_steps)]`` from every start state (the sink contributes 0),
     reduced over the ``T`` start states by ``reduce``: ``"mean"`` (Algorithm 1), ``"max"``
     (the worst case that Definition 2.7 asks for) or ``"none"`` (all starts, ``(..., T)``).
-    Returns an array of shape ``attn.shape[:-3]`` (plus ``(T,)`` for ``"none"``), and the
+    Returns an array of shape ``pattern.shape[:-3]`` (plus ``(T,)`` for ``"none"``), and the
     Monte Carlo standard errors too when ``return_stderr`` (zeros for ``"exact"``; for
     ``"max"``, the standard error of the maximising start's mean).
     """
@@ -352,7 +353,7 @@ def mixing_time_proxy(
     _check_choice("reduce", reduce, REDUCTIONS)
     _check_positive("max_steps", max_steps)
     _check_positive("num_simulations", num_simulations)
-    P = _forward(attn, head_weights)  # (..., T, T)
+    P = _forward(pattern, head_weights)  # (..., T, T)
     batch, T = P.shape[:-2], P.shape[-1]
     P = P.reshape(-1, T, T)
     if mode == "definition":
@@ -379,7 +380,7 @@ def mixing_time_proxy(
 
 
 def reference_walk_times(
-    attn: Any,
+    pattern: Any,
     head_weights: Any = None,
     *,
     mode: str = "paper",
@@ -389,7 +390,7 @@ def reference_walk_times(
 ) -> np.ndarray:
     """Algorithm 1 walk by walk, as plain Python loops (slow; for tests and benchmarks).
 
-    One graph only (``attn`` shaped ``(H, T, T)``). Returns the hitting times
+    One graph only (``pattern`` shaped ``(H, T, T)``). Returns the hitting times
     ``min(tau, max_steps)``, ``(T, num_simulations)`` int. Paper mode draws ``r`` and takes
     the first index whose unnormalised cumulative sum is ``>= r``, clipped to the sink;
     definition mode draws from the normalised row.
@@ -397,9 +398,9 @@ def reference_walk_times(
     _check_choice("mode", mode, MODES)
     _check_positive("max_steps", max_steps)
     _check_positive("num_simulations", num_simulations)
-    P = _forward(attn, head_weights)
+    P = _forward(pattern, head_weights)
     if P.ndim != 2:
-        raise ValueError(f"attn has shape {np.shape(attn)}: expected one graph (H, T, T)")
+        raise ValueError(f"pattern has shape {np.shape(pattern)}: expected one graph (H, T, T)")
     if mode == "definition":
         P = _patch_empty_rows(P)
     T = P.shape[-1]
@@ -465,7 +466,7 @@ def _node_fidelity(
 
 
 def node_fidelity_proxy(
-    attn: Any,
+    pattern: Any,
     head_weights: Any = None,
     *,
     mode: str = "paper",
@@ -477,11 +478,11 @@ def node_fidelity_proxy(
     ``phi_j = 100 max_t (C^t)[T-1, j]`` with ``C`` the weighted combination playing the role
     of the diffusion matrix ``Delta``; ``t`` ranges over ``1..horizon`` in both modes (as in
     ``bparallel.fidelity``); ``t_j`` is the first time attaining the max (``None`` when
-    ``times=False``, which is faster). Both arrays are ``attn.shape[:-3] + (T,)``.
+    ``times=False``, which is faster). Both arrays are ``pattern.shape[:-3] + (T,)``.
     """
     _check_choice("mode", mode, MODES)
     _check_positive("horizon", horizon)
-    P = _forward(attn, head_weights)
+    P = _forward(pattern, head_weights)
     batch, T = P.shape[:-2], P.shape[-1]
     phi, t_opt = _node_fidelity(P.reshape(-1, T, T), horizon, mode, with_times=times)
     return NodeFidelity(100.0 * phi.reshape(*batch, T),
@@ -497,32 +498,32 @@ def _minimax(phi: np.ndarray, mode: str) -> np.ndarray:
 
 
 def minimax_fidelity_proxy(
-    attn: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
+    pattern: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
 ) -> np.ndarray:
-    """Algorithm 2: minimax fidelity ``100 min_j max_t (P^t)[j, T-1]``, shape ``attn.shape[:-3]``.
+    """Algorithm 2: minimax fidelity ``100 min_j max_t (P^t)[j, T-1]``, ``pattern.shape[:-3]``.
 
     ``mode="paper"``: min over all start nodes (the sink included), ``t = 1..horizon``, as
     the published code; ``mode="definition"``: min over non-sink nodes (Definition 3.5).
     """
     _check_choice("mode", mode, MODES)
     _check_positive("horizon", horizon)
-    P = _forward(attn, head_weights)
+    P = _forward(pattern, head_weights)
     batch, T = P.shape[:-2], P.shape[-1]
     phi, _ = _node_fidelity(P.reshape(-1, T, T), horizon, mode, with_times=False)
     return _minimax(phi.reshape(*batch, T), mode) * 100.0
 
 
 def best_head_vs_combined(
-    attn: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
+    pattern: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
 ) -> dict[str, np.ndarray]:
     """Tables 5-6: best individual head vs the weighted combination (Defs 3.10-3.12).
 
     Each head alone (weight 1) gives ``phi_min^(h)``; returns per graph (shape
-    ``attn.shape[:-3]``) ``"individual"`` = ``max_h phi_min^(h)``, ``"combined"`` =
+    ``pattern.shape[:-3]``) ``"individual"`` = ``max_h phi_min^(h)``, ``"combined"`` =
     ``phi_min^multi`` with ``head_weights``, ``"best_head"`` = ``h_*`` (Eq. 31), and
     ``"per_head"`` = all ``phi_min^(h)``, ``(..., H)``; all in percent.
     """
-    a = _check_attn(attn)
+    a = _check_pattern(pattern)
     combined = minimax_fidelity_proxy(a, head_weights, mode=mode, horizon=horizon)
     single = a[..., :, None, :, :]  # (..., H, 1, T, T): each head as a 1-head graph
     per_head = minimax_fidelity_proxy(single, np.ones(1), mode=mode, horizon=horizon)
