@@ -554,28 +554,27 @@ def _lift_to_mixing(
     n = R.shape[0]
     s = start.astype(np.int64)  # (n,): the latest time known to be above eps
     top = np.full(n, -1)  # per graph, the k with f(s + 2^k) <= eps; -1: beyond the cap
-    levels = []  # (graphs, R^(2^k) of those graphs) for k = 0, 1, ...
+    levels = []  # level k: (the graphs with top > k, their R^(2^k))
     idx, M = np.arange(n), R
     for k in range(_CAP_LOG2):
         w = M @ v[idx]  # (a, m, 1): survival at s + 2^k
         above = w.max(axis=(1, 2)) > eps
-        levels.append((idx, M))
         if not above.all():
             top[idx[~above]] = k
             idx, M, w = idx[above], M[above], w[above]
             if not idx.size:
                 break
+        levels.append((idx, M))
         v[idx] = w
         s[idx] += 1 << k
         if k + 1 < _CAP_LOG2:
             M = _square(M, upper)  # (a, m, m): R^(2^(k+1))
     for j in range(top.max() - 1, -1, -1):  # f(s + 2^(j+1)) <= eps < f(s) here
         graphs, M = levels[j]
-        sel = np.flatnonzero(top > j)
-        w = (M @ v[graphs])[np.searchsorted(graphs, sel)]  # (a, m, 1): survival at s + 2^j
+        w = M @ v[graphs]  # (a, m, 1): survival at s + 2^j
         above = w.max(axis=(1, 2)) > eps
-        v[sel[above]] = w[above]
-        s[sel[above]] += 1 << j
+        v[graphs[above]] = w[above]
+        s[graphs[above]] += 1 << j
     return np.where(top >= 0, s + 1.0, np.inf)
 
 

@@ -575,7 +575,7 @@ def test_worst_case_mixing_time_single_position_and_eps_monotone():
     assert all(np.all(a <= b) for a, b in zip(times, times[1:], strict=False))
 
 
-def test_worst_case_mixing_time_batched_equals_loop_and_torch():
+def test_worst_case_mixing_time_batched_equals_loop_and_torch(monkeypatch):
     rng = np.random.default_rng(25)
     pattern = np.concatenate([softmax_attention(rng, (1, 3, 4), 9),
                               near_diagonal(rng, (1, 3, 4), 9, 0.98)])  # (2, 3, 4, 9, 9)
@@ -587,6 +587,15 @@ def test_worst_case_mixing_time_batched_equals_loop_and_torch():
             for j in range(3):
                 assert batched[i, j] == px.worst_case_mixing_time(pattern[i, j], w[i, j],
                                                                   mode=mode, eps=0.2)
+        hit = px.hitting_time_profile(pattern, w, mode=mode)
+        # smaller chunks (phase 2 one graph at a time, hitting times two at a time)
+        monkeypatch.setattr(px, "_POWER_BYTES", 1)
+        monkeypatch.setattr(px, "_SOLVE_CHUNK", 2)
+        np.testing.assert_array_equal(
+            px.worst_case_mixing_time(pattern, w, mode=mode, eps=0.2), batched)
+        np.testing.assert_array_equal(px.hitting_time_profile(pattern, w, mode=mode).exact,
+                                      hit.exact)
+        monkeypatch.undo()
     p32 = pattern.astype(np.float32)
     np.testing.assert_array_equal(
         px.worst_case_mixing_time(torch.tensor(p32), torch.tensor(w[0, 0])),
