@@ -639,13 +639,15 @@ def worst_case_mixing_time(
     lifting (``O(T^3 log t)``) for the slow ones. Memory stays bounded: ``_CHUNK`` graphs at
     a time, at most ``_POWER_BYTES`` of stored powers in phase 2.
 
-    Precision: survivals are sums of non-negative terms (no ``1 - x`` cancellation) whose
-    relative rounding error grows at most like ``t T u`` (``u = 2^-53``; in practice far
-    slower), so ``t`` is exact unless the worst survival at the crossing lies within that
-    relative distance of ``eps`` (float64 cannot decide such a tie). A position that
-    leaves with probability at most ``T 2^-52`` a step counts as a trap (its leaving is
-    rounding, e.g. of the head weights' sum): ``inf``. Mixing times beyond ``2^62`` steps
-    are reported as ``inf``; finite ones above ``2^53`` are rounded to float64.
+    Precision: survivals are sums of non-negative terms (no ``1 - x`` cancellation) with
+    relative rounding error up to about ``t T u`` (``u = 2^-53``), while near the crossing
+    they fall by a relative ``ln(1/eps) / t`` a step; so ``t`` is exact to the step while
+    ``t^2 T u << ln(1/eps)`` (up to ``t ~ 1e6`` at ``T = 100``), and beyond that carries a
+    relative uncertainty of about ``t T u``: on the shipped single-head copy model
+    (``t ~ 5e7 .. 1e12``) this function and ``markov.mixing_time`` differ by 1 step to a
+    relative ``1e-5``. A position that leaves with probability at most ``T 2^-52`` a step
+    counts as a trap (its leaving is rounding, e.g. of the head weights' sum): ``inf``.
+    Mixing times beyond ``2^62`` steps are ``inf``; finite ones above ``2^53`` are rounded.
     """
     _check_choice("mode", mode, MODES)
     eps = _check_unit("eps", eps, closed=False)
