@@ -7,6 +7,7 @@ Inner helpers trust their callers and do not re-check.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 from typing import TypeVar
@@ -33,3 +34,13 @@ def one_of(value: T, name: str, valid: Sequence[T]) -> T:
     if value not in valid:
         raise ValueError(f"{name}={value!r}: valid values are {list(valid)}")
     return value
+
+
+def unit_interval(value: object, name: str, *, closed: bool = False) -> float:
+    """``value`` as a float in ``(0, 1)``, or ``[0, 1]`` when ``closed`` (bools and NaN refused)."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    v = float(value) if real else math.nan
+    if not (0.0 <= v <= 1.0 if closed else 0.0 < v < 1.0):  # NaN fails both
+        raise ValueError(f"{name}={value!r}: must be a real number in "
+                         f"{'[0, 1]' if closed else '(0, 1)'}")
+    return v

@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import positive_int
+from ._checks import positive_int, unit_interval
 from .graphs import check_stochastic, check_weights
 
 __all__ = [
@@ -44,13 +44,6 @@ __all__ = [
 
 #: Distances within this of ``eps`` count as having reached it (floating-point slack).
 TV_ATOL = 1e-12
-
-
-def _check_eps(eps: float) -> float:
-    eps = float(eps)
-    if not (0.0 < eps < 1.0):
-        raise ValueError(f"eps must lie in (0, 1), got {eps}")
-    return eps
 
 
 def _check_sink(sink: int, n: int) -> int:
@@ -170,7 +163,7 @@ def mixing_time(
     matrix entries, so memory stays bounded for any number of graphs. Raises
     ``ValueError`` when some start never gets within ``eps``.
     """
-    eps = _check_eps(eps)
+    eps = unit_interval(eps, "eps")
     W = check_stochastic(W, axis=-2, name="W")
     pi_v = _pi(pi, W)
     batch = W.shape[:-2]

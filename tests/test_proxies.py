@@ -421,3 +421,356 @@ def test_early_exit_with_trapped_start_is_exact():
     assert np.all(fast[:, 0] == 100.0)
     slow = _without_tail_cutoff(attn)
     np.testing.assert_array_equal(fast, slow)
+
+
+# --------------------------------------------------------------------------- Definition 2.7
+
+
+def markov_mixing_times(pattern, w, mode, eps):
+    """``markov.mixing_time`` graph by graph on ``W = Q^T`` (inf where it finds no mixing)."""
+    from bparallel import markov
+
+    Q = px.transition_matrix(pattern, w, mode=mode)
+    T = Q.shape[-1]
+    out = []
+    for Qg in Q.reshape(-1, T, T):
+        try:
+            out.append(float(markov.mixing_time(Qg.T, eps)))
+        except ValueError:  # "does not mix to within eps in 2^40 steps"
+            out.append(np.inf)
+    return np.array(out).reshape(Q.shape[:-2])
+
+
+def brute_force_mixing_time(Q, eps, limit):
+    """Plain powers ``Q^t``, ``t = 0, 1, ...``: the first ``t`` whose worst survival (the
+    sum of a row's non-sink entries) is ``<= eps``; ``None`` if none up to ``limit``."""
+    Qt = np.eye(Q.shape[0])
+    for t in range(limit + 1):
+        if Qt[:, :-1].sum(-1).max() <= eps:
+            return t
+        Qt = Qt @ Q
+    return None
+
+
+def near_diagonal(rng, shape, T, stay):
+    """Causal patterns that mostly attend to their own position (slow walks)."""
+    return stay * np.eye(T) + (1 - stay) * softmax_attention(rng, shape, T)
+
+
+def leak_chain(c):
+    """One head, T = 3: position 0 leaves for the sink with probability 1/3 a step, position
+    1 with ``c / (1 + c)`` (definition mode): its survival is ``Q[1, 1]^t`` exactly."""
+    return np.array([[[1.0, 0, 0], [0, 1, 0], [0.5, c, 0.5 - c]]])
+
+
+@pytest.mark.parametrize("mode", px.MODES)
+@pytest.mark.parametrize("eps", [0.05, 0.25, 0.6])
+def test_worst_case_mixing_time_equals_markov_mixing_time(mode, eps):
+    # random causal patterns (fast, phase 1) and near-diagonal ones (thousands of steps,
+    # phase 2), weighted heads; paper mode traps position 0: inf on both sides
+    rng = np.random.default_rng(20)
+    T = 12
+    pattern = np.concatenate([softmax_attention(rng, (6, 3), T, scale=3.0),
+                              near_diagonal(rng, (6, 3), T, 0.97)])
+    w = rng.dirichlet(np.ones(3), size=12)
+    got = px.worst_case_mixing_time(pattern, w, mode=mode, eps=eps)
+    expected = markov_mixing_times(pattern, w, mode, eps)
+    np.testing.assert_array_equal(got, expected)
+    if mode == "definition":
+        assert np.all(np.isfinite(got)) and got[6:].min() > 200  # phase 2 ran
+    else:
+        assert np.all(np.isinf(got))
+
+
+@pytest.mark.parametrize("mode", px.MODES)
+def test_worst_case_mixing_time_random_dags_equal_markov(mode):
+    # sparse random causal supports with arbitrary non-negative weights (unnormalised rows,
+    # so paper-mode rows cross 1 anywhere): every kind of chain the modes build
+    rng = np.random.default_rng(21)
+    T = 9
+    support = np.tril(rng.random((40, 2, T, T)) < 0.35)
+    support[..., np.arange(T), np.arange(T)] |= rng.random((40, 2, T)) < 0.5
+    pattern = support * rng.random((40, 2, T, T)) * 1.5
+    got = px.worst_case_mixing_time(pattern, mode=mode)
+    np.testing.assert_array_equal(got, markov_mixing_times(pattern, None, mode, 0.25))
+    assert 10 < np.isinf(got).sum() < 30  # traps (paper), waiting positions (definition)
+
+
+@pytest.mark.parametrize("stay", [0.0, 0.9, 0.995])
+def test_worst_case_mixing_time_brute_force(stay):
+    # Q^t by plain repeated multiplication: mixing times from a few steps to thousands,
+    # either side of the switch from stepping to galloping
+    rng = np.random.default_rng(22)
+    pattern = near_diagonal(rng, (5, 2), 6, stay)
+    Q = px.transition_matrix(pattern, mode="definition")
+    for eps in (0.01, 0.3):
+        got = px.worst_case_mixing_time(pattern, eps=eps)
+        expected = [brute_force_mixing_time(Qg, eps, 200_000) for Qg in Q]
+        assert None not in expected
+        np.testing.assert_array_equal(got, expected)
+    if stay == 0.995:
+        assert got.min() > px._DIRECT_STEPS
+
+
+@pytest.mark.parametrize("c", [1e-2, 1e-4, 1e-6, 1e-7])
+@pytest.mark.parametrize("eps", [0.25, 0.1, 1e-3])
+def test_worst_case_mixing_time_leak_closed_form(c, eps):
+    # position 1 leaks p = c / (1 + c) a step: P(tau_1 > t) = q^t, q = 1 - p, the slowest
+    # start, so t = ceil(log(eps) / log(q)): up to ~1.6e8 steps, exact to the step
+    q = px.transition_matrix(leak_chain(c), mode="definition")[1, 1]
+    x = np.log(eps) / np.log(q)
+    assert 1e-3 < x % 1 < 1 - 1e-3  # not a float64 tie: the closed form itself is exact
+    assert px.worst_case_mixing_time(leak_chain(c), eps=eps) == np.ceil(x)
+
+
+def test_worst_case_mixing_time_two_equal_leaks_closed_form():
+    # 0 -> 1 -> sink, both staying with probability q: from 0, tau is a sum of two
+    # geometrics, P(tau_0 > t) = q^t + t p q^(t-1) (p = Q[0, 1]): the worst start is 0
+    c = 1e-5
+    pattern = np.array([[[1 - c, 0, 0], [c, 1 - c, 0], [0, c, 1 - c]]])
+    Q = px.transition_matrix(pattern, mode="definition")
+    q, p = Q[0, 0], Q[0, 1]
+    assert Q[1, 1] == q and Q[1, 2] == p
+
+    def survival(t):
+        return np.exp(t * np.log(q)) * (1 + t * p / q)
+
+    got = px.worst_case_mixing_time(pattern, eps=0.25)
+    assert survival(got) <= 0.25 < survival(got - 1)
+    assert got == markov_mixing_times(pattern, None, "definition", 0.25)
+
+
+def test_worst_case_mixing_time_never_mixes():
+    rng = np.random.default_rng(23)
+    causal = softmax_attention(rng, (4, 2), 7)
+    # paper mode: position 0 of causal attention never moves (Q[0, 0] = 1) ...
+    assert np.all(np.isinf(px.worst_case_mixing_time(causal, mode="paper")))
+    # ... also when the head weights' sum is 1 only up to rounding: C[0, 0] = 1 - 1e-16, so
+    # Q[0, 1] = 1e-16 (leaving in ~1e16 steps is rounding, not a walk)
+    w = np.array([0.6, 0.3, 0.1])
+    three = softmax_attention(rng, (4, 3), 7)
+    Q = px.transition_matrix(three, w, mode="paper")
+    assert np.all(Q[:, 0, 0] < 1.0) and np.all(Q[:, 0, 1] > 0)
+    assert np.all(np.isinf(px.worst_case_mixing_time(three, w, mode="paper")))
+    np.testing.assert_array_equal(markov_mixing_times(three, w, "paper", 0.25), np.inf)
+    assert np.all(np.isinf(px.hitting_time_profile(three, w, mode="paper").exact[:, 0]))
+    # definition mode: a zero column of C (position 1 gets no attention) waits forever,
+    # even if only position 0 can get there
+    C = np.array([[[1.0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0, 1, 0], [0.2, 0, 0.3, 0.5]]])
+    assert px.worst_case_mixing_time(C) == np.inf
+    # a non-causal walk (P = C^T) with a closed class {0, 1} that never reaches the sink
+    swap = np.array([[[0.0, 1, 0], [1, 0, 0], [0, 0, 1]]])
+    assert px.worst_case_mixing_time(swap) == np.inf
+    # ... and one that leaves it, from 0 with probability 0.3 / 1.3: finite, as in markov
+    leaky = np.array([[[0.0, 1, 0], [1, 0, 0], [0.3, 0, 0.7]]])
+    got = px.worst_case_mixing_time(leaky)
+    assert np.isfinite(got) and got == markov_mixing_times(leaky, None, "definition", 0.25)
+
+
+def test_worst_case_mixing_time_single_position_and_eps_monotone():
+    assert px.worst_case_mixing_time(np.ones((3, 1, 1, 1))).tolist() == [0.0, 0.0, 0.0]
+    rng = np.random.default_rng(24)
+    pattern = near_diagonal(rng, (6, 2), 10, 0.95)
+    times = [px.worst_case_mixing_time(pattern, eps=e) for e in (0.5, 0.25, 0.1, 0.01)]
+    assert all(np.all(a <= b) for a, b in zip(times, times[1:], strict=False))
+
+
+def test_worst_case_mixing_time_batched_equals_loop_and_torch(monkeypatch):
+    rng = np.random.default_rng(25)
+    pattern = np.concatenate([softmax_attention(rng, (1, 3, 4), 9),
+                              near_diagonal(rng, (1, 3, 4), 9, 0.98)])  # (2, 3, 4, 9, 9)
+    w = rng.dirichlet(np.ones(4), size=(2, 3))
+    for mode in px.MODES:
+        batched = px.worst_case_mixing_time(pattern, w, mode=mode, eps=0.2)
+        assert batched.shape == (2, 3)
+        for i in range(2):
+            for j in range(3):
+                assert batched[i, j] == px.worst_case_mixing_time(pattern[i, j], w[i, j],
+                                                                  mode=mode, eps=0.2)
+        hit = px.hitting_time_profile(pattern, w, mode=mode)
+        # smaller chunks (phase 2 one graph at a time, hitting times two at a time)
+        monkeypatch.setattr(px, "_POWER_BYTES", 1)
+        monkeypatch.setattr(px, "_SOLVE_CHUNK", 2)
+        np.testing.assert_array_equal(
+            px.worst_case_mixing_time(pattern, w, mode=mode, eps=0.2), batched)
+        np.testing.assert_array_equal(px.hitting_time_profile(pattern, w, mode=mode).exact,
+                                      hit.exact)
+        monkeypatch.undo()
+    p32 = pattern.astype(np.float32)
+    np.testing.assert_array_equal(
+        px.worst_case_mixing_time(torch.tensor(p32), torch.tensor(w[0, 0])),
+        px.worst_case_mixing_time(p32, w[0, 0]))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: px.worst_case_mixing_time(EX_A, eps=0), r"eps=0: must be a real .* \(0, 1\)"),
+        (lambda: px.worst_case_mixing_time(EX_A, eps=1), "eps=1:"),
+        (lambda: px.worst_case_mixing_time(EX_A, eps=-0.1), r"eps=-0\.1:"),
+        (lambda: px.worst_case_mixing_time(EX_A, eps=2.0), r"eps=2\.0:"),
+        (lambda: px.worst_case_mixing_time(EX_A, eps=float("nan")), "eps=nan:"),
+        (lambda: px.worst_case_mixing_time(EX_A, eps="0.25"), "eps='0.25':"),
+        (lambda: px.worst_case_mixing_time(EX_A, eps=True), "eps=True:"),
+        (lambda: px.worst_case_mixing_time(np.ones((3, 3))), "pattern has shape .* 3 dims"),
+        (lambda: px.worst_case_mixing_time(np.ones((1, 3, 4))), "last two dimensions"),
+        (lambda: px.worst_case_mixing_time(-EX_A), "pattern has negative entries"),
+        (lambda: px.worst_case_mixing_time(EX_A, [1.0, 0, 0]), "number of heads H=2"),
+        (lambda: px.worst_case_mixing_time(EX_A, mode="exact"), r"mode='exact'"),
+        (lambda: px.hitting_time_profile(EX_A, max_steps=0), "max_steps=0"),
+        (lambda: px.hitting_time_profile(EX_A, mode="both"), "mode='both'"),
+        (lambda: px.hitting_time_profile(np.ones(3)), "pattern has shape"),
+        (lambda: px.attention_rollout(EX_A), r"patterns has shape \(2, 3, 3\).* 4 dims"),
+        (lambda: px.attention_rollout(-EX_A[None]), "patterns has negative entries"),
+        (lambda: px.attention_rollout(EX_A[None], residual=1.5), r"residual=1\.5: .*\[0, 1\]"),
+        (lambda: px.attention_rollout(EX_A[None], residual=-0.1), "residual=-0.1"),
+        (lambda: px.attention_rollout(EX_A[None], np.ones((3, 2))), "broadcast"),
+    ],
+)
+def test_definition_27_hitting_rollout_validation(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# --------------------------------------------------------------------------- hitting times
+
+
+def test_hitting_time_profile_path_closed_form():
+    # query i attends to i - 1 only (query 0 to itself): P = C^T moves j -> j + 1, except
+    # position 0, whose column (1, 1, 0, ...) makes it wait with probability 1/2 first
+    T = 6
+    A = np.eye(T, k=-1)
+    A[0, 0] = 1.0
+    ht = px.hitting_time_profile(A[None], mode="definition")
+    path = T - 1 - np.arange(T, dtype=float)
+    path[0] = 2 + (T - 2)  # a geometric wait (mean 2), then T - 2 steps
+    np.testing.assert_allclose(ht.exact, path, rtol=1e-15)
+    # paper mode: position 0's cumulative sums reach 1 at once, a trap; the rest is the path
+    ht = px.hitting_time_profile(A[None], mode="paper", max_steps=50)
+    assert ht.exact[0] == np.inf and ht.truncated[0] == 50
+    np.testing.assert_allclose(ht.exact[1:], path[1:], rtol=1e-15)
+    np.testing.assert_allclose(ht.truncated[1:], path[1:], rtol=1e-15)
+
+
+@pytest.mark.parametrize("p", [0.5, 1e-2, 1e-6])
+def test_hitting_time_profile_geometric_leak(p):
+    # two positions: C[1, 0] = p / (1 - p) makes position 0 leave with probability p a
+    # step, so E[tau] = 1 / p; truncated at M: (1 - (1 - p)^M) / p
+    pattern = np.array([[[1.0, 0], [p / (1 - p), 1 - p / (1 - p)]]])
+    ht = px.hitting_time_profile(pattern, max_steps=1000)
+    np.testing.assert_allclose(ht.exact, [1 / p, 0.0], rtol=1e-9)
+    np.testing.assert_allclose(ht.truncated, [-np.expm1(1000 * np.log1p(-p)) / p, 0.0],
+                               rtol=1e-9)
+
+
+@pytest.mark.parametrize("mode", px.MODES)
+def test_hitting_time_profile_equals_solve_and_long_truncation(mode):
+    from bparallel import markov
+
+    rng = np.random.default_rng(26)
+    pattern = np.concatenate([softmax_attention(rng, (4, 3), 10, scale=2.5),
+                              near_diagonal(rng, (2, 3), 10, 0.6)])
+    pattern[:, :, 2:, 1] *= 1.7  # an unnormalised column: paper-mode row 1 crosses 1 mid-way
+    w = rng.dirichlet(np.ones(3), size=6)
+    ht = px.hitting_time_profile(pattern, w, mode=mode)
+    np.testing.assert_array_equal(ht.truncated, px.mixing_time_proxy(
+        pattern, w, mode=mode, method="exact", reduce="none"))
+    finite = np.isfinite(ht.exact)
+    if mode == "definition":
+        assert finite.all()
+        np.testing.assert_allclose(
+            ht.exact, markov.expected_hitting_times(px.transition_matrix(pattern, w,
+                                                                          mode=mode), -1),
+            rtol=1e-10)
+    else:
+        assert not finite[:, 0].any() and finite[:, 1:].all()  # the trap, and only it
+    long = px.hitting_time_profile(pattern, w, mode=mode, max_steps=20_000).truncated
+    np.testing.assert_allclose(long[finite], ht.exact[finite], rtol=1e-10)
+    assert np.all(ht.truncated <= ht.exact + 1e-12)
+    # a trap survives every step (up to a rounding-level leak when the weights' sum rounds)
+    np.testing.assert_allclose(long[~finite], 20_000.0, rtol=1e-10)
+
+
+def test_hitting_time_profile_traps_and_non_causal():
+    from bparallel import markov
+
+    # position 1 gets no attention (waits forever in definition mode); position 0 gets there
+    # with probability 1/2 (P[0] = (1, .5, 0, .5) / 2), so E[tau_0] = inf too; position 2
+    # stays with probability 2/3 (P[2] = (0, 0, 1, .5) / 1.5): E[tau_2] = 3
+    C = np.array([[[1.0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0, 1, 0], [0.5, 0, 0.5, 0.5]]])
+    ht = px.hitting_time_profile(C, max_steps=10)
+    np.testing.assert_allclose(ht.exact, [np.inf, np.inf, 3.0, 0.0], rtol=1e-15)
+    np.testing.assert_allclose(ht.truncated[1], 10.0)
+    # non-causal: a general solve; a closed class {0, 1} without the sink is inf
+    rng = np.random.default_rng(27)
+    full = rng.random((3, 2, 5, 5))
+    ht = px.hitting_time_profile(full)
+    Q = px.transition_matrix(full, mode="definition")
+    np.testing.assert_allclose(ht.exact, markov.expected_hitting_times(Q, -1), rtol=1e-10)
+    swap = np.array([[[0.0, 1, 0], [1, 0, 0], [0, 0, 1]]])
+    np.testing.assert_array_equal(px.hitting_time_profile(swap).exact, [np.inf, np.inf, 0])
+    # leaving it from 0 w.p. p = 0.3 / 1.3: h_0 = 1 + (1 - p) h_1, h_1 = 1 + h_0
+    leaky = np.array([[[0.0, 1, 0], [1, 0, 0], [0.3, 0, 0.7]]])
+    p = 0.3 / 1.3
+    np.testing.assert_allclose(px.hitting_time_profile(leaky).exact,
+                               [(2 - p) / p, (2 - p) / p + 1, 0], rtol=1e-13)
+
+
+# --------------------------------------------------------------------------- rollout
+
+
+def test_rollout_hand_example_two_layers():
+    # A = [[1, 0], [a, 1 - a]], residual 1/2: A^ = [[1, 0], [a/2, 1 - a/2]] per layer, and
+    # two layers give A^2 = [[1, 0], [a/2 + (1 - a/2) a/2, (1 - a/2)^2]]
+    a = 0.6
+    A = np.array([[1.0, 0], [a, 1 - a]])
+    out = px.attention_rollout(np.stack([A[None], A[None]]))  # (L=2, H=1, 2, 2)
+    np.testing.assert_allclose(out[0], [[1, 0], [a / 2, 1 - a / 2]])
+    np.testing.assert_allclose(out[1], [[1, 0], [a / 2 + (1 - a / 2) * a / 2,
+                                                 (1 - a / 2) ** 2]])
+
+
+def test_rollout_one_layer_no_residual_is_the_combination_and_identity():
+    rng = np.random.default_rng(28)
+    pattern = softmax_attention(rng, (5, 1, 3), 7)  # (B, L=1, H, T, T)
+    w = rng.dirichlet(np.ones(3), size=(5, 1))
+    np.testing.assert_allclose(px.attention_rollout(pattern, w, residual=0.0)[:, 0],
+                               px.combine_heads(pattern[:, 0], w[:, 0]), rtol=1e-14)
+    eye = np.broadcast_to(np.eye(7), (2, 4, 3, 7, 7))
+    for residual in (0.0, 0.5, 1.0):
+        np.testing.assert_allclose(px.attention_rollout(eye, residual=residual),
+                                   np.broadcast_to(np.eye(7), (2, 4, 7, 7)))
+    np.testing.assert_allclose(px.attention_rollout(pattern, residual=1.0)[:, 0],
+                               np.broadcast_to(np.eye(7), (5, 7, 7)))
+
+
+def test_rollout_equals_plain_loop_rows_sum_to_one_causal():
+    rng = np.random.default_rng(29)
+    B, L, H, T = 3, 4, 2, 6
+    pattern = softmax_attention(rng, (B, L, H), T)
+    w = rng.dirichlet(np.ones(H), size=(L,))  # (L, H): one weight vector per layer
+    out = px.attention_rollout(pattern, w, residual=0.3)
+    assert out.shape == (B, L, T, T)
+    for b in range(B):
+        roll = np.eye(T)
+        for layer in range(L):
+            A = sum(w[layer, h] * pattern[b, layer, h] for h in range(H))
+            A = 0.3 * np.eye(T) + 0.7 * A
+            A = A / A.sum(1, keepdims=True)
+            roll = np.linalg.multi_dot([A, roll])
+            np.testing.assert_allclose(out[b, layer], roll, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out.sum(-1), 1.0, rtol=1e-13)
+    assert np.all(np.triu(out, 1) == 0)
+    # (L, H) weights broadcast over the batch; None is the head average
+    np.testing.assert_allclose(out, px.attention_rollout(
+        pattern, np.broadcast_to(w, (B, L, H)), residual=0.3))
+    np.testing.assert_allclose(px.attention_rollout(pattern),
+                               px.attention_rollout(pattern, np.full(H, 1 / H)))
+    assert not np.allclose(px.attention_rollout(pattern), out)
+
+
+def test_rollout_row_without_weight_keeps_its_position():
+    # residual 0 and a query that attends nowhere: its row of A^ is e_i, not 0/0
+    A = np.array([[[[1.0, 0, 0], [0, 0, 0], [0.5, 0.5, 0]]]])  # (L=1, H=1, 3, 3)
+    out = px.attention_rollout(A, residual=0.0)
+    np.testing.assert_allclose(out[0], [[1, 0, 0], [0, 1, 0], [0.5, 0.5, 0]])
