@@ -174,3 +174,23 @@ def test_plot_training_curves_draws_each_history():
         plot_training_curves({})
     with pytest.raises(ValueError, match="train_loss"):
         plot_training_curves({("copy", 1): {"epoch": [1], "heldout_accuracy": [1]}})
+
+
+def test_section4_definition_figures():
+    from bparallel.book.plotting import plot_definition_vs_proxy, plot_hitting_profiles
+
+    rows = [{"task": "copy", "heads": h, "layer": layer, "t_mix_median": t, "proxy_definition": p}
+            for h, layer, t, p in ((1, 1, 13.0, 8.6), (1, 2, np.inf, 97.5),
+                                   (16, 1, 10.0, 5.9), (16, 2, 10.0, 6.2))]
+    ax = plot_definition_vs_proxy(rows).axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    np.testing.assert_array_equal(lines["16 heads: Def. 2.7"].get_ydata(), [10, 10])
+    assert np.isnan(lines["1 head: Def. 2.7"].get_ydata()[1])  # never mixes: not on the curve
+    assert ax.get_yscale() == "log" and "cutoff M = 100" in lines
+    with pytest.raises(ValueError, match="empty"):
+        plot_definition_vs_proxy([])
+    h = np.array([[50.0, 150.0, np.inf, 0.0], [30.0, 250.0, 2.0, 0.0]])
+    ax = plot_hitting_profiles({"copy, 1 head, L2": h}).axes[0]
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [40, 200, 2])
+    with pytest.raises(ValueError, match="expected"):
+        plot_hitting_profiles({"x": np.ones(3)})

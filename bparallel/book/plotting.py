@@ -475,3 +475,70 @@ def plot_figure4(
     if path is not None:
         atomic_write(path, lambda fh: fig.savefig(fh, dpi=120, format="png"))
     return fig
+
+
+def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int = 100) -> Any:
+    """Section 4 as defined: per task (panel) and head count (colour), Definition 2.7's
+    median mixing time (solid, log scale) against Algorithm 1's mean truncated hitting time
+    (dashed, same colour) per layer, with the cutoff ``M`` dotted. ``rows`` are
+    :func:`bparallel.book.section4.definition_rows`; a median that is infinite (the walk
+    never mixes) is drawn as an upward triangle at the top. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not rows:
+        raise ValueError("rows is empty: nothing to draw")
+    tasks = sorted({r["task"] for r in rows})
+    heads = sorted({r["heads"] for r in rows})
+    finite = [r["t_mix_median"] for r in rows if np.isfinite(r["t_mix_median"])]
+    top = 10 ** np.ceil(np.log10(max(finite + [cutoff]) * 10))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.2 * len(tasks), 3.8), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax, task in zip(axes[0], tasks, strict=True):
+        for i, h in enumerate(heads):
+            pts = sorted((r["layer"], r["t_mix_median"], r["proxy_definition"]) for r in rows
+                         if r["task"] == task and r["heads"] == h)
+            if not pts:
+                continue
+            layer, t_mix, proxy = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+            label = f"{h} head{'s' * (h > 1)}"
+            ax.plot(layer, np.where(np.isfinite(t_mix), t_mix, np.nan), "o-", color=f"C{i}",
+                    label=f"{label}: Def. 2.7")
+            never = ~np.isfinite(t_mix)
+            ax.plot(layer[never], np.full(never.sum(), top), "^", color=f"C{i}", ms=9)
+            ax.plot(layer, proxy, "s--", color=f"C{i}", alpha=0.8, label=f"{label}: Alg. 1")
+        ax.axhline(cutoff, color="gray", ls=":", lw=1, label=f"cutoff M = {cutoff}")
+        ax.set_yscale("log")
+        ax.set_title(task)
+        ax.set_xlabel("layer")
+        ax.set_xticks(sorted({r["layer"] for r in rows}))
+    axes[0, 0].set_ylabel("steps (log scale)")
+    axes[0, -1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig
+
+
+def plot_hitting_profiles(
+    profiles: Mapping[str, np.ndarray], *, cutoff: int = 100
+) -> Any:
+    """Expected hitting time of the sink per start position (exact, log scale), averaged
+    over sequences, one line per labelled model/layer; the cutoff ``M`` of Algorithm 1
+    dotted: above it, the proxy counts only ``M``. ``profiles`` maps a label to an array
+    ``(N, T)`` of exact hitting times (``inf`` entries are left out of the mean and marked
+    by the share of sequences that never arrive). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not profiles:
+        raise ValueError("profiles is empty: nothing to draw")
+    fig, ax = plt.subplots(figsize=(6.8, 3.8), layout="constrained")
+    for i, (label, h) in enumerate(profiles.items()):
+        h = np.asarray(h, dtype=float)
+        if h.ndim != 2:
+            raise ValueError(f"profiles[{label!r}] has shape {h.shape}: expected (N, T)")
+        finite = np.where(np.isfinite(h), h, np.nan)
+        mean = np.nanmean(np.where(np.isnan(finite).all(0), 0.0, finite), axis=0)
+        ax.plot(np.arange(h.shape[1] - 1), mean[:-1], color=f"C{i}", label=label)
+    ax.axhline(cutoff, color="gray", ls=":", lw=1, label=f"cutoff M = {cutoff}")
+    ax.set_yscale("log")
+    ax.set_xlabel("start position j")
+    ax.set_ylabel("E[τ_j] (steps, log scale)")
+    ax.legend(fontsize=8)
+    return fig

@@ -161,3 +161,56 @@ def load_run_models(
                                  f"heads={meta.get('heads')!r}, not {task!r}, {h}")
             models[(task, h)], metas[(task, h)] = model, meta
     return models, metas
+
+
+def defined_metrics(
+    model: Transformer,
+    inputs: torch.Tensor,
+    *,
+    eps: float = 0.25,
+    max_steps: int = 100,
+    horizon: int = 100,
+    batch_size: int = 25,
+) -> dict[str, np.ndarray]:
+    """Section 4 measured as defined, per layer and sequence (``L`` layers, ``N`` sequences,
+    ``T`` positions), the heads combined with the learned weights ``w_h`` as in Algorithms 1-2.
+
+    - ``"worst_case.<mode>"`` ``(L, N)``: Definition 2.7's mixing time of the walk
+      (:func:`bparallel.proxies.worst_case_mixing_time`; ``inf`` where a start never mixes);
+    - ``"proxy.<mode>"`` ``(L, N)``: Algorithm 1's mean truncated hitting time (cutoff
+      ``max_steps``), for both modes;
+    - ``"hitting.exact"``, ``"hitting.truncated"`` ``(L, N, T)``: per start, the untruncated
+      and the truncated expected hitting time of the sink (definition mode);
+    - ``"fidelity.node"`` ``(L, N, T)``: node fidelity ``phi_j`` in percent of the combined
+      heads (Definitions 3.3 and 3.9, definition mode's walk);
+    - ``"rollout.weighted"``, ``"rollout.uniform"`` ``(L, N, T)``: the sink's row of attention
+      rollout after each layer (Abnar & Zuidema 2020; heads weighted by ``w_h``, or averaged):
+      the share of the last position's representation traceable to input token ``j``.
+    """
+    if inputs.ndim != 2:
+        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
+    w = model_head_weights(model)  # (L, H)
+    out: dict[str, list[np.ndarray]] = {}
+
+    def put(key: str, value: np.ndarray) -> None:
+        out.setdefault(key, []).append(value)
+
+    one = np.ones(1)
+    for start in range(0, inputs.shape[0], batch_size):
+        pattern = extract_patterns(model, inputs[start : start + batch_size])  # (L, B, H, T, T)
+        C = proxies.combine_heads(pattern, w[:, None, :])[:, :, None]  # (L, B, 1, T, T)
+        for mode in MODES:
+            put(f"worst_case.{mode}", proxies.worst_case_mixing_time(C, one, mode=mode, eps=eps))
+            put(f"proxy.{mode}", proxies.mixing_time_proxy(C, one, mode=mode,
+                                                           max_steps=max_steps))
+        hit = proxies.hitting_time_profile(C, one, mode="definition", max_steps=max_steps)
+        put("hitting.exact", hit.exact)  # (L, B, T)
+        put("hitting.truncated", hit.truncated)
+        put("fidelity.node", proxies.node_fidelity_proxy(C, one, mode="definition",
+                                                         horizon=horizon, times=False).phi)
+        by_sequence = np.swapaxes(pattern, 0, 1)  # (B, L, H, T, T)
+        put("rollout.weighted", np.swapaxes(
+            proxies.attention_rollout(by_sequence, w)[..., -1, :], 0, 1))  # (L, B, T)
+        put("rollout.uniform", np.swapaxes(
+            proxies.attention_rollout(by_sequence)[..., -1, :], 0, 1))
+    return {k: np.concatenate(v, axis=1) for k, v in out.items()}

@@ -1,0 +1,102 @@
+"""Chapter support for "Section 4 as defined": the measures of
+:func:`bparallel.transformer.measure.defined_metrics` summarised per model and layer.
+
+Rows are plain dicts keyed by snake_case names (:data:`LABELS` gives the display labels);
+infinite mixing times stay ``inf`` here and read "∞" when shown (:func:`fmt_steps`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+#: Display labels of the columns of :func:`definition_rows`.
+LABELS = {
+    "task": "task", "heads": "heads", "layer": "layer",
+    "t_mix_median": "Def. 2.7 T_mix (median)",
+    "t_mix_p90": "Def. 2.7 T_mix (90th pct.)",
+    "never_mixes": "never mixes",
+    "proxy_definition": "Alg. 1, definition mode",
+    "proxy_paper": "Alg. 1, paper mode",
+    "starts_beyond_cutoff": "starts with E[τ] > M",
+    "worst_start": "worst start (mode)",
+    "rollout_fidelity_rho": "ρ(rollout, fidelity)",
+    "lost_same": "same lost position",
+}
+
+
+def fmt_steps(value: float) -> str:
+    """A number of steps for a table: ``inf`` reads "∞", large values in scientific form."""
+    if math.isinf(value):
+        return "∞"
+    return f"{value:.3g}" if value >= 1e4 else f"{value:.1f}".removesuffix(".0")
+
+
+def _rank_correlations(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman's rho of ``a[..., :]`` and ``b[..., :]`` per leading index (NaN-free: a
+    constant vector gives 0, no rank order to agree with)."""
+    flat_a, flat_b = a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])
+    out = np.zeros(len(flat_a))
+    for k, (x, y) in enumerate(zip(flat_a, flat_b, strict=True)):
+        if np.ptp(x) > 0 and np.ptp(y) > 0:
+            out[k] = stats.spearmanr(x, y).statistic
+    return out.reshape(a.shape[:-1])
+
+
+def definition_rows(
+    metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]], *, max_steps: int = 100
+) -> list[dict[str, Any]]:
+    """One row per (task, heads, layer) from per-model :func:`defined_metrics` results.
+
+    ``t_mix_*``: Definition 2.7 over the sequences (definition mode's walk); ``never_mixes``:
+    share of sequences where some start never reaches the sink; ``proxy_*``: Algorithm 1's
+    mean; ``starts_beyond_cutoff``: share of (sequence, start) whose exact expected hitting
+    time exceeds the cutoff ``max_steps``; ``worst_start``: the most frequent start position
+    of the largest exact hitting time; ``rollout_fidelity_rho``: mean over sequences of the
+    rank correlation across non-sink positions of the sink's rollout row (heads weighted)
+    and the node fidelity; ``lost_same``: share of sequences where both name the same
+    position as the least-reaching ("lost") one.
+    """
+    rows = []
+    for (task, heads), m in sorted(metrics.items()):
+        wc = m["worst_case.definition"]  # (L, N)
+        for layer in range(wc.shape[0]):
+            exact = m["hitting.exact"][layer]  # (N, T)
+            worst = np.argmax(np.where(np.isnan(exact), -np.inf, exact), axis=-1)  # (N,)
+            roll = m["rollout.weighted"][layer][:, :-1]  # (N, T-1): non-sink positions
+            fid = m["fidelity.node"][layer][:, :-1]
+            rows.append({
+                "task": task, "heads": heads, "layer": layer + 1,
+                "t_mix_median": float(np.median(wc[layer])),
+                "t_mix_p90": float(np.quantile(wc[layer], 0.9, method="higher")),
+                "never_mixes": float(np.isinf(wc[layer]).mean()),
+                "proxy_definition": float(m["proxy.definition"][layer].mean()),
+                "proxy_paper": float(m["proxy.paper"][layer].mean()),
+                "starts_beyond_cutoff": float((exact[:, :-1] > max_steps).mean()),
+                "worst_start": int(np.bincount(worst).argmax()),
+                "rollout_fidelity_rho": float(_rank_correlations(roll, fid).mean()),
+                "lost_same": float((roll.argmin(-1) == fid.argmin(-1)).mean()),
+            })
+    return rows
+
+
+def heads_verdicts(rows: Sequence[Mapping[str, Any]], key: str = "t_mix_median",
+                   lo: int = 1, hi: int = 16) -> list[dict[str, Any]]:
+    """Per (task, layer): does ``key`` fall from ``lo`` heads to ``hi`` heads ("more heads
+    mix faster"), and is it non-increasing over every head count in between?"""
+    by = {(r["task"], r["layer"], r["heads"]): r[key] for r in rows}
+    out = []
+    for task, layer in sorted({(r["task"], r["layer"]) for r in rows}):
+        hs = sorted(h for (t, la, h) in by if t == task and la == layer)
+        if lo not in hs or hi not in hs:
+            continue
+        values = [by[(task, layer, h)] for h in hs]
+        out.append({"task": task, "layer": layer, "lo": by[(task, layer, lo)],
+                    "hi": by[(task, layer, hi)],
+                    "faster": bool(by[(task, layer, hi)] < by[(task, layer, lo)]),
+                    "monotone": bool(np.all(np.diff(values) <= 0))})
+    return out

@@ -1,0 +1,49 @@
+"""bparallel.transformer.measure: Section 4's measures on a (small, random-init) model."""
+
+import numpy as np
+import pytest
+import torch
+
+from bparallel import proxies
+from bparallel.transformer.measure import defined_metrics, extract_patterns, model_head_weights
+from bparallel.transformer.model import ModelConfig, Transformer
+
+
+@pytest.fixture(scope="module")
+def small():
+    torch.manual_seed(3)
+    model = Transformer(ModelConfig(n_heads=4, seq_len=12)).eval()
+    x = torch.randint(0, 256, (5, 12))
+    return model, x
+
+
+def test_defined_metrics_equal_the_proxies_on_the_extracted_patterns(small):
+    model, x = small
+    m = defined_metrics(model, x, batch_size=2)  # batches of 2, 2, 1: concatenated in order
+    pattern = extract_patterns(model, x)  # (L, N, H, T, T)
+    w = model_head_weights(model)[:, None, :]  # (L, 1, H)
+    L, N, T = 4, 5, 12
+    assert m["worst_case.definition"].shape == (L, N) and m["hitting.exact"].shape == (L, N, T)
+    for mode in ("paper", "definition"):
+        np.testing.assert_allclose(m[f"worst_case.{mode}"],
+                                   proxies.worst_case_mixing_time(pattern, w, mode=mode))
+        np.testing.assert_allclose(m[f"proxy.{mode}"],
+                                   proxies.mixing_time_proxy(pattern, w, mode=mode), rtol=1e-12)
+    np.testing.assert_allclose(m["hitting.truncated"], proxies.mixing_time_proxy(
+        pattern, w, mode="definition", reduce="none"), rtol=1e-12)
+    np.testing.assert_allclose(m["fidelity.node"], proxies.node_fidelity_proxy(
+        pattern, w, mode="definition").phi, rtol=1e-12)
+    # Definition 2.7 is a worst case; the proxy a mean truncated at 100: never above it
+    assert np.all(m["worst_case.definition"] >= np.floor(m["proxy.definition"]))
+
+
+def test_defined_metrics_rollout_is_the_sinks_row(small):
+    model, x = small
+    m = defined_metrics(model, x)
+    pattern = np.swapaxes(extract_patterns(model, x), 0, 1)  # (N, L, H, T, T)
+    full = proxies.attention_rollout(pattern, model_head_weights(model))  # (N, L, T, T)
+    np.testing.assert_allclose(m["rollout.weighted"], np.swapaxes(full[..., -1, :], 0, 1))
+    np.testing.assert_allclose(m["rollout.weighted"].sum(-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(m["rollout.uniform"].sum(-1), 1.0, atol=1e-12)
+    with pytest.raises(ValueError, match="inputs has shape"):
+        defined_metrics(model, x[0])
