@@ -1,10 +1,11 @@
-"""Command line: ``python -m bparallel train | evaluate | regress``.
+"""Command line: ``python -m bparallel train | evaluate | regress | sweep``.
 
 Each subcommand is a pair ``(add_arguments, run)`` in :data:`COMMANDS`; ``run`` returns the
 exit status. Examples::
 
     python -m bparallel train --profile quick --out-dir runs/quick
     python -m bparallel evaluate --profile quick --run-dir runs/quick --out-dir results/quick
+    python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
 """
 
 from __future__ import annotations
@@ -54,9 +55,13 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    """Train every (task, heads) model, resuming checkpoints; export weights + manifest."""
-    from ._io import write_json
-    from .transformer.train import export_weights, run_name, train, weights_path
+    """Train every (task, heads) model, resuming checkpoints; export weights + manifest.
+
+    Each model is trained under its lock file (as in a ``sweep`` job): a model that another
+    process is training is refused.
+    """
+    from ._io import file_lock, write_json
+    from .transformer.train import export_weights, lock_path, run_name, train, weights_path
 
     manifest_path = args.out_dir / "weights.json"
     manifest = {}
@@ -66,9 +71,15 @@ def run_train(args: argparse.Namespace) -> int:
         manifest = json.loads(manifest_path.read_text())
     for task in args.tasks:
         for heads in args.heads:
-            result = train(task, heads, args.profile, out_dir=args.out_dir, seed=args.seed,
-                           epochs=args.epochs, threads=args.threads,
-                           progress=not args.no_progress, attention_path=args.attention_path)
+            lock = lock_path(args.out_dir, task, heads)
+            with file_lock(lock, wait=False) as held:
+                if not held:
+                    raise ValueError(f"{run_name(task, heads)}: another process is training it "
+                                     f"into {args.out_dir} (it holds {lock})")
+                result = train(task, heads, args.profile, out_dir=args.out_dir, seed=args.seed,
+                               epochs=args.epochs, threads=args.threads,
+                               progress=not args.no_progress,
+                               attention_path=args.attention_path)
             path = weights_path(args.out_dir, task, heads)
             digest = export_weights(result, path)
             h = result.history
@@ -157,6 +168,21 @@ def run_regress(args: argparse.Namespace) -> int:
     return run(args)
 
 
+# --------------------------------------------------------------------------- sweep
+
+
+def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
+    from .book.sweep import add_arguments
+
+    add_arguments(p)
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    from .book.sweep import run
+
+    return run(args)
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                           Callable[[argparse.Namespace], int]]] = {
     "train": ("train the Section 4 models (resumes checkpoints)", add_train_arguments,
@@ -165,6 +191,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                  run_evaluate),
     "regress": ("run the notebooks and compare their results with the references",
                 add_regress_arguments, run_regress),
+    "sweep": ("train and ship tasks x heads x seeds as submitit jobs (local or Slurm)",
+              add_sweep_arguments, run_sweep),
 }
 
 
@@ -180,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command in ("train", "evaluate"):
+    if args.command in ("train", "evaluate", "sweep"):
         _check_profile(parser, args.profile)
     try:
         return COMMANDS[args.command][2](args)

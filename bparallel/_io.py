@@ -1,16 +1,21 @@
-"""Writing files so that a reader never sees half of one: atomic replaces, JSON and CSV.
+"""Writing files so that a reader never sees half of one: atomic replaces, JSON and CSV;
+and file locks, so that two writers never work on one file at once.
 
 Shared by every layer (checkpoints, shipped weights, results files, caches, tables).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
 import io
 import json
 import os
+import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -41,6 +46,56 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
     return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def atomic_copy(src: str | os.PathLike, dest: str | os.PathLike) -> Path:
+    """Copy ``src`` to ``dest`` atomically (see :func:`atomic_write`)."""
+    with open(src, "rb") as fh:
+        return atomic_write(dest, lambda out: shutil.copyfileobj(fh, out))
+
+
+@contextlib.contextmanager
+def file_lock(
+    path: str | os.PathLike, *, wait: bool = True, tries: int = 5, pause_s: float = 0.2
+) -> Iterator[bool]:
+    """Hold an exclusive ``fcntl.flock`` on ``path`` (created if missing) inside the block.
+
+    Yields ``True`` once held. With ``wait=False`` it tries ``tries`` times, ``pause_s``
+    apart (a :func:`is_locked` probe holds a lock for an instant), then yields ``False``
+    without holding it. The kernel releases the lock when its process dies, however it dies.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        held = False
+        for attempt in range(1 if wait else tries):
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+                break
+            except BlockingIOError:
+                if attempt + 1 < tries:
+                    time.sleep(pause_s)
+        try:
+            yield held
+        finally:
+            if held:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def is_locked(path: str | os.PathLike) -> bool:
+    """Does some process hold a :func:`file_lock` on ``path`` now? (The probe holds a shared
+    lock for an instant; a missing file is not locked.)"""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    with open(path, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
 
 
 def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path:

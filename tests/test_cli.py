@@ -1,4 +1,5 @@
-"""``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.__main__)."""
+"""``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.__main__);
+``sweep`` has its own tests (tests/test_sweep.py)."""
 
 from __future__ import annotations
 
@@ -77,8 +78,21 @@ def test_evaluate_refuses_other_profile(tmp_path, capsys):
     assert "copy-h08" in capsys.readouterr().err
 
 
+def test_train_refuses_a_model_that_another_process_is_training(tmp_path, capsys):
+    from bparallel._io import file_lock
+    from bparallel.transformer.train import lock_path
+
+    argv = ["train", "--profile", "tiny", "--heads", "1", "--tasks", "copy",
+            "--out-dir", str(tmp_path), "--no-progress", "--epochs", "1"]
+    with file_lock(lock_path(tmp_path, "copy", 1)):  # e.g. a sweep job trains copy-h01
+        assert main(argv) == 2
+    assert "copy-h01: another process is training it" in capsys.readouterr().err
+    assert not (tmp_path / "copy-h01.ckpt.pt").exists()
+    assert main(argv) == 0 and (tmp_path / "copy-h01.ckpt.pt").exists()
+
+
 def test_subcommands_registered_smoke():
-    assert set(COMMANDS) == {"train", "evaluate", "regress"}
+    assert set(COMMANDS) == {"train", "evaluate", "regress", "sweep"}
     help_text = subprocess.run([sys.executable, "-m", "bparallel", "--help"],
                                capture_output=True, text=True, check=True).stdout
     for name in COMMANDS:

@@ -6,12 +6,18 @@
   ``runs/quick/`` (minutes; resumed, so a second call is instant; a file lock keeps two
   notebooks from training the same model at once); ``"auto"`` picks ``"paper"`` when the
   shipped models are all there, else ``"quick"``.
-- :func:`ship_run` exports a finished paper run as weights-only files plus ``manifest.json``.
+- :func:`ship_run` exports a finished paper run as weights-only files plus ``manifest.json``;
+  :func:`ship_checkpoint` ships one finished checkpoint (what a ``sweep`` job does).
+
+Seeds share one manifest: seed 42, the paper's, is shipped as ``copy-h04`` (file
+``copy-h04.weights.pt``), any other seed as ``copy-h04-s43`` (:func:`shipped_name`);
+:func:`shipped_seeds` lists what is shipped per configuration and ``load_shipped(seed=...)``
+loads one seed's 8 models. Unfinished runs are snapshotted into ``partial/seed-<S>/``
+(:func:`partial_path`) so that a later session can resume them.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from collections.abc import Iterator
@@ -20,11 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text
+from .._io import atomic_write_text, file_lock
 from ..transformer.data import TASKS
 from ..transformer.train import (
+    DEFAULT_SEED,
     HEADS,
     LEGACY_ATTENTION_PATH,
+    Checkpoint,
+    Profile,
     evaluate_accuracy,
     export_weights,
     get_profile,
@@ -39,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]  # the repository
 SHIPPED_DIR = ROOT / "models" / "paper"
 RUNS_DIR = ROOT / "runs"
 MANIFEST = "manifest.json"
+MANIFEST_LOCK = ".manifest.lock"  # held while the manifest is rewritten (git-ignored)
 BOOK_PROFILES = ("auto", "quick", "paper")
 
 
@@ -76,17 +86,68 @@ def shipped_manifest(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> dict[str, 
     return manifest
 
 
-def is_shipped(name: str, shipped_dir: str | os.PathLike = SHIPPED_DIR) -> bool:
-    """Is the model ``name`` (e.g. ``"copy-h04"``) listed in the shipped manifest?"""
+def _seeded(run: str, seed: int) -> str:
+    return run if seed == DEFAULT_SEED else f"{run}-s{seed}"
+
+
+def shipped_name(task: str, heads: int, seed: int = DEFAULT_SEED) -> str:
+    """Manifest key and file stem of a shipped model: ``"copy-h04"`` for seed 42 (the
+    paper's, named as before seeds were swept), ``"copy-h04-s43"`` for seed 43."""
+    return _seeded(run_name(task, heads), seed)
+
+
+def partial_path(
+    shipped_dir: str | os.PathLike, task: str, heads: int, seed: int = DEFAULT_SEED
+) -> Path:
+    """Where an unfinished run's checkpoint is snapshotted (committed, so that another
+    session can resume it): ``<shipped_dir>/partial/seed-<S>/<task>-hNN.ckpt.pt``."""
+    return Path(shipped_dir) / "partial" / f"seed-{seed}" / f"{run_name(task, heads)}.ckpt.pt"
+
+
+def find_partial(
+    shipped_dir: str | os.PathLike, task: str, heads: int, seed: int = DEFAULT_SEED
+) -> Path | None:
+    """The snapshot of an unfinished run, if there is one (seed 42's snapshots of before
+    seeds were swept, ``partial/<task>-hNN.ckpt.pt``, count too)."""
+    places = [partial_path(shipped_dir, task, heads, seed)]
+    if seed == DEFAULT_SEED:
+        places.append(Path(shipped_dir) / "partial" / f"{run_name(task, heads)}.ckpt.pt")
+    return next((path for path in places if path.is_file()), None)
+
+
+def is_shipped(
+    name: str, shipped_dir: str | os.PathLike = SHIPPED_DIR, *, seed: int | None = None
+) -> bool:
+    """Is the model ``name`` listed in the shipped manifest?
+
+    ``name`` is a manifest key (``"copy-h04"``, ``"copy-h04-s43"``); with ``seed``, it is a
+    run name (``"copy-h04"``) and that seed's entry is looked up (:func:`shipped_name`).
+    """
     manifest = shipped_manifest(shipped_dir)
-    return manifest is not None and name in manifest["models"]
+    if manifest is None:
+        return False
+    entry = manifest["models"].get(name if seed is None else _seeded(name, seed))
+    return entry is not None and (seed is None or entry.get("seed", DEFAULT_SEED) == seed)
+
+
+def shipped_seeds(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> dict[tuple[str, int], list[int]]:
+    """The seeds shipped per configuration, e.g. ``{("copy", 4): [42, 43], ...}`` (sorted;
+    configurations with nothing shipped are left out)."""
+    seeds: dict[tuple[str, int], list[int]] = {}
+    for entry in (shipped_manifest(shipped_dir) or {"models": {}})["models"].values():
+        key = (entry["task"], int(entry["heads"]))
+        seeds[key] = sorted({*seeds.get(key, []), int(entry.get("seed", DEFAULT_SEED))})
+    return dict(sorted(seeds.items(), key=lambda kv: (TASKS.index(kv[0][0]), kv[0][1])))
 
 
 def shipped_status(
-    shipped_dir: str | os.PathLike = SHIPPED_DIR, profile: str = "paper"
+    shipped_dir: str | os.PathLike = SHIPPED_DIR,
+    profile: str | Profile = "paper",
+    *,
+    seed: int = DEFAULT_SEED,
 ) -> list[dict[str, Any]]:
-    """One row per paper-profile model: shipped (with its manifest entry), in progress
-    (epoch of the committed snapshot in ``partial/``) or not started. Reads no weights."""
+    """One row per paper-profile model of ``seed``: shipped (with its manifest entry), in
+    progress (epoch of the committed snapshot, :func:`find_partial`) or not started."""
     p = get_profile(profile)
     shipped = (shipped_manifest(shipped_dir) or {"models": {}})["models"]
     rows = []
@@ -94,15 +155,15 @@ def shipped_status(
         for heads in HEADS:
             name = run_name(task, heads)
             row: dict[str, Any] = {"model": name, "task": task, "heads": heads}
-            entry = shipped.get(name)
-            partial = Path(shipped_dir) / "partial" / f"{name}.ckpt.pt"
+            entry = shipped.get(shipped_name(task, heads, seed))
+            partial = find_partial(shipped_dir, task, heads, seed)
             if entry is not None:
                 row.update(status="shipped", epochs=entry["epochs"],
                            heldout_accuracy=entry["heldout_accuracy"],
                            attention_path=entry.get("attention_path", LEGACY_ATTENTION_PATH),
                            hardware=entry["hardware"])
-            elif partial.is_file():
-                ck = load_checkpoint(partial, task=task, heads=heads, profile=p.name)
+            elif partial is not None:
+                ck = load_checkpoint(partial, task=task, heads=heads, profile=p, seed=seed)
                 row.update(status="training", epochs=ck.epoch,
                            heldout_accuracy=ck.history["heldout_accuracy"][-1],
                            attention_path=ck.attention_path,
@@ -114,36 +175,42 @@ def shipped_status(
     return rows
 
 
-def shipped_complete(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> bool:
-    """Are all 8 paper models listed in the manifest (files not yet hash-checked)?"""
+def shipped_complete(
+    shipped_dir: str | os.PathLike = SHIPPED_DIR, *, seed: int = DEFAULT_SEED
+) -> bool:
+    """Are all 8 paper models of ``seed`` listed in the manifest (files not yet
+    hash-checked)?"""
     manifest = shipped_manifest(shipped_dir)
     if manifest is None:
         return False
-    return all(run_name(t, h) in manifest["models"] for t in TASKS for h in HEADS)
+    return all(shipped_name(t, h, seed) in manifest["models"] for t in TASKS for h in HEADS)
 
 
 def load_shipped(
     shipped_dir: str | os.PathLike = SHIPPED_DIR,
+    seed: int = DEFAULT_SEED,
 ) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], dict[str, Any]]]:
-    """Load the shipped paper models, each checked against its SHA-256 in the manifest."""
+    """Load the 8 shipped paper models of ``seed`` (default 42, the paper's), each checked
+    against its SHA-256 in the manifest."""
     shipped_dir = Path(shipped_dir)
     manifest = shipped_manifest(shipped_dir)
     if manifest is None:
         raise FileNotFoundError(
             f"no shipped paper-profile models: {shipped_dir / MANIFEST} does not exist "
-            "(train them with scripts/train_paper.sh, then ship them with ship_run)"
+            "(train and ship them with `python -m bparallel sweep --profile paper`)"
         )
     models, metas = {}, {}
     for task in TASKS:
         for heads in HEADS:
-            name = run_name(task, heads)
+            name = shipped_name(task, heads, seed)
             entry = manifest["models"].get(name)
             if entry is None:
                 raise FileNotFoundError(f"{shipped_dir / MANIFEST} lists no model {name}")
             model, meta = load_weights(shipped_dir / entry["file"], sha256=entry["sha256"])
-            if meta.get("task") != task or meta.get("heads") != heads:
+            if (meta.get("task"), meta.get("heads"), meta.get("seed")) != (task, heads, seed):
                 raise ValueError(f"{entry['file']} holds {meta.get('task')}/{meta.get('heads')}"
-                                 f" heads, not {task}/{heads}")
+                                 f" heads, seed {meta.get('seed')}, not {task}/{heads}, "
+                                 f"seed {seed}")
             meta.setdefault("attention_path", LEGACY_ATTENTION_PATH)
             models[(task, heads)], metas[(task, heads)] = model, {**meta, **entry}
     return models, metas
@@ -151,13 +218,8 @@ def load_shipped(
 
 @contextmanager
 def _locked(folder: Path) -> Iterator[None]:
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with file_lock(folder / ".lock"):
+        yield
 
 
 def _shown(folder: str | os.PathLike) -> str:
@@ -214,56 +276,102 @@ def book_models(
     return ModelSet("quick", models, metas, f"trained by this build into {folder.name}/")
 
 
+def _open_manifest(dest: Path, p: Profile) -> dict[str, Any]:
+    manifest = shipped_manifest(dest) or {"profile": p.name, "models": {}}
+    if manifest.get("profile", p.name) != p.name:
+        raise ValueError(f"{dest / MANIFEST} lists {manifest['profile']!r}-profile models; "
+                         f"profile={p.name!r} models are shipped into another folder")
+    return manifest
+
+
+def _write_manifest(dest: Path, manifest: dict[str, Any]) -> None:
+    manifest.pop("hardware", None)
+    manifest["shipped_on"] = hardware_string()
+    atomic_write_text(dest / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+
+def _ship_into(
+    manifest: dict[str, Any], ck: Checkpoint, dest: Path, p: Profile, hardware: str | None
+) -> dict[str, Any]:
+    """Export ``ck``'s weights into ``dest`` and enter them in ``manifest`` (in memory)."""
+    from ..transformer.data import heldout_dataset
+
+    task, heads, seed = ck.data["task"], ck.data["heads"], ck.data["seed"]
+    name = shipped_name(task, heads, seed)
+    file = f"{name}.weights.pt"
+    sha = export_weights(ck, dest / file)
+    known = manifest["models"].get(name)
+    if known and known.get("sha256") == sha and known.get("file") == file:
+        # Same bytes as already shipped: keep the recorded evaluation (2,000 sequences).
+        if hardware:
+            known["hardware"] = hardware
+        return known
+    held = heldout_dataset(task, p.num_heldout, seed=seed, seq_len=p.seq_len,
+                           vocab_size=p.vocab_size)
+    acc = evaluate_accuracy(ck.model(), held)
+    manifest["models"][name] = entry = {
+        "file": file, "sha256": sha, "task": task, "heads": heads, "seed": seed,
+        "profile": p.name, "epochs": ck.epoch,
+        "final_train_loss": ck.history["train_loss"][-1],
+        "heldout_accuracy": acc["accuracy"],
+        "heldout_accuracy_predictable": acc["accuracy_predictable"],
+        "torch_version": ck.data["torch_version"],
+        "hardware": hardware or ck.data["hardware"],
+        "attention_path": ck.attention_path,
+    }
+    return entry
+
+
 def ship_run(
     run_dir: str | os.PathLike,
     dest: str | os.PathLike = SHIPPED_DIR,
     *,
     hardware: str | None = None,
-    profile: str = "paper",
+    profile: str | Profile = "paper",
 ) -> dict[str, Any]:
     """Export every finished paper-profile checkpoint of ``run_dir`` as weights + manifest.
 
-    Only runs that reached the paper's epoch count are shipped; the manifest records
-    profile, seed, hardware, torch version, epochs, final training loss, held-out accuracy
-    and the SHA-256 of each file. Written atomically; returns the manifest. A model whose
-    exported weights hash to its manifest entry keeps that entry (it is not re-evaluated).
+    Only runs that reached the paper's epoch count are shipped, under the names of their
+    seed (:func:`shipped_name`); the manifest records profile, seed, hardware, torch
+    version, epochs, final training loss, held-out accuracy and the SHA-256 of each file.
+    Written atomically under a lock (concurrent shippers take turns); returns the manifest.
+    A model whose exported weights hash to its manifest entry keeps that entry (it is not
+    re-evaluated).
     """
-    from ..transformer.data import heldout_dataset
-
     run_dir, dest = Path(run_dir), Path(dest)
     p = get_profile(profile)
-    manifest = shipped_manifest(dest) or {"profile": p.name, "models": {}}
-    for task in TASKS:
-        for heads in HEADS:
-            name = run_name(task, heads)
-            ckpt = run_dir / f"{name}.ckpt.pt"
-            if not ckpt.is_file():
-                continue
-            ck = load_checkpoint(ckpt, task=task, heads=heads, profile=p.name)
-            if ck.epoch < p.epochs:
-                continue
-            file = f"{name}.weights.pt"
-            sha = export_weights(ck, dest / file)
-            known = manifest["models"].get(name)
-            if known and known.get("sha256") == sha and known.get("file") == file:
-                # Same bytes as already shipped: keep the recorded evaluation (2,000 sequences).
-                if hardware:
-                    known["hardware"] = hardware
-                continue
-            held = heldout_dataset(task, p.num_heldout, seed=ck.data["seed"],
-                                   seq_len=p.seq_len, vocab_size=p.vocab_size)
-            acc = evaluate_accuracy(ck.model(), held)
-            manifest["models"][name] = {
-                "file": file, "sha256": sha, "task": task, "heads": heads,
-                "seed": ck.data["seed"], "epochs": ck.epoch,
-                "final_train_loss": ck.history["train_loss"][-1],
-                "heldout_accuracy": acc["accuracy"],
-                "heldout_accuracy_predictable": acc["accuracy_predictable"],
-                "torch_version": ck.data["torch_version"],
-                "hardware": hardware or ck.data["hardware"],
-                "attention_path": ck.attention_path,
-            }
-    manifest.pop("hardware", None)
-    manifest["shipped_on"] = hardware_string()
-    atomic_write_text(dest / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    with file_lock(dest / MANIFEST_LOCK):
+        manifest = _open_manifest(dest, p)
+        for task in TASKS:
+            for heads in HEADS:
+                ckpt = run_dir / f"{run_name(task, heads)}.ckpt.pt"
+                if not ckpt.is_file():
+                    continue
+                ck = load_checkpoint(ckpt, task=task, heads=heads, profile=p)
+                if ck.epoch >= p.epochs:
+                    _ship_into(manifest, ck, dest, p, hardware)
+        _write_manifest(dest, manifest)
     return manifest
+
+
+def ship_checkpoint(
+    checkpoint: str | os.PathLike,
+    dest: str | os.PathLike = SHIPPED_DIR,
+    *,
+    profile: str | Profile = "paper",
+    hardware: str | None = None,
+) -> dict[str, Any]:
+    """Ship one finished checkpoint (any seed) into ``dest``; return its manifest entry.
+
+    As :func:`ship_run` for one model; a checkpoint short of the profile's epochs is refused.
+    """
+    dest, p = Path(dest), get_profile(profile)
+    ck = load_checkpoint(checkpoint, profile=p)
+    if ck.epoch < p.epochs:
+        raise ValueError(f"checkpoint {checkpoint} is at epoch {ck.epoch} of {p.epochs}: "
+                         "only finished runs are shipped")
+    with file_lock(dest / MANIFEST_LOCK):
+        manifest = _open_manifest(dest, p)
+        entry = _ship_into(manifest, ck, dest, p, hardware)
+        _write_manifest(dest, manifest)
+    return entry

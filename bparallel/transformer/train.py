@@ -116,6 +116,12 @@ def weights_path(out_dir: str | os.PathLike, task: str, heads: int) -> Path:
     return Path(out_dir) / f"{run_name(task, heads)}.weights.pt"
 
 
+def lock_path(out_dir: str | os.PathLike, task: str, heads: int) -> Path:
+    """The lock file held by the process that trains this model into ``out_dir`` (the
+    ``train`` command and ``sweep`` jobs), so that two never train it at once."""
+    return Path(out_dir) / f".{run_name(task, heads)}.lock"
+
+
 def hardware_string() -> str:
     """Where a run happened: CPU, threads, accelerator."""
     cpu = platform.processor() or platform.machine()

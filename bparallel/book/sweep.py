@@ -1,0 +1,569 @@
+"""``python -m bparallel sweep``: the Section 4.1 models over a grid of tasks x heads x seeds,
+trained as submitit jobs on this machine or on a Slurm cluster, each shipped when it ends.
+
+Files (``<runs>`` is ``runs/sweep`` and ``<models>`` is ``models/<profile>`` by default)::
+
+    <runs>/<profile>/seed-<S>/<task>-hNN.ckpt.pt   checkpoint after every epoch (train's own)
+    <runs>/<profile>/seed-<S>/.<task>-hNN.lock     locked while a job trains that model
+    <runs>/<profile>/logs/<job id>_0_log.out       each job's stdout (and _log.err: stderr)
+    <models>/manifest.json                         shipped: copy-h04 (seed 42), copy-h04-s43, ...
+    <models>/<task>-hNN[-s<S>].weights.pt          shipped weights (no suffix for seed 42)
+    <models>/partial/seed-<S>/<task>-hNN.ckpt.pt   committed snapshot of an unfinished run
+
+A job (:func:`train_and_ship`) is idempotent: it skips a shipped model; otherwise it takes
+the model's lock (a model locked by another job is left to that job), restores the committed
+snapshot when the run folder has no checkpoint, resumes the checkpoint (bitwise, as
+:func:`~bparallel.transformer.train.train` does), trains to the profile's last epoch and
+ships the model (:func:`~bparallel.book.shipped.ship_checkpoint`, which rewrites the manifest
+under a lock of its own). So a killed sweep, run again, picks up where it stopped, and a
+checkpoint that ``train --seed S --out-dir <runs>/<profile>/seed-S`` wrote is adopted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .._io import atomic_copy, file_lock, is_locked
+from ..transformer.data import TASKS
+from ..transformer.train import (
+    DEFAULT_SEED,
+    HEADS,
+    PROFILES,
+    Profile,
+    checkpoint_path,
+    get_profile,
+    load_checkpoint,
+    lock_path,
+    model_config,
+    run_name,
+    train,
+)
+from .shipped import (
+    ROOT,
+    RUNS_DIR,
+    find_partial,
+    is_shipped,
+    partial_path,
+    ship_checkpoint,
+    shipped_manifest,
+    shipped_name,
+)
+
+EXECUTORS = ("local", "slurm", "debug")
+SWEEP_DIR = RUNS_DIR / "sweep"
+MODELS_ROOT = ROOT / "models"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what a job puts on its PYTHONPATH
+LOCAL_TIMEOUT_MIN = 60 * 24 * 365  # submitit's local jobs time out (default: 2 minutes)
+SLURM_TIME_MIN = 240
+SLURM_MAX_REQUEUES = 20  # a job at its time limit is requeued and resumes its checkpoint
+
+
+def default_models_dir(profile: str | Profile) -> Path:
+    """``models/<profile>`` in the repository: where a profile's models are shipped."""
+    return MODELS_ROOT / get_profile(profile).name
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """One model of a sweep: what a job trains, and where its files live."""
+
+    task: str
+    heads: int
+    seed: int
+    profile: Profile
+    runs_dir: Path  # the sweep's root, e.g. runs/sweep
+    models_dir: Path  # where it is shipped, e.g. models/paper
+    threads: int | None = None
+
+    @property
+    def name(self) -> str:
+        return run_name(self.task, self.heads)
+
+    @property
+    def shipped_as(self) -> str:
+        return shipped_name(self.task, self.heads, self.seed)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.runs_dir / self.profile.name / f"seed-{self.seed}"
+
+    @property
+    def checkpoint(self) -> Path:
+        return checkpoint_path(self.run_dir, self.task, self.heads)
+
+    @property
+    def lock(self) -> Path:
+        return lock_path(self.run_dir, self.task, self.heads)
+
+    def __str__(self) -> str:
+        return f"{self.name} seed {self.seed}"
+
+
+def _positive(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}={value!r}: must be a positive integer")
+
+
+def plan(
+    tasks: Iterable[str] = TASKS,
+    heads: Iterable[int] = HEADS,
+    seeds: Iterable[int] = (DEFAULT_SEED,),
+    profile: str | Profile = "quick",
+    *,
+    runs_dir: str | os.PathLike = SWEEP_DIR,
+    models_dir: str | os.PathLike | None = None,
+    threads: int | None = None,
+) -> list[ModelRun]:
+    """The grid ``tasks x heads x seeds`` at ``profile``: seed by seed, fewest heads first.
+
+    Bad input (unknown profile or task, heads that do not divide the model width, negative
+    or repeated seeds) raises ``ValueError`` naming the argument, before anything runs.
+    """
+    p = get_profile(profile)
+    tasks, heads, seeds = list(tasks), list(heads), list(seeds)
+    for name, values in (("tasks", tasks), ("heads", heads), ("seeds", seeds)):
+        if not values:
+            raise ValueError(f"{name}: give at least one")
+        repeated = sorted({str(v) for v in values if values.count(v) > 1})
+        if repeated:
+            raise ValueError(f"{name}={values}: {', '.join(repeated)} given more than once")
+    for task in tasks:
+        if task not in TASKS:
+            raise ValueError(f"tasks: {task!r} is not a task; valid tasks are {list(TASKS)}")
+    for h in heads:
+        try:
+            model_config(p, h)  # ModelConfig's check: a positive divisor of the width
+        except ValueError as err:
+            raise ValueError(f"heads: {h!r} does not fit the model: {err}") from None
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seeds: {seed!r} is not an integer >= 0")
+    if threads is not None:
+        _positive("threads", threads)
+    models = default_models_dir(p) if models_dir is None else Path(models_dir)
+    return [ModelRun(t, h, s, p, Path(runs_dir), models, threads)
+            for s in seeds for h in sorted(heads) for t in tasks]
+
+
+# --------------------------------------------------------------------------- one job
+
+
+def _say(run: ModelRun, message: str) -> None:
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    print(f"[{stamp}] {run}: {message}", flush=True)
+
+
+def _shown(path: str | os.PathLike) -> str:
+    """``path`` relative to the working directory when it lies inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _restore(run: ModelRun) -> bool:
+    """Copy the committed snapshot into an empty run folder; ``True`` if it did."""
+    if run.checkpoint.exists():
+        return False
+    snapshot = find_partial(run.models_dir, run.task, run.heads, run.seed)
+    if snapshot is None:
+        return False
+    ck = load_checkpoint(snapshot, task=run.task, heads=run.heads, profile=run.profile,
+                         seed=run.seed)  # refuse another run's file before copying it
+    atomic_copy(snapshot, run.checkpoint)
+    _say(run, f"restored epoch {ck.epoch} from the snapshot {_shown(snapshot)}")
+    return True
+
+
+def train_and_ship(run: ModelRun) -> dict[str, Any]:
+    """One job of a sweep: train ``run`` to its profile's last epoch, then ship it.
+
+    Idempotent (see the module docstring). Returns what happened; ``status`` is
+    ``"shipped"``, ``"already shipped"`` or ``"busy"`` (another job holds the model's lock
+    and trains it; this one leaves it alone).
+    """
+    out: dict[str, Any] = {"model": run.name, "seed": run.seed, "shipped_as": run.shipped_as}
+    if is_shipped(run.name, run.models_dir, seed=run.seed):
+        _say(run, "already shipped")
+        return {**out, "status": "already shipped"}
+    with file_lock(run.lock, wait=False) as held:
+        if not held:
+            _say(run, f"another job holds {_shown(run.lock)}: leaving the model to it")
+            return {**out, "status": "busy"}
+        if is_shipped(run.name, run.models_dir, seed=run.seed):  # shipped meanwhile
+            return {**out, "status": "already shipped"}
+        restored = _restore(run)
+        t0 = time.perf_counter()
+        start = load_checkpoint(run.checkpoint).epoch if run.checkpoint.exists() else 0
+        _say(run, f"training epochs {start} -> {run.profile.epochs} in {_shown(run.run_dir)}, "
+                  f"torch threads {run.threads or 'default'}")
+        result = train(run.task, run.heads, run.profile, out_dir=run.run_dir, seed=run.seed,
+                       threads=run.threads, progress=False)
+        seconds = time.perf_counter() - t0
+        entry = ship_checkpoint(run.checkpoint, run.models_dir, profile=run.profile)
+        while (snapshot := find_partial(run.models_dir, run.task, run.heads, run.seed)):
+            snapshot.unlink()  # shipped: the snapshot has done its work
+        _say(run, f"epochs {result.resumed_from} -> {result.epoch} in {seconds:.0f} s; "
+                  f"shipped as {_shown(run.models_dir / entry['file'])}, held-out accuracy "
+                  f"{entry['heldout_accuracy']:.4f}, sha256 {entry['sha256']}")
+        return {**out, "status": "shipped", "resumed_from": result.resumed_from,
+                "restored": restored, "epochs": result.epoch, "seconds": seconds,
+                "sha256": entry["sha256"], "heldout_accuracy": entry["heldout_accuracy"]}
+
+
+class TrainAndShip:
+    """The callable that submitit runs: :func:`train_and_ship` on one :class:`ModelRun`.
+
+    ``checkpoint`` is submitit's hook for a job that reaches its time limit (Slurm) or is
+    preempted: the job is requeued with the same argument and resumes from the checkpoint of
+    its last finished epoch.
+    """
+
+    def __call__(self, run: ModelRun) -> dict[str, Any]:
+        return train_and_ship(run)
+
+    def checkpoint(self, run: ModelRun) -> Any:
+        from submitit.helpers import DelayedSubmission
+
+        return DelayedSubmission(self, run)
+
+
+TRAIN_AND_SHIP = TrainAndShip()
+
+
+# --------------------------------------------------------------------------- files only
+
+
+def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
+    """Where each model of the grid stands, from the files alone (no job engine needed).
+
+    ``status``: ``"shipped"`` (in the manifest), ``"running"`` (a job holds its lock),
+    ``"partial"`` (a checkpoint in the run folder, else a committed snapshot, at ``epoch``),
+    ``"pending"`` (nothing yet) or ``"invalid"`` (a checkpoint that is corrupted or of
+    another run; ``error`` says which).
+    """
+    manifests: dict[Path, dict[str, Any]] = {}
+    rows = []
+    for run in runs:
+        if run.models_dir not in manifests:
+            manifests[run.models_dir] = (shipped_manifest(run.models_dir) or {"models": {}})[
+                "models"]
+        row: dict[str, Any] = {"seed": run.seed, "model": run.name, "status": "pending",
+                               "epoch": 0, "of": run.profile.epochs, "heldout_accuracy": None,
+                               "file": None}
+        entry = manifests[run.models_dir].get(run.shipped_as)
+        if entry is not None and entry.get("seed", DEFAULT_SEED) == run.seed:
+            row.update(status="shipped", epoch=entry["epochs"], file=run.models_dir / entry["file"],
+                       heldout_accuracy=entry["heldout_accuracy"])
+            rows.append(row)
+            continue
+        source = (run.checkpoint if run.checkpoint.is_file()
+                  else find_partial(run.models_dir, run.task, run.heads, run.seed))
+        if source is not None:
+            try:
+                ck = load_checkpoint(source, task=run.task, heads=run.heads,
+                                     profile=run.profile, seed=run.seed)
+            except ValueError as err:
+                row.update(status="invalid", file=source, error=str(err))
+            else:
+                acc = ck.history["heldout_accuracy"]
+                row.update(status="partial", epoch=ck.epoch, file=source,
+                           heldout_accuracy=acc[-1] if acc else None)
+        if is_locked(run.lock):
+            row["status"] = "running"
+        rows.append(row)
+    return rows
+
+
+def format_status(rows: Sequence[dict[str, Any]]) -> str:
+    """:func:`sweep_status` as a table, with a count per status."""
+    lines = [f"{'seed':>5}  {'model':<10} {'status':<10} {'epoch':>8}   {'held-out':>8}  file"]
+    for r in rows:
+        acc = "" if r["heldout_accuracy"] is None else f"{r['heldout_accuracy']:.4f}"
+        file = "" if r["file"] is None else _shown(r["file"])
+        lines.append(f"{r['seed']:>5}  {r['model']:<10} {r['status']:<10} "
+                     f"{r['epoch']:>4}/{r['of']:<4}  {acc:>8}  {file}")
+        if "error" in r:
+            lines.append(f"{'':>17}{r['error']}")
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    lines.append(", ".join(f"{n} {status}" for status, n in counts.items()))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def snapshot(runs: Sequence[ModelRun], echo: Callable[[str], object] = print) -> list[Path]:
+    """Copy the checkpoint of every model of the grid that is not shipped yet into the
+    committed ``<models>/partial/seed-<S>/`` (atomically); return the copies.
+
+    A job restores a snapshot when its run folder has no checkpoint, so a sweep can go on
+    in another session or on another machine once the snapshots are committed.
+    """
+    copies = []
+    for run in runs:
+        if not run.checkpoint.is_file() or is_shipped(run.name, run.models_dir, seed=run.seed):
+            continue
+        try:
+            ck = load_checkpoint(run.checkpoint, task=run.task, heads=run.heads,
+                                 profile=run.profile, seed=run.seed)
+        except ValueError as err:
+            echo(f"[snapshot] {run}: not copied: {err}")
+            continue
+        dest = atomic_copy(run.checkpoint,
+                           partial_path(run.models_dir, run.task, run.heads, run.seed))
+        echo(f"[snapshot] {run}: epoch {ck.epoch}/{run.profile.epochs} -> {_shown(dest)}")
+        copies.append(dest)
+    return copies
+
+
+# --------------------------------------------------------------------------- the jobs
+
+
+def default_threads(executor: str, jobs: int, slurm_cpus_per_task: int | None = None
+                    ) -> int | None:
+    """Torch threads per job: this machine's cores shared among ``jobs`` local jobs, a
+    Slurm job's CPUs, or torch's own choice in the debug executor."""
+    if executor == "local":
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        return max(1, (cores or 1) // jobs)
+    if executor == "slurm":
+        return slurm_cpus_per_task or 1
+    return None
+
+
+def make_executor(
+    executor: str,
+    folder: str | os.PathLike,
+    *,
+    jobs: int = 1,
+    slurm_partition: str | None = None,
+    slurm_time: int = SLURM_TIME_MIN,
+    slurm_cpus_per_task: int | None = None,
+    slurm_extra: dict[str, str] | None = None,
+) -> Any:
+    """A submitit ``AutoExecutor`` for ``executor`` writing its files into ``folder``.
+
+    ``local``: jobs are processes of this machine, never timed out. ``slurm``: one job array
+    of at most ``jobs`` jobs at once (``--array=...%jobs``), ``slurm_time`` minutes each
+    (a job at the limit is requeued and resumes), ``slurm_extra`` as ``#SBATCH --key=value``
+    lines. ``debug``: jobs run in this process, one after another.
+    """
+    import submitit
+
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor={executor!r}: valid executors are {list(EXECUTORS)}")
+    ex = submitit.AutoExecutor(folder=folder, cluster=executor,
+                               slurm_max_num_timeout=SLURM_MAX_REQUEUES)
+    # Jobs import this package however the sweep was started (an uninstalled checkout too).
+    setup = [f"export PYTHONPATH={shlex.quote(str(PACKAGE_ROOT))}${{PYTHONPATH:+:$PYTHONPATH}}"]
+    if executor == "local":
+        ex.update_parameters(name="bparallel-sweep", timeout_min=LOCAL_TIMEOUT_MIN,
+                             local_setup=setup)
+    elif executor == "slurm":
+        ex.update_parameters(name="bparallel-sweep", timeout_min=slurm_time,
+                             cpus_per_task=slurm_cpus_per_task, slurm_partition=slurm_partition,
+                             slurm_array_parallelism=jobs, slurm_setup=setup,
+                             slurm_additional_parameters=slurm_extra or None)
+    return ex
+
+
+def _outcome(run: ModelRun, job: Any, echo: Callable[[str], object]) -> dict[str, Any]:
+    try:
+        result = job.result()
+    except Exception as err:  # the job's traceback is in its log
+        message = (str(err).strip().splitlines() or [type(err).__name__])[-1]
+        result = {"model": run.name, "seed": run.seed, "shipped_as": run.shipped_as,
+                  "status": "failed", "error": message, "log": str(job.paths.stderr)}
+        echo(f"[sweep] {run}: FAILED ({message}); log {_shown(job.paths.stderr)}")
+        return result
+    echo(f"[sweep] {run}: {result['status']}")
+    return result
+
+
+def run_sweep(
+    runs: Sequence[ModelRun],
+    executor: str = "local",
+    *,
+    jobs: int = 1,
+    poll_s: float = 0.5,
+    echo: Callable[[str], object] = print,
+    **slurm: Any,
+) -> list[dict[str, Any]]:
+    """Run :func:`train_and_ship` on every model of ``runs`` with ``executor``.
+
+    Shipped models and models another job holds are skipped before anything starts.
+    ``local``: at most ``jobs`` jobs at once, returns when all have ended; ``debug``: one
+    after another in this process; ``slurm``: submits one job array (``jobs`` at once) and
+    returns at once (status ``"submitted"``; follow it with :func:`sweep_status`).
+    ``slurm`` keywords go to :func:`make_executor`. Returns one dict per model, in the
+    order of ``runs``.
+    """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor={executor!r}: valid executors are {list(EXECUTORS)}")
+    _positive("jobs", jobs)
+    results: dict[ModelRun, dict[str, Any]] = {}
+    for run in runs:
+        base = {"model": run.name, "seed": run.seed, "shipped_as": run.shipped_as}
+        if is_shipped(run.name, run.models_dir, seed=run.seed):
+            results[run] = {**base, "status": "already shipped"}
+        elif is_locked(run.lock):
+            echo(f"[sweep] {run}: another job is training it; skipped")
+            results[run] = {**base, "status": "busy"}
+    todo = [run for run in runs if run not in results]
+    echo(f"[sweep] {len(todo)} of {len(runs)} models to train ({len(runs) - len(todo)} "
+         f"shipped or running elsewhere), executor {executor}")
+    if todo:
+        # submitit's files, flat: a local job's "%j" folder would also leave a stray "%j/"
+        folder = todo[0].runs_dir / todo[0].profile.name / "logs"
+        ex = make_executor(executor, folder, jobs=jobs, **slurm)
+        if executor == "slurm":
+            for run, job in zip(todo, ex.map_array(TRAIN_AND_SHIP, todo), strict=True):
+                echo(f"[sweep] {run}: submitted as Slurm job {job.job_id}")
+                results[run] = {"model": run.name, "seed": run.seed, "status": "submitted",
+                                "shipped_as": run.shipped_as, "job_id": job.job_id}
+            echo(f"[sweep] logs: {_shown(folder)}/<job id>_0_log.out")
+        elif executor == "debug":
+            for run, job in zip(todo, ex.map_array(TRAIN_AND_SHIP, todo), strict=True):
+                results[run] = _outcome(run, job, echo)
+        else:
+            _run_local(ex, todo, jobs, poll_s, results, echo)
+    return [results[run] for run in runs]
+
+
+def _run_local(ex: Any, todo: list[ModelRun], jobs: int, poll_s: float,
+               results: dict[ModelRun, dict[str, Any]], echo: Callable[[str], object]) -> None:
+    """At most ``jobs`` local jobs at once; returns when all have ended."""
+    waiting, running = list(todo), []
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            run = waiting.pop(0)
+            job = ex.submit(TRAIN_AND_SHIP, run)
+            echo(f"[sweep] {run}: started, job {job.job_id}, log {_shown(job.paths.stdout)}")
+            running.append((run, job))
+        finished = [item for item in running if item[1].done()]
+        for run, job in finished:
+            running.remove((run, job))
+            results[run] = _outcome(run, job, echo)
+        if not finished:
+            time.sleep(poll_s)
+
+
+# --------------------------------------------------------------------------- command line
+
+EPILOG = """\
+Each job trains one model and ships it into --models-dir: seed 42 as copy-h04, any other
+seed S as copy-h04-sS, in one manifest.json. Jobs skip shipped models, resume checkpoints
+(bitwise as `train` does) and never train a model that another job holds, so running the
+same command again after an interruption picks up where it stopped.
+
+files:
+  <runs-dir>/<profile>/seed-<S>/<task>-hNN.ckpt.pt  checkpoints (what `train --seed S
+                                                    --out-dir <runs-dir>/<profile>/seed-S`
+                                                    writes, so such runs are adopted)
+  <runs-dir>/<profile>/logs/<job id>_0_log.out      each job's output (_log.err: errors)
+  <models-dir>/partial/seed-<S>/                    --snapshot's copies (commit them)
+
+examples:
+  one machine with 2 cores: seeds 43 and 44, two jobs of one torch thread each
+    python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
+  where the sweep stands (from the files alone)
+    python -m bparallel sweep --profile paper --seeds 42 43 44 --status
+  before a session ends: copy unfinished checkpoints into models/paper/partial/, commit them
+    python -m bparallel sweep --profile paper --seeds 43 44 --snapshot
+  a Slurm cluster: one job array, at most 16 models at once, 4 hours and 2 CPUs per job
+  (a job at its time limit is requeued and resumes)
+    python -m bparallel sweep --profile paper --seeds 42 43 44 45 46 --executor slurm \\
+        --jobs 16 --slurm-partition cpu --slurm-time 240 --slurm-cpus-per-task 2
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``python -m bparallel sweep``."""
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = EPILOG
+    visible = ", ".join(name for name, prof in PROFILES.items() if not prof.hidden)
+    p.add_argument("--profile", required=True, help=f"training profile, one of {visible}")
+    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS,
+                   help="tasks (default: copy cycle)")
+    p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
+                   help="head counts (default: 1 4 8 16)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[DEFAULT_SEED], metavar="S",
+                   help="seeds (default: 42, the paper's)")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local: processes on this machine (default); slurm: one job array; "
+                        "debug: in this process, one after another (an error opens pdb)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="jobs at once: local processes, or the Slurm array's limit (default 1)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch threads per job (default: local, this machine's cores / "
+                        "--jobs; slurm, --slurm-cpus-per-task)")
+    p.add_argument("--runs-dir", type=Path, default=SWEEP_DIR, metavar="DIR",
+                   help="checkpoints and logs (default: runs/sweep in the repository)")
+    p.add_argument("--models-dir", type=Path, default=None, metavar="DIR",
+                   help="shipped models and snapshots (default: models/<profile> in the "
+                        "repository)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--status", action="store_true",
+                      help="print where each model stands (shipped, running, partial at "
+                           "epoch k, pending) and start nothing")
+    what.add_argument("--snapshot", action="store_true",
+                      help="copy unfinished checkpoints into <models-dir>/partial/seed-<S>/ "
+                           "and start nothing")
+    slurm = p.add_argument_group("Slurm (with --executor slurm)")
+    slurm.add_argument("--slurm-partition", default=None, metavar="NAME")
+    slurm.add_argument("--slurm-time", type=int, default=SLURM_TIME_MIN, metavar="MIN",
+                       help=f"minutes per job (default {SLURM_TIME_MIN}); a job at the limit "
+                            "is requeued and resumes its checkpoint")
+    slurm.add_argument("--slurm-cpus-per-task", type=int, default=None, metavar="N")
+    slurm.add_argument("--slurm-extra", action="append", default=[], metavar="KEY=VALUE",
+                       help="any other sbatch option, e.g. account=proj or mem=4G (repeatable)")
+
+
+def _slurm_extra(items: Sequence[str]) -> dict[str, str]:
+    extra = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--slurm-extra {item!r}: expected KEY=VALUE, e.g. account=proj")
+        extra[key.strip().lstrip("-").replace("-", "_")] = value
+    return extra
+
+
+def run(args: argparse.Namespace) -> int:
+    """``python -m bparallel sweep``: check everything, then status, snapshot or the jobs."""
+    _positive("jobs", args.jobs)
+    for name in ("slurm_time", "slurm_cpus_per_task"):
+        if getattr(args, name) is not None:
+            _positive(f"--{name.replace('_', '-')}", getattr(args, name))
+    extra = _slurm_extra(args.slurm_extra)
+    threads = args.threads
+    if threads is None:
+        threads = default_threads(args.executor, args.jobs, args.slurm_cpus_per_task)
+    runs = plan(args.tasks, args.heads, args.seeds, args.profile, runs_dir=args.runs_dir,
+                models_dir=args.models_dir, threads=threads)
+    if args.status:
+        p = runs[0].profile
+        print(f"profile {p.name} ({p.epochs} epochs): runs in "
+              f"{_shown(runs[0].runs_dir / p.name)}, shipped in {_shown(runs[0].models_dir)}")
+        print(format_status(sweep_status(runs)))
+        return 0
+    if args.snapshot:
+        if not snapshot(runs):
+            print("[snapshot] nothing to copy: no unfinished checkpoints")
+        return 0
+    results = run_sweep(runs, args.executor, jobs=args.jobs,
+                        slurm_partition=args.slurm_partition, slurm_time=args.slurm_time,
+                        slurm_cpus_per_task=args.slurm_cpus_per_task, slurm_extra=extra)
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print("[sweep] " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+    return 1 if counts.get("failed") else 0

@@ -1,0 +1,306 @@
+"""``python -m bparallel sweep`` (bparallel.book.sweep): jobs on submitit's debug and local
+executors (and a Slurm job array against a stand-in ``sbatch``), on the hidden tiny profile.
+
+The reference for every model is an uninterrupted ``train(...)`` in this process: a sweep,
+however often it is interrupted, must end with bitwise the same weights. (A weights file's
+SHA-256 also covers its training history, wall-clock seconds included, so the weights are
+compared tensor by tensor.)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import psutil
+import pytest
+
+from bparallel.__main__ import main
+from bparallel._io import file_lock, is_locked
+from bparallel.book import sweep as sw
+from bparallel.book.shipped import MANIFEST, is_shipped, shipped_manifest, shipped_seeds
+from bparallel.transformer.train import (
+    Profile,
+    load_checkpoint,
+    load_weights,
+    sha256_file,
+    train,
+)
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+# Slow enough (about half a second an epoch) to kill a job between two checkpoints.
+SLOW = Profile("tiny-slow", num_train=150, epochs=3, num_heldout=20, batch_size=10,
+               seq_len=16, hidden=True)
+ENTRY_FIELDS = {"file", "sha256", "task", "heads", "seed", "profile", "epochs",
+                "final_train_loss", "heldout_accuracy", "heldout_accuracy_predictable",
+                "torch_version", "hardware", "attention_path"}
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """Uninterrupted runs: ``reference(seed, profile)`` -> the final state dict."""
+    cache = {}
+
+    def get(seed: int, profile: str | Profile = "tiny"):
+        key = (seed, getattr(profile, "name", profile))
+        if key not in cache:
+            cache[key] = train("copy", 1, profile, seed=seed, threads=1,
+                               progress=False).model.state_dict()
+        return cache[key]
+
+    return get
+
+
+def _grid(tmp_path, seeds, profile: str | Profile = "tiny", name: str = ""):
+    return sw.plan(["copy"], [1], seeds, profile, runs_dir=tmp_path / f"runs{name}",
+                   models_dir=tmp_path / f"models{name}", threads=1)
+
+
+def _same_weights(path, expected) -> bool:
+    model, _ = load_weights(path)
+    state = model.state_dict()
+    return state.keys() == expected.keys() and all(
+        (state[k] == expected[k]).all() for k in expected)
+
+
+def _check_shipped(models_dir, seeds, reference, profile: str | Profile = "tiny", epochs=2):
+    manifest = shipped_manifest(models_dir)
+    name_of_profile = getattr(profile, "name", profile)
+    names = {s: "copy-h01" if s == 42 else f"copy-h01-s{s}" for s in seeds}
+    assert manifest["profile"] == name_of_profile and sorted(manifest["models"]) == sorted(
+        names.values())
+    for seed, name in names.items():
+        entry = manifest["models"][name]
+        assert set(entry) == ENTRY_FIELDS
+        assert (entry["file"], entry["task"], entry["heads"], entry["seed"],
+                entry["profile"], entry["epochs"]) == (f"{name}.weights.pt", "copy", 1, seed,
+                                                       name_of_profile, epochs)
+        assert entry["sha256"] == sha256_file(models_dir / entry["file"])
+        assert 0 <= entry["heldout_accuracy"] <= 1 and entry["attention_path"] == "fused"
+        assert _same_weights(models_dir / entry["file"], reference(seed, profile))
+    assert shipped_seeds(models_dir) == {("copy", 1): sorted(seeds)}
+
+
+def test_debug_executor_ships_two_seeds_and_a_rerun_does_nothing(tmp_path, reference):
+    runs = _grid(tmp_path, [42, 43])
+    results = sw.run_sweep(runs, "debug", echo=lambda _: None)
+    assert [(r["shipped_as"], r["status"], r["resumed_from"]) for r in results] == [
+        ("copy-h01", "shipped", 0), ("copy-h01-s43", "shipped", 0)]
+    _check_shipped(tmp_path / "models", [42, 43], reference)
+    assert is_shipped("copy-h01", tmp_path / "models", seed=43)
+    assert not is_shipped("copy-h01", tmp_path / "models", seed=44)
+    manifest = (tmp_path / "models" / MANIFEST).read_bytes()
+    again = sw.run_sweep(runs, "debug", echo=lambda _: None)
+    assert {r["status"] for r in again} == {"already shipped"}
+    assert (tmp_path / "models" / MANIFEST).read_bytes() == manifest
+
+
+def _worker_holding(lock) -> psutil.Process | None:
+    """The job process that holds ``lock`` open (it trains that model)."""
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if any(f.path == str(lock) for f in proc.open_files()):
+                return proc
+        except psutil.NoSuchProcess:
+            pass
+    return None
+
+
+def test_local_executor_ships_two_seeds_and_resumes_a_killed_job_bitwise(tmp_path, reference):
+    runs = _grid(tmp_path, [42, 43], SLOW)
+    killed = runs[1]
+    results = []
+    sweep = threading.Thread(target=lambda: results.extend(
+        sw.run_sweep(runs, "local", jobs=2, poll_s=0.1, echo=lambda _: None)))
+    sweep.start()
+    deadline = time.monotonic() + 180
+    while not killed.checkpoint.is_file():  # seed 43's first epoch is checkpointed
+        assert sweep.is_alive() and time.monotonic() < deadline
+        time.sleep(0.02)
+    worker = _worker_holding(killed.lock)
+    assert worker is not None and "submitit.core._submit" in " ".join(worker.cmdline())
+    os.kill(worker.pid, signal.SIGKILL)  # no clean-up at all, as on a lost machine
+    sweep.join()
+    assert [(r["seed"], r["status"]) for r in results] == [(42, "shipped"), (43, "failed")]
+    assert results[1]["log"].endswith("_log.err")
+    status = sw.sweep_status(runs)
+    killed_at = load_checkpoint(killed.checkpoint).epoch
+    assert [(r["status"], r["epoch"]) for r in status] == [("shipped", 3), ("partial", killed_at)]
+    assert 1 <= killed_at < SLOW.epochs and not is_locked(killed.lock)  # the kernel freed it
+
+    again = sw.run_sweep(runs, "local", jobs=2, poll_s=0.1, echo=lambda _: None)
+    assert [(r["status"], r.get("resumed_from")) for r in again] == [
+        ("already shipped", None), ("shipped", killed_at)]
+    _check_shipped(tmp_path / "models", [42, 43], reference, profile=SLOW, epochs=3)
+    logs = sorted((tmp_path / "runs" / SLOW.name / "logs").glob("*_log.out"))
+    assert len(logs) == 3  # one per job: seed 42, seed 43 killed, seed 43 resumed
+    assert sum("shipped as" in p.read_text() for p in logs) == 2
+
+
+def test_a_checkpoint_written_by_train_is_adopted(tmp_path, reference):
+    (run,) = _grid(tmp_path, [43])
+    # what `train --profile tiny --seed 43 --out-dir <runs>/tiny/seed-43` leaves after 1 epoch
+    first = train("copy", 1, "tiny", out_dir=tmp_path / "runs" / "tiny" / "seed-43", seed=43,
+                  stop_after=1, threads=1, progress=False)
+    assert first.checkpoint == run.checkpoint
+    (result,) = sw.run_sweep([run], "debug", echo=lambda _: None)
+    assert result["status"] == "shipped" and result["resumed_from"] == 1
+    _check_shipped(tmp_path / "models", [43], reference)
+    _, meta = load_weights(tmp_path / "models" / "copy-h01-s43.weights.pt")
+    assert meta["history"]["train_loss"][0] == first.history["train_loss"][0]
+
+
+def test_snapshot_is_committed_and_restored_into_an_empty_run_folder(tmp_path, reference):
+    (run,) = _grid(tmp_path, [43])
+    train("copy", 1, "tiny", out_dir=run.run_dir, seed=43, stop_after=1, threads=1,
+          progress=False)
+    argv = ["sweep", "--profile", "tiny", "--tasks", "copy", "--heads", "1", "--seeds", "43",
+            "--runs-dir", str(tmp_path / "runs"), "--models-dir", str(tmp_path / "models")]
+    assert main(argv + ["--snapshot"]) == 0
+    snap = tmp_path / "models" / "partial" / "seed-43" / "copy-h01.ckpt.pt"
+    assert snap.read_bytes() == run.checkpoint.read_bytes()
+    run.checkpoint.unlink()  # another machine: only the committed files
+    (row,) = sw.sweep_status([run])
+    assert (row["status"], row["epoch"], row["file"]) == ("partial", 1, snap)
+    (result,) = sw.run_sweep([run], "debug", echo=lambda _: None)
+    assert (result["status"], result["restored"], result["resumed_from"]) == (
+        "shipped", True, 1)
+    assert not snap.exists()  # shipped: the snapshot is removed
+    _check_shipped(tmp_path / "models", [43], reference)
+
+
+def test_status_shows_shipped_running_partial_and_pending(tmp_path, capsys):
+    runs = _grid(tmp_path, [42, 43, 44, 45])
+    sw.run_sweep(runs[:1], "debug", echo=lambda _: None)
+    train("copy", 1, "tiny", out_dir=runs[1].run_dir, seed=43, stop_after=1, threads=1,
+          progress=False)
+    argv = ["sweep", "--profile", "tiny", "--tasks", "copy", "--heads", "1",
+            "--seeds", "42", "43", "44", "45", "--runs-dir", str(tmp_path / "runs"),
+            "--models-dir", str(tmp_path / "models"), "--status"]
+    with file_lock(runs[3].lock):  # a job trains seed 45
+        files = sorted(tmp_path.rglob("*"))
+        rows = sw.sweep_status(runs)
+        capsys.readouterr()
+        assert main(argv) == 0
+        assert sorted(tmp_path.rglob("*")) == files  # status writes nothing, starts no job
+    out = capsys.readouterr().out
+    assert [(r["seed"], r["status"], r["epoch"]) for r in rows] == [
+        (42, "shipped", 2), (43, "partial", 1), (44, "pending", 0), (45, "running", 0)]
+    assert rows[0]["file"] == tmp_path / "models" / "copy-h01.weights.pt"
+    assert rows[1]["file"] == runs[1].checkpoint and 0 <= rows[1]["heldout_accuracy"] <= 1
+    lines = out.splitlines()
+    assert lines[0].startswith("profile tiny (2 epochs)")
+    statuses = [line.split()[:4] for line in lines[2:6]]
+    assert statuses == [["42", "copy-h01", "shipped", "2/2"], ["43", "copy-h01", "partial", "1/2"],
+                        ["44", "copy-h01", "pending", "0/2"], ["45", "copy-h01", "running", "0/2"]]
+    assert lines[-1] == "1 shipped, 1 partial, 1 pending, 1 running"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--executor", "pbs"], "argument --executor: invalid choice: 'pbs'"),
+    (["--seeds", "-1"], "seeds: -1 is not an integer >= 0"),
+    (["--seeds", "43", "44", "43"], "seeds=[43, 44, 43]: 43 given more than once"),
+    (["--profile", "huge"], "unknown profile 'huge'; valid profiles: paper, quick"),
+    (["--heads", "1", "3"], "heads: 3 does not fit the model: n_heads=3 does not divide "
+                            "d_model=64"),
+    (["--tasks", "sort"], "argument --tasks: invalid choice: 'sort'"),
+    (["--jobs", "0"], "jobs=0: must be a positive integer"),
+    (["--slurm-extra", "account"], "--slurm-extra 'account': expected KEY=VALUE"),
+])
+def test_bad_input_is_refused_before_any_job_starts(tmp_path, capsys, args, message):
+    argv = ["sweep", "--profile", "tiny", "--tasks", "copy", "--heads", "1",
+            "--runs-dir", str(tmp_path / "runs"), "--models-dir", str(tmp_path / "models")]
+    try:
+        code = main(argv + args)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "models").exists()
+
+
+def test_bad_input_to_the_python_api_names_the_argument(tmp_path):
+    with pytest.raises(ValueError, match=r"tasks: 'sort' is not a task"):
+        sw.plan(["sort"], [1], [42], "tiny")
+    with pytest.raises(ValueError, match=r"heads: 0 does not fit the model: n_heads=0"):
+        sw.plan(["copy"], [0], [42], "tiny")
+    with pytest.raises(ValueError, match=r"profile='huge': valid profiles"):
+        sw.plan(["copy"], [1], [42], "huge")
+    runs = _grid(tmp_path, [42])
+    with pytest.raises(ValueError, match=r"executor='pbs': valid executors"):
+        sw.run_sweep(runs, "pbs")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_two_jobs_for_one_model_only_one_trains(tmp_path):
+    (run,) = _grid(tmp_path, [43], SLOW)
+    # Deterministic: while another job holds the model, a job leaves it alone.
+    with file_lock(run.lock):
+        assert sw.train_and_ship(run)["status"] == "busy"
+        assert sw.run_sweep([run], "local", echo=lambda _: None)[0]["status"] == "busy"
+    assert not run.checkpoint.exists() and not (tmp_path / "runs" / SLOW.name / "logs").exists()
+    # Two jobs started together (threads here; the lock is per open file, so the same as
+    # processes): one trains and ships, the other leaves the model alone.
+    start = threading.Barrier(2)
+    outcomes = []
+
+    def job():
+        start.wait()
+        outcomes.append(sw.train_and_ship(run)["status"])
+
+    threads = [threading.Thread(target=job) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes)[1] == "shipped" and sorted(outcomes)[0] in (
+        "already shipped", "busy"), outcomes
+    assert load_checkpoint(run.checkpoint).history["epoch"] == [1, 2, 3]  # trained once
+    assert list(shipped_manifest(tmp_path / "models")["models"]) == ["copy-h01-s43"]
+
+
+def test_slurm_submits_one_job_array(tmp_path, monkeypatch, capsys):
+    """Against a stand-in ``sbatch`` that only records the script: the options reach it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "sbatch").write_text(
+        f'#!/bin/sh\ncp "$1" {tmp_path}/submitted.sh\necho "Submitted batch job 4242"\n')
+    for tool in ("srun", "sbatch"):
+        (bin_dir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    argv = ["sweep", "--profile", "tiny", "--tasks", "copy", "cycle", "--heads", "1", "4",
+            "--seeds", "42", "43", "--executor", "slurm", "--jobs", "3",
+            "--slurm-partition", "cpu", "--slurm-time", "90", "--slurm-cpus-per-task", "2",
+            "--slurm-extra", "account=proj", "--runs-dir", str(tmp_path / "runs"),
+            "--models-dir", str(tmp_path / "models")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "copy-h01 seed 42: submitted as Slurm job 4242_0" in out
+    assert "cycle-h04 seed 43: submitted as Slurm job 4242_7" in out
+    script = (tmp_path / "submitted.sh").read_text()
+    for line in ("#SBATCH --array=0-7%3", "#SBATCH --partition=cpu", "#SBATCH --time=90",
+                 "#SBATCH --cpus-per-task=2", "#SBATCH --account=proj",
+                 f"#SBATCH --output={tmp_path}/runs/tiny/logs/%A_%a_0_log.out"):
+        assert line in script
+    assert f"export PYTHONPATH={sw.PACKAGE_ROOT}" in script
+    from submitit.core.utils import DelayedSubmission
+
+    pickles = sorted((tmp_path / "runs" / "tiny" / "logs").glob("4242_*_submitted.pkl"))
+    submitted = [DelayedSubmission.load(p).args[0] for p in pickles]
+    assert sorted((r.task, r.heads, r.seed, r.threads) for r in submitted) == sorted(
+        (t, h, s, 2) for t in ("copy", "cycle") for h in (1, 4) for s in (42, 43))
+    assert not (tmp_path / "runs" / "tiny" / "seed-42").exists()  # nothing ran here
+
+
+def test_sweep_help_shows_examples_for_one_machine_and_slurm_smoke(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["sweep", "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "--seeds 43 44 --jobs 2 --threads 1" in text and "--executor slurm" in text
+    assert "--status" in text and "--snapshot" in text
+
