@@ -326,3 +326,23 @@ def test_amplification_agreement_against_the_published_tables():
     assert tiny["ours_wins"] == 0
     with pytest.raises(ValueError, match="no Tables 5-6 rows"):
         amplification_agreement(_published_5_6_as_ours(), mode="definition")
+
+
+def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
+    from bparallel.book.metrics_cache import cached_metrics
+    from bparallel.transformer.measure import defined_metrics
+
+    torch.manual_seed(1)
+    model = Transformer(ModelConfig(n_heads=2, seq_len=10)).eval()
+    x = torch.randint(0, 256, (2, 10))
+    first = cached_metrics("defined", model, x, cache_dir=tmp_path, max_steps=20)
+    assert len(list(tmp_path.glob("metrics-*.npz"))) == 1
+    again = cached_metrics("defined", model, x, cache_dir=tmp_path, max_steps=20)
+    direct = defined_metrics(model, x, max_steps=20)
+    for k in direct:
+        np.testing.assert_array_equal(first[k], direct[k])
+        np.testing.assert_array_equal(again[k], direct[k])
+    cached_metrics("sequence", model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
+    assert len(list(tmp_path.glob("metrics-*.npz"))) == 2  # another measure, another key
+    with pytest.raises(ValueError, match="measure="):
+        cached_metrics("rollout", model, x, cache_dir=tmp_path)

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .._io import atomic_write
-from ..transformer.measure import sequence_metrics
+from ..transformer.measure import defined_metrics, sequence_metrics
 from ..transformer.model import Transformer
 
 #: Bumped when the layout of a cached metrics file changes.
@@ -58,24 +58,35 @@ def metrics_key(model: Transformer, inputs: torch.Tensor, **options: Any) -> str
     return h.hexdigest()
 
 
-def cached_sequence_metrics(
+#: The per-model measures that can be cached: ``"sequence"`` is
+#: :func:`~bparallel.transformer.measure.sequence_metrics` (Tables 1-6), ``"defined"``
+#: :func:`~bparallel.transformer.measure.defined_metrics` (Section 4 as defined).
+MEASURES = ("sequence", "defined")
+
+
+def cached_metrics(
+    measure: str,
     model: Transformer,
     inputs: torch.Tensor,
     *,
     cache_dir: str | os.PathLike | None,
-    max_steps: int = 100,
-    horizon: int = 100,
+    **options: Any,
 ) -> dict[str, np.ndarray]:
-    """:func:`sequence_metrics`, stored under ``cache_dir`` by :func:`metrics_key`.
+    """``MEASURES[measure](model, inputs, **options)``, stored under ``cache_dir`` by
+    :func:`metrics_key` (which hashes the measure's name too).
 
     The cache is content-addressed (weights, inputs, options and the package's source), so
     it never serves a stale result; a file that cannot be read is computed again and
     replaced. Written atomically, under a per-key file lock, so concurrent callers compute
     a key once. ``cache_dir=None`` computes without a cache.
     """
+    if measure not in MEASURES:
+        raise ValueError(f"measure={measure!r}: valid measures are {list(MEASURES)}")
+    compute = {"sequence": sequence_metrics, "defined": defined_metrics}[measure]
     if cache_dir is None:
-        return sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
-    key = metrics_key(model, inputs, max_steps=max_steps, horizon=horizon)
+        return compute(model, inputs, **options)
+    key = metrics_key(model, inputs, **({"measure": measure} if measure != "sequence" else {}),
+                      **options)
     path = Path(cache_dir) / f"metrics-{key}.npz"
     path.parent.mkdir(parents=True, exist_ok=True)
     # One computation per key: a second process (say chapter 08 run beside 07) waits for the
@@ -88,6 +99,19 @@ def cached_sequence_metrics(
                     return {k: f[k] for k in f.files}
             except Exception as exc:  # a truncated or corrupted file: compute again
                 warnings.warn(f"ignoring unreadable metrics cache {path}: {exc}", stacklevel=2)
-        out = sequence_metrics(model, inputs, max_steps=max_steps, horizon=horizon)
+        out = compute(model, inputs, **options)
         atomic_write(path, lambda fh: np.savez(fh, **out))
         return out
+
+
+def cached_sequence_metrics(
+    model: Transformer,
+    inputs: torch.Tensor,
+    *,
+    cache_dir: str | os.PathLike | None,
+    max_steps: int = 100,
+    horizon: int = 100,
+) -> dict[str, np.ndarray]:
+    """:func:`sequence_metrics` through :func:`cached_metrics` (Tables 1-6)."""
+    return cached_metrics("sequence", model, inputs, cache_dir=cache_dir, max_steps=max_steps,
+                          horizon=horizon)
