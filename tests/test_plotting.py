@@ -10,7 +10,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from bparallel.book import plotting  # noqa: E402
+from bparallel import ensembles as en  # noqa: E402
+from bparallel import graphs as g  # noqa: E402
+from bparallel.book import claims, plotting  # noqa: E402
 
 
 def _points(ax):
@@ -21,15 +23,16 @@ def test_plot_mixing_bound_draws_every_head_on_the_left():
     rng = np.random.default_rng(0)
     kinds = list(plotting.BOUND_KINDS)
     heads = pd.DataFrame({"kind": np.repeat(kinds, 5), "n": np.tile([10, 100, 10, 100, 10], 6),
-                          "pN": rng.uniform(0.1, 50, 30), "ratio": rng.uniform(0.01, 1, 30)})
+                          "p_times_n": rng.uniform(0.1, 50, 30),
+                          "ratio": rng.uniform(0.01, 1, 30)})
     fig = plotting.plot_mixing_bound(heads, [10, 100], eps=0.01)
     left, right = fig.axes
     assert _points(left) == 30
     assert _points(right) == 20  # weighted, weighted pair, unweighted, path
     assert right.lines[0].get_xdata()[0] == pytest.approx(np.log(100))  # pN = ln(1/eps)
     plt.close(fig)
-    with pytest.raises(ValueError, match=r"missing \['pN'\]"):
-        plotting.plot_mixing_bound(heads.drop(columns="pN"), [10, 100], eps=0.01)
+    with pytest.raises(ValueError, match=r"missing \['p_times_n'\]"):
+        plotting.plot_mixing_bound(heads.drop(columns="p_times_n"), [10, 100], eps=0.01)
     with pytest.raises(ValueError, match="eps=1.5"):
         plotting.plot_mixing_bound(heads, [10, 100], eps=1.5)
 
@@ -39,8 +42,8 @@ def test_plot_amplification_features():
     n = 40
     feat = pd.DataFrame({"complementarity": rng.uniform(0, 0.2, n),
                          "amplification": rng.uniform(-0.1, 0.2, n),
-                         "amplified": np.arange(n) % 3 == 0, "t*": rng.integers(1, 9, n),
-                         "mixed-sequence share": rng.uniform(0, 1, n),
+                         "amplified": np.arange(n) % 3 == 0, "t_star": rng.integers(1, 9, n),
+                         "mixed_sequence_share": rng.uniform(0, 1, n),
                          "jaccard": rng.uniform(0, 1, n)})
     by = (feat.groupby(pd.cut(feat.jaccard, 4), observed=False).amplified.mean())
     fig = plotting.plot_amplification_features(feat, by, horizon=8)
@@ -51,7 +54,7 @@ def test_plot_amplification_features():
     assert np.allclose(curve.get_ydata(), 1 - 2.0 ** (1 - np.arange(1, 9)))
     plt.close(fig)
     with pytest.raises(ValueError, match="missing"):
-        plotting.plot_amplification_features(feat.drop(columns="t*"), by, horizon=8)
+        plotting.plot_amplification_features(feat.drop(columns="t_star"), by, horizon=8)
     with pytest.raises(ValueError, match="horizon=0"):
         plotting.plot_amplification_features(feat, by, horizon=0)
 
@@ -59,11 +62,11 @@ def test_plot_amplification_features():
 def test_plot_tradeoff():
     rows = []
     for n in (8, 16):
-        rows += [{"n": n, "kind": "random", "T_mix": 3 + k, "phi_min": 0.1 / (k + 1),
+        rows += [{"n": n, "kind": "random", "t_mix": 3 + k, "phi_min": 0.1 / (k + 1),
                   "density": 0.1 * (k + 1)} for k in range(6)]
-        rows += [{"n": n, "kind": "random pair (β = 1/2)", "T_mix": 4, "phi_min": 0.2,
+        rows += [{"n": n, "kind": "random pair (β = 1/2)", "t_mix": 4, "phi_min": 0.2,
                   "density": 0.5}]
-        rows += [{"n": n, "kind": f, "T_mix": t, "phi_min": p, "density": 1.0}
+        rows += [{"n": n, "kind": f, "t_mix": t, "phi_min": p, "density": 1.0}
                  for f, t, p in (("path", n, 0.9), ("complete", 2, 0.1))]
     trade = pd.DataFrame(rows)
     fig = plotting.plot_tradeoff(trade, [8, 16], {8: -0.5, 16: -0.25}, ["path", "complete"])
@@ -76,6 +79,124 @@ def test_plot_tradeoff():
         plotting.plot_tradeoff(trade, [8, 16], {8: -0.5}, ["path"])
     with pytest.raises(ValueError, match="missing"):
         plotting.plot_tradeoff(trade.drop(columns="density"), [8], {8: 0.0}, ["path"])
+
+
+def test_plot_binomial_bound_draws_one_curve_per_n():
+    p = np.geomspace(1e-2, 1, 30)
+    Ns = np.array([1, 3])
+    tails = claims.binomial_tail_at_bound(Ns[:, None], p)
+    ratios = claims.worst_case_bound_ratio(Ns[:, None], p)
+    fig = plotting.plot_binomial_bound(p, Ns, tails, ratios, eps=0.25)
+    left, right = fig.axes
+    for ax, curves in ((left, tails), (right, ratios)):
+        for line, N, curve in zip(ax.lines, Ns, curves, strict=False):
+            assert line.get_label() == f"N = {N}"
+            np.testing.assert_array_equal(line.get_xdata(), p)
+            np.testing.assert_array_equal(line.get_ydata(), curve)
+    # after the curves: eps and e^-2 on the left, 1 on the right
+    assert [ln.get_ydata()[0] for ln in left.lines[2:]] == [0.25, pytest.approx(np.exp(-2))]
+    assert right.lines[2].get_ydata()[0] == 1
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"shape \(2, 30\)"):
+        plotting.plot_binomial_bound(p, Ns, tails[:1], ratios, eps=0.25)
+
+
+def test_plot_mixing_weights_counts_pairs_faster_and_slower():
+    A, _ = en.random_head_stacks(30, 2, 5, [0.3, 0.6], seed=2)
+    mc = en.compare_mixing(g.walk_matrix_from_adjacency(A), grid_steps=4)
+    fig = plotting.plot_mixing_weights(mc, n=5)
+    left, right = fig.axes
+    uniform, best = left.containers  # the two histograms, in that order
+    gains_u, gains_b = mc.fastest - mc.uniform, mc.fastest - mc.best
+    for bars, gains in ((uniform, gains_u), (best, gains_b)):
+        centres = [b.get_x() + b.get_width() / 2 for b in bars]
+        heights = [b.get_height() for b in bars]
+        assert heights == [np.sum(gains == round(c)) for c in centres]
+    faster, slower = right.lines
+    np.testing.assert_array_equal(faster.get_xdata(), mc.weights[:, 0])
+    np.testing.assert_allclose(faster.get_ydata(), 100 * (mc.grid < mc.fastest[:, None]).mean(0))
+    np.testing.assert_allclose(slower.get_ydata(), 100 * (mc.grid > mc.slowest[:, None]).mean(0))
+    assert right.get_ylabel() == "% of pairs (n = 5)"
+    plt.close(fig)
+    triples = en.compare_mixing(g.walk_matrix_from_adjacency(
+        en.random_head_stacks(3, 3, 4, [0.5], seed=1)[0]), grid_steps=2)
+    with pytest.raises(ValueError, match="pairs of heads, got H = 3"):
+        plotting.plot_mixing_weights(triples, n=4)
+
+
+def _fidelity_pairs(num, n, seed):
+    A, _ = en.random_head_stacks(num, 2, n, [0.3, 0.6], seed=seed)
+    return en.compare_fidelity(g.diffusion_matrix_from_adjacency(A), 8, grid_steps=4)
+
+
+def test_plot_amplification_histograms_draws_each_comparison():
+    comps = {"a": _fidelity_pairs(25, 5, 1), "b": _fidelity_pairs(15, 6, 2)}
+    fig = plotting.plot_amplification_histograms(comps)
+    uniform, best, by_weight = fig.axes
+    for k, fc in enumerate(comps.values()):
+        for ax, amp in ((uniform, fc.amp_uniform), (best, fc.amp_best)):
+            counts, _ = np.histogram(amp, bins=60, density=True)
+            drawn = ax.patches[k].get_path().vertices[:, 1]  # the step outline
+            assert drawn.max() == pytest.approx(counts.max())
+        line = by_weight.lines[k]
+        expected = 100 * ((fc.grid - fc.best_head[:, None]) > 1e-9).mean(0)
+        np.testing.assert_allclose(line.get_ydata(), expected)
+        assert line.get_label() == list(comps)[k]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="at least one"):
+        plotting.plot_amplification_histograms({})
+
+
+def test_plot_amplification_by_horizon_and_size():
+    by_horizon = pd.DataFrame({"amplified_uniform_pct": [10.0, 20.0, 25.0],
+                               "amplified_best_pct": [30.0, 35.0, 40.0]},
+                              index=pd.Index([5, 10, 20], name="horizon"))
+    by_size = pd.DataFrame({"search": ["exhaustive", "random"], "n": [3, 20],
+                            "amplified_uniform_pct": [0.0, 66.8],
+                            "amplified_best_pct": [1.0, 80.8]}).set_index(["search", "n"])
+    fig = plotting.plot_amplification_by_horizon_and_size(by_horizon, by_size, n=8, horizon=20)
+    left, right = fig.axes
+    assert [ln.get_label() for ln in left.lines] == [claims.LABELS["amplified_uniform_pct"],
+                                                      claims.LABELS["amplified_best_pct"]]
+    np.testing.assert_array_equal(left.lines[0].get_xdata(), [5, 10, 20])
+    np.testing.assert_array_equal(left.lines[1].get_ydata(), [30.0, 35.0, 40.0])
+    np.testing.assert_array_equal(right.lines[0].get_xdata(), [3, 20])
+    np.testing.assert_array_equal(right.lines[0].get_ydata(), [0.0, 66.8])
+    assert left.get_ylabel() == "% of pairs (n = 8)" and right.get_ylabel() == "% of pairs (T = 20)"
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"by_size.*missing \['amplified_best_pct'\]"):
+        plotting.plot_amplification_by_horizon_and_size(
+            by_horizon, by_size.drop(columns="amplified_best_pct"), n=8, horizon=20)
+
+
+def test_plot_head_pair_draws_each_heads_edges():
+    e1, e2 = [(0, 1), (1, 3), (2, 3)], [(0, 2), (1, 2), (2, 3)]
+    A = np.stack([g.adjacency_matrix(e1, 4), g.adjacency_matrix(e2, 4)])
+    fig = plotting.plot_head_pair(A, [0.25, 0.5])
+    for ax, edges, phi in zip(fig.axes, (e1, e2), (0.25, 0.5), strict=True):
+        assert len(ax.patches) == len(edges)  # one arrow per edge, self-loops not drawn
+        assert ax.get_title() == f"n = 4, head {fig.axes.index(ax) + 1}: φ_min = {phi:.3f}"
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"\(2, n, n\)"):
+        plotting.plot_head_pair(A[:1], [0.25])
+
+
+def test_plot_best_head_draws_theory_and_simulation_per_law():
+    table = pd.concat([claims.best_head_simulation(lambda s, v=v: np.full(s, v), 0.5, F, [1, 2, 4],
+                                                   10, label=name)
+                       for name, v, F in (("flat", 0.9, 0.3), ("low", 0.1, 0.8))],
+                      ignore_index=True)
+    fig = plotting.plot_best_head(table, ["flat", "low"])
+    ax = fig.axes[0]
+    theory_low, sim_low = ax.lines[2:]
+    np.testing.assert_array_equal(theory_low.get_xdata(), [1, 2, 4])
+    np.testing.assert_allclose(theory_low.get_ydata(), [1 - 0.8 ** h for h in (1, 2, 4)])
+    np.testing.assert_array_equal(sim_low.get_ydata(), [0.0, 0.0, 0.0])  # p = 0.1 < 0.5
+    np.testing.assert_array_equal(ax.lines[1].get_ydata(), [1.0, 1.0, 1.0])  # p = 0.9
+    assert theory_low.get_label() == "low: Eq. 18"
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"no rows for the laws \['uniform'\]"):
+        plotting.plot_best_head(table, ["uniform"])
 
 
 def test_plot_pair_mixing_refuses_the_wrong_number_of_heads():

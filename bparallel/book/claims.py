@@ -6,6 +6,10 @@ returning a pandas DataFrame and taking an explicit ``seed`` (an int or a shared
 ``np.random.Generator``, consumed in a documented order, so a chapter that passes one
 generator through several calls gets one stream).
 
+Every frame is keyed by snake_case identifiers (``t_mix``, ``amplified_uniform_pct``), so
+code and tests index columns by name; :data:`LABELS` holds the label a reader sees for each
+identifier and :func:`labelled` renames a frame for display.
+
 Chapter-support code: it lives in the book layer because only the chapters need it.
 """
 
@@ -53,17 +57,100 @@ AMP_TOL = 1e-9
 
 #: Columns of :func:`amplification_table` for the head-set searches of Section 3.1.
 SEARCH_COLUMNS = (
-    "head sets", "amplified, uniform β (%)", "mean amp., uniform β", "max amp., uniform β",
-    "amplified, best β (%)", "max amp., best β", "worst nodes differ (%)",
-    "mean complementarity",
+    "head_sets", "amplified_uniform_pct", "mean_amp_uniform", "max_amp_uniform",
+    "amplified_best_pct", "max_amp_best", "worst_nodes_differ_pct", "mean_complementarity",
 )
 #: Columns of :func:`amplification_table` for the horizon sweep.
 HORIZON_COLUMNS = (
-    "amplified, uniform β (%)", "amplified, best β (%)", "max amp., best β",
-    "mean best-head φ_min",
+    "amplified_uniform_pct", "amplified_best_pct", "max_amp_best", "mean_best_head_phi_min",
 )
 #: Candidate explanations of amplification in :func:`amplification_features`.
-FEATURES = ("jaccard", "complementarity", "mixed-sequence share", "new-walk share")
+FEATURES = ("jaccard", "complementarity", "mixed_sequence_share", "new_walk_share")
+
+#: The label shown to readers for each column (and index) identifier of this module's frames.
+LABELS: dict[str, str] = {
+    # Theorem 2.8 and Eq. 20 (head_mixing_frame, combination_mixing_frame, bound_ratios)
+    "kind": "kind",
+    "n": "n",
+    "density": "density",
+    "p": "p",
+    "p_times_n": "pN",
+    "t_mix": "T_mix",
+    "bound_2n_over_p": "2N/p",
+    "t_star": "t*",
+    "p_chain": "p_chain",
+    "bound_2n_over_max_p_h": "2N/max p_h",
+    "bound_2n_over_min_p_h": "2N/min p_h",
+    "ratio": "T_mix / (2N/p)",
+    "t_mix_over_t_star": "T_mix / t*",
+    # bound_summary
+    "graphs": "graphs",
+    "median_ratio": "median T_mix / (2N/p)",
+    "max_ratio": "max T_mix / (2N/p)",
+    "max_t_mix_over_t_star": "max T_mix / t*",
+    "small_p_times_n": "pN ≤ ln(1/ε)",
+    "exceed": "over the bound",
+    # lazy_path_eps_table
+    "eps": "ε",
+    "bound_holds": "bound holds",
+    # eq20_checks
+    "eq20_left_holds": "2N/max p_h ≤ T_mix (Eq. 20, left)",
+    "eq3_holds": "T_mix ≤ 2N/p, p of Eq. 12 (Eq. 3)",
+    "eq20_right_holds": "T_mix ≤ 2N/min p_h (Eq. 20, right)",
+    "p_chain_at_least_eq12": "p_chain ≥ p of Eq. 12",
+    # mixing_search_table
+    "search": "search",
+    "num_heads": "H",
+    "head_sets": "head sets",
+    "uniform_faster": "uniform < fastest",
+    "best_faster": "best grid < fastest",
+    "uniform_slower": "uniform > slowest",
+    "max_speedup_steps": "max speed-up (steps)",
+    "uniform_faster_pct": "uniform < fastest (%)",
+    "best_faster_pct": "best grid < fastest (%)",
+    "uniform_slower_pct": "uniform > slowest (%)",
+    # amplification_summary / amplification_table
+    "horizon": "horizon T",
+    "amplified_uniform_pct": "amplified, uniform β (%)",
+    "mean_amp_uniform": "mean amp., uniform β",
+    "max_amp_uniform": "max amp., uniform β",
+    "amplified_best_pct": "amplified, best β (%)",
+    "max_amp_best": "max amp., best β",
+    "worst_nodes_differ_pct": "worst nodes differ (%)",
+    "mean_complementarity": "mean complementarity",
+    "mean_best_head_phi_min": "mean best-head φ_min",
+    # amplification_features
+    "amplification": "amplification",
+    "amplified": "amplified",
+    "jaccard": "jaccard",
+    "complementarity": "complementarity",
+    "mixed_sequence_share": "mixed-sequence share",
+    "new_walk_share": "new-walk share",
+    # top_amplifying
+    "pair": "pair",
+    "phi_min_head_1": "φ_min head 1",
+    "phi_min_head_2": "φ_min head 2",
+    "phi_min_uniform": "φ_min multi (β = 1/2)",
+    "best_beta_1": "best β_1",
+    "amp_at_best_beta": "amp. at best β",
+    # tradeoff_table
+    "phi_min": "φ_min",
+    # best_head_simulation, atom_best_head_table (Eq. 18)
+    "law": "F",
+    "pbar": "p̄",
+    "simulated": "simulated",
+    "theory": "1 - F(p̄)^H",
+    "z": "z",
+}
+
+
+def labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` for display: every identifier of :data:`LABELS` that names a column or a
+    row (at any level of the axes) or an axis becomes its label; other names are kept."""
+    out = frame.rename(columns=LABELS, index=LABELS)
+    out.columns = out.columns.set_names([LABELS.get(x, x) for x in out.columns.names])
+    out.index = out.index.set_names([LABELS.get(x, x) for x in out.index.names])
+    return out
 
 
 def _pd():
@@ -79,8 +166,8 @@ def head_mixing_frame(
 
     ``W`` ``(..., n, n)`` feedforward walk matrices; ``p`` is ``p_h``
     (:func:`bparallel.markov.forward_probability`), ``N = n - 1`` and ``t*`` the exact
-    binomial bound of :func:`binomial_mixing_bound`. Columns: ``kind, n, density, p, pN,
-    T_mix, 2N/p, t*``.
+    binomial bound of :func:`binomial_mixing_bound`. Columns: ``kind, n, density, p,
+    p_times_n, t_mix, bound_2n_over_p, t_star``.
     """
     W = np.asarray(W, dtype=np.float64)
     if W.ndim < 2 or W.shape[-1] != W.shape[-2] or W.shape[-1] < 2:
@@ -89,9 +176,9 @@ def head_mixing_frame(
     W = W.reshape((-1, n, n))
     p = np.atleast_1d(markov.forward_probability(W))
     return _pd().DataFrame({
-        "kind": kind, "n": n, "density": density, "p": p, "pN": p * (n - 1),
-        "T_mix": markov.mixing_time(W, eps), "2N/p": 2 * (n - 1) / p,
-        "t*": binomial_mixing_bound(n - 1, p, eps)})
+        "kind": kind, "n": n, "density": density, "p": p, "p_times_n": p * (n - 1),
+        "t_mix": markov.mixing_time(W, eps), "bound_2n_over_p": 2 * (n - 1) / p,
+        "t_star": binomial_mixing_bound(n - 1, p, eps)})
 
 
 def combination_mixing_frame(
@@ -101,7 +188,8 @@ def combination_mixing_frame(
 
     ``W_heads`` ``(num, H, n, n)``, ``alpha`` ``(num, H)`` convex. ``p`` is Eq. 12's
     ``sum_h alpha_h p_h``; ``p_chain`` the combined chain's own forward probability, which
-    gives ``t*``; ``2N/max p_h`` and ``2N/min p_h`` are the two sides of Eq. 20.
+    gives ``t_star``; ``bound_2n_over_max_p_h`` and ``bound_2n_over_min_p_h`` are the two
+    sides of Eq. 20.
     """
     Wh = np.asarray(W_heads, dtype=np.float64)
     a = np.asarray(alpha, dtype=np.float64)
@@ -117,9 +205,11 @@ def combination_mixing_frame(
     p12 = (a * ph).sum(axis=1)  # Eq. 12
     p_chain = markov.forward_probability(Wbar)
     return _pd().DataFrame({
-        "kind": kind, "n": N + 1, "p": p12, "pN": p12 * N, "T_mix": markov.mixing_time(Wbar, eps),
-        "2N/p": 2 * N / p12, "t*": binomial_mixing_bound(N, p_chain, eps),
-        "p_chain": p_chain, "2N/max p_h": 2 * N / ph.max(1), "2N/min p_h": 2 * N / ph.min(1)})
+        "kind": kind, "n": N + 1, "p": p12, "p_times_n": p12 * N,
+        "t_mix": markov.mixing_time(Wbar, eps), "bound_2n_over_p": 2 * N / p12,
+        "t_star": binomial_mixing_bound(N, p_chain, eps), "p_chain": p_chain,
+        "bound_2n_over_max_p_h": 2 * N / ph.max(1),
+        "bound_2n_over_min_p_h": 2 * N / ph.min(1)})
 
 
 def theorem_2_8_ensemble(
@@ -169,30 +259,33 @@ def theorem_2_8_ensemble(
 
 
 def bound_ratios(*frames: pd.DataFrame) -> pd.DataFrame:
-    """Concatenate mixing frames and add ``ratio = T_mix / (2N/p)`` and ``T/t* = T_mix / t*``.
+    """Concatenate mixing frames and add ``ratio = T_mix / (2N/p)`` and
+    ``t_mix_over_t_star = T_mix / t*``.
 
-    ``ratio <= 1`` is Theorem 2.8's claim; ``T/t* <= 1`` the exact coupling behind it.
+    ``ratio <= 1`` is Theorem 2.8's claim; ``t_mix_over_t_star <= 1`` the exact coupling
+    behind it.
     """
     if not frames:
         raise ValueError("bound_ratios needs at least one frame")
     out = _pd().concat(frames, ignore_index=True)
-    out["ratio"] = out["T_mix"] / out["2N/p"]
-    out["T/t*"] = out["T_mix"] / out["t*"]
+    out["ratio"] = out["t_mix"] / out["bound_2n_over_p"]
+    out["t_mix_over_t_star"] = out["t_mix"] / out["t_star"]
     return out
 
 
 def bound_summary(table: pd.DataFrame, eps: float = 0.25) -> pd.DataFrame:
-    """Per ``(kind, n)`` of a :func:`bound_ratios` table: count, median and max ``ratio``,
-    max ``T/t*``, heads with ``pN <= ln(1/eps)`` (where the proof's Hoeffding step of
-    Theorem 2.8 is vacuous) and heads over the bound (``ratio > 1``)."""
+    """Per ``(kind, n)`` of a :func:`bound_ratios` table: count (``graphs``), median and max
+    ``ratio``, max ``t_mix_over_t_star``, heads with ``pN <= ln(1/eps)`` (``small_p_times_n``:
+    where the proof's Hoeffding step of Theorem 2.8 is vacuous) and heads over the bound
+    (``exceed``: ``ratio > 1``)."""
     eps = float(eps)
     if not 0.0 < eps < 1.0:
         raise ValueError(f"eps must lie in (0, 1), got {eps}")
     cut = math.log(1 / eps)
     return table.groupby(["kind", "n"], sort=False).agg(
         graphs=("ratio", "size"), median_ratio=("ratio", "median"), max_ratio=("ratio", "max"),
-        max_T_over_tstar=("T/t*", "max"),
-        small_pN=("pN", lambda s: int((s <= cut).sum())),
+        max_t_mix_over_t_star=("t_mix_over_t_star", "max"),
+        small_p_times_n=("p_times_n", lambda s: int((s <= cut).sum())),
         exceed=("ratio", lambda s: int((s > 1).sum())))
 
 
@@ -222,31 +315,33 @@ def lazy_path_eps_table(eps_values: ArrayLike, n: int = 2, p: float = 0.001) -> 
     """``T_mix`` of the lazy path (:func:`lazy_path_walk`) against ``2N/p`` for each ``eps``.
 
     With ``n = 2`` and small ``p`` it shows that Theorem 2.8's constant 2 needs
-    ``eps >= e^-2`` (about 0.135). Columns ``ε``, ``T_mix (n=.., p=..)``, ``2N/p``,
-    ``bound holds``.
+    ``eps >= e^-2`` (about 0.135). Columns ``eps``, ``t_mix``, ``bound_2n_over_p``,
+    ``bound_holds``.
     """
     W = lazy_path_walk(n, p)
     bound = 2 * (n - 1) / p
     rows = []
     for e in np.atleast_1d(eps_values).tolist():
         T = int(markov.mixing_time(W, e))
-        rows.append({"ε": e, f"T_mix (n={n}, p={p:g})": T, "2N/p": bound,
-                     "bound holds": T <= bound})
+        rows.append({"eps": e, "t_mix": T, "bound_2n_over_p": bound, "bound_holds": T <= bound})
     return _pd().DataFrame(rows)
 
 
 def eq20_checks(pairs: pd.DataFrame) -> pd.DataFrame:
     """Boolean checks of Eq. 20, Eq. 3 and Eq. 12 per combination of a pairs frame
     (:func:`combination_mixing_frame`), with its ``kind`` column; ``.groupby("kind").mean()``
-    gives the share of combinations where each holds."""
-    missing = {"kind", "p", "T_mix", "2N/p", "p_chain", "2N/max p_h", "2N/min p_h"} - set(pairs)
+    gives the share of combinations where each holds. Columns ``eq20_left_holds``
+    (``2N/max p_h <= T_mix``), ``eq3_holds`` (``T_mix <= 2N/p`` with Eq. 12's ``p``),
+    ``eq20_right_holds`` (``T_mix <= 2N/min p_h``), ``p_chain_at_least_eq12``, ``kind``."""
+    missing = {"kind", "p", "t_mix", "bound_2n_over_p", "p_chain", "bound_2n_over_max_p_h",
+               "bound_2n_over_min_p_h"} - set(pairs)
     if missing:
         raise ValueError(f"pairs is missing the columns {sorted(missing)}")
     checks = _pd().DataFrame({
-        "2N/max p_h ≤ T_mix (Eq. 20, left)": pairs["2N/max p_h"] <= pairs["T_mix"],
-        "T_mix ≤ 2N/p, p of Eq. 12 (Eq. 3)": pairs["T_mix"] <= pairs["2N/p"],
-        "T_mix ≤ 2N/min p_h (Eq. 20, right)": pairs["T_mix"] <= pairs["2N/min p_h"],
-        "p_chain ≥ p of Eq. 12": pairs["p_chain"] >= pairs["p"] - 1e-12,
+        "eq20_left_holds": pairs["bound_2n_over_max_p_h"] <= pairs["t_mix"],
+        "eq3_holds": pairs["t_mix"] <= pairs["bound_2n_over_p"],
+        "eq20_right_holds": pairs["t_mix"] <= pairs["bound_2n_over_min_p_h"],
+        "p_chain_at_least_eq12": pairs["p_chain"] >= pairs["p"] - 1e-12,
     })
     checks["kind"] = pairs["kind"]
     return checks
@@ -320,17 +415,19 @@ def mixing_search_table(
 ) -> pd.DataFrame:
     """One row per ``(search, n, H)`` of :func:`mixing_search`: head sets whose uniform or
     best grid combination mixes strictly faster than the fastest head (Eq. 5), uniform
-    combinations slower than the slowest head, the largest speed-up, and the counts in %."""
+    combinations slower than the slowest head, the largest speed-up, and the counts in %.
+    Columns ``search, n, num_heads, head_sets, uniform_faster, best_faster, uniform_slower,
+    max_speedup_steps`` and ``<count>_pct``."""
     rows = []
     for (search, n, H), (_, mc) in store.items():
-        rows.append({"search": search, "n": n, "H": H, "head sets": mc.heads.shape[0],
-                     "uniform < fastest": int(mc.uniform_beats_fastest.sum()),
-                     "best grid < fastest": int(mc.best_beats_fastest.sum()),
-                     "uniform > slowest": int(mc.uniform_slower_than_slowest.sum()),
-                     "max speed-up (steps)": int((mc.fastest - mc.best).max())})
+        rows.append({"search": search, "n": n, "num_heads": H, "head_sets": mc.heads.shape[0],
+                     "uniform_faster": int(mc.uniform_beats_fastest.sum()),
+                     "best_faster": int(mc.best_beats_fastest.sum()),
+                     "uniform_slower": int(mc.uniform_slower_than_slowest.sum()),
+                     "max_speedup_steps": int((mc.fastest - mc.best).max())})
     table = _pd().DataFrame(rows)
-    for col in ["uniform < fastest", "best grid < fastest", "uniform > slowest"]:
-        table[col + " (%)"] = (100 * table[col] / table["head sets"]).round(2)
+    for col in ["uniform_faster", "best_faster", "uniform_slower"]:
+        table[col + "_pct"] = (100 * table[col] / table["head_sets"]).round(2)
     return table
 
 
@@ -365,6 +462,27 @@ def exact_combination_mixing(
     return [*heads, bar], [exact.mixing_time(M, eps_q) for M in (*heads, bar)]
 
 
+def exact_matrices_table(
+    matrices: list[list[list[Fraction]]],
+    names: tuple[str, ...] = ("W head 1", "W head 2", "W-bar"),
+    labels: list[str] | None = None,
+) -> pd.DataFrame:
+    """Exact matrices side by side for display, each entry written as a fraction (``"1/2"``):
+    one block of columns per matrix, headed by its name; rows and columns are the nodes,
+    labelled ``0, ..., n-2, τ`` unless ``labels`` are given. ``matrices`` as the first
+    element returned by :func:`exact_combination_mixing`."""
+    if len(matrices) != len(names):
+        raise ValueError(f"names must have one entry per matrix ({len(matrices)}), got {names}")
+    n = len(matrices[0])
+    labels = list(labels) if labels is not None else [str(k) for k in range(n - 1)] + ["τ"]
+    if len(labels) != n:
+        raise ValueError(f"labels must have {n} entries, got {labels}")
+    pd = _pd()
+    return pd.concat({name: pd.DataFrame([[str(x) for x in row] for row in M], index=labels,
+                                         columns=labels)
+                      for name, M in zip(names, matrices, strict=True)}, axis=1)
+
+
 def fidelity_search(
     keys: list[tuple[str, int, int]],
     horizon: int,
@@ -388,15 +506,15 @@ def amplification_summary(fc: FidelityComparison) -> dict[str, float]:
     amplifies minimax fidelity (Defs. 3.11-3.12, gains above ``AMP_TOL``), how often the
     heads' worst nodes differ, the mean :func:`node_best_head_gain` and best-head ``phi_min``."""
     return {
-        "head sets": len(fc.heads),
-        "amplified, uniform β (%)": 100 * (fc.amp_uniform > AMP_TOL).mean(),
-        "mean amp., uniform β": fc.amp_uniform.mean(),
-        "max amp., uniform β": fc.amp_uniform.max(),
-        "amplified, best β (%)": 100 * (fc.amp_best > AMP_TOL).mean(),
-        "max amp., best β": fc.amp_best.max(),
-        "worst nodes differ (%)": 100 * (np.ptp(fc.node[..., :-1].argmin(-1), axis=-1) > 0).mean(),
-        "mean complementarity": node_best_head_gain(fc.node).mean(),
-        "mean best-head φ_min": fc.best_head.mean(),
+        "head_sets": len(fc.heads),
+        "amplified_uniform_pct": 100 * (fc.amp_uniform > AMP_TOL).mean(),
+        "mean_amp_uniform": fc.amp_uniform.mean(),
+        "max_amp_uniform": fc.amp_uniform.max(),
+        "amplified_best_pct": 100 * (fc.amp_best > AMP_TOL).mean(),
+        "max_amp_best": fc.amp_best.max(),
+        "worst_nodes_differ_pct": 100 * (np.ptp(fc.node[..., :-1].argmin(-1), axis=-1) > 0).mean(),
+        "mean_complementarity": node_best_head_gain(fc.node).mean(),
+        "mean_best_head_phi_min": fc.best_head.mean(),
     }
 
 
@@ -439,8 +557,8 @@ def amplification_features(
     ``adjacency_pairs`` ``(sets, 2, n, n)`` and its :func:`compare_fidelity` result ``fc``.
     Columns: ``amplification`` (``fc.amp_uniform``), ``amplified``, ``jaccard``
     (:func:`edge_jaccard`), ``complementarity`` (:func:`node_best_head_gain`),
-    ``mixed-sequence share`` (:func:`cross_head_share`, Remark 3.7), ``new-walk share``
-    (:func:`new_walk_share`) and ``t*``, the worst node's optimal time.
+    ``mixed_sequence_share`` (:func:`cross_head_share`, Remark 3.7), ``new_walk_share``
+    (:func:`new_walk_share`) and ``t_star``, the worst node's optimal time.
     """
     A = np.asarray(adjacency_pairs, dtype=np.float64)
     if A.ndim != 4 or A.shape[1] != 2:
@@ -453,9 +571,9 @@ def amplification_features(
         "amplification": amp, "amplified": amp > AMP_TOL,
         "jaccard": edge_jaccard(A[:, 0], A[:, 1]),
         "complementarity": node_best_head_gain(fc.node)})
-    feat["mixed-sequence share"], _, t_star = cross_head_share(D, [0.5, 0.5], horizon)
-    feat["new-walk share"], _, _ = new_walk_share(D, [0.5, 0.5], horizon)
-    feat["t*"] = t_star
+    feat["mixed_sequence_share"], _, t_star = cross_head_share(D, [0.5, 0.5], horizon)
+    feat["new_walk_share"], _, _ = new_walk_share(D, [0.5, 0.5], horizon)
+    feat["t_star"] = t_star
     return feat
 
 
@@ -494,16 +612,16 @@ def top_amplifying(
                              f"{fc.heads.shape[-1]}")
         k = int(np.argmax(fc.amp_uniform))
         rows.append({"n": key[1], "search": key[0], "pair": k,
-                     "φ_min head 1": fc.heads[k, 0], "φ_min head 2": fc.heads[k, 1],
-                     "φ_min multi (β = 1/2)": fc.uniform[k], "amplification": fc.amp_uniform[k],
-                     "best β_1": fc.best_weights[k, 0], "amp. at best β": fc.amp_best[k]})
+                     "phi_min_head_1": fc.heads[k, 0], "phi_min_head_2": fc.heads[k, 1],
+                     "phi_min_uniform": fc.uniform[k], "amplification": fc.amp_uniform[k],
+                     "best_beta_1": fc.best_weights[k, 0], "amp_at_best_beta": fc.amp_best[k]})
     return _pd().DataFrame(rows)
 
 
 # ------------------------------------------------------------- Section 4 (trade-off)
 def _tradeoff_frame(n, kind, density, W, D, eps, horizon):
     return _pd().DataFrame({"n": n, "kind": kind, "density": density,
-                            "T_mix": markov.mixing_time(W, eps),
+                            "t_mix": markov.mixing_time(W, eps),
                             "phi_min": fidelity.minimax_fidelity(D, horizon)})
 
 
@@ -521,7 +639,7 @@ def tradeoff_table(
 
     For each ``n`` of ``sizes``, in this order (the draws from ``seed``): the ``families``;
     ``num`` random graphs per density; ``len(densities) * num`` equal-weight pairs of random
-    heads (:func:`random_head_stacks`). Columns ``n, kind, density, T_mix, phi_min``.
+    heads (:func:`random_head_stacks`). Columns ``n, kind, density, t_mix, phi_min``.
     """
     num = positive_int(num, "num")
     rng = np.random.default_rng(seed)
@@ -554,7 +672,7 @@ def tradeoff_correlation(trade: pd.DataFrame, kind: str = "random") -> dict[int,
         d = trade[(trade.n == n) & (trade.kind == kind)]
         if len(d) < 2:
             raise ValueError(f"need at least 2 graphs of kind {kind!r} at n = {n}, got {len(d)}")
-        out[n] = stats.spearmanr(d.T_mix, d.phi_min)[0]
+        out[n] = stats.spearmanr(d.t_mix, d.phi_min)[0]
     return out
 
 
@@ -569,7 +687,7 @@ def dominated_fraction(
         fam = trade[(trade.n == n) & trade.kind.isin(families)]
         if len(d) == 0:
             raise ValueError(f"no graphs of kind {kind!r} at n = {n}")
-        dom = ((fam.T_mix.values[None, :] <= d.T_mix.values[:, None])
+        dom = ((fam.t_mix.values[None, :] <= d.t_mix.values[:, None])
                & (fam.phi_min.values[None, :] >= d.phi_min.values[:, None])).any(axis=1)
         out[n] = dom.mean()
     return out
@@ -604,8 +722,8 @@ def best_head_simulation(
     ``draw(shape)`` returns i.i.d. forward probabilities of shape ``(trials, H)``; it is
     called once per ``H`` in the order of ``Hs``. ``z`` is the binomial z-score; when ``F``
     is itself estimated from a pool of ``pool_size`` draws, its variance is added by the
-    delta method. Columns ``F`` (``label``), ``p̄``, ``H``, ``simulated``, ``1 - F(p̄)^H``,
-    ``z``.
+    delta method. Columns ``law`` (``label``), ``pbar``, ``num_heads``, ``simulated``,
+    ``theory`` (``1 - F(p̄)^H``), ``z``.
     """
     trials = positive_int(trials, "trials")
     if not 0.0 <= F <= 1.0:
@@ -618,8 +736,8 @@ def best_head_simulation(
         if pool_size:  # F itself is estimated: delta method
             var += (H * F ** (H - 1)) ** 2 * F * (1 - F) / pool_size
         z = (sim - theory) / math.sqrt(var) if var > 0 else 0.0
-        rows.append({"F": label, "p̄": pbar, "H": int(H), "simulated": sim,
-                     "1 - F(p̄)^H": theory, "z": z})
+        rows.append({"law": label, "pbar": pbar, "num_heads": int(H), "simulated": sim,
+                     "theory": theory, "z": z})
     return _pd().DataFrame(rows)
 
 
@@ -628,7 +746,9 @@ def atom_best_head_table(
 ) -> pd.DataFrame:
     """Eq. 18 when ``F`` has an atom at ``pbar``: the best of ``H`` of the draws ``p`` (split
     into consecutive groups of ``H``) against ``1 - F(pbar)^H`` with ``F(pbar) = Pr(p <= pbar)``
-    and with the left limit ``F(pbar-) = Pr(p < pbar)`` (:func:`cdf_below`); two rows per ``H``."""
+    and with the left limit ``F(pbar-) = Pr(p < pbar)`` (:func:`cdf_below`); two rows per ``H``,
+    the columns of :func:`best_head_simulation` (``z`` is NaN: there is no sampling error
+    to compare against)."""
     p = np.ravel(np.asarray(p, dtype=np.float64))
     F_le = float(np.mean(p <= pbar))
     F_lt = cdf_below(p, pbar)
@@ -637,10 +757,10 @@ def atom_best_head_table(
         if H > p.size:
             raise ValueError(f"H = {H} exceeds the {p.size} draws of p")
         sim = float(best_head_exceedance(p[: (p.size // H) * H].reshape(-1, H), pbar))
-        rows.append({"F": f"{label}, F(p̄) = Pr(p ≤ p̄)", "p̄": pbar, "H": int(H),
-                     "simulated": sim, "1 - F(p̄)^H": float(markov.prob_best_head_at_least(F_le, H)),
+        rows.append({"law": f"{label}, F(p̄) = Pr(p ≤ p̄)", "pbar": pbar, "num_heads": int(H),
+                     "simulated": sim, "theory": float(markov.prob_best_head_at_least(F_le, H)),
                      "z": np.nan})
-        rows.append({"F": f"{label}, F(p̄-) = Pr(p < p̄)", "p̄": pbar, "H": int(H),
-                     "simulated": sim, "1 - F(p̄)^H": float(markov.prob_best_head_at_least(F_lt, H)),
+        rows.append({"law": f"{label}, F(p̄-) = Pr(p < p̄)", "pbar": pbar, "num_heads": int(H),
+                     "simulated": sim, "theory": float(markov.prob_best_head_at_least(F_lt, H)),
                      "z": np.nan})
     return _pd().DataFrame(rows)

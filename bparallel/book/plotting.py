@@ -265,12 +265,12 @@ BOUND_KINDS = ("unweighted", "weighted", "path", "complete", "unweighted pair", 
 
 def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
     """Theorem 2.8 / Eq. 20 survey: exact ``T_mix / (2N/p)`` per head (DataFrame with columns
-    ``kind``, ``n``, ``pN``, ``ratio``) against the size ``n`` (left, kinds side by side) and
-    against ``pN`` (right; left of ``pN = ln(1/eps)`` the Hoeffding step is vacuous).
-    Returns the figure."""
+    ``kind``, ``n``, ``p_times_n``, ``ratio``, as :func:`bparallel.book.claims.bound_ratios`
+    returns) against the size ``n`` (left, kinds side by side) and against ``pN`` (right; left
+    of ``pN = ln(1/eps)`` the Hoeffding step is vacuous). Returns the figure."""
     import matplotlib.pyplot as plt
 
-    _require_columns(heads, ("kind", "n", "pN", "ratio"), "plot_mixing_bound")
+    _require_columns(heads, ("kind", "n", "p_times_n", "ratio"), "plot_mixing_bound")
     if not 0 < eps < 1:
         raise ValueError(f"eps={eps}: must lie in (0, 1)")
     kinds = list(BOUND_KINDS)
@@ -291,7 +291,8 @@ def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
     threshold = float(np.log(1 / eps))
     for kind in ("weighted", "weighted pair", "unweighted", "path"):
         d = heads[heads.kind == kind]
-        ax.scatter(d.pN, d.ratio, s=6, alpha=0.4, color=f"C{kinds.index(kind)}", label=kind)
+        ax.scatter(d.p_times_n, d.ratio, s=6, alpha=0.4, color=f"C{kinds.index(kind)}",
+                   label=kind)
     ax.axvline(threshold, color="gray", ls="--", lw=1)
     ax.text(threshold * 1.1, 1.3, r"$pN = \ln(1/\epsilon)$", fontsize="small", color="gray")
     ax.axhline(1, color="k", lw=0.8)
@@ -305,6 +306,184 @@ def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
     return fig
 
 
+def plot_binomial_bound(
+    p: Sequence[float], Ns: Sequence[int], tails: Any, ratios: Any, eps: float
+) -> Any:
+    """Theorem 2.8 made exact, one line per ``N`` of ``Ns`` against ``p`` (log axis): the lazy
+    path's TV distance at ``t = floor(2N/p)`` (left, ``tails[i]``, with ``eps`` and ``e^-2``
+    marked) and the worst case over all chains ``t*(N, p) / (2N/p)`` (right, ``ratios[i]``).
+    ``tails`` and ``ratios`` are ``(len(Ns), len(p))``, as
+    :func:`bparallel.book.claims.binomial_tail_at_bound` and
+    :func:`bparallel.book.claims.worst_case_bound_ratio` return them. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    p = np.asarray(p, dtype=float)
+    tails, ratios = np.asarray(tails, dtype=float), np.asarray(ratios, dtype=float)
+    Ns = [int(N) for N in Ns]
+    if tails.shape != (len(Ns), len(p)) or ratios.shape != tails.shape:
+        raise ValueError(f"tails and ratios must have shape {(len(Ns), len(p))} (Ns, p), got "
+                         f"{tails.shape} and {ratios.shape}")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for N, tail, ratio in zip(Ns, tails, ratios, strict=True):
+        axes[0].semilogx(p, tail, label=f"N = {N}")
+        axes[1].semilogx(p, ratio, label=f"N = {N}")
+    axes[0].axhline(eps, color="k", lw=0.8)
+    axes[0].axhline(np.exp(-2), color="gray", ls=":", lw=1)
+    axes[0].text(1.2 * p.min(), np.exp(-2) * 1.05, "$e^{-2}$", color="gray")
+    axes[0].set_xlabel("p")
+    axes[0].set_ylabel(r"Pr[Bin($\lfloor 2N/p \rfloor$, p) < N]")
+    axes[0].set_title("lazy path: TV distance at t = 2N/p")
+    axes[0].legend(fontsize="small")
+    axes[1].axhline(1, color="k", lw=0.8)
+    axes[1].set_xlabel("p")
+    axes[1].set_ylabel(r"$t^*(N, p) \,/\, (2N/p)$")
+    axes[1].set_title(f"worst case over all chains, ε = {eps}")
+    fig.tight_layout()
+    return fig
+
+
+def plot_mixing_weights(mc: Any, n: int) -> Any:
+    """Eq. 5 on pairs of heads (a :class:`bparallel.ensembles.MixingComparison` ``mc`` with
+    ``H = 2``, on ``n`` nodes): histograms of the speed-up ``min_h T_mix(W^(h)) - T_mix(W-bar)``
+    with uniform and with the best grid weights (left, log counts), and per grid weight
+    ``alpha_1`` the % of pairs faster than the fastest head and slower than the slowest
+    (right). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if mc.weights.shape[-1] != 2:
+        raise ValueError(f"plot_mixing_weights needs pairs of heads, got H = "
+                         f"{mc.weights.shape[-1]}")
+    gain_u = mc.fastest - mc.uniform
+    gain_b = mc.fastest - mc.best
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.3))
+    bins = np.arange(min(gain_u.min(), 0) - 0.5, gain_b.max() + 1.5)
+    axes[0].hist(gain_u, bins=bins, alpha=0.6, label="uniform weights")
+    axes[0].hist(gain_b, bins=bins, alpha=0.6, label=f"best of {len(mc.weights)} grid weights")
+    axes[0].set_yscale("log")
+    axes[0].set_xlabel(r"$\min_h T_{mix}(W^{(h)}) - T_{mix}(\bar W)$ (steps)")
+    axes[0].set_ylabel(f"pairs (n = {n})")
+    axes[0].legend(fontsize="small")
+    alphas = mc.weights[:, 0]
+    axes[1].plot(alphas, (mc.grid < mc.fastest[:, None]).mean(0) * 100, "o-", ms=3,
+                 label="faster than fastest head")
+    axes[1].plot(alphas, (mc.grid > mc.slowest[:, None]).mean(0) * 100, "s-", ms=3,
+                 label="slower than slowest head")
+    axes[1].set_xlabel(r"weight $\alpha_1$ on head 1")
+    axes[1].set_ylabel(f"% of pairs (n = {n})")
+    axes[1].legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_amplification_histograms(comparisons: Mapping[str, Any], tol: float = 1e-9) -> Any:
+    """Fidelity amplification of pairs of heads, one colour per entry of ``comparisons``
+    (label -> :class:`bparallel.ensembles.FidelityComparison`): density histograms of the
+    amplification with equal weights (left) and with the best grid weights (middle), and
+    the % of pairs amplified (by more than ``tol``) at each grid weight ``beta_1`` (right).
+    Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not comparisons:
+        raise ValueError("plot_amplification_histograms needs at least one comparison")
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    for k, (label, fc) in enumerate(comparisons.items()):
+        color = f"C{k}"
+        axes[0].hist(fc.amp_uniform, bins=60, density=True, histtype="step", color=color,
+                     label=label)
+        axes[1].hist(fc.amp_best, bins=60, density=True, histtype="step", color=color,
+                     label=label)
+        amp_grid = fc.grid - fc.best_head[:, None]
+        axes[2].plot(fc.weights[:, 0], 100 * (amp_grid > tol).mean(0), "o-", ms=3,
+                     color=color, label=label)
+    for ax, title in zip(axes[:2], ["equal weights", "best grid weights"], strict=True):
+        ax.axvline(0, color="k", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.set_xlabel(r"$\phi_{min}^{multi} - \max_h \phi_{min}^{(h)}$")
+    axes[0].legend(fontsize="x-small")
+    axes[2].set_xlabel(r"$\beta_1$")
+    axes[2].set_ylabel("% of pairs amplified")
+    axes[2].set_title("by weight")
+    fig.tight_layout()
+    return fig
+
+
+def plot_amplification_by_horizon_and_size(
+    by_horizon: Any, by_size: Any, *, n: int, horizon: int
+) -> Any:
+    """The % of pairs amplified with uniform and with the best weights against the horizon
+    ``T`` (left: ``by_horizon``, indexed by ``T``, pairs on ``n`` nodes) and against the size
+    ``n`` (right: ``by_size``, with an index level or column ``n``, at ``horizon``). Both
+    frames as :func:`bparallel.book.claims.amplification_table` returns them, with columns
+    ``amplified_uniform_pct`` and ``amplified_best_pct``. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from .claims import LABELS
+
+    columns = ("amplified_uniform_pct", "amplified_best_pct")
+    _require_columns(by_horizon, columns, "plot_amplification_by_horizon_and_size (by_horizon)")
+    _require_columns(by_size, columns, "plot_amplification_by_horizon_and_size (by_size)")
+    sizes = by_size.reset_index()
+    if "n" not in sizes:
+        raise ValueError("by_size needs an index level or column 'n'")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+    for col, marker in zip(columns, "os", strict=True):
+        axes[0].plot(by_horizon.index, by_horizon[col], marker=marker, label=LABELS[col])
+        axes[1].plot(sizes.n, sizes[col], marker=marker, label=LABELS[col])
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("horizon T")
+    axes[0].set_ylabel(f"% of pairs (n = {n})")
+    axes[0].legend(fontsize="small")
+    axes[1].set_xlabel("n")
+    axes[1].set_ylabel(f"% of pairs (T = {horizon})")
+    axes[1].legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_head_pair(adjacency_pair: Any, phi_min: Sequence[float]) -> Any:
+    """Two heads side by side (``adjacency_pair`` ``(2, n, n)``), each titled with its
+    minimax fidelity ``phi_min[h]`` (Definition 3.5). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from ..graphs import edges_from_adjacency
+
+    A = np.asarray(adjacency_pair)
+    if A.ndim != 3 or A.shape[0] != 2 or len(phi_min) != 2:
+        raise ValueError(f"plot_head_pair needs adjacency (2, n, n) and 2 phi_min, got "
+                         f"{A.shape} and {len(phi_min)}")
+    n = A.shape[-1]
+    fig, axes = plt.subplots(1, 2, figsize=(2 * (1.1 * n + 1), 2.0))
+    for h in range(2):
+        draw_dag(edges_from_adjacency(A[h]), n, ax=axes[h], color=f"C{h}",
+                 title=f"n = {n}, head {h + 1}: φ_min = {phi_min[h]:.3f}")
+    return fig
+
+
+def plot_best_head(table: Any, laws: Sequence[str]) -> Any:
+    """Eqs. 16-19: for each law of ``laws``, Eq. 18's ``1 - F(p̄)^H`` (line) and the simulated
+    best of ``H`` heads (dots) against ``H`` (log axis). ``table`` has columns ``law``,
+    ``num_heads``, ``theory``, ``simulated``, as
+    :func:`bparallel.book.claims.best_head_simulation` returns. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    _require_columns(table, ("law", "num_heads", "theory", "simulated"), "plot_best_head")
+    missing = [law for law in laws if law not in set(table.law)]
+    if missing:
+        raise ValueError(f"table has no rows for the laws {missing}")
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    for k, law in enumerate(laws):
+        d = table[table.law == law]
+        ax.plot(d.num_heads, d.theory, "-", color=f"C{k}", label=f"{law}: Eq. 18")
+        ax.plot(d.num_heads, d.simulated, "o", color=f"C{k}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("H (heads)")
+    ax.set_ylabel(r"Pr(max$_h$ $p_h \geq \bar p$)")
+    ax.legend(fontsize="x-small")
+    ax.set_title("dots: simulated best of H heads")
+    return fig
+
+
 def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) -> Any:
     """Which pairs amplify (Section 3.1 on random pairs): share amplified per edge-Jaccard bin
     (``by_jaccard``, a Series indexed by intervals), amplification against complementarity,
@@ -313,8 +492,8 @@ def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) ->
     :func:`bparallel.book.claims.amplification_features`. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    _require_columns(features, ("complementarity", "amplification", "amplified", "t*",
-                                "mixed-sequence share"), "plot_amplification_features")
+    _require_columns(features, ("complementarity", "amplification", "amplified", "t_star",
+                                "mixed_sequence_share"), "plot_amplification_features")
     if horizon < 1:
         raise ValueError(f"horizon={horizon}: must be at least 1")
     fig, axes = plt.subplots(1, 3, figsize=(12.5, 3.4))
@@ -331,7 +510,7 @@ def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) ->
     tt = np.arange(1, horizon + 1)
     for flag, c in [(False, "C7"), (True, "C3")]:
         d = features[features.amplified == flag]
-        axes[2].scatter(d["t*"] + (0.15 if flag else -0.15), d["mixed-sequence share"], s=3,
+        axes[2].scatter(d.t_star + (0.15 if flag else -0.15), d.mixed_sequence_share, s=3,
                         alpha=0.3, color=c, label="amplified" if flag else "not amplified")
     axes[2].plot(tt, 1 - 2.0 ** (1 - tt), "k-", lw=1, label=r"identical heads: $1 - 2^{1-t}$")
     axes[2].set_xlabel("optimal time t* of the worst node")
@@ -346,13 +525,13 @@ def plot_tradeoff(
 ) -> Any:
     """The mixing-fidelity trade-off: ``T_mix`` against ``phi_min`` per size, random graphs
     coloured by log density, equal-weight random pairs as crosses, the structured
-    ``families`` as large markers. ``trade`` has columns ``n``, ``kind``, ``T_mix``,
+    ``families`` as large markers. ``trade`` has columns ``n``, ``kind``, ``t_mix``,
     ``phi_min``, ``density``; ``rho[n]`` is the random graphs' rank correlation, shown in
     each title. Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
-    _require_columns(trade, ("n", "kind", "T_mix", "phi_min", "density"), "plot_tradeoff")
+    _require_columns(trade, ("n", "kind", "t_mix", "phi_min", "density"), "plot_tradeoff")
     sizes = list(sizes)
     missing = [n for n in sizes if n not in rho]
     if missing:
@@ -362,14 +541,14 @@ def plot_tradeoff(
     sc = None
     for ax, n in zip(axes[0], sizes, strict=True):
         d = trade[(trade.n == n) & (trade.kind == "random")]
-        sc = ax.scatter(d.T_mix, d.phi_min, c=np.log10(d.density), s=8, cmap="viridis",
+        sc = ax.scatter(d.t_mix, d.phi_min, c=np.log10(d.density), s=8, cmap="viridis",
                         alpha=0.6)
         dp = trade[(trade.n == n) & (trade.kind == "random pair (β = 1/2)")]
-        ax.scatter(dp.T_mix, dp.phi_min, s=8, marker="x", color="C3", alpha=0.4,
+        ax.scatter(dp.t_mix, dp.phi_min, s=8, marker="x", color="C3", alpha=0.4,
                    label="random pair, β = 1/2")
         fam = trade[(trade.n == n) & trade.kind.isin(list(families))]
         for _, r in fam.iterrows():
-            ax.scatter(r.T_mix, r.phi_min, marker=markers[r.kind], s=60, edgecolor="k",
+            ax.scatter(r.t_mix, r.phi_min, marker=markers[r.kind], s=60, edgecolor="k",
                        color="white", zorder=3, label=r.kind)
         ax.set_xscale("log")
         ax.set_yscale("log")
