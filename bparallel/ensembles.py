@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import fidelity, graphs, markov
-from ._checks import positive_int
+from ._checks import positive_int, unit_interval
 
 if TYPE_CHECKING:
     pass
@@ -300,9 +300,7 @@ def binomial_mixing_bound(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDAr
     """
     from scipy.stats import binom
 
-    eps = float(eps)
-    if not 0.0 < eps < 1.0:
-        raise ValueError(f"eps must lie in (0, 1), got {eps}")
+    eps = unit_interval(eps, "eps")
     N_arr = np.asarray(N)
     if (N_arr < 1).any() or not np.all(N_arr == np.floor(N_arr)):
         raise ValueError(f"N must be integers >= 1, got {N_arr.tolist()}")

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import exact, fidelity, graphs, markov
-from .._checks import positive_int
+from .._checks import positive_int, unit_interval
 from ..ensembles import (
     FAMILIES,
     FidelityComparison,
@@ -278,9 +278,7 @@ def bound_summary(table: pd.DataFrame, eps: float = 0.25) -> pd.DataFrame:
     ``ratio``, max ``t_mix_over_t_star``, heads with ``pN <= ln(1/eps)`` (``small_p_times_n``:
     where the proof's Hoeffding step of Theorem 2.8 is vacuous) and heads over the bound
     (``exceed``: ``ratio > 1``)."""
-    eps = float(eps)
-    if not 0.0 < eps < 1.0:
-        raise ValueError(f"eps must lie in (0, 1), got {eps}")
+    eps = unit_interval(eps, "eps")
     cut = math.log(1 / eps)
     return table.groupby(["kind", "n"], sort=False).agg(
         graphs=("ratio", "size"), median_ratio=("ratio", "median"), max_ratio=("ratio", "max"),
@@ -453,9 +451,7 @@ def exact_combination_mixing(
     if len(edges_heads) != len(np.atleast_1d(weights)):
         raise ValueError(f"weights must have one entry per head ({len(edges_heads)}), "
                          f"got {np.atleast_1d(weights).tolist()}")
-    eps = float(eps)
-    if not 0.0 < eps < 1.0:
-        raise ValueError(f"eps must lie in (0, 1), got {eps}")
+    eps = unit_interval(eps, "eps")
     heads = [exact.walk(e, n) for e in edges_heads]
     bar = exact.combine(heads, [Fraction(w).limit_denominator(100) for w in weights])
     eps_q = Fraction(eps).limit_denominator(1000)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._checks import positive_int
+from .._checks import positive_int, unit_interval
 from ..examples import example_3_8, example_3_13
 from ..fidelity import FidelityReport, fidelity_report, signal_at_sink
 from ..graphs import (
@@ -82,9 +82,7 @@ class PlaygroundState:
         self.raw_beta = [float(b) for b in self.raw_beta]
         _ = self.beta  # validates
         self.horizon = positive_int(self.horizon, "horizon")
-        if not 0.0 < float(self.eps) < 1.0:
-            raise ValueError(f"eps must lie in (0, 1), got {self.eps}")
-        self.eps = float(self.eps)
+        self.eps = unit_interval(self.eps, "eps")
         if self.labels is not None and len(self.labels) != self.n:
             self.labels = None
 
