@@ -230,3 +230,21 @@ def _export(result, folder):
     path = folder / "exported.weights.pt"
     tr.export_weights(result.checkpoint, path)
     return path
+
+
+def test_token_scores_predictable_loss_leaves_out_position_0():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(6, 10, 256, generator=gen) * 3  # (B, T, V)
+    targets = torch.randint(0, 256, (6, 10), generator=gen)
+    per_token = nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+    for task, first in (("copy", 0), ("cycle", 1)):
+        scores = tr.TokenScores(task, 10)
+        scores.add(logits[:4], targets[:4])
+        scores.add(logits[4:], targets[4:])  # two batches, summed
+        out = scores.result()
+        assert out["loss"] == pytest.approx(per_token.mean().item(), rel=1e-6)
+        assert out["loss_predictable"] == pytest.approx(per_token[:, first:].mean().item(),
+                                                        rel=1e-6)
+        hit = logits.argmax(-1) == targets
+        assert out["accuracy"] == hit.float().mean().item()
+        assert out["accuracy_predictable"] == pytest.approx(hit[:, first:].float().mean().item())

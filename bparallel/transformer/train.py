@@ -324,6 +324,48 @@ def load_checkpoint(
 # --------------------------------------------------------------------------- evaluation
 
 
+class TokenScores:
+    """Running sums of held-out loss and token accuracy over batches of logits.
+
+    The one definition of the held-out metrics, used by :func:`evaluate_accuracy` and by the
+    head ablations of :mod:`bparallel.transformer.ablation`: mean cross-entropy per token
+    (``loss``), the fraction of tokens whose argmax is the target (``accuracy``), and both
+    over the positions a causal model can predict (``loss_predictable``,
+    ``accuracy_predictable``, :func:`~bparallel.transformer.data.predictable_mask`). For
+    cycle, position 0 (an unpredictable token, about ``8`` nats for a trained model) carries
+    most of ``loss``; ``loss_predictable`` leaves it out.
+    """
+
+    def __init__(self, task: str, seq_len: int) -> None:
+        self.predictable = predictable_mask(task, seq_len)  # (T,)
+        self.loss_sum, self.loss_pred, self.correct, self.correct_pred, self.n = 0.0, 0.0, 0, 0, 0
+
+    def add(self, logits: torch.Tensor, targets: torch.Tensor) -> None:
+        """Add one batch: ``logits`` ``(B, T, V)``, ``targets`` ``(B, T)``."""
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum").item()
+        self.loss_sum += loss
+        if self.predictable.all():
+            self.loss_pred += loss
+        else:
+            pred = self.predictable
+            self.loss_pred += F.cross_entropy(logits[:, pred].flatten(0, 1),
+                                              targets[:, pred].flatten(), reduction="sum").item()
+        hit = logits.argmax(-1) == targets  # (B, T)
+        self.correct += int(hit.sum())
+        self.correct_pred += int(hit[:, self.predictable].sum())
+        self.n += targets.shape[0]
+
+    def result(self) -> dict[str, float]:
+        """``loss``, ``accuracy``, ``loss_predictable`` and ``accuracy_predictable`` so far."""
+        T, P = self.predictable.shape[0], int(self.predictable.sum())
+        return {
+            "loss": self.loss_sum / (self.n * T),
+            "accuracy": self.correct / (self.n * T),
+            "loss_predictable": self.loss_pred / (self.n * P),
+            "accuracy_predictable": self.correct_pred / (self.n * P),
+        }
+
+
 @torch.no_grad()
 def evaluate_accuracy(
     model: Transformer, dataset: SequenceDataset, batch_size: int = 250
@@ -331,28 +373,18 @@ def evaluate_accuracy(
     """Held-out loss and token accuracy (all positions, and predictable positions only).
 
     For cycle, position 0 (target ``x_T``) is unpredictable under causal attention, so
-    ``accuracy`` tops out near ``(T-1)/T``; ``accuracy_predictable`` leaves it out.
+    ``accuracy`` tops out near ``(T-1)/T``; ``accuracy_predictable`` and
+    ``loss_predictable`` leave it out (definitions: :class:`TokenScores`).
     """
     was_training = model.training
     model.eval()
-    mask = predictable_mask(dataset.task, dataset.inputs.shape[1])
-    loss_sum, correct, correct_pred, n = 0.0, 0, 0, 0
+    scores = TokenScores(dataset.task, dataset.inputs.shape[1])
     for start in range(0, len(dataset), batch_size):
         x = dataset.inputs[start : start + batch_size]
         y = dataset.targets[start : start + batch_size]
-        logits = model(x)  # (B, T, V)
-        loss_sum += F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum").item()
-        hit = logits.argmax(-1) == y  # (B, T)
-        correct += int(hit.sum())
-        correct_pred += int(hit[:, mask].sum())
-        n += x.shape[0]
+        scores.add(model(x), y)  # logits (B, T, V)
     model.train(was_training)
-    T = dataset.inputs.shape[1]
-    return {
-        "loss": loss_sum / (n * T),
-        "accuracy": correct / (n * T),
-        "accuracy_predictable": correct_pred / (n * int(mask.sum())),
-    }
+    return scores.result()
 
 
 # --------------------------------------------------------------------------- training

@@ -1,0 +1,375 @@
+"""Head ablation and pruning (bparallel.transformer.ablation), on tiny random-init models."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from bparallel import proxies
+from bparallel.transformer import ablation as ab
+from bparallel.transformer.data import make_dataset
+from bparallel.transformer.measure import extract_patterns, model_head_weights
+from bparallel.transformer.model import ModelConfig, Transformer
+from bparallel.transformer.train import TokenScores, evaluate_accuracy
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+L, H, T = 4, 4, 12
+D = 64 // H
+
+
+def _model(seed: int = 0, heads: int = H) -> Transformer:
+    torch.manual_seed(seed)
+    return Transformer(ModelConfig(n_heads=heads, seq_len=T)).eval()
+
+
+@pytest.fixture(scope="module")
+def model() -> Transformer:
+    return _model()
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return make_dataset("cycle", 30, seed=1, seq_len=T)
+
+
+def _logits(model: Transformer, x: torch.Tensor, **kw) -> torch.Tensor:
+    with torch.no_grad():
+        return model(x, **kw)
+
+
+def _full_forward_metrics(model, dataset, mask, batch_size):
+    """The metrics of ``mask`` from the full forward pass under :func:`ab.ablated`."""
+    scores = TokenScores(dataset.task, dataset.inputs.shape[1])
+    with ab.ablated(model, mask), torch.no_grad():
+        for s in range(0, len(dataset), batch_size):
+            scores.add(model(dataset.inputs[s : s + batch_size]),
+                       dataset.targets[s : s + batch_size])
+    return scores.result()
+
+
+# --------------------------------------------------------------------------- the mechanism
+
+
+def test_all_ones_mask_is_the_plain_model_bitwise(model, dataset):
+    x = dataset.inputs[:5]
+    plain = _logits(model, x)
+    plain_explicit, attn = _logits(model, x, return_attention=True)
+    with ab.ablated(model, torch.ones(L, H)):
+        assert torch.equal(_logits(model, x), plain)
+        masked_explicit, masked_attn = _logits(model, x, return_attention=True)
+    assert torch.equal(masked_explicit, plain_explicit)
+    assert torch.equal(masked_attn, attn)
+    with ab.ablated(model, np.ones((L, H), dtype=bool)):  # numpy bool masks too
+        assert torch.equal(_logits(model, x), plain)
+
+
+def test_removing_a_head_equals_zeroing_its_out_proj_columns(model, dataset):
+    x = dataset.inputs[:5]
+    for layer, head in [(0, 0), (1, 3), (3, 2)]:
+        mask = torch.ones(L, H)
+        mask[layer, head] = 0
+        zeroed = copy.deepcopy(model)
+        with torch.no_grad():
+            zeroed.blocks[layer].attn.out.weight[:, head * D : (head + 1) * D] = 0
+        with ab.ablated(model, mask):
+            masked = _logits(model, x)
+        # bitwise: both sum the same products, the removed head's being exact zeros
+        assert torch.equal(masked, _logits(zeroed, x))
+        assert not torch.allclose(masked, _logits(model, x))  # the head did something
+    # a fractional mask scales the head: its columns times 0.25
+    mask = torch.ones(L, H)
+    mask[2, 1] = 0.25
+    scaled = copy.deepcopy(model)
+    with torch.no_grad():
+        scaled.blocks[2].attn.out.weight[:, D : 2 * D] *= 0.25
+    with ab.ablated(model, mask):
+        torch.testing.assert_close(_logits(model, x), _logits(scaled, x), rtol=1e-5, atol=1e-6)
+
+
+def test_ablation_leaves_no_trace(model, dataset):
+    x = dataset.inputs[:3]
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    plain = _logits(model, x)
+    with pytest.raises(RuntimeError, match="inside"), ab.ablated(model, torch.zeros(L, H)):
+        raise RuntimeError("inside")
+    assert torch.equal(_logits(model, x), plain)  # hooks removed, even after an error
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    ab.evaluate_ablation(model.train(), dataset, torch.zeros(L, H))
+    assert model.training  # mode restored
+    model.eval()
+
+
+def test_nested_masks_multiply(model, dataset):
+    x = dataset.inputs[:3]
+    a, b = torch.ones(L, H), torch.ones(L, H)
+    a[0, 1], b[2, 3] = 0, 0
+    with ab.ablated(model, a), ab.ablated(model, b):
+        nested = _logits(model, x)
+    with ab.ablated(model, a * b):
+        assert torch.equal(nested, _logits(model, x))
+
+
+@pytest.mark.parametrize("bad, message", [
+    (torch.ones(L, H + 1), r"mask has shape \(4, 5\): expected \(L, H\) with \(L, H\) = \(4, 4\)"),
+    (torch.ones(L + 1, H), r"mask has shape \(5, 4\)"),
+    (torch.ones(2, L, H), r"mask has shape \(2, 4, 4\): expected \(L, H\)"),
+    (torch.ones(H), r"mask has shape \(4,\)"),
+    (torch.full((L, H), 2.0), r"mask has values outside \[0, 1\]"),
+    (-torch.ones(L, H), r"mask has values outside \[0, 1\]"),
+    (torch.full((L, H), float("nan")), r"mask has values outside \[0, 1\]"),
+])
+def test_bad_masks_are_refused(model, bad, message):
+    with pytest.raises(ValueError, match=message), ab.ablated(model, bad):
+        pass
+
+
+def test_bad_mask_batches_are_refused(model, dataset):
+    with pytest.raises(ValueError, match=r"masks has shape \(3, 4, 5\)"):
+        ab.evaluate_ablation(model, dataset, torch.ones(3, L, H + 1))
+    with pytest.raises(ValueError, match=r"masks has values outside \[0, 1\]"):
+        ab.evaluate_ablation(model, dataset, torch.full((2, L, H), 1.5))
+    with pytest.raises(ValueError, match="batch_size=0"):
+        ab.evaluate_ablation(model, dataset, torch.ones(L, H), batch_size=0)
+
+
+def test_removing_every_head_of_a_layer_leaves_only_the_bias(model, dataset):
+    """The output projection has a bias; removing all heads keeps it.
+
+    With every head of layer ``l`` removed the attention sub-layer adds ``b_out`` at every
+    position; with ``b_out`` zeroed as well it adds nothing, as if the sub-layer were skipped.
+    """
+    x, layer = dataset.inputs[:4], 1
+    assert model.blocks[layer].attn.out.bias is not None
+    mask = torch.ones(L, H)
+    mask[layer] = 0
+    with ab.ablated(model, mask):
+        removed = _logits(model, x)
+
+    def bias_only(m: Transformer) -> Transformer:
+        attn = m.blocks[layer].attn
+        attn.forward = lambda h, path="fused", ret=False: (attn.out.bias.expand_as(h), None)
+        return m
+
+    zero_weight = copy.deepcopy(model)
+    with torch.no_grad():
+        zero_weight.blocks[layer].attn.out.weight.zero_()
+    assert torch.equal(removed, _logits(zero_weight, x))
+    assert torch.equal(removed, _logits(bias_only(copy.deepcopy(model)), x))
+
+    no_bias = copy.deepcopy(model)
+    with torch.no_grad():
+        no_bias.blocks[layer].attn.out.bias.zero_()
+    skipped = bias_only(copy.deepcopy(no_bias))  # the sub-layer adds exactly zero
+    assert not torch.allclose(removed, _logits(skipped, x))  # the bias mattered
+    with ab.ablated(no_bias, mask):
+        assert torch.equal(_logits(no_bias, x), _logits(skipped, x))
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def test_all_ones_evaluation_is_evaluate_accuracy(model, dataset):
+    for batch_size in (7, 250):
+        ev = evaluate_accuracy(model, dataset, batch_size)
+        out = ab.evaluate_ablation(model, dataset, torch.ones(L, H), batch_size=batch_size)
+        assert {k: float(v) for k, v in out.items()} == ev
+
+
+def test_reused_prefix_equals_the_full_forward(model, dataset):
+    """Masks starting at every layer, binary and fractional: bitwise the full forward."""
+    gen = torch.Generator().manual_seed(3)
+    masks = torch.ones(8, L, H)
+    for i in range(8):
+        layer = i % L
+        masks[i, layer:] = (torch.rand(L - layer, H, generator=gen) > 0.4).float()
+        masks[i, layer, i % H] = 0.5 if i >= 4 else 0.0  # layer is the first one touched
+    out = ab.evaluate_ablation(model, dataset, masks, batch_size=7)
+    for i in range(8):
+        full = _full_forward_metrics(model, dataset, masks[i], batch_size=7)
+        assert {k: float(v[i]) for k, v in out.items()} == full
+
+
+def test_results_follow_the_mask_batch_shape_and_do_not_interact(model, dataset):
+    gen = torch.Generator().manual_seed(4)
+    masks = (torch.rand(2, 3, L, H, generator=gen) > 0.3).float()
+    masks[1, 2] = masks[0, 0]  # a duplicate
+    out = ab.evaluate_ablation(model, dataset, masks, batch_size=10)
+    assert out["loss"].shape == (2, 3)
+    assert out["loss"][1, 2] == out["loss"][0, 0]
+    alone = ab.evaluate_ablation(model, dataset, masks[0, 1], batch_size=10)
+    assert all(alone[k] == out[k][0, 1] for k in ab.METRICS)
+
+
+def test_single_head_ablation_is_each_mask_alone(model, dataset):
+    single = ab.single_head_ablation(model, dataset, batch_size=10)
+    assert single["baseline"] == evaluate_accuracy(model, dataset, 10)
+    assert single["delta"]["loss"].shape == (L, H)
+    for layer, head in [(0, 2), (3, 1)]:
+        mask = torch.ones(L, H)
+        mask[layer, head] = 0
+        one = ab.evaluate_ablation(model, dataset, mask, batch_size=10)
+        for k in ab.METRICS:
+            assert single["delta"][k][layer, head] == one[k] - single["baseline"][k]
+
+
+def test_a_head_with_zero_output_costs_nothing_and_has_no_synergy(dataset):
+    """Head 2 of layer 1 writes nothing (zero out-proj columns): removing it is free,
+    its head weight (Section 4.2) is 0, and removing it with any head b costs delta(b)."""
+    dead = _model(seed=5)
+    with torch.no_grad():
+        dead.blocks[1].attn.out.weight[:, 2 * D : 3 * D] = 0
+    single = ab.single_head_ablation(dead, dataset, batch_size=10)
+    for k in ab.METRICS:
+        assert single["delta"][k][1, 2] == 0
+    assert model_head_weights(dead)[1, 2] == 0
+    pair = ab.pair_ablation(dead, dataset, 1, batch_size=10)
+    others = [0, 1, 3]
+    np.testing.assert_allclose(pair["synergy"]["loss"][2, others], 0, atol=1e-12)
+    np.testing.assert_allclose(pair["pair"]["loss"][2, others],
+                               single["delta"]["loss"][1, others], atol=1e-12)
+
+
+def test_pair_synergy_is_pair_minus_singles(model, dataset):
+    layer = 2
+    pair = ab.pair_ablation(model, dataset, layer, batch_size=10)
+    base = pair["baseline"]
+    for k in ab.METRICS:
+        assert pair["pair"][k].shape == pair["synergy"][k].shape == (H, H)
+        assert np.isnan(np.diag(pair["synergy"][k])).all()
+        np.testing.assert_array_equal(np.diag(pair["pair"][k]), pair["single"][k])
+        np.testing.assert_array_equal(pair["synergy"][k], pair["synergy"][k].T)
+    for a, b in itertools.combinations(range(H), 2):
+        masks = torch.ones(3, L, H)
+        masks[0, layer, [a, b]] = 0
+        masks[1, layer, a] = 0
+        masks[2, layer, b] = 0
+        v = ab.evaluate_ablation(model, dataset, masks, batch_size=10)
+        d = {k: v[k] - base[k] for k in ab.METRICS}
+        for k in ab.METRICS:
+            assert pair["pair"][k][a, b] == d[k][0]
+            assert pair["synergy"][k][a, b] == d[k][0] - d[k][1] - d[k][2]
+    with pytest.raises(ValueError, match="layer=4: the model has layers 0..3"):
+        ab.pair_ablation(model, dataset, L)
+
+
+# --------------------------------------------------------------------------- pruning
+
+
+def test_pruning_curve_endpoints_and_a_middle_point(model, dataset):
+    order = ab.random_orders(L, H, 2, seed=0)  # (2, L, H)
+    curve = ab.pruning_curve(model, dataset, order, batch_size=10)
+    np.testing.assert_array_equal(curve["heads_kept"], np.arange(H + 1))
+    assert curve["loss"].shape == (2, H + 1)
+    base = evaluate_accuracy(model, dataset, 10)
+    none = ab.evaluate_ablation(model, dataset, torch.zeros(L, H), batch_size=10)
+    for k in ab.METRICS:
+        assert (curve[k][:, H] == base[k]).all()  # all kept
+        assert (curve[k][:, 0] == none[k]).all()  # none kept
+    mask = torch.ones(L, H)  # order 1 with 1 head kept: its first 3 removed in every layer
+    for layer in range(L):
+        mask[layer, order[1, layer, :3]] = 0
+    one = ab.evaluate_ablation(model, dataset, mask, batch_size=10)
+    assert all(curve[k][1, 1] == one[k] for k in ab.METRICS)
+
+
+def test_per_layer_pruning_curve(model, dataset):
+    order = np.tile(np.arange(H)[::-1], (L, 1))  # remove head 3 first, then 2, ...
+    curve = ab.pruning_curve(model, dataset, order, per_layer=True, batch_size=10)
+    assert curve["loss"].shape == (L, H + 1)
+    base = evaluate_accuracy(model, dataset, 10)
+    for layer in range(L):
+        mask = torch.ones(L, H)
+        mask[layer] = 0
+        none = ab.evaluate_ablation(model, dataset, mask, batch_size=10)
+        mask = torch.ones(L, H)
+        mask[layer, 2:] = 0  # two kept: heads 0 and 1
+        two = ab.evaluate_ablation(model, dataset, mask, batch_size=10)
+        for k in ab.METRICS:
+            assert curve[k][layer, H] == base[k]
+            assert curve[k][layer, 0] == none[k]
+            assert curve[k][layer, 2] == two[k]
+
+
+def test_random_orders_are_seeded_permutations():
+    a = ab.random_orders(L, 16, 5, seed=7)
+    assert a.shape == (5, L, 16)
+    np.testing.assert_array_equal(np.sort(a, axis=-1), np.broadcast_to(np.arange(16), a.shape))
+    np.testing.assert_array_equal(a, ab.random_orders(L, 16, 5, seed=7))
+    assert not np.array_equal(a, ab.random_orders(L, 16, 5, seed=8))
+    assert len({tuple(r) for r in a.reshape(-1, 16)}) == 20  # 16! orders: no repeats
+    with pytest.raises(ValueError, match="num=0"):
+        ab.random_orders(L, H, 0, seed=0)
+
+
+def test_bad_orders_are_refused(model, dataset):
+    with pytest.raises(ValueError, match="order: each row must be a permutation"):
+        ab.pruning_curve(model, dataset, np.zeros((L, H), dtype=int))
+    with pytest.raises(ValueError, match=r"order has shape \(4, 3\)"):
+        ab.pruning_curve(model, dataset, np.zeros((L, H - 1), dtype=int))
+    with pytest.raises(ValueError, match="order has shape .* dtype float64"):
+        ab.pruning_curve(model, dataset, np.zeros((L, H)))
+
+
+# --------------------------------------------------------------------------- rankings
+
+
+def test_rank_correlation_hand_values():
+    a = np.array([[1.0, 2, 3, 4], [1, 2, 3, 4], [1, 1, 2, 3], [5, 5, 5, 5]])
+    b = np.array([[1.0, 3, 2, 4], [4, 3, 2, 1], [1, 2, 3, 4], [1, 2, 3, 4]])
+    rho = ab.rank_correlation(a, b)
+    # 1 - 6 sum d^2 / (n (n^2 - 1)) = 1 - 12/60; reversed: -1; ties get average ranks
+    # (1.5, 1.5, 3, 4) vs (1, 2, 3, 4): 4.5 / sqrt(4.5 * 5) = sqrt(0.9); constant: undefined
+    np.testing.assert_allclose(rho[:3], [0.8, -1.0, math.sqrt(0.9)])
+    assert np.isnan(rho[3])
+    assert ab.rank_correlation(a.reshape(2, 2, 4), b.reshape(2, 2, 4)).shape == (2, 2)
+    assert np.isnan(ab.rank_correlation([[3.0]], [[1.0]])).all()  # one head: undefined
+    with pytest.raises(ValueError, match="a and b have shapes"):
+        ab.rank_correlation(a, b[:, :3])
+
+
+def test_rank_and_order_helpers():
+    s = np.array([[0.1, 0.4, 0.2, 0.3], [2.0, 2.0, 1.0, 3.0]])
+    np.testing.assert_array_equal(ab.rank_heads(s), [[3, 0, 2, 1], [1, 2, 3, 0]])
+    np.testing.assert_array_equal(ab.removal_order(s), [[0, 2, 3, 1], [2, 0, 1, 3]])
+    np.testing.assert_array_equal(ab.top_head(s), [1, 3])
+    np.testing.assert_array_equal(ab.top_head([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]), [-1, -1])
+
+
+def test_head_fidelity_is_algorithm_2_per_head(model, dataset):
+    x = dataset.inputs[:5]
+    fid = ab.head_fidelity(model, x, horizon=15, batch_size=2)
+    pattern = extract_patterns(model, x)  # (L, N, H, T, T)
+    for mode in proxies.MODES:
+        direct = proxies.best_head_vs_combined(pattern, None, mode=mode, horizon=15)
+        np.testing.assert_array_equal(fid[f"{mode}.per_sequence"], direct["per_head"])
+        np.testing.assert_allclose(fid[mode], direct["per_head"].mean(1))
+        assert fid[mode].shape == (L, H)
+        # Definition 3.12 per sequence: the top head of the per-sequence values is h_*
+        top = ab.top_head(fid[f"{mode}.per_sequence"])
+        untied = top >= 0
+        np.testing.assert_array_equal(top[untied], direct["best_head"][untied])
+    with pytest.raises(ValueError, match=r"inputs has shape \(12,\)"):
+        ab.head_fidelity(model, x[0])
+
+
+def test_ablation_study_smoke(model, dataset):
+    fid = ab.head_fidelity(model, dataset.inputs[:4], horizon=10)
+    study = ab.ablation_study(model, dataset, fidelity=fid, num_random=2, batch_size=10)
+    assert set(study["scores"]) == {"weight", "impact", "fidelity.paper", "fidelity.definition"}
+    assert set(study["spearman"]) == {"weight", "fidelity.paper", "fidelity.definition"}
+    assert study["spearman"]["weight"].shape == (L,)
+    np.testing.assert_array_equal(study["top_head"]["impact"],
+                                  ab.top_head(study["single"]["delta"]["loss_predictable"]))
+    base = study["single"]["baseline"]["loss"]
+    assert study["pruning"]["random"]["loss"].shape == (2, H + 1)
+    for name in ("weight", "impact", "random", "fidelity.paper"):
+        assert (study["pruning"][name]["loss"][..., H] == base).all()
+    assert study["pair"]["synergy"]["loss"].shape == (H, H)
+    one_head = ab.ablation_study(_model(heads=1), dataset, num_random=1, batch_size=10)
+    assert "pair" not in one_head and np.isnan(one_head["spearman"]["weight"]).all()
