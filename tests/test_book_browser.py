@@ -251,6 +251,12 @@ def test_page_renders_offline(docname, mode, built_html, book_server, browser, s
         f"{docname} ({mode}): a figure shows as text ('<Figure size ...>'), not as an image; "
         "display it with %matplotlib inline active or plt.show()"
     )
+    # Readers never see NaN or a machine's absolute path.
+    nan = re.findall(r"(?<![A-Za-z])(?:NaN|nan)(?![A-Za-z])", page["text"])
+    assert not nan, f"{docname} ({mode}): 'NaN' shown to readers {len(nan)} time(s)"
+    text = html.read_text(encoding="utf-8")
+    leaked = sorted(set(re.findall(r"(?:/work/|/root/|/home/|/tmp/)[\w./-]*", text)))
+    assert not leaked, f"{docname} ({mode}): absolute paths in the page: {leaked[:5]}"
     broken = [i["src"] for i in page["images"] if not i["ok"]]
     assert not broken, f"{docname} ({mode}): images that did not load: {broken}"
 

@@ -315,3 +315,17 @@ def test_section4_definition_figures():
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [40, 200, 2])
     with pytest.raises(ValueError, match="expected"):
         plot_hitting_profiles({"x": np.ones(3)})
+
+
+def test_plot_pruning_curves_draws_each_order():
+    from bparallel.book.plotting import plot_pruning_curves
+
+    pr = {"heads_kept": np.arange(3),
+          "weight": {"accuracy_predictable": np.array([0.1, 0.5, 1.0])},
+          "random": {"accuracy_predictable": np.array([[0.2, 0.6, 1.0], [0.0, 0.4, 1.0]])}}
+    ax = plot_pruning_curves({"copy, 2 heads": pr}).axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    np.testing.assert_allclose(lines["by head weight w_h"].get_ydata(), [10, 50, 100])
+    np.testing.assert_allclose(lines["random order (mean of 2)"].get_ydata(), [10, 50, 100])
+    with pytest.raises(ValueError, match="empty"):
+        plot_pruning_curves({})

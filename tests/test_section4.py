@@ -40,3 +40,34 @@ def test_heads_verdicts_and_formatting():
     assert heads_verdicts(rows[:1]) == []  # no 16-head row: no verdict
     assert fmt_steps(math.inf) == "∞" and fmt_steps(12.0) == "12" and fmt_steps(3.25) == "3.2"
     assert fmt_steps(2.37e6) == "2.37e+06"
+
+
+def test_ablation_summaries_by_hand():
+    from bparallel.book.section4 import (
+        ablation_rows,
+        amplifying_layer,
+        pruning_area,
+        synergy_summary,
+    )
+
+    m = {"best_head.combined.definition": np.array([[1.0, 1.0], [5.0, 3.0]]),
+         "best_head.individual.definition": np.array([[2.0, 2.0], [1.0, 1.0]])}
+    assert amplifying_layer(m) == 1
+    st = {"scores": {"impact": np.array([[0.1, 0.5], [0.2, 0.2]])},
+          "spearman": {"weight": np.array([1.0, np.nan]),
+                       "fidelity.definition": np.array([-1.0, 0.0]),
+                       "fidelity.paper": np.array([1.0, 1.0])},
+          "top_head": {"impact": np.array([1, -1]), "fidelity.definition": np.array([1, 0]),
+                       "fidelity.paper": np.array([0, 1])}}
+    r1, r2 = ablation_rows({("copy", 2): st})
+    assert r1["rho_weight"] == 1.0 and r2["rho_weight"] is None  # NaN reads as no value
+    assert r1["h_star_hurts_most_definition"] is True and r1["h_star_hurts_most_paper"] is False
+    assert r2["h_star_hurts_most_definition"] is None  # the impact is tied: no single head
+    assert r1["max_impact"] == 0.5
+    assert pruning_area([[1.0, 0.5, 0.0]]) == 0.5
+    syn = {"synergy": {"loss_predictable": np.array([[np.nan, 0.2, -0.1],
+                                                     [0.2, np.nan, 0.3],
+                                                     [-0.1, 0.3, np.nan]])}}
+    s = synergy_summary(syn)
+    assert s["max"] == 0.3 and s["share_positive"] == pytest.approx(4 / 6)
+    assert s["mean"] == pytest.approx((0.2 - 0.1 + 0.3) * 2 / 6)

@@ -346,3 +346,23 @@ def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
     assert len(list(tmp_path.glob("metrics-*.npz"))) == 2  # another measure, another key
     with pytest.raises(ValueError, match="measure="):
         cached_metrics("rollout", model, x, cache_dir=tmp_path)
+
+
+def test_ablation_measure_round_trips_through_the_cache(tmp_path):
+    from bparallel.book.metrics_cache import cached_metrics, unflatten
+
+    torch.manual_seed(2)
+    model = Transformer(ModelConfig(n_heads=2, seq_len=10)).eval()
+    x = torch.randint(0, 256, (3, 10))
+    first = cached_metrics("ablation", model, x, cache_dir=tmp_path, task="cycle", horizon=10,
+                           num_random=2, seed=0)
+    again = cached_metrics("ablation", model, x, cache_dir=tmp_path, task="cycle", horizon=10,
+                           num_random=2, seed=0)
+    assert first.keys() == again.keys()
+    for k in first:
+        np.testing.assert_array_equal(first[k], again[k])
+    study = unflatten(again)
+    assert isinstance(study["single"]["baseline"]["loss"], float)
+    assert study["scores"]["impact"].shape == (4, 2)
+    assert study["pruning"]["random"]["accuracy"].shape == (2, 3)  # 2 orders, 0..2 heads kept
+    assert set(study["spearman"]) == {"weight", "fidelity.paper", "fidelity.definition"}

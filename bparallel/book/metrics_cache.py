@@ -60,8 +60,46 @@ def metrics_key(model: Transformer, inputs: torch.Tensor, **options: Any) -> str
 
 #: The per-model measures that can be cached: ``"sequence"`` is
 #: :func:`~bparallel.transformer.measure.sequence_metrics` (Tables 1-6), ``"defined"``
-#: :func:`~bparallel.transformer.measure.defined_metrics` (Section 4 as defined).
-MEASURES = ("sequence", "defined")
+#: :func:`~bparallel.transformer.measure.defined_metrics` (Section 4 as defined),
+#: ``"ablation"`` :func:`ablation_measure` (head ablation and pruning).
+MEASURES = ("sequence", "defined", "ablation")
+
+
+def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
+                     horizon: int = 100, **options: Any) -> dict[str, np.ndarray]:
+    """:func:`~bparallel.transformer.ablation.ablation_study` of ``model`` on ``inputs`` (the
+    targets of ``task``) with the per-head fidelities, flattened to ``"a/b/c"`` arrays for
+    the cache (:func:`unflatten` restores the nesting)."""
+    from ..transformer.ablation import ablation_study, head_fidelity
+    from ..transformer.data import SequenceDataset, make_targets
+
+    dataset = SequenceDataset(task, inputs, make_targets(inputs, task))
+    fidelity = head_fidelity(model, inputs, horizon=horizon)
+    study = ablation_study(model, dataset, fidelity=fidelity, **options)
+    return _flatten(study)
+
+
+def _flatten(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
+    if isinstance(tree, dict):
+        out: dict[str, np.ndarray] = {}
+        for k, v in tree.items():
+            if "/" in str(k):
+                raise ValueError(f"key {k!r} contains '/': cannot be flattened")
+            out.update(_flatten(v, f"{prefix}/{k}" if prefix else str(k)))
+        return out
+    return {prefix: np.asarray(tree)}
+
+
+def unflatten(flat: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Nested dicts back from ``"a/b/c"`` keys; 0-d arrays become Python numbers."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        *path, last = key.split("/")
+        node = out
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value.item() if np.ndim(value) == 0 else value
+    return out
 
 
 def cached_metrics(
@@ -82,7 +120,8 @@ def cached_metrics(
     """
     if measure not in MEASURES:
         raise ValueError(f"measure={measure!r}: valid measures are {list(MEASURES)}")
-    compute = {"sequence": sequence_metrics, "defined": defined_metrics}[measure]
+    compute = {"sequence": sequence_metrics, "defined": defined_metrics,
+               "ablation": ablation_measure}[measure]
     if cache_dir is None:
         return compute(model, inputs, **options)
     key = metrics_key(model, inputs, **({"measure": measure} if measure != "sequence" else {}),

@@ -721,3 +721,37 @@ def plot_hitting_profiles(
     ax.set_ylabel("E[τ_j] (steps, log scale)")
     ax.legend(fontsize=8)
     return fig
+
+
+def plot_pruning_curves(
+    panels: Mapping[str, Mapping[str, Any]], *, metric: str = "accuracy_predictable"
+) -> Any:
+    """Pruning curves: held-out ``metric`` against the number of heads kept per layer, heads
+    removed from every layer at once in the order of each score (lowest first), one panel
+    per model. ``panels`` maps a title to an :func:`~bparallel.transformer.ablation.ablation_study`
+    ``"pruning"`` result; its ``"random"`` orders are drawn as their mean with the range
+    shaded. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not panels:
+        raise ValueError("panels is empty: nothing to draw")
+    names = {"impact": "by ablation impact (oracle)", "weight": "by head weight w_h",
+             "fidelity.definition": "by fidelity (definition)",
+             "fidelity.paper": "by fidelity (paper mode)"}
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax, (title, pruning) in zip(axes[0], panels.items(), strict=True):
+        kept = np.asarray(pruning["heads_kept"])
+        for i, (key, label) in enumerate(names.items()):
+            if key in pruning:
+                ax.plot(kept, 100 * np.asarray(pruning[key][metric], dtype=float), "o-",
+                        ms=3, color=f"C{i}", label=label)
+        if "random" in pruning:
+            r = 100 * np.asarray(pruning["random"][metric], dtype=float).reshape(-1, len(kept))
+            ax.fill_between(kept, r.min(0), r.max(0), color="gray", alpha=0.25)
+            ax.plot(kept, r.mean(0), "k--", lw=1, label=f"random order (mean of {len(r)})")
+        ax.set_title(title)
+        ax.set_xlabel("heads kept per layer")
+    axes[0, 0].set_ylabel(f"held-out {metric.replace('_', ' ')} (%)")
+    axes[0, -1].legend(fontsize=7)
+    return fig

@@ -100,3 +100,52 @@ def heads_verdicts(rows: Sequence[Mapping[str, Any]], key: str = "t_mix_median",
                     "faster": bool(by[(task, layer, hi)] < by[(task, layer, lo)]),
                     "monotone": bool(np.all(np.diff(values) <= 0))})
     return out
+
+
+def amplifying_layer(metrics: Mapping[str, np.ndarray], mode: str = "definition") -> int:
+    """The layer (0-based) where the weighted combination beats its best single head by the
+    most, on average over sequences (Tables 5-6's quantity; ``metrics`` from
+    :func:`bparallel.transformer.measure.sequence_metrics`)."""
+    gap = metrics[f"best_head.combined.{mode}"] - metrics[f"best_head.individual.{mode}"]
+    return int(np.argmax(gap.mean(-1)))
+
+
+def ablation_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (task, heads, layer) of :func:`bparallel.transformer.ablation.ablation_study`
+    results: the rank correlation of each score (head weight, per-head fidelity in both
+    modes) with the ablation impact, whether the best head ``h_*`` (Definition 3.12, by
+    fidelity) is the head whose removal hurts most, and the largest single-head impact
+    (change of the held-out loss on predictable positions)."""
+    rows = []
+    for (task, heads), st in sorted(studies.items()):
+        impact = st["scores"]["impact"]  # (L, H)
+        top = st["top_head"]
+        for layer in range(impact.shape[0]):
+            row: dict[str, Any] = {"task": task, "heads": heads, "layer": layer + 1}
+            for score in ("weight", "fidelity.definition", "fidelity.paper"):
+                rho = st["spearman"][score][layer]
+                row[f"rho_{score.replace('.', '_')}"] = None if np.isnan(rho) else float(rho)
+            for mode in ("definition", "paper"):
+                h_star = top[f"fidelity.{mode}"][layer]
+                row[f"h_star_hurts_most_{mode}"] = (
+                    None if h_star < 0 or top["impact"][layer] < 0
+                    else bool(h_star == top["impact"][layer]))
+            row["max_impact"] = float(impact[layer].max())
+            rows.append(row)
+    return rows
+
+
+def pruning_area(curve: np.ndarray) -> float:
+    """Mean of a pruning curve over the numbers of heads kept (higher: the order removes the
+    heads that matter last). ``curve`` ``(..., H + 1)``; extra leading axes are averaged."""
+    return float(np.asarray(curve, dtype=float).mean())
+
+
+def synergy_summary(pair: Mapping[str, Any], metric: str = "loss_predictable") -> dict[str, float]:
+    """Pair synergies of one layer (:func:`bparallel.transformer.ablation.pair_ablation`):
+    the mean, the largest, and the share of pairs whose removal hurts more than the two single
+    removals add up to (synergy > 0 for a loss)."""
+    syn = np.asarray(pair["synergy"][metric], dtype=float)
+    off = syn[~np.eye(syn.shape[0], dtype=bool)]
+    return {"mean": float(off.mean()), "max": float(off.max()),
+            "share_positive": float((off > 0).mean())}
