@@ -366,3 +366,15 @@ def test_ablation_measure_round_trips_through_the_cache(tmp_path):
     assert study["scores"]["impact"].shape == (4, 2)
     assert study["pruning"]["random"]["accuracy"].shape == (2, 3)  # 2 orders, 0..2 heads kept
     assert set(study["spearman"]) == {"weight", "fidelity.paper", "fidelity.definition"}
+
+
+def test_layer_means_of_rows_and_of_a_dataframe():
+    import pandas as pd
+
+    from bparallel.book.published import layer_means
+
+    pub = published_rows()
+    np.testing.assert_allclose(layer_means(pub, 1, 1), [3.8344, 77.9281, 78.6635, 73.5020])
+    np.testing.assert_allclose(layer_means(pd.DataFrame(pub), 4, 16), [0.65, 0.60, 0.52, 0.0])
+    with pytest.raises(ValueError, match="0 layers found"):
+        layer_means(pub, 1, 2)

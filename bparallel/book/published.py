@@ -290,7 +290,9 @@ def layer_means(
     """Means of one row of Table ``table`` (one head count), layers L1-L4, ``(4,)``.
 
     ``rows`` are this book's (``protocol`` and ``mode`` select the variant) or
-    :func:`published_rows` (which have neither)."""
+    :func:`published_rows` (which have neither); a pandas DataFrame of such rows works too."""
+    if hasattr(rows, "to_dict"):  # a DataFrame: its records
+        rows = rows.to_dict("records")
     sel = sorted((r["layer"], r["mean"]) for r in rows
                  if r["table"] == table and r["heads"] == heads
                  and r.get("protocol", protocol) == protocol and r.get("mode", mode) == mode)
