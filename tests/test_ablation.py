@@ -45,7 +45,7 @@ def _logits(model: Transformer, x: torch.Tensor, **kw) -> torch.Tensor:
 
 def _full_forward_metrics(model, dataset, mask, batch_size):
     """The metrics of ``mask`` from the full forward pass under :func:`ab.ablated`."""
-    scores = TokenScores(dataset.task, dataset.inputs.shape[1])
+    scores = TokenScores(dataset.task, dataset.inputs.shape[1], loss_dtype=torch.float64)
     with ab.ablated(model, mask), torch.no_grad():
         for s in range(0, len(dataset), batch_size):
             scores.add(model(dataset.inputs[s : s + batch_size]),
@@ -175,9 +175,10 @@ def test_removing_every_head_of_a_layer_leaves_only_the_bias(model, dataset):
 
 
 def test_all_ones_evaluation_is_evaluate_accuracy(model, dataset):
-    for batch_size in (7, 250):
-        ev = evaluate_accuracy(model, dataset, batch_size)
-        out = ab.evaluate_ablation(model, dataset, torch.ones(L, H), batch_size=batch_size)
+    for batch_size, dtype in itertools.product((7, 250), (torch.float32, torch.float64)):
+        ev = evaluate_accuracy(model, dataset, batch_size, loss_dtype=dtype)
+        out = ab.evaluate_ablation(model, dataset, torch.ones(L, H), batch_size=batch_size,
+                                   loss_dtype=dtype)
         assert {k: float(v) for k, v in out.items()} == ev
 
 
@@ -208,7 +209,7 @@ def test_results_follow_the_mask_batch_shape_and_do_not_interact(model, dataset)
 
 def test_single_head_ablation_is_each_mask_alone(model, dataset):
     single = ab.single_head_ablation(model, dataset, batch_size=10)
-    assert single["baseline"] == evaluate_accuracy(model, dataset, 10)
+    assert single["baseline"] == evaluate_accuracy(model, dataset, 10, loss_dtype=torch.float64)
     assert single["delta"]["loss"].shape == (L, H)
     for layer, head in [(0, 2), (3, 1)]:
         mask = torch.ones(L, H)
@@ -266,7 +267,7 @@ def test_pruning_curve_endpoints_and_a_middle_point(model, dataset):
     curve = ab.pruning_curve(model, dataset, order, batch_size=10)
     np.testing.assert_array_equal(curve["heads_kept"], np.arange(H + 1))
     assert curve["loss"].shape == (2, H + 1)
-    base = evaluate_accuracy(model, dataset, 10)
+    base = evaluate_accuracy(model, dataset, 10, loss_dtype=torch.float64)
     none = ab.evaluate_ablation(model, dataset, torch.zeros(L, H), batch_size=10)
     for k in ab.METRICS:
         assert (curve[k][:, H] == base[k]).all()  # all kept
@@ -282,7 +283,7 @@ def test_per_layer_pruning_curve(model, dataset):
     order = np.tile(np.arange(H)[::-1], (L, 1))  # remove head 3 first, then 2, ...
     curve = ab.pruning_curve(model, dataset, order, per_layer=True, batch_size=10)
     assert curve["loss"].shape == (L, H + 1)
-    base = evaluate_accuracy(model, dataset, 10)
+    base = evaluate_accuracy(model, dataset, 10, loss_dtype=torch.float64)
     for layer in range(L):
         mask = torch.ones(L, H)
         mask[layer] = 0

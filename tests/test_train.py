@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -248,3 +249,18 @@ def test_token_scores_predictable_loss_leaves_out_position_0():
         hit = logits.argmax(-1) == targets
         assert out["accuracy"] == hit.float().mean().item()
         assert out["accuracy_predictable"] == pytest.approx(hit[:, first:].float().mean().item())
+
+
+def test_token_scores_resolve_saturated_losses_in_float64():
+    # target logit 30, the 255 others 0: loss log(1 + 255 e^-30) = 2.4e-11 per token, which
+    # a float32 cross-entropy rounds to 0 (1 + 2.4e-11 == 1 in float32)
+    logits = torch.zeros(2, 5, 256)
+    targets = torch.arange(10).view(2, 5)
+    logits.scatter_(-1, targets[..., None], 30.0)
+    exact = math.log1p(255 * math.exp(-30))
+    f64 = tr.TokenScores("copy", 5, loss_dtype=torch.float64)
+    f64.add(logits, targets)
+    f32 = tr.TokenScores("copy", 5)
+    f32.add(logits, targets)
+    assert f64.result()["loss"] == pytest.approx(exact, rel=1e-6)
+    assert f32.result()["loss"] == 0.0

@@ -28,7 +28,12 @@ change) means the removal hurts.
 
 Speed: the masks are deduplicated, and a mask whose first removed head is in layer ``l``
 reuses the baseline pass up to that layer's head outputs (which do not depend on the mask),
-running only the output projection of layer ``l`` and the layers above it.
+running only the output projection of layer ``l`` and the layers above it. The attention of
+each layer above (``scaled_dot_product_attention``, about 0.1 s of one CPU core per layer
+for 200 sequences of a 16-head model at ``T = 100``) is most of the cost: on the shipped
+16-head models, 200 held-out sequences, one thread, the 64 single-head ablations take about
+20 s, the 120 pairs of the last layer about 16 s, and a pruning curve of all layers at once
+about 8 s per order.
 """
 
 from __future__ import annotations
@@ -143,7 +148,12 @@ def _capture(model: Transformer) -> tuple[list[Tensor], list[Tensor], list[Any]]
 
 @torch.no_grad()
 def evaluate_ablation(
-    model: Transformer, dataset: SequenceDataset, masks: Any, *, batch_size: int = 250
+    model: Transformer,
+    dataset: SequenceDataset,
+    masks: Any,
+    *,
+    batch_size: int = 250,
+    loss_dtype: torch.dtype = torch.float64,
 ) -> dict[str, np.ndarray]:
     """Held-out ``loss``, ``accuracy``, ``loss_predictable``, ``accuracy_predictable`` per mask.
 
@@ -151,7 +161,9 @@ def evaluate_ablation(
     result has shape ``masks.shape[:-2]``. The metrics are those of
     :func:`~bparallel.transformer.train.evaluate_accuracy` (:class:`TokenScores`), computed
     in eval mode under ``torch.no_grad`` over ``batch_size`` sequences at a time; an all-ones
-    mask gives exactly ``evaluate_accuracy(model, dataset, batch_size)``.
+    mask gives exactly ``evaluate_accuracy(model, dataset, batch_size, loss_dtype=...)``.
+    ``loss_dtype`` defaults to float64: the trained models' token losses lie far below what a
+    float32 cross-entropy resolves (:class:`TokenScores`), and so do most removals' changes.
     """
     m = _check_mask(masks, model, "masks", batched=True)
     positive_int(batch_size, "batch_size")
@@ -159,7 +171,8 @@ def evaluate_ablation(
     flat = m.reshape(-1, L, H)  # (M, L, H)
     unique, inverse = torch.unique(flat, dim=0, return_inverse=True)  # (U, L, H), (M,)
     first = _first_removed_layer(unique)  # (U,)
-    scores = [TokenScores(dataset.task, dataset.inputs.shape[1]) for _ in range(len(unique))]
+    scores = [TokenScores(dataset.task, dataset.inputs.shape[1], loss_dtype=loss_dtype)
+              for _ in range(len(unique))]
     was_training = model.training
     model.eval()
     try:

@@ -334,26 +334,43 @@ class TokenScores:
     ``accuracy_predictable``, :func:`~bparallel.transformer.data.predictable_mask`). For
     cycle, position 0 (an unpredictable token, about ``8`` nats for a trained model) carries
     most of ``loss``; ``loss_predictable`` leaves it out.
+
+    ``loss_dtype``: the dtype of the cross-entropy. A float32 cross-entropy rounds a token's
+    loss ``log(1 + eps)`` to 0 or ``2^-23`` below ``eps = 2^-24`` (``6e-8``); the trained
+    models of Section 4.1 sit there (median token loss ``1e-10`` and less), so comparing
+    their losses needs ``torch.float64`` (several times slower).
     """
 
-    def __init__(self, task: str, seq_len: int) -> None:
+    def __init__(self, task: str, seq_len: int, *, loss_dtype: torch.dtype = torch.float32
+                 ) -> None:
         self.predictable = predictable_mask(task, seq_len)  # (T,)
+        self.loss_dtype = loss_dtype
         self.loss_sum, self.loss_pred, self.correct, self.correct_pred, self.n = 0.0, 0.0, 0, 0, 0
 
     def add(self, logits: torch.Tensor, targets: torch.Tensor) -> None:
         """Add one batch: ``logits`` ``(B, T, V)``, ``targets`` ``(B, T)``."""
-        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum").item()
+        loss, loss_pred = self._losses(logits, targets)
         self.loss_sum += loss
-        if self.predictable.all():
-            self.loss_pred += loss
-        else:
-            pred = self.predictable
-            self.loss_pred += F.cross_entropy(logits[:, pred].flatten(0, 1),
-                                              targets[:, pred].flatten(), reduction="sum").item()
+        self.loss_pred += loss_pred
         hit = logits.argmax(-1) == targets  # (B, T)
         self.correct += int(hit.sum())
         self.correct_pred += int(hit[:, self.predictable].sum())
         self.n += targets.shape[0]
+
+    def _losses(self, logits: torch.Tensor, targets: torch.Tensor) -> tuple[float, float]:
+        """Summed cross-entropy over all positions and over the predictable ones."""
+        pred = self.predictable
+        if logits.dtype != self.loss_dtype:
+            per_token = F.cross_entropy(logits.to(self.loss_dtype).flatten(0, 1),
+                                        targets.flatten(), reduction="none")
+            per_token = per_token.view(targets.shape)  # (B, T)
+            return per_token.sum().item(), per_token[:, pred].sum().item()
+        # in the logits' dtype: the summed reduction evaluate_accuracy has always used (bitwise)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum").item()
+        if pred.all():
+            return loss, loss
+        return loss, F.cross_entropy(logits[:, pred].flatten(0, 1), targets[:, pred].flatten(),
+                                     reduction="sum").item()
 
     def result(self) -> dict[str, float]:
         """``loss``, ``accuracy``, ``loss_predictable`` and ``accuracy_predictable`` so far."""
@@ -368,17 +385,21 @@ class TokenScores:
 
 @torch.no_grad()
 def evaluate_accuracy(
-    model: Transformer, dataset: SequenceDataset, batch_size: int = 250
+    model: Transformer,
+    dataset: SequenceDataset,
+    batch_size: int = 250,
+    *,
+    loss_dtype: torch.dtype = torch.float32,
 ) -> dict[str, float]:
     """Held-out loss and token accuracy (all positions, and predictable positions only).
 
     For cycle, position 0 (target ``x_T``) is unpredictable under causal attention, so
     ``accuracy`` tops out near ``(T-1)/T``; ``accuracy_predictable`` and
-    ``loss_predictable`` leave it out (definitions: :class:`TokenScores`).
+    ``loss_predictable`` leave it out (definitions and ``loss_dtype``: :class:`TokenScores`).
     """
     was_training = model.training
     model.eval()
-    scores = TokenScores(dataset.task, dataset.inputs.shape[1])
+    scores = TokenScores(dataset.task, dataset.inputs.shape[1], loss_dtype=loss_dtype)
     for start in range(0, len(dataset), batch_size):
         x = dataset.inputs[start : start + batch_size]
         y = dataset.targets[start : start + batch_size]
