@@ -152,6 +152,19 @@ def _forward(pattern: Any, head_weights: Any) -> np.ndarray:
     return np.swapaxes(combine_heads(pattern, head_weights), -1, -2)
 
 
+def _forward_flat(
+    pattern: Any, head_weights: Any, mode: str
+) -> tuple[np.ndarray, tuple[int, ...], int]:
+    """``P = C^T`` of every graph, flattened to ``(N, T, T)``, with the batch shape and ``T``;
+    in definition mode, positions without outgoing weight wait (:func:`_patch_empty_rows`)."""
+    P = _forward(pattern, head_weights)  # (..., T, T)
+    batch, T = P.shape[:-2], P.shape[-1]
+    P = P.reshape(-1, T, T)
+    if mode == "definition":
+        P = _patch_empty_rows(P)
+    return P, batch, T
+
+
 # --------------------------------------------------------------------------- Algorithm 1
 
 
@@ -361,11 +374,7 @@ def mixing_time_proxy(
     one_of(reduce, "reduce", REDUCTIONS)
     positive_int(max_steps, "max_steps")
     positive_int(num_simulations, "num_simulations")
-    P = _forward(pattern, head_weights)  # (..., T, T)
-    batch, T = P.shape[:-2], P.shape[-1]
-    P = P.reshape(-1, T, T)
-    if mode == "definition":
-        P = _patch_empty_rows(P)
+    P, batch, T = _forward_flat(pattern, head_weights, mode)  # (N, T, T)
     if method == "exact":
         per_start = _survival_sums(P, mode, max_steps)
         stderr_start = np.zeros_like(per_start)
@@ -631,11 +640,7 @@ def worst_case_mixing_time(
     """
     one_of(mode, "mode", MODES)
     eps = unit_interval(eps, "eps", closed=False)
-    P = _forward(pattern, head_weights)  # (..., T, T)
-    batch, T = P.shape[:-2], P.shape[-1]
-    P = P.reshape(-1, T, T)
-    if mode == "definition":
-        P = _patch_empty_rows(P)
+    P, batch, T = _forward_flat(pattern, head_weights, mode)  # (N, T, T)
     return _mixing_times(P, mode, eps).reshape(batch)
 
 
@@ -724,11 +729,7 @@ def hitting_time_profile(
     """
     one_of(mode, "mode", MODES)
     positive_int(max_steps, "max_steps")
-    P = _forward(pattern, head_weights)  # (..., T, T)
-    batch, T = P.shape[:-2], P.shape[-1]
-    P = P.reshape(-1, T, T)
-    if mode == "definition":
-        P = _patch_empty_rows(P)
+    P, batch, T = _forward_flat(pattern, head_weights, mode)  # (N, T, T)
     exact = _expected_hitting_times(P, mode)
     truncated = _survival_sums(P, mode, max_steps)
     return HittingTimes(exact.reshape(*batch, T), truncated.reshape(*batch, T))

@@ -663,6 +663,7 @@ def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int =
     :func:`bparallel.book.section4.definition_rows`; a median that is infinite (the walk
     never mixes) is drawn as an upward triangle at the top. Returns the figure."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     if not rows:
         raise ValueError("rows is empty: nothing to draw")
@@ -670,7 +671,7 @@ def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int =
     heads = sorted({r["heads"] for r in rows})
     finite = [r["t_mix_median"] for r in rows if np.isfinite(r["t_mix_median"])]
     top = 10 ** np.ceil(np.log10(max(finite + [cutoff]) * 10))
-    fig, axes = plt.subplots(1, len(tasks), figsize=(5.2 * len(tasks), 3.8), squeeze=False,
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.9), squeeze=False,
                              sharey=True, layout="constrained")
     for ax, task in zip(axes[0], tasks, strict=True):
         for i, h in enumerate(heads):
@@ -691,7 +692,12 @@ def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int =
         ax.set_xlabel("layer")
         ax.set_xticks(sorted({r["layer"] for r in rows}))
     axes[0, 0].set_ylabel("steps (log scale)")
-    axes[0, -1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    keys = [Line2D([], [], color=f"C{i}", lw=3, label=f"{h} head{'s' * (h > 1)}")
+            for i, h in enumerate(heads)]
+    keys += [Line2D([], [], color="k", marker="o", label="Def. 2.7 (median)"),
+             Line2D([], [], color="k", ls="--", marker="s", label="Alg. 1 (mean)"),
+             Line2D([], [], color="gray", ls=":", label=f"cutoff M = {cutoff}")]
+    fig.legend(handles=keys, loc="outside lower center", ncol=4, fontsize=9)
     return fig
 
 

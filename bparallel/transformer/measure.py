@@ -14,7 +14,7 @@ Protocols for the sequences of Tables 1-4 (:func:`evaluation_inputs`):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,30 @@ def model_head_weights(model: Transformer) -> np.ndarray:
     return proxies.head_weights(model.out_proj_weights(), model.config.n_heads)
 
 
+class _Parts(dict):
+    """Per-batch results ``(L, B, ...)`` by key, joined along the sequence axis at the end."""
+
+    def put(self, key: str, value: np.ndarray) -> None:
+        self.setdefault(key, []).append(value)
+
+    def joined(self) -> dict[str, np.ndarray]:
+        return {k: np.concatenate(v, axis=1) for k, v in self.items()}
+
+
+def _batches(
+    model: Transformer, inputs: torch.Tensor, batch_size: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per batch of ``inputs`` ``(N, T)``: the patterns ``(L, B, H, T, T)``, their
+    combination with the learned head weights as a one-head graph of weight 1
+    ``(L, B, 1, T, T)`` (combined once), and the weights ``(L, H)`` (Section 4.2)."""
+    if inputs.ndim != 2:
+        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
+    w = model_head_weights(model)  # (L, H)
+    for start in range(0, inputs.shape[0], batch_size):
+        pattern = extract_patterns(model, inputs[start : start + batch_size])  # (L, B, H, T, T)
+        yield pattern, proxies.combine_heads(pattern, w[:, None, :])[:, :, None], w
+
+
 def sequence_metrics(
     model: Transformer,
     inputs: torch.Tensor,
@@ -103,19 +127,10 @@ def sequence_metrics(
     ``"best_head.head.<mode>"`` for both modes. Node fidelities are computed once: for
     non-sink nodes the ``t = 0`` term is 0, so the two modes differ only in the node set.
     """
-    if inputs.ndim != 2:
-        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
-    w = model_head_weights(model)  # (L, H)
-    out: dict[str, list[np.ndarray]] = {}
-
-    def put(key: str, value: np.ndarray) -> None:
-        out.setdefault(key, []).append(value)
-
+    out = _Parts()
+    put = out.put
     one = np.ones(1)
-    for start in range(0, inputs.shape[0], batch_size):
-        pattern = extract_patterns(model, inputs[start : start + batch_size])  # (L, B, H, T, T)
-        C = proxies.combine_heads(pattern, w[:, None, :])  # (L, B, T, T), combined once
-        combined = C[:, :, None]  # (L, B, 1, T, T): C as a one-head graph of weight 1
+    for pattern, combined, _ in _batches(model, inputs, batch_size):
         for mode in MODES:
             put(f"mixing_time.{mode}",
                 proxies.mixing_time_proxy(combined, one, mode=mode, max_steps=max_steps))
@@ -131,7 +146,7 @@ def sequence_metrics(
                 put(f"best_head.individual.{mode}", ph.max(-1))
                 put(f"best_head.head.{mode}", ph.argmax(-1))
                 put(f"best_head.combined.{mode}", out[f"fidelity.{mode}"][-1])
-    return {k: np.concatenate(v, axis=1) for k, v in out.items()}
+    return out.joined()
 
 
 def load_run_models(
@@ -187,18 +202,10 @@ def defined_metrics(
       rollout after each layer (Abnar & Zuidema 2020; heads weighted by ``w_h``, or averaged):
       the share of the last position's representation traceable to input token ``j``.
     """
-    if inputs.ndim != 2:
-        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
-    w = model_head_weights(model)  # (L, H)
-    out: dict[str, list[np.ndarray]] = {}
-
-    def put(key: str, value: np.ndarray) -> None:
-        out.setdefault(key, []).append(value)
-
+    out = _Parts()
+    put = out.put
     one = np.ones(1)
-    for start in range(0, inputs.shape[0], batch_size):
-        pattern = extract_patterns(model, inputs[start : start + batch_size])  # (L, B, H, T, T)
-        C = proxies.combine_heads(pattern, w[:, None, :])[:, :, None]  # (L, B, 1, T, T)
+    for pattern, C, w in _batches(model, inputs, batch_size):
         for mode in MODES:
             put(f"worst_case.{mode}", proxies.worst_case_mixing_time(C, one, mode=mode, eps=eps))
             put(f"proxy.{mode}", proxies.mixing_time_proxy(C, one, mode=mode,
@@ -213,4 +220,4 @@ def defined_metrics(
             proxies.attention_rollout(by_sequence, w)[..., -1, :], 0, 1))  # (L, B, T)
         put("rollout.uniform", np.swapaxes(
             proxies.attention_rollout(by_sequence)[..., -1, :], 0, 1))
-    return {k: np.concatenate(v, axis=1) for k, v in out.items()}
+    return out.joined()
