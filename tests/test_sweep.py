@@ -304,3 +304,10 @@ def test_sweep_help_shows_examples_for_one_machine_and_slurm_smoke(capsys):
     assert "--seeds 43 44 --jobs 2 --threads 1" in text and "--executor slurm" in text
     assert "--status" in text and "--snapshot" in text
 
+
+
+def test_plan_runs_the_seeds_of_the_cheapest_configuration_first(tmp_path):
+    runs = sw.plan(["copy", "cycle"], [16, 1], [44, 43], "tiny", runs_dir=tmp_path)
+    order = [(r.heads, r.task, r.seed) for r in runs]
+    assert order[:4] == [(1, "copy", 44), (1, "copy", 43), (1, "cycle", 44), (1, "cycle", 43)]
+    assert order[4:] == [(16, "copy", 44), (16, "copy", 43), (16, "cycle", 44), (16, "cycle", 43)]

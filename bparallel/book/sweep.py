@@ -122,7 +122,9 @@ def plan(
     models_dir: str | os.PathLike | None = None,
     threads: int | None = None,
 ) -> list[ModelRun]:
-    """The grid ``tasks x heads x seeds`` at ``profile``: seed by seed, fewest heads first.
+    """The grid ``tasks x heads x seeds`` at ``profile``, cheapest first: fewest heads first,
+    then task, then seed, so that the seeds of one configuration train side by side and a
+    configuration is complete (all its seeds shipped) as early as possible.
 
     Bad input (unknown profile or task, heads that do not divide the model width, negative
     or repeated seeds) raises ``ValueError`` naming the argument, before anything runs.
@@ -150,7 +152,7 @@ def plan(
         _positive("threads", threads)
     models = default_models_dir(p) if models_dir is None else Path(models_dir)
     return [ModelRun(t, h, s, p, Path(runs_dir), models, threads)
-            for s in seeds for h in sorted(heads) for t in tasks]
+            for h in sorted(heads) for t in tasks for s in seeds]
 
 
 # --------------------------------------------------------------------------- one job
