@@ -139,8 +139,11 @@ def exercise(s: Session, url: str, screenshot: Path | None = None) -> None:
     # click head 1's edge u -> tau, then lower head 2's raw beta from 0.5 to 0.3 by keyboard
     edge = s.page.locator('.bp-pg [data-bp="edge-0-0-3"]')
     assert edge.get_attribute("aria-pressed") == "false"
+    preset = s.page.locator('.bp-pg [data-bp="preset"]')
+    assert preset.input_value() == "Example 3.13 (paper)"
     edge.click()
     assert edge.get_attribute("aria-pressed") == "true"
+    assert preset.input_value() == "", "after an edit the preset menu must say (custom)"
     slider = s.page.locator('.bp-pg [data-bp="beta-1"]')
     slider.focus()
     for _ in range(20):

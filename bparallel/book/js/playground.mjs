@@ -130,14 +130,21 @@ export function mountPlayground(root, options = {}) {
     app.linkError = null;
     ui.preset.value = presetName;
     syncGraphInputs(ui, app.state);
-    buildHeads(ui, app, refresh);
+    buildHeads(ui, app, edited);
     refresh();
   }
 
-  /** Rebuild the head controls after a structural change (nodes, heads). */
+  /** Rebuild the head controls after a structural change (nodes, heads): an edit. */
   function rebuild() {
+    ui.preset.value = ""; // edited: no longer the preset
     syncGraphInputs(ui, app.state);
-    buildHeads(ui, app, refresh);
+    buildHeads(ui, app, edited);
+    refresh();
+  }
+
+  /** A user's edit: the configuration is no longer the preset it came from. */
+  function edited() {
+    ui.preset.value = "";
     refresh();
   }
 
@@ -159,7 +166,7 @@ export function mountPlayground(root, options = {}) {
     if (useHash && ownsHash(app)) writeHash(app.state);
   }
 
-  wireControls(ui, app, { load, rebuild, refresh });
+  wireControls(ui, app, { load, rebuild, refresh: edited });
   if (useHash) {
     window.addEventListener("hashchange", () => {
       const text = readHash();
