@@ -105,6 +105,16 @@ def test_to_python_roundtrip():
     scope: dict = {}
     exec(compile(code, "<playground>", "exec"), scope)  # our own generated code, not user text
     assert scope["report"].multi_minimax == pytest.approx(pg.compute(st).report.multi_minimax)
+    # every name the exported code imports or assigns is used (no unused imports)
+    import ast
+
+    tree = ast.parse(code)
+    defined = {a.asname or a.name for node in ast.walk(tree)
+               if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
+    defined |= {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                for t in ast.walk(node.targets[0]) if isinstance(t, ast.Name)}
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    assert defined - used == {"report"}, defined - used  # report is the result
 
 
 def test_table_and_plot():

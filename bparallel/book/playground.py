@@ -360,9 +360,9 @@ def to_python(state: PlaygroundState) -> str:
     beta = ", ".join(f"{b:.6g}" for b in state.beta)
     return (
         "import numpy as np\n"
-        "from bparallel.graphs import diffusion_matrix, walk_matrix\n"
+        "from bparallel.graphs import diffusion_matrix\n"
         "from bparallel.fidelity import fidelity_report\n"
-        f"n, horizon, eps = {state.n}, {state.horizon}, {state.eps!r}\n"
+        f"n, horizon = {state.n}, {state.horizon}\n"
         f"heads = [\n    {heads},\n]\n"
         f"beta = np.array([{beta}])\n"
         "deltas = np.stack([diffusion_matrix(e, n) for e in heads])\n"

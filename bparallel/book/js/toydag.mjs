@@ -790,27 +790,6 @@ export function decodeState(text) {
 }
 
 /**
- * Python's `repr` of a float (shortest round-trip digits; exponent form below 1e-4 or from 1e16).
- * @param {number} x finite
- * @returns {string}
- */
-export function pyFloatRepr(x) {
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-  const sign = x < 0 ? "-" : "";
-  const [mant, expText] = Math.abs(x).toExponential().split("e");
-  const digits = mant.replace(".", "");
-  const exp = Number(expText);
-  if (exp < -4 || exp >= 16) {
-    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    return `${sign}${m}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
-  }
-  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
-  const whole = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
-  const frac = digits.slice(exp + 1) || "0";
-  return `${sign}${whole}.${frac}`;
-}
-
-/**
  * Python's `format(x, ".{p}g")`: p significant digits, round half to even on the exact
  * binary value, trailing zeros removed, exponent form below 1e-4 or from 10^p.
  * @param {number} x finite
@@ -872,9 +851,9 @@ export function toPython(state) {
   const beta = normalizedBeta(state.raw_beta).map((b) => pyFormatG(b, 6)).join(", ");
   return (
     "import numpy as np\n" +
-    "from bparallel.graphs import diffusion_matrix, walk_matrix\n" +
+    "from bparallel.graphs import diffusion_matrix\n" +
     "from bparallel.fidelity import fidelity_report\n" +
-    `n, horizon, eps = ${state.n}, ${state.horizon}, ${pyFloatRepr(state.eps)}\n` +
+    `n, horizon = ${state.n}, ${state.horizon}\n` +
     `heads = [\n    ${heads},\n]\n` +
     `beta = np.array([${beta}])\n` +
     "deltas = np.stack([diffusion_matrix(e, n) for e in heads])\n" +
