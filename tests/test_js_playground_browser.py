@@ -217,6 +217,14 @@ def test_presets_and_resizing_match_python(playground_page, book_server, browser
             else:
                 assert all(is_feedforward(e, state.n) for e in state.edge_lists())
             check_numbers(s, state)
+        # a head added by the heads box starts as the path, as in Python (not empty)
+        select.select_option("Example 3.13 (paper)")
+        s.page.locator('.bp-pg [data-bp="heads"]').fill("3")
+        expected = pg.from_preset("Example 3.13 (paper)")
+        expected.set_num_heads(3)
+        assert s.state() == expected
+        check_numbers(s, expected)
+        assert select.input_value() == ""  # an edit: (custom)
         s.page.locator('.bp-pg [data-bp="nodes"]').fill("12")
         s.page.locator('.bp-pg [data-bp="heads"]').fill("4")
         s.page.locator('.bp-pg [data-bp="seed"]').fill("5")

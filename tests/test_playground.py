@@ -74,6 +74,9 @@ def test_resize_and_heads():
     assert all(j < 4 and i < 4 for h in st.heads for j, i in h)
     st.set_num_heads(4)
     assert st.num_heads == 4 and st.raw_beta[-1] == 1.0
+    assert st.heads[-1] == {(0, 1), (1, 2), (2, 3)}  # a new head is the path, not empty
+    r = pg.compute(st)
+    assert r.report.head_minimax[-1] > 0 and r.head_mixing[-1] is not None  # usable at once
     st.set_num_heads(2)
     assert len(st.raw_beta) == 2
     with pytest.raises(ValueError, match="number of heads"):

@@ -138,11 +138,13 @@ class PlaygroundState:
         self.labels = None
 
     def set_num_heads(self, count: int) -> None:
-        """Add empty heads (weight 1) or drop the last ones."""
+        """Add heads (weight 1) or drop the last ones. A new head starts as the path
+        ``0 -> 1 -> ... -> n-1``, a usable feedforward graph with a unique sink, not empty
+        (an empty head never reaches the sink and would zero every minimax fidelity)."""
         if not MIN_HEADS <= count <= MAX_HEADS:
             raise ValueError(f"number of heads must lie in {MIN_HEADS}..{MAX_HEADS}, got {count}")
         while self.num_heads < count:
-            self.heads.append(set())
+            self.heads.append({(j, j + 1) for j in range(self.n - 1)})
             self.raw_beta.append(1.0)
         del self.heads[count:], self.raw_beta[count:]
 

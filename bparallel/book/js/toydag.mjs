@@ -552,7 +552,8 @@ export function setHeadCount(state, count) {
     throw new Error(`number of heads must lie in ${MIN_HEADS}..${MAX_HEADS}, got ${count}`);
   }
   while (state.heads.length < count) {
-    state.heads.push([]);
+    // a new head starts as the path 0 -> 1 -> ... -> n-1 (usable), not empty (`set_num_heads`)
+    state.heads.push(Array.from({ length: state.n - 1 }, (_, j) => [j, j + 1]));
     state.raw_beta.push(1);
   }
   state.heads.length = count;
