@@ -225,6 +225,13 @@ def test_presets_and_resizing_match_python(playground_page, book_server, browser
         assert s.state() == expected
         check_numbers(s, expected)
         assert select.input_value() == ""  # an edit: (custom)
+        # out-of-range input is refused visibly: the box reverts and a warning says why
+        nodes = s.page.locator('.bp-pg [data-bp="nodes"]')
+        nodes.fill("50")
+        nodes.blur()  # leaving the box commits it ('change')
+        assert nodes.input_value() == "4" and s.state() == expected
+        warnings = s.page.locator('.bp-pg [data-bp="warning"]').all_inner_texts()
+        assert any('nodes: "50" was refused' in w and "kept 4" in w for w in warnings), warnings
         s.page.locator('.bp-pg [data-bp="nodes"]').fill("12")
         s.page.locator('.bp-pg [data-bp="heads"]').fill("4")
         s.page.locator('.bp-pg [data-bp="seed"]').fill("5")

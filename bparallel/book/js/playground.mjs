@@ -119,7 +119,8 @@ function niceCeil(x) {
 export function mountPlayground(root, options = {}) {
   const useHash = options.hash !== false;
   const ui = buildSkeleton(root);
-  const app = { state: null, result: null, refresh, load, compute, linkError: null, touched: false };
+  const app = { state: null, result: null, refresh, load, compute, linkError: null, inputError: null,
+    touched: false };
   for (const type of ["input", "change", "click"]) {
     root.addEventListener(type, () => (app.touched = true), true);
   }
@@ -137,6 +138,7 @@ export function mountPlayground(root, options = {}) {
   /** Rebuild the head controls after a structural change (nodes, heads): an edit. */
   function rebuild() {
     ui.preset.value = ""; // edited: no longer the preset
+    app.inputError = null;
     syncGraphInputs(ui, app.state);
     buildHeads(ui, app, edited);
     refresh();
@@ -145,6 +147,7 @@ export function mountPlayground(root, options = {}) {
   /** A user's edit: the configuration is no longer the preset it came from. */
   function edited() {
     ui.preset.value = "";
+    app.inputError = null;
     refresh();
   }
 
@@ -351,6 +354,24 @@ function wireControls(ui, app, { load, rebuild, refresh }) {
       refresh();
     }
   });
+  // Out-of-range input is refused visibly: when the box is left (change), it reverts to the
+  // value in use and a warning says why.
+  const limits = [
+    [ui.nodes, "nodes", `a whole number in 2..${MAX_NODES}`, () => app.state.n],
+    [ui.heads, "heads", `a whole number in ${MIN_HEADS}..${MAX_HEADS}`, () => app.state.heads.length],
+    [ui.horizon, "horizon T", `a whole number in 1..${MAX_HORIZON}`, () => app.state.horizon],
+    [ui.eps, "epsilon", "a number strictly between 0 and 1", () => app.state.eps],
+  ];
+  for (const [input, name, rule, current] of limits) {
+    input.addEventListener("change", () => {
+      if (input.getAttribute("aria-invalid") !== "true") return;
+      const bad = input.value.trim() === "" ? "an empty box" : `"${input.value}"`;
+      input.value = String(current());
+      input.setAttribute("aria-invalid", "false");
+      app.inputError = `${name}: ${bad} was refused (it must be ${rule}); kept ${input.value}`;
+      renderWarnings(ui, app);
+    });
+  }
   ui.eps.addEventListener("input", () => {
     const eps = readNumber(ui.eps, (v) => v > 0 && v < 1);
     if (eps !== null && eps !== app.state.eps) {
@@ -511,7 +532,8 @@ function updateHeads(ui, app) {
 
 /** Warnings (not feedforward, extra sinks, unreadable link), each in its own line. */
 function renderWarnings(ui, app) {
-  const lines = [...(app.linkError ? [app.linkError] : []), ...app.result.warnings];
+  const lines = [...(app.linkError ? [app.linkError] : []),
+    ...(app.inputError ? [app.inputError] : []), ...app.result.warnings];
   ui.warnings.replaceChildren(
     ...lines.map((text) => el("p", { class: "bp-pg-warning", "data-bp": "warning" }, [`\u26a0 ${text}`])),
   );
