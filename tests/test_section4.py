@@ -71,3 +71,14 @@ def test_ablation_summaries_by_hand():
     s = synergy_summary(syn)
     assert s["max"] == 0.3 and s["share_positive"] == pytest.approx(4 / 6)
     assert s["mean"] == pytest.approx((0.2 - 0.1 + 0.3) * 2 / 6)
+
+
+def test_threshold_verdict():
+    from bparallel.book.section4 import threshold_verdict
+
+    assert threshold_verdict(0.8, 0.7, 0.3) == "holds"
+    assert threshold_verdict(0.7, 0.7, 0.3) == "holds"
+    assert threshold_verdict(0.5, 0.7, 0.3) == "holds with conditions"
+    assert threshold_verdict(0.1, 0.7, 0.3) == "not supported"
+    with pytest.raises(ValueError, match="must not exceed"):
+        threshold_verdict(0.5, 0.3, 0.7)

@@ -6,7 +6,6 @@ numpy and torch versions and the package's source, so a cached result is never s
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import json
@@ -18,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._io import atomic_write
+from .._io import atomic_write, file_lock
 from ..transformer.measure import defined_metrics, sequence_metrics
 from ..transformer.model import Transformer
 
@@ -124,14 +123,11 @@ def cached_metrics(
                "ablation": ablation_measure}[measure]
     if cache_dir is None:
         return compute(model, inputs, **options)
-    key = metrics_key(model, inputs, **({"measure": measure} if measure != "sequence" else {}),
-                      **options)
+    key = metrics_key(model, inputs, measure=measure, **options)
     path = Path(cache_dir) / f"metrics-{key}.npz"
-    path.parent.mkdir(parents=True, exist_ok=True)
     # One computation per key: a second process (say chapter 08 run beside 07) waits for the
     # first and then reads its result.
-    with open(path.with_suffix(".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with file_lock(path.with_suffix(".lock")):
         if path.is_file():
             try:
                 with np.load(path, allow_pickle=False) as f:

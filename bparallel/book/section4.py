@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
+
+from ..transformer.ablation import rank_correlation
 
 #: Display labels of the columns of :func:`definition_rows`.
 LABELS = {
@@ -34,17 +35,6 @@ def fmt_steps(value: float) -> str:
     if math.isinf(value):
         return "∞"
     return f"{value:.3g}" if value >= 1e4 else f"{value:.1f}".removesuffix(".0")
-
-
-def _rank_correlations(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Spearman's rho of ``a[..., :]`` and ``b[..., :]`` per leading index (NaN-free: a
-    constant vector gives 0, no rank order to agree with)."""
-    flat_a, flat_b = a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])
-    out = np.zeros(len(flat_a))
-    for k, (x, y) in enumerate(zip(flat_a, flat_b, strict=True)):
-        if np.ptp(x) > 0 and np.ptp(y) > 0:
-            out[k] = stats.spearmanr(x, y).statistic
-    return out.reshape(a.shape[:-1])
 
 
 def definition_rows(
@@ -78,7 +68,8 @@ def definition_rows(
                 "proxy_paper": float(m["proxy.paper"][layer].mean()),
                 "starts_beyond_cutoff": float((exact[:, :-1] > max_steps).mean()),
                 "worst_start": int(np.bincount(worst).argmax()),
-                "rollout_fidelity_rho": float(_rank_correlations(roll, fid).mean()),
+                # a constant row has no rank order to agree with: it counts as 0, not NaN
+                "rollout_fidelity_rho": float(np.nan_to_num(rank_correlation(roll, fid)).mean()),
                 "lost_same": float((roll.argmin(-1) == fid.argmin(-1)).mean()),
             })
     return rows
@@ -149,3 +140,13 @@ def synergy_summary(pair: Mapping[str, Any], metric: str = "loss_predictable") -
     off = syn[~np.eye(syn.shape[0], dtype=bool)]
     return {"mean": float(off.mean()), "max": float(off.max()),
             "share_positive": float((off > 0).mean())}
+
+
+def threshold_verdict(value: float, holds: float, conditions: float) -> str:
+    """"holds" when ``value >= holds``, "holds with conditions" when ``value >= conditions``,
+    else "not supported": the fixed rule behind the chapter's verdict table."""
+    if not conditions <= holds:
+        raise ValueError(f"conditions={conditions!r} must not exceed holds={holds!r}")
+    if value >= holds:
+        return "holds"
+    return "holds with conditions" if value >= conditions else "not supported"

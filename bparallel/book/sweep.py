@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._checks import positive_int
 from .._io import atomic_copy, file_lock, is_locked
 from ..transformer.data import TASKS
 from ..transformer.train import (
@@ -107,11 +108,6 @@ class ModelRun:
         return f"{self.name} seed {self.seed}"
 
 
-def _positive(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}={value!r}: must be a positive integer")
-
-
 def plan(
     tasks: Iterable[str] = TASKS,
     heads: Iterable[int] = HEADS,
@@ -149,7 +145,7 @@ def plan(
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seeds: {seed!r} is not an integer >= 0")
     if threads is not None:
-        _positive("threads", threads)
+        positive_int(threads, "threads")
     models = default_models_dir(p) if models_dir is None else Path(models_dir)
     return [ModelRun(t, h, s, p, Path(runs_dir), models, threads)
             for h in sorted(heads) for t in tasks for s in seeds]
@@ -410,7 +406,7 @@ def run_sweep(
     """
     if executor not in EXECUTORS:
         raise ValueError(f"executor={executor!r}: valid executors are {list(EXECUTORS)}")
-    _positive("jobs", jobs)
+    positive_int(jobs, "jobs")
     results: dict[ModelRun, dict[str, Any]] = {}
     for run in runs:
         base = {"model": run.name, "seed": run.seed, "shipped_as": run.shipped_as}
@@ -541,10 +537,10 @@ def _slurm_extra(items: Sequence[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """``python -m bparallel sweep``: check everything, then status, snapshot or the jobs."""
-    _positive("jobs", args.jobs)
+    positive_int(args.jobs, "jobs")
     for name in ("slurm_time", "slurm_cpus_per_task"):
         if getattr(args, name) is not None:
-            _positive(f"--{name.replace('_', '-')}", getattr(args, name))
+            positive_int(getattr(args, name), f"--{name.replace('_', '-')}")
     extra = _slurm_extra(args.slurm_extra)
     threads = args.threads
     if threads is None:
