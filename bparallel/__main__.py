@@ -11,6 +11,7 @@ exit status. Examples::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +53,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=None, help="override the profile's epochs")
     p.add_argument("--attention-path", default=None, choices=ATTENTION_PATHS,
                    help="training attention kernel (default: fused; a resumed run keeps its own)")
+    p.add_argument("--device", default="cpu", metavar="DEV",
+                   help="cpu (default: a seed fixes every result) or cuda (much faster; the "
+                        "same seed, not bitwise the CPU run; the GPU is recorded)")
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -79,7 +83,7 @@ def run_train(args: argparse.Namespace) -> int:
                 result = train(task, heads, args.profile, out_dir=args.out_dir, seed=args.seed,
                                epochs=args.epochs, threads=args.threads,
                                progress=not args.no_progress,
-                               attention_path=args.attention_path)
+                               attention_path=args.attention_path, device=args.device)
             path = weights_path(args.out_dir, task, heads)
             digest = export_weights(result, path)
             h = result.history
@@ -215,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"python -m bparallel {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of our output went away (`... --status | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -193,7 +193,7 @@ def _entry_lines(text: str, key: str) -> list[str]:
 
 
 def test_shipping_another_seed_keeps_the_seed_42_entries_byte_for_byte(tmp_path):
-    """A seed-43 paper-profile model shipped into a copy of the committed manifest leaves
+    """A paper-profile model of a seed not shipped yet, shipped into a copy of the committed manifest leaves
     every seed-42 entry as it was, to the byte. (The checkpoint is made, not trained: an
     untrained model stamped with the paper's last epoch.)"""
     committed = ex.SHIPPED_DIR / ex.MANIFEST
@@ -202,22 +202,24 @@ def test_shipping_another_seed_keeps_the_seed_42_entries_byte_for_byte(tmp_path)
     dest = tmp_path / "paper"
     dest.mkdir()
     shutil.copy(committed, dest / ex.MANIFEST)
+    seed = 1 + max(e["seed"] for e in json.loads(committed.read_text())["models"].values())
     p, cfg = PROFILES["paper"], model_config("paper", 1)
     history = {"epoch": [p.epochs], "train_loss": [5.5], "heldout_loss": [5.5],
                "heldout_accuracy": [0.0], "heldout_accuracy_predictable": [0.0],
                "seconds": [1.0]}
-    torch.manual_seed(43)
-    torch.save({"format": CHECKPOINT_FORMAT, "task": "copy", "heads": 1, "seed": 43,
+    torch.manual_seed(seed)
+    torch.save({"format": CHECKPOINT_FORMAT, "task": "copy", "heads": 1, "seed": seed,
                 "profile": "paper", "profile_config": p.to_dict(), "model_config": cfg.to_dict(),
                 "epoch": p.epochs, "attention_path": "fused",
                 "model": Transformer(cfg).state_dict(), "optimizer": {}, "rng": rng_state(),
                 "loader": {}, "history": history, "torch_version": str(torch.__version__),
                 "hardware": "test machine"}, tmp_path / "copy-h01.ckpt.pt")
     entry = ex.ship_checkpoint(tmp_path / "copy-h01.ckpt.pt", dest, profile="paper")
-    assert (entry["file"], entry["seed"], entry["epochs"]) == ("copy-h01-s43.weights.pt", 43, 200)
+    assert (entry["file"], entry["seed"], entry["epochs"]) == (
+        f"copy-h01-s{seed}.weights.pt", seed, 200)
     before, after = committed.read_text(), (dest / ex.MANIFEST).read_text()
     old = json.loads(before)["models"]
-    assert sorted(json.loads(after)["models"]) == sorted([*old, "copy-h01-s43"])
+    assert sorted(json.loads(after)["models"]) == sorted([*old, f"copy-h01-s{seed}"])
     for key in old:
         assert _entry_lines(after, key) == _entry_lines(before, key), key
 

@@ -311,3 +311,16 @@ def test_plan_runs_the_seeds_of_the_cheapest_configuration_first(tmp_path):
     order = [(r.heads, r.task, r.seed) for r in runs]
     assert order[:4] == [(1, "copy", 44), (1, "copy", 43), (1, "cycle", 44), (1, "cycle", 43)]
     assert order[4:] == [(16, "copy", 44), (16, "copy", 43), (16, "cycle", 44), (16, "cycle", 43)]
+
+
+def test_cuda_jobs_ask_for_a_gpu(tmp_path):
+    """submitit hides the GPUs from a local job that asks for none: a CUDA sweep's jobs ask
+    for one (local jobs all see GPU 0; a Slurm job gets one of its node)."""
+    from bparallel.book.sweep import make_executor, plan
+
+    cpu = make_executor("local", tmp_path / "a")
+    gpu = make_executor("local", tmp_path / "b", device="cuda")
+    assert cpu._executor.parameters.get("gpus_per_node", 0) == 0
+    assert gpu._executor.parameters["gpus_per_node"] == 1
+    with pytest.raises(ValueError, match="device='tpu'"):
+        plan(profile="tiny", device="tpu")

@@ -264,3 +264,40 @@ def test_token_scores_resolve_saturated_losses_in_float64():
     f32.add(logits, targets)
     assert f64.result()["loss"] == pytest.approx(exact, rel=1e-6)
     assert f32.result()["loss"] == 0.0
+
+
+def test_device_validation():
+    assert tr.resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError, match="device='tpu'"):
+        tr.train("copy", 1, "tiny", epochs=1, progress=False, device="tpu")
+    with pytest.raises(ValueError, match="only 'cpu' and 'cuda'"):
+        tr.resolve_device("meta")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available here"):
+            tr.train("copy", 1, "tiny", epochs=1, progress=False, device="cuda")
+    assert "CUDA" not in tr.hardware_string("cpu")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_training_resumes_and_loads_on_the_cpu(tmp_path):
+    """On a GPU: the same initial weights as on the CPU, a checkpoint that resumes the GPU's
+    dropout stream, CPU tensors in every file, and the GPU named in the hardware."""
+    cpu0 = tr.train("copy", 4, "tiny", epochs=1, stop_after=1, progress=False,
+                    out_dir=tmp_path / "c")
+    gpu = tr.train("copy", 4, "tiny", epochs=2, stop_after=1, progress=False,
+                   out_dir=tmp_path / "g", device="cuda")
+    ck = tr.load_checkpoint(tmp_path / "g" / "copy-h04.ckpt.pt")
+    assert "CUDA" in ck.data["hardware"] and "torch_cuda" in ck.data["rng"]
+    assert all(v.device.type == "cpu" for v in ck.data["model"].values())
+    # one epoch (4 Adam steps of lr 1e-3) on each device from the same initial weights:
+    # apart by at most twice the distance Adam can move a weight, far below the init's spread
+    for (k, a), b in zip(cpu0.model.state_dict().items(), ck.data["model"].values(),
+                         strict=True):
+        assert (a - b).abs().max() <= 1e-2, k
+    resumed = tr.train("copy", 4, "tiny", epochs=2, progress=False, out_dir=tmp_path / "g",
+                       device="cuda")
+    assert resumed.resumed_from == 1 and resumed.epoch == 2
+    assert next(resumed.model.parameters()).device.type == "cuda"
+    model, meta = tr.load_model(tmp_path / "g" / "copy-h04.ckpt.pt")
+    assert meta["epoch"] == 2 and next(model.parameters()).device.type == "cpu"
+    assert gpu.heads == 4

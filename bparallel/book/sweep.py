@@ -83,6 +83,7 @@ class ModelRun:
     runs_dir: Path  # the sweep's root, e.g. runs/sweep
     models_dir: Path  # where it is shipped, e.g. models/paper
     threads: int | None = None
+    device: str = "cpu"
 
     @property
     def name(self) -> str:
@@ -117,13 +118,16 @@ def plan(
     runs_dir: str | os.PathLike = SWEEP_DIR,
     models_dir: str | os.PathLike | None = None,
     threads: int | None = None,
+    device: str = "cpu",
 ) -> list[ModelRun]:
     """The grid ``tasks x heads x seeds`` at ``profile``, cheapest first: fewest heads first,
     then task, then seed, so that the seeds of one configuration train side by side and a
     configuration is complete (all its seeds shipped) as early as possible.
 
     Bad input (unknown profile or task, heads that do not divide the model width, negative
-    or repeated seeds) raises ``ValueError`` naming the argument, before anything runs.
+    or repeated seeds, a device other than cpu/cuda) raises ``ValueError`` naming the
+    argument, before anything runs. ``device="cuda"`` is checked by the jobs, which may
+    run on another machine (a Slurm GPU node).
     """
     p = get_profile(profile)
     tasks, heads, seeds = list(tasks), list(heads), list(seeds)
@@ -146,8 +150,10 @@ def plan(
             raise ValueError(f"seeds: {seed!r} is not an integer >= 0")
     if threads is not None:
         positive_int(threads, "threads")
+    if device.split(":")[0] not in ("cpu", "cuda"):
+        raise ValueError(f"device={device!r}: only 'cpu' and 'cuda' are supported")
     models = default_models_dir(p) if models_dir is None else Path(models_dir)
-    return [ModelRun(t, h, s, p, Path(runs_dir), models, threads)
+    return [ModelRun(t, h, s, p, Path(runs_dir), models, threads, device)
             for h in sorted(heads) for t in tasks for s in seeds]
 
 
@@ -202,9 +208,9 @@ def train_and_ship(run: ModelRun) -> dict[str, Any]:
         t0 = time.perf_counter()
         start = load_checkpoint(run.checkpoint).epoch if run.checkpoint.exists() else 0
         _say(run, f"training epochs {start} -> {run.profile.epochs} in {_shown(run.run_dir)}, "
-                  f"torch threads {run.threads or 'default'}")
+                  f"torch threads {run.threads or 'default'}, device {run.device}")
         result = train(run.task, run.heads, run.profile, out_dir=run.run_dir, seed=run.seed,
-                       threads=run.threads, progress=False)
+                       threads=run.threads, progress=False, device=run.device)
         seconds = time.perf_counter() - t0
         entry = ship_checkpoint(run.checkpoint, run.models_dir, profile=run.profile)
         while (snapshot := find_partial(run.models_dir, run.task, run.heads, run.seed)):
@@ -346,8 +352,13 @@ def make_executor(
     slurm_time: int = SLURM_TIME_MIN,
     slurm_cpus_per_task: int | None = None,
     slurm_extra: dict[str, str] | None = None,
+    device: str = "cpu",
 ) -> Any:
     """A submitit ``AutoExecutor`` for ``executor`` writing its files into ``folder``.
+
+    With a CUDA ``device`` every job asks for one GPU (``gpus_per_node=1``): a Slurm job
+    gets a GPU of its node, and submitit's local jobs see GPU 0 (all share it) instead of
+    none (submitit hides the GPUs from a local job that asks for none).
 
     ``local``: jobs are processes of this machine, never timed out. ``slurm``: one job array
     of at most ``jobs`` jobs at once (``--array=...%jobs``), ``slurm_time`` minutes each
@@ -362,11 +373,12 @@ def make_executor(
                                slurm_max_num_timeout=SLURM_MAX_REQUEUES)
     # Jobs import this package however the sweep was started (an uninstalled checkout too).
     setup = [f"export PYTHONPATH={shlex.quote(str(PACKAGE_ROOT))}${{PYTHONPATH:+:$PYTHONPATH}}"]
+    gpus = 1 if device.startswith("cuda") else 0
     if executor == "local":
         ex.update_parameters(name="bparallel-sweep", timeout_min=LOCAL_TIMEOUT_MIN,
-                             local_setup=setup)
+                             local_setup=setup, gpus_per_node=gpus)
     elif executor == "slurm":
-        ex.update_parameters(name="bparallel-sweep", timeout_min=slurm_time,
+        ex.update_parameters(name="bparallel-sweep", timeout_min=slurm_time, gpus_per_node=gpus,
                              cpus_per_task=slurm_cpus_per_task, slurm_partition=slurm_partition,
                              slurm_array_parallelism=jobs, slurm_setup=setup,
                              slurm_additional_parameters=slurm_extra or None)
@@ -421,7 +433,7 @@ def run_sweep(
     if todo:
         # submitit's files, flat: a local job's "%j" folder would also leave a stray "%j/"
         folder = todo[0].runs_dir / todo[0].profile.name / "logs"
-        ex = make_executor(executor, folder, jobs=jobs, **slurm)
+        ex = make_executor(executor, folder, jobs=jobs, device=todo[0].device, **slurm)
         if executor == "slurm":
             for run, job in zip(todo, ex.map_array(TRAIN_AND_SHIP, todo), strict=True):
                 echo(f"[sweep] {run}: submitted as Slurm job {job.job_id}")
@@ -476,6 +488,9 @@ examples:
     python -m bparallel sweep --profile paper --seeds 42 43 44 --status
   before a session ends: copy unfinished checkpoints into models/paper/partial/, commit them
     python -m bparallel sweep --profile paper --seeds 43 44 --snapshot
+  one GPU machine with 16 cores: every model of seeds 43-46 at once, sharing the GPU
+    python -m bparallel sweep --profile paper --seeds 43 44 45 46 --jobs 16 --threads 1 \
+        --device cuda
   a Slurm cluster: one job array, at most 16 models at once, 4 hours and 2 CPUs per job
   (a job at its time limit is requeued and resumes)
     python -m bparallel sweep --profile paper --seeds 42 43 44 45 46 --executor slurm \\
@@ -503,6 +518,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads per job (default: local, this machine's cores / "
                         "--jobs; slurm, --slurm-cpus-per-task)")
+    p.add_argument("--device", default="cpu", metavar="DEV",
+                   help="cpu (default: a seed fixes every result, resumes are bitwise) or cuda "
+                        "(minutes instead of hours; same seeds, not bitwise the CPU runs; the "
+                        "GPU is recorded in the manifest)")
     p.add_argument("--runs-dir", type=Path, default=SWEEP_DIR, metavar="DIR",
                    help="checkpoints and logs (default: runs/sweep in the repository)")
     p.add_argument("--models-dir", type=Path, default=None, metavar="DIR",
@@ -546,7 +565,7 @@ def run(args: argparse.Namespace) -> int:
     if threads is None:
         threads = default_threads(args.executor, args.jobs, args.slurm_cpus_per_task)
     runs = plan(args.tasks, args.heads, args.seeds, args.profile, runs_dir=args.runs_dir,
-                models_dir=args.models_dir, threads=threads)
+                models_dir=args.models_dir, threads=threads, device=args.device)
     if args.status:
         p = runs[0].profile
         print(f"profile {p.name} ({p.epochs} epochs): runs in "

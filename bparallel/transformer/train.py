@@ -122,14 +122,37 @@ def lock_path(out_dir: str | os.PathLike, task: str, heads: int) -> Path:
     return Path(out_dir) / f".{run_name(task, heads)}.lock"
 
 
-def hardware_string() -> str:
-    """Where a run happened: CPU, threads, accelerator."""
+def hardware_string(device: str | torch.device = "cpu") -> str:
+    """Where a run happened: CPU, cores, torch threads and, for a CUDA ``device``, the GPU."""
     cpu = platform.processor() or platform.machine()
     text = f"{platform.system()} {cpu}, {os.cpu_count()} cores"
     text += f", torch threads {torch.get_num_threads()}"
-    if torch.cuda.is_available():
-        text += f", {torch.cuda.get_device_name(0)}"
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        text += f", {torch.cuda.get_device_name(dev)} (CUDA {torch.version.cuda})"
     return text
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``device`` (``"cpu"``, ``"cuda"`` or ``"cuda:N"``) as a ``torch.device``, checked.
+
+    Raises ``ValueError`` for another kind of device or a CUDA device this machine lacks.
+    """
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device={device!r}: not a device name ({err}); use 'cpu' or "
+                         "'cuda'") from None
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device={device!r}: only 'cpu' and 'cuda' are supported")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={device!r}: CUDA is not available here (torch "
+                             f"{torch.__version__}, no usable GPU); use device='cpu'")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device={device!r}: this machine has "
+                             f"{torch.cuda.device_count()} CUDA device(s)")
+    return dev
 
 
 @contextlib.contextmanager
@@ -164,11 +187,16 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
 
 
-def rng_state() -> dict[str, Any]:
-    """All global RNG states as tensors and plain types (``weights_only``-loadable)."""
+def rng_state(device: str | torch.device = "cpu") -> dict[str, Any]:
+    """All global RNG states as tensors and plain types (``weights_only``-loadable); with a
+    CUDA ``device``, that device's generator too (dropout masks there come from it)."""
     name, keys, pos, has_gauss, cached = np.random.get_state()  # noqa: NPY002
     version, internal, gauss = random.getstate()
+    extra = {}
+    if torch.device(device).type == "cuda":
+        extra["torch_cuda"] = torch.cuda.get_rng_state(device)
     return {
+        **extra,
         "torch": torch.get_rng_state(),
         "numpy": {
             "name": str(name), "keys": torch.from_numpy(keys.astype(np.int64)),
@@ -181,9 +209,11 @@ def rng_state() -> dict[str, Any]:
     }
 
 
-def set_rng_state(state: dict[str, Any]) -> None:
-    """Restore the states saved by :func:`rng_state`."""
+def set_rng_state(state: dict[str, Any], device: str | torch.device = "cpu") -> None:
+    """Restore the states saved by :func:`rng_state` (the CUDA one on a CUDA ``device``)."""
     torch.set_rng_state(state["torch"])
+    if torch.device(device).type == "cuda" and "torch_cuda" in state:
+        torch.cuda.set_rng_state(state["torch_cuda"], device)
     s = state["numpy"]
     np.random.set_state(  # noqa: NPY002
         (s["name"], s["keys"].numpy().astype(np.uint32), s["pos"], s["has_gauss"],
@@ -400,9 +430,10 @@ def evaluate_accuracy(
     was_training = model.training
     model.eval()
     scores = TokenScores(dataset.task, dataset.inputs.shape[1], loss_dtype=loss_dtype)
+    device = next((q.device for q in model.parameters()), torch.device("cpu"))
     for start in range(0, len(dataset), batch_size):
-        x = dataset.inputs[start : start + batch_size]
-        y = dataset.targets[start : start + batch_size]
+        x = dataset.inputs[start : start + batch_size].to(device)
+        y = dataset.targets[start : start + batch_size].to(device)
         scores.add(model(x), y)  # logits (B, T, V)
     model.train(was_training)
     return scores.result()
@@ -445,6 +476,7 @@ def train(
     progress: bool = True,
     resume: bool = True,
     attention_path: str | None = None,
+    device: str | torch.device = "cpu",
 ) -> TrainResult:
     """Train one model of Section 4.1 (``task`` in copy/cycle, ``heads`` heads).
 
@@ -455,8 +487,17 @@ def train(
     (default ``$BPARALLEL_THREADS`` or unchanged). ``attention_path`` (default ``"fused"``)
     picks the training attention kernel (:mod:`bparallel.transformer.model`); a resumed run
     keeps the path its checkpoint was trained with, and naming another one is refused.
+
+    ``device``: ``"cpu"`` (default) or ``"cuda"``. On the CPU a seed fixes every result
+    and a resumed run is bitwise the uninterrupted one. On CUDA the initial weights, data
+    and batch order are the CPU run's (all drawn on the CPU), dropout masks come from the
+    GPU's generator (saved in the checkpoint, so a resumed run continues the same masks),
+    and the GPU's kernels round differently from the CPU's and need not be deterministic:
+    a CUDA run is a faithful run of the same seed, not bitwise the CPU one. The checkpoint
+    and the weights record the GPU in ``hardware``; they load on any machine.
     """
     p = get_profile(profile)
+    dev = resolve_device(device)
     if attention_path is not None and attention_path not in ATTENTION_PATHS:
         raise ValueError(
             f"attention_path={attention_path!r}: valid paths are {list(ATTENTION_PATHS)}"
@@ -473,7 +514,7 @@ def train(
 
     with num_threads(threads):
         seed_everything(seed)
-        model = Transformer(cfg)
+        model = Transformer(cfg).to(dev)  # initialised on the CPU: the same weights anywhere
         opt = torch.optim.Adam(model.parameters(), lr=p.lr)
         train_set = make_dataset(task, p.num_train, seed=seed, seq_len=p.seq_len,
                                  vocab_size=p.vocab_size)
@@ -498,7 +539,7 @@ def train(
                     "paths draw dropout masks differently): omit attention_path to keep it"
                 )
             path = trained_with
-            set_rng_state(ck.data["rng"])
+            set_rng_state(ck.data["rng"], dev)
             loader.load_state_dict(ck.data["loader"])
             history = {k: list(v) for k, v in ck.history.items()}
             start = ck.epoch
@@ -516,6 +557,7 @@ def train(
             loss_sum, count = 0.0, 0
             for x, y in tqdm(loader.batches(epoch), total=len(loader), leave=False,
                              disable=not progress, desc=f"epoch {epoch + 1}"):
+                x, y = x.to(dev), y.to(dev)  # (B, T) each
                 logits = model(x)  # (B, T, V)
                 loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
                 opt.zero_grad(set_to_none=True)
@@ -537,13 +579,25 @@ def train(
                     "format": CHECKPOINT_FORMAT, "task": task, "heads": heads, "seed": seed,
                     "profile": p.name, "profile_config": p.to_dict(),
                     "model_config": cfg.to_dict(), "epoch": epoch + 1, "attention_path": path,
-                    "model": model.state_dict(), "optimizer": opt.state_dict(),
-                    "rng": rng_state(), "loader": loader.state_dict(), "history": history,
-                    "torch_version": str(torch.__version__), "hardware": hardware_string(),
+                    "model": _on_cpu(model.state_dict()),
+                    "optimizer": _on_cpu(opt.state_dict()),
+                    "rng": rng_state(dev), "loader": loader.state_dict(), "history": history,
+                    "torch_version": str(torch.__version__), "hardware": hardware_string(dev),
                 }, ckpt_file)
         bar.close()
     model.eval()
     return TrainResult(model, task, heads, seed, p, end, history, ckpt_file, start)
+
+
+def _on_cpu(obj: Any) -> Any:
+    """``obj`` (nested dicts and lists of tensors) with every tensor copied to the CPU."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _on_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_on_cpu(v) for v in obj)
+    return obj
 
 
 # --------------------------------------------------------------------------- shipping
@@ -568,14 +622,15 @@ def export_weights(
     else:
         meta = {"task": source.task, "heads": source.heads, "seed": source.seed,
                 "profile": source.profile.name, "epoch": source.epoch,
-                "torch_version": str(torch.__version__), "hardware": hardware_string(),
+                "torch_version": str(torch.__version__),
+                "hardware": hardware_string(next(source.model.parameters()).device),
                 "attention_path": source.model.attention_path, "history": source.history}
         config, state = source.model.config.to_dict(), source.model.state_dict()
     path = Path(path)
     # A JSON round trip makes the pickled bytes a function of the values only (pickle output
     # depends on which strings are shared objects), so equal weights get equal SHA-256s.
     header = json.loads(json.dumps({"model_config": config, "meta": meta}))
-    state = {k: v.detach().clone() for k, v in state.items()}
+    state = {k: v.detach().cpu().clone() for k, v in state.items()}
     _atomic_torch_save({"format": WEIGHTS_FORMAT, **header, "model": state}, path)
     return sha256_file(path)
 
