@@ -187,7 +187,8 @@ def test_paper_regression_of_the_fast_notebooks(tmp_path):
 
     fast = ["01_feedforward_graphs", "02_mixing_time", "03_minimax_fidelity", "04_playground"]
     if shipped_complete():
-        fast += ["06_training", "07_proxies", "08_amplification", "09_section4_as_defined"]
+        fast += ["06_training", "07_proxies", "08_amplification", "09_section4_as_defined",
+                 "10_across_seeds"]
     out = io.StringIO()
     status = rg.run(_args(profile="paper", notebooks=fast, output_dir=str(tmp_path)), out=out)
     assert status == 0, out.getvalue()

@@ -12,8 +12,9 @@ the functions say so (``None``) instead of returning NaN.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -83,3 +84,254 @@ def share_of_seeds(wins: Sequence[bool]) -> float:
     if w.ndim != 1 or len(w) == 0:
         raise ValueError(f"wins must be a non-empty 1-d sequence, got shape {w.shape}")
     return float(w.mean())
+
+
+# --------------------------------------------------------------------------- Section 4 over seeds
+
+#: The direction each Section 4 claim gives the change from fewer to more heads.
+CLAIMED_DIRECTION = {"mixing_time": -1, "fidelity": +1}
+
+#: Verdicts of one paired effect (:func:`effect_verdict`).
+VERDICTS = ("survives", "reversed", "not resolved", "as claimed (one seed)",
+            "against the claim (one seed)", "no change")
+
+
+def effect_verdict(effect: Interval, direction: int) -> str:
+    """Does a change across seeds go the ``direction`` a claim says (``-1``: down, ``+1``:
+    up)? ``"survives"`` when the whole interval lies on the claimed side of 0,
+    ``"reversed"`` when it lies on the other side, ``"not resolved"`` when it holds 0, and
+    with one seed (no interval) only the sign of that seed's change."""
+    if direction not in (-1, 1):
+        raise ValueError(f"direction={direction!r}: must be -1 or +1")
+    if effect.low is None:
+        if effect.mean == 0:
+            return "no change"
+        return ("as claimed (one seed)" if np.sign(effect.mean) == direction
+                else "against the claim (one seed)")
+    if effect.low == effect.high == 0:
+        return "no change"
+    low, high = direction * effect.low, direction * effect.high
+    lo, hi = min(low, high), max(low, high)
+    if lo > 0:
+        return "survives"
+    if hi < 0:
+        return "reversed"
+    return "not resolved"
+
+
+def _cells(by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]], table: str,
+           keep: Callable[[Mapping[str, Any]], bool], fields: Sequence[str],
+           value: Callable[[Mapping[str, Any]], float]) -> dict[tuple, dict[int, float]]:
+    cells: dict[tuple, dict[int, float]] = {}
+    for seed, tables in by_seed.items():
+        for row in tables[table]:
+            if keep(row):
+                cells.setdefault(tuple(row[f] for f in fields), {})[seed] = value(row)
+    return dict(sorted(cells.items()))
+
+
+def tables_1_4_across_seeds(
+    by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
+    *,
+    protocol: str = "paper",
+    level: float = 0.95,
+) -> list[dict[str, Any]]:
+    """Each cell of Tables 1-4 over seeds: ``by_seed`` maps a seed to
+    :func:`~bparallel.book.tables.evaluate_models`' result for that seed's models. One row
+    per (quantity, mode, task, heads, layer): ``seeds``, ``mean`` over seeds of the cell's
+    mean, its t-interval ``low``/``high`` (``None`` with one seed) and ``seed_42``."""
+    if not by_seed:
+        raise ValueError("by_seed is empty: give the tables of at least one seed")
+    fields = ("table", "quantity", "mode", "task", "heads", "layer")
+    cells = _cells(by_seed, "tables_1_4", lambda r: r["protocol"] == protocol, fields,
+                   lambda r: r["mean"])
+    if not cells:
+        raise ValueError(f"no Tables 1-4 rows for protocol={protocol!r}")
+    rows = []
+    for key, values in cells.items():
+        iv = seed_interval([values[s] for s in sorted(values)], level)
+        rows.append({**dict(zip(fields, key, strict=True)), "seeds": iv.n, "mean": iv.mean,
+                     "low": iv.low, "high": iv.high, "seed_42": values.get(42)})
+    return rows
+
+
+def head_count_effects(
+    by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
+    *,
+    protocol: str = "paper",
+    mode: str = "paper",
+    fewer: int = 1,
+    more: int = 16,
+    level: float = 0.95,
+) -> list[dict[str, Any]]:
+    """The change from ``fewer`` to ``more`` heads per quantity, task and layer, paired by
+    seed (one seed trains both models): the mean change with its t-interval, the paired
+    t-test's two-sided ``p_value`` and the :func:`effect_verdict` against the paper's claim
+    (:data:`CLAIMED_DIRECTION`: fewer steps, more fidelity)."""
+    fields = ("quantity", "task", "layer", "heads")
+    cells = _cells(by_seed, "tables_1_4",
+                   lambda r: r["protocol"] == protocol and r["mode"] == mode, fields,
+                   lambda r: r["mean"])
+    rows = []
+    for quantity, task, layer in sorted({k[:3] for k in cells}):
+        lo, hi = cells.get((quantity, task, layer, fewer)), cells.get((quantity, task, layer, more))
+        if lo is None or hi is None:
+            continue
+        seeds = sorted(set(lo) & set(hi))
+        if not seeds:
+            continue
+        pe = paired_effect([lo[s] for s in seeds], [hi[s] for s in seeds], level)
+        rows.append({
+            "quantity": quantity, "task": task, "layer": layer, "seeds": len(seeds),
+            "fewer": float(np.mean([lo[s] for s in seeds])),
+            "more": float(np.mean([hi[s] for s in seeds])),
+            "effect": pe.effect.mean, "low": pe.effect.low, "high": pe.effect.high,
+            "p_value": pe.p_value,
+            "verdict": effect_verdict(pe.effect, CLAIMED_DIRECTION[quantity]),
+        })
+    if not rows:
+        raise ValueError(f"no seed has both {fewer} and {more} heads for protocol={protocol!r}, "
+                         f"mode={mode!r}")
+    return rows
+
+
+def amplification_across_seeds(
+    by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
+    *,
+    protocol: str = "paper",
+    sample: str = "mean",
+    mode: str = "paper",
+) -> list[dict[str, Any]]:
+    """Tables 5-6 over seeds: per (task, heads, layer), the ``share`` of seeds in which the
+    weighted combination beats the best single head (at the published two decimals,
+    :func:`~bparallel.book.published.verdict`), beside seed 42's verdict."""
+    from .published import verdict
+
+    fields = ("task", "heads", "layer")
+    cells = _cells(
+        by_seed, "tables_5_6",
+        lambda r: (r["protocol"], r["sample"], r["mode"]) == (protocol, sample, mode), fields,
+        lambda r: verdict(r["combined"], r["individual"]))
+    if not cells:
+        raise ValueError(f"no Tables 5-6 rows for protocol={protocol!r}, sample={sample!r}, "
+                         f"mode={mode!r}")
+    rows = []
+    for key, values in cells.items():
+        seeds = sorted(values)
+        rows.append({**dict(zip(fields, key, strict=True)), "seeds": len(seeds),
+                     "wins": sum(values[s] > 0 for s in seeds),
+                     "share": share_of_seeds([values[s] > 0 for s in seeds]),
+                     "seed_42": values.get(42)})
+    return rows
+
+
+def surviving_claims(effects: Sequence[Mapping[str, Any]],
+                     amplification: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Which Section 4 claims survive seeds, per task: counts behind each verdict.
+
+    For "more heads mix faster" and "more heads keep more fidelity" (rows of
+    :func:`head_count_effects`): in how many layers (``units``) the change ``holds``
+    (survives), goes ``against`` the claim (reversed) or is ``undecided``. For "the combination beats its best head" (rows of
+    :func:`amplification_across_seeds`): in how many (heads, layer) cells it wins in every
+    seed (``holds``), in none (``against``), in some (``undecided``). ``verdict``: ``"survives"`` when every layer (cell) goes
+    the claimed way in every seed, ``"fails"`` when none does, ``"partly"`` otherwise; with
+    one seed, ``"one seed"`` (nothing can survive seeds that were not trained)."""
+    claims = {"mixing_time": "more heads mix faster (Tables 1-2)",
+              "fidelity": "more heads keep more fidelity (Tables 3-4)"}
+    out = []
+    for quantity, claim in claims.items():
+        for task in sorted({r["task"] for r in effects}):
+            rows = [r for r in effects if r["quantity"] == quantity and r["task"] == task]
+            if not rows:
+                continue
+            n = min(r["seeds"] for r in rows)
+            count = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+            if n < 2:
+                verdict_text = "one seed"
+            elif count["survives"] == len(rows):
+                verdict_text = "survives"
+            elif count["survives"] == 0:
+                verdict_text = "fails"
+            else:
+                verdict_text = "partly"
+            out.append({"claim": claim, "task": task, "seeds": n, "units": len(rows),
+                        "holds": count["survives"] + count["as claimed (one seed)"],
+                        "against": count["reversed"] + count["against the claim (one seed)"],
+                        "undecided": count["not resolved"] + count["no change"],
+                        "verdict": verdict_text})
+    for task in sorted({r["task"] for r in amplification}):
+        rows = [r for r in amplification if r["task"] == task]
+        n = min(r["seeds"] for r in rows)
+        every = sum(r["share"] == 1 for r in rows)
+        none = sum(r["share"] == 0 for r in rows)
+        verdict_text = ("one seed" if n < 2 else "survives" if every == len(rows)
+                        else "fails" if none == len(rows) else "partly")
+        out.append({"claim": "the combination beats its best head (Tables 5-6)", "task": task,
+                    "seeds": n, "units": len(rows), "holds": every, "against": none,
+                    "undecided": len(rows) - every - none, "verdict": verdict_text})
+    return out
+
+
+# --------------------------------------------------------------------------- display
+
+_QUANTITY = {"mixing_time": "mixing time (steps)", "fidelity": "minimax fidelity (%)"}
+
+
+def fmt_interval(mean: float, low: float | None, high: float | None, decimals: int = 2) -> str:
+    """``"12.30 [10.10, 14.50]"``; with one seed (no interval) the mean alone."""
+    if low is None or high is None:
+        return f"{mean:.{decimals}f}"
+    return f"{mean:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for a table: ``"0.003"``, ``"< 0.001"``; ``"—"`` when there is none."""
+    if p is None:
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "paper",
+                             level: float = 0.95, name_prefix: str = "tbl-seeds") -> str:
+    """Tables 1-4 over seeds (rows of :func:`tables_1_4_across_seeds`) in tabs, one numbered
+    captioned table per published table: per head count and layer, the mean over seeds with
+    its interval, beside the published mean."""
+    from .markdown import table, tabs
+    from .published import published_rows
+
+    published = {(r["table"], r["heads"], r["layer"]): r["mean"] for r in published_rows()
+                 if r["table"] <= 4}
+    titles = {1: "Table 1, copy", 2: "Table 2, cycle", 3: "Table 3, copy", 4: "Table 4, cycle"}
+    items = {}
+    for t in (1, 2, 3, 4):
+        cells = [r for r in rows if r["table"] == t and r["mode"] == mode]
+        if not cells:
+            continue
+        n = min(r["seeds"] for r in cells)
+        quantity = _QUANTITY[cells[0]["quantity"]]
+        out = []
+        for heads in sorted({r["heads"] for r in cells}):
+            row: dict[str, Any] = {"heads": heads}
+            for r in sorted((r for r in cells if r["heads"] == heads), key=lambda r: r["layer"]):
+                row[f"layer {r['layer']}"] = fmt_interval(r["mean"], r["low"], r["high"])
+                row[f"layer {r['layer']}, paper"] = published.get((t, heads, r["layer"]))
+            out.append(row)
+        what = (f"the mean over {n} seeds with its {level:.0%} t-interval across seeds"
+                if n > 1 else "one seed, so no interval")
+        caption = (f"{titles[t]}: {quantity} per layer, {mode} mode, published protocol; "
+                   f"{what}, beside the published mean.")
+        items[titles[t]] = table(out, caption=caption, name=f"{name_prefix}-{mode}-{t}",
+                                 formats={c: ".2f" for c in out[0] if c.endswith("paper")})
+    return tabs(items)
+
+
+def effects_markdown(rows: Sequence[Mapping[str, Any]], *, caption: str, name: str) -> str:
+    """:func:`head_count_effects` rows as one numbered captioned table."""
+    from .markdown import table
+
+    shown = [{"quantity": _QUANTITY[r["quantity"]], "task": r["task"], "layer": r["layer"],
+              "1 head": r["fewer"], "16 heads": r["more"],
+              "change [interval]": fmt_interval(r["effect"], r["low"], r["high"]),
+              "paired p": fmt_p(r["p_value"]), "verdict": r["verdict"]} for r in rows]
+    return table(shown, caption=caption, name=name,
+                 formats={"1 head": ".2f", "16 heads": ".2f"})

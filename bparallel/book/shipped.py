@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from .._io import atomic_write_text, file_lock
 from ..transformer.data import TASKS
@@ -274,6 +276,49 @@ def book_models(
                                         "seed": ck.data["seed"], "hardware": ck.data["hardware"],
                                         "attention_path": ck.attention_path}
     return ModelSet("quick", models, metas, f"trained by this build into {folder.name}/")
+
+
+def models_by_seed(
+    bundle: ModelSet, shipped_dir: str | os.PathLike = SHIPPED_DIR
+) -> dict[int, dict[tuple[str, int], Any]]:
+    """Every seed a chapter can compare: for paper-profile models, each seed with all 8
+    models shipped (hash-checked, :func:`load_shipped`), seed 42 taken from ``bundle``; for
+    a quick-profile ``bundle``, its one seed."""
+    seed_of = {int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()}
+    if len(seed_of) != 1:
+        raise ValueError(f"bundle mixes seeds {sorted(seed_of)}: expected one")
+    own = seed_of.pop()
+    out = {own: dict(bundle.models)}
+    if bundle.profile != "paper":
+        return out
+    per_config = shipped_seeds(shipped_dir)
+    complete = set.intersection(*(set(per_config.get((t, h), [])) for t in TASKS for h in HEADS))
+    for seed in sorted(complete - {own}):
+        out[seed] = load_shipped(shipped_dir, seed=seed)[0]
+    return dict(sorted(out.items()))
+
+
+def seed_overview(
+    bundle: ModelSet, seeds: Sequence[int], shipped_dir: str | os.PathLike = SHIPPED_DIR
+) -> list[dict[str, Any]]:
+    """One row per seed: how many models, where they were trained (``hardware``, torch)
+    and the lowest held-out token accuracy among them (manifest entries for shipped paper
+    models, the bundle's own metadata otherwise)."""
+    if bundle.profile == "paper":
+        entries = (shipped_manifest(shipped_dir) or {"models": {}})["models"].values()
+    else:
+        entries = [{**m, "heldout_accuracy": m["history"]["heldout_accuracy"][-1],
+                    "torch_version": str(torch.__version__)} for m in bundle.metas.values()]
+    rows = []
+    for seed in seeds:
+        mine = [e for e in entries if int(e.get("seed", DEFAULT_SEED)) == seed]
+        rows.append({
+            "seed": seed, "models": len(mine),
+            "trained on": "; ".join(sorted({e["hardware"] for e in mine})),
+            "torch": ", ".join(sorted({e["torch_version"] for e in mine})),
+            "lowest held-out accuracy": min(e["heldout_accuracy"] for e in mine),
+        })
+    return rows
 
 
 def _open_manifest(dest: Path, p: Profile) -> dict[str, Any]:
