@@ -4,7 +4,9 @@
    (500 walks per start) vs a plain per-walk Python loop (the published style);
 2. Tables 1-4 (+ 5-6) of 8 models x 50 sequences (trained models from --run-dir, else
    random init);
-3. the exact proxies of one model over 5,000 sequences x 4 layers (target < 10 s).
+3. the exact proxies of one model over 5,000 sequences x 4 layers (target < 10 s);
+4. those graphs per second against the arithmetic limit (horizon x T^2 multiply-adds per
+   graph at this machine's float64 matrix-product rate).
 
     python benchmarks/bench_proxies.py [--quick] [--run-dir runs/paper] [--threads 2]
 
@@ -124,6 +126,23 @@ def main() -> None:
     total = t_comb + t_mix + t_fid
     print(f"   Tables 1-4 paper proxies    {total:6.1f} s (target < 10 s)")
     print(f"   mixing time, definition     {t_def:6.1f} s")
+
+    # 4. against the arithmetic limit ------------------------------------------------------
+    # Fidelity at horizon M over T nodes is M vector-matrix products: M * T^2 multiply-adds
+    # per graph (1e6 at M = T = 100). The limit: this machine's float64 multiply-add rate
+    # in one large matrix product (the best case of the same arithmetic).
+    graphs = 4 * 5000
+    T, M = 100, 100
+    a = np.random.default_rng(0).random((1000, 1000))
+    t_gemm, _ = best_of(lambda: a @ a, 3)
+    rate = 1000**3 / t_gemm  # multiply-adds per second
+    limit = rate / (M * T * T)
+    print(f"\n4. against the arithmetic limit ({M} x {T}^2 = {M * T * T:.0e} multiply-adds "
+          f"per graph; float64 matrix product: {rate / 1e9:.1f} G multiply-adds/s)")
+    print(f"   {'':26}{'graphs/s':>10} {'limit/s':>9} {'share of limit':>15}")
+    for name, secs in (("fidelity, both modes", t_fid), ("mixing time, paper mode", t_mix),
+                       ("mixing time, definition", t_def)):
+        print(f"   {name:<26}{graphs / secs:10.0f} {limit:9.0f} {graphs / secs / limit:14.0%}")
 
 
 if __name__ == "__main__":
