@@ -48,16 +48,30 @@ def sink_rows(M: NDArray[np.float64], horizon: int) -> NDArray[np.float64]:
     The row recursion ``e_tau^T M^(t+1) = (e_tau^T M^t) M``: one vector-matrix product per
     step. The one place this recursion lives: :func:`signal_at_sink` (``M = Delta``) and
     :func:`bparallel.ensembles.tv_curves` (``M = W``) call it. Inputs are not validated.
+
+    A batch of matrices is walked :data:`SINK_ROWS_CHUNK` matrices at a time, all steps per
+    chunk, so that a chunk's matrices stay in the CPU cache across the steps (the same
+    arithmetic in the same order: bitwise the unchunked result, about twice as fast on
+    large batches).
     """
     n = M.shape[-1]
-    row = np.zeros(M.shape[:-2] + (n,))
-    row[..., -1] = 1.0
-    out = np.empty(M.shape[:-2] + (horizon + 1, n))
-    out[..., 0, :] = row
-    for t in range(1, horizon + 1):
-        row = np.einsum("...k,...kj->...j", row, M)
-        out[..., t, :] = row
+    out = np.empty(M.shape[:-2] + (horizon + 1, n), dtype=np.result_type(M, np.float64))
+    flat_m = M.reshape(-1, n, n)
+    flat_out = out.reshape(-1, horizon + 1, n)
+    for start in range(0, flat_m.shape[0], SINK_ROWS_CHUNK):
+        m = flat_m[start : start + SINK_ROWS_CHUNK]
+        row = np.zeros(m.shape[:-1])
+        row[:, -1] = 1.0
+        o = flat_out[start : start + SINK_ROWS_CHUNK]
+        o[:, 0] = row
+        for t in range(1, horizon + 1):
+            row = np.einsum("bk,bkj->bj", row, m)
+            o[:, t] = row
     return out
+
+
+#: Matrices per chunk in :func:`sink_rows` (64 matrices of 100 x 100 float64: 5 MB).
+SINK_ROWS_CHUNK = 64
 
 
 def signal_at_sink(delta: ArrayLike, horizon: int) -> NDArray[np.float64]:
