@@ -301,3 +301,30 @@ def test_page_renders_offline(docname, mode, built_html, book_server, browser, s
             f"{docname} ({mode}): {page['widgetControls']} ipywidgets controls shown in the "
             "static page, where nothing can recompute them"
         )
+
+
+@pytest.mark.parametrize("mode", ["http", "file"])
+def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
+    """Opened from file://, the search page says before its results why they have no text
+    previews and how to serve the book; over http it says nothing of the kind."""
+    html = built_html / "search.html"
+    url = book_server + "search.html?q=fidelity" if mode == "http" else html.as_uri() + "?q=fidelity"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_load_state("load")
+        notes = page.locator(".file-search-note")
+        if mode == "http":
+            assert notes.count() == 0
+        else:
+            assert notes.count() == 1 and notes.first.is_visible()
+            text = notes.first.inner_text()
+            assert "python -m http.server" in text and "search.html" in text
+            # the note comes before the results
+            assert page.evaluate(
+                "() => { const n = document.querySelector('.file-search-note');"
+                " const r = document.querySelector('#search-results');"
+                " return !r || !!(n.compareDocumentPosition(r) & Node.DOCUMENT_POSITION_FOLLOWING); }")
+    finally:
+        context.close()
