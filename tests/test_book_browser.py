@@ -308,7 +308,8 @@ def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
     """Opened from file://, the search page says before its results why they have no text
     previews and how to serve the book; over http it says nothing of the kind."""
     html = built_html / "search.html"
-    url = book_server + "search.html?q=fidelity" if mode == "http" else html.as_uri() + "?q=fidelity"
+    query = "?q=fidelity"
+    url = book_server + "search.html" + query if mode == "http" else html.as_uri() + query
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
@@ -325,6 +326,7 @@ def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
             assert page.evaluate(
                 "() => { const n = document.querySelector('.file-search-note');"
                 " const r = document.querySelector('#search-results');"
-                " return !r || !!(n.compareDocumentPosition(r) & Node.DOCUMENT_POSITION_FOLLOWING); }")
+                " return !r ||"
+                " !!(n.compareDocumentPosition(r) & Node.DOCUMENT_POSITION_FOLLOWING); }")
     finally:
         context.close()

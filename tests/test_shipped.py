@@ -193,9 +193,9 @@ def _entry_lines(text: str, key: str) -> list[str]:
 
 
 def test_shipping_another_seed_keeps_the_seed_42_entries_byte_for_byte(tmp_path):
-    """A paper-profile model of a seed not shipped yet, shipped into a copy of the committed manifest leaves
-    every seed-42 entry as it was, to the byte. (The checkpoint is made, not trained: an
-    untrained model stamped with the paper's last epoch.)"""
+    """A paper-profile model of a seed not shipped yet, shipped into a copy of the committed
+    manifest, leaves every seed-42 entry as it was, to the byte. (The checkpoint is made,
+    not trained: an untrained model stamped with the paper's last epoch.)"""
     committed = ex.SHIPPED_DIR / ex.MANIFEST
     if not committed.is_file():
         pytest.skip("no paper-profile models shipped yet")

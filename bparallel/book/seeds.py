@@ -231,11 +231,12 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
 
     For "more heads mix faster" and "more heads keep more fidelity" (rows of
     :func:`head_count_effects`): in how many layers (``units``) the change ``holds``
-    (survives), goes ``against`` the claim (reversed) or is ``undecided``. For "the combination beats its best head" (rows of
-    :func:`amplification_across_seeds`): in how many (heads, layer) cells it wins in every
-    seed (``holds``), in none (``against``), in some (``undecided``). ``verdict``: ``"survives"`` when every layer (cell) goes
-    the claimed way in every seed, ``"fails"`` when none does, ``"partly"`` otherwise; with
-    one seed, ``"one seed"`` (nothing can survive seeds that were not trained)."""
+    (survives), goes ``against`` the claim (reversed) or is ``undecided``. For "the
+    combination beats its best head" (rows of :func:`amplification_across_seeds`): in how
+    many (heads, layer) cells it wins in every seed (``holds``), in none (``against``), in
+    some (``undecided``). ``verdict``: ``"survives"`` when every layer (cell) goes the
+    claimed way in every seed, ``"fails"`` when none does, ``"partly"`` otherwise; with one
+    seed, ``"one seed"`` (nothing can survive seeds that were not trained)."""
     claims = {"mixing_time": "more heads mix faster (Tables 1-2)",
               "fidelity": "more heads keep more fidelity (Tables 3-4)"}
     out = []
