@@ -355,10 +355,11 @@ def test_every_figure_is_numbered_and_captioned(docname, built_html):
         assert re.match(r"Fig\. \d+ \S", text), f"{docname}: caption not numbered: {text[:60]}"
 
 
-#: Chapters whose output tables all have a number and a caption (chapters 04, 05, 07 and 08
-#: still show some pandas tables without one: issue #16).
+#: Chapters whose output tables all have a number and a caption (chapters 04 and 05 still
+#: show pandas tables without one: issue #16).
 TABLES_CAPTIONED = ["notebooks/01_feedforward_graphs", "notebooks/02_mixing_time",
                     "notebooks/03_minimax_fidelity", "notebooks/06_training",
+                    "notebooks/07_proxies", "notebooks/08_amplification",
                     "notebooks/09_section4_as_defined", "notebooks/10_across_seeds"]
 
 
