@@ -19,3 +19,5 @@ if [ -d _build/.jupyter_cache ] && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" !=
 fi
 .venv/bin/jupyter-book build . --all -W -n --keep-going
 echo "$now" > "$stamp"
+# Each chapter as an executed notebook next to its page (no execution: myst-nb's own output).
+.venv/bin/python -m bparallel.book.downloads _build

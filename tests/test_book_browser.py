@@ -377,3 +377,27 @@ def test_every_output_table_is_numbered_and_captioned(docname, built_html):
         assert caption is not None, f"{docname}: a table has no caption: {t.get_text()[:60]}"
         text = caption.get_text(" ", strip=True)
         assert re.match(r"Table \d+ \S", text), f"{docname}: caption not numbered: {text[:60]}"
+
+
+def test_chapter_download_menu_offers_the_executed_notebook(built_html, book_server, browser):
+    """A chapter's download menu links its executed notebook, which exists beside the page
+    and holds the chapter's outputs (copied by scripts/build_book.sh, nothing re-run)."""
+    import json
+
+    docname = "notebooks/02_mixing_time"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(book_server + f"{docname}.html")
+        page.wait_for_load_state("load")
+        link = page.locator(".dropdown-download-buttons a.notebook-download")
+        assert link.count() == 1, "no .ipynb entry in the download menu"
+        assert link.get_attribute("href") == "02_mixing_time.ipynb"
+    finally:
+        context.close()
+    nb = json.loads((built_html / "notebooks" / "02_mixing_time.ipynb").read_text())
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert nb["nbformat"] == 4 and any("image/png" in o.get("data", {}) for o in outputs)
+    for name in DOCNAMES:
+        if name.startswith("notebooks/"):
+            assert (built_html / f"{name}.ipynb").is_file(), f"{name}.ipynb is missing"

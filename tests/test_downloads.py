@@ -1,0 +1,44 @@
+"""bparallel.book.downloads: executed chapter notebooks copied next to their pages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bparallel.book.downloads import export_notebooks, main
+
+
+def _nb(outputs: bool) -> str:
+    cell = {"cell_type": "code", "source": "1 + 1", "metadata": {}, "execution_count": 1,
+            "outputs": [{"output_type": "execute_result", "data": {"text/plain": "2"},
+                         "metadata": {}, "execution_count": 1}] if outputs else []}
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]})
+
+
+def _build(tmp_path, notebooks: dict[str, str], pages: list[str]):
+    (tmp_path / "jupyter_execute" / "notebooks").mkdir(parents=True)
+    (tmp_path / "html" / "notebooks").mkdir(parents=True)
+    for name, text in notebooks.items():
+        (tmp_path / "jupyter_execute" / "notebooks" / f"{name}.ipynb").write_text(text)
+    for name in pages:
+        (tmp_path / "html" / "notebooks" / f"{name}.html").write_text("<html></html>")
+    return tmp_path
+
+
+def test_copies_executed_notebooks_of_pages_only(tmp_path):
+    build = _build(tmp_path, {"01_a": _nb(True), "02_b": _nb(True)}, ["01_a"])
+    copies = export_notebooks(build)
+    assert [c.name for c in copies] == ["01_a.ipynb"]
+    assert (build / "html" / "notebooks" / "01_a.ipynb").read_text() == _nb(True)
+    assert not (build / "html" / "notebooks" / "02_b.ipynb").exists()
+    assert main([str(build)]) == 0
+
+
+def test_refuses_unexecuted_or_broken_notebooks_and_missing_builds(tmp_path):
+    with pytest.raises(ValueError, match="no outputs: it was not executed"):
+        export_notebooks(_build(tmp_path / "a", {"01_a": _nb(False)}, ["01_a"]))
+    with pytest.raises(ValueError, match="is not a notebook"):
+        export_notebooks(_build(tmp_path / "b", {"01_a": "{not json"}, ["01_a"]))
+    with pytest.raises(FileNotFoundError, match="build the book first"):
+        export_notebooks(tmp_path / "nothing")
