@@ -43,4 +43,10 @@ def test_build_book_drops_the_execution_cache_when_the_stamp_changes():
     assert ('if [ -d _build/.jupyter_cache ] && { [ ! -f "$stamp" ] || '
             '[ "$(cat "$stamp")" != "$now" ]; }; then') in text
     assert "rm -rf _build/.jupyter_cache" in text
-    assert text.rstrip().endswith('echo "$now" > "$stamp"')
+    # The stamp is written only once the build has succeeded (set -e), and the executed
+    # notebooks are copied next to their pages after it.
+    build = text.index(".venv/bin/jupyter-book build . --all -W -n --keep-going")
+    stamp_write = text.index('echo "$now" > "$stamp"')
+    downloads = text.index(".venv/bin/python -m bparallel.book.downloads _build")
+    assert build < stamp_write < downloads
+    assert "set -euo pipefail" in text
