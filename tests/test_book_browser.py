@@ -332,22 +332,27 @@ def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
         context.close()
 
 
-#: Chapters whose figures all have a number and a caption (the playground's widget snapshots
-#: and chapter 05's figures are not captioned yet: issue #16).
-FIGURES_CAPTIONED = ["notebooks/01_feedforward_graphs", "notebooks/02_mixing_time",
-                     "notebooks/03_minimax_fidelity", "notebooks/06_training",
-                     "notebooks/07_proxies", "notebooks/08_amplification",
-                     "notebooks/09_section4_as_defined", "notebooks/10_across_seeds"]
+#: Chapters whose figures and output tables all have a number and a caption (chapter 04's
+#: widget snapshots and tables and chapter 05's figures and tables are not captioned yet:
+#: issue #16).
+CAPTIONED = ["notebooks/01_feedforward_graphs", "notebooks/02_mixing_time",
+             "notebooks/03_minimax_fidelity", "notebooks/06_training",
+             "notebooks/07_proxies", "notebooks/08_amplification",
+             "notebooks/09_section4_as_defined", "notebooks/10_across_seeds"]
 
 
-@pytest.mark.parametrize("docname", FIGURES_CAPTIONED)
-def test_every_figure_is_numbered_and_captioned(docname, built_html):
+def _page_main(built_html, docname):
+    """The ``<main>`` of a built page, parsed."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup((built_html / f"{docname}.html").read_text(encoding="utf-8"),
                          "html.parser")
-    main = soup.find("main") or soup
-    for img in main.select(".cell_output img, .output img"):
+    return soup.find("main") or soup
+
+
+@pytest.mark.parametrize("docname", CAPTIONED)
+def test_every_figure_is_numbered_and_captioned(docname, built_html):
+    for img in _page_main(built_html, docname).select(".cell_output img, .output img"):
         figure = img.find_parent("figure")
         caption = figure.find("figcaption") if figure else None
         assert caption is not None, f"{docname}: an output image has no caption"
@@ -355,22 +360,9 @@ def test_every_figure_is_numbered_and_captioned(docname, built_html):
         assert re.match(r"Fig\. \d+ \S", text), f"{docname}: caption not numbered: {text[:60]}"
 
 
-#: Chapters whose output tables all have a number and a caption (chapters 04 and 05 still
-#: show pandas tables without one: issue #16).
-TABLES_CAPTIONED = ["notebooks/01_feedforward_graphs", "notebooks/02_mixing_time",
-                    "notebooks/03_minimax_fidelity", "notebooks/06_training",
-                    "notebooks/07_proxies", "notebooks/08_amplification",
-                    "notebooks/09_section4_as_defined", "notebooks/10_across_seeds"]
-
-
-@pytest.mark.parametrize("docname", TABLES_CAPTIONED)
+@pytest.mark.parametrize("docname", CAPTIONED)
 def test_every_output_table_is_numbered_and_captioned(docname, built_html):
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup((built_html / f"{docname}.html").read_text(encoding="utf-8"),
-                         "html.parser")
-    main = soup.find("main") or soup
-    tables = main.select(".cell_output table, .output table")
+    tables = _page_main(built_html, docname).select(".cell_output table, .output table")
     assert tables, f"{docname}: no output tables found (did the page change?)"
     for t in tables:
         caption = t.find("caption")
