@@ -40,6 +40,7 @@ from ..transformer.train import (
     PROFILES,
     Profile,
     checkpoint_path,
+    device_name,
     get_profile,
     load_checkpoint,
     lock_path,
@@ -150,8 +151,7 @@ def plan(
             raise ValueError(f"seeds: {seed!r} is not an integer >= 0")
     if threads is not None:
         positive_int(threads, "threads")
-    if device.split(":")[0] not in ("cpu", "cuda"):
-        raise ValueError(f"device={device!r}: only 'cpu' and 'cuda' are supported")
+    device_name(device)  # the name only: the jobs may run on another machine (a GPU node)
     models = default_models_dir(p) if models_dir is None else Path(models_dir)
     return [ModelRun(t, h, s, p, Path(runs_dir), models, threads, device)
             for h in sorted(heads) for t in tasks for s in seeds]

@@ -133,11 +133,10 @@ def hardware_string(device: str | torch.device = "cpu") -> str:
     return text
 
 
-def resolve_device(device: str | torch.device) -> torch.device:
-    """``device`` (``"cpu"``, ``"cuda"`` or ``"cuda:N"``) as a ``torch.device``, checked.
-
-    Raises ``ValueError`` for another kind of device or a CUDA device this machine lacks.
-    """
+def device_name(device: str | torch.device) -> torch.device:
+    """``device`` (``"cpu"``, ``"cuda"`` or ``"cuda:N"``) as a ``torch.device``; another kind
+    of device is a ``ValueError``. Whether this machine has it is :func:`resolve_device`'s
+    check (a sweep checks only the name: its jobs may run on a GPU node)."""
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as err:
@@ -145,6 +144,15 @@ def resolve_device(device: str | torch.device) -> torch.device:
                          "'cuda'") from None
     if dev.type not in ("cpu", "cuda"):
         raise ValueError(f"device={device!r}: only 'cpu' and 'cuda' are supported")
+    return dev
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``device`` as a ``torch.device`` (:func:`device_name`), checked to exist here.
+
+    Raises ``ValueError`` for another kind of device or a CUDA device this machine lacks.
+    """
+    dev = device_name(device)
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise ValueError(f"device={device!r}: CUDA is not available here (torch "
