@@ -152,14 +152,31 @@ def _forward(pattern: Any, head_weights: Any) -> np.ndarray:
     return np.swapaxes(combine_heads(pattern, head_weights), -1, -2)
 
 
+def _forward_view(pattern: Any, head_weights: Any) -> tuple[np.ndarray, tuple[int, ...], int]:
+    """``P = C^T`` of every graph as an ``(N, T, T)`` view (no copy of its own), with the batch
+    shape and ``T``, for the kernels that copy ``P`` chunk by chunk into float64 buffers.
+
+    One head of weight 1 is its own combination (``1 * A`` is ``A`` exactly): the pattern is
+    used as it is, float32 included, so each chunk's copy also converts and transposes it,
+    the values bitwise those of :func:`_forward`.
+    """
+    a = _check_pattern(pattern)
+    w = _check_weights(head_weights, a)
+    if a.shape[-3] == 1 and np.all(w == 1.0):
+        C = a[..., 0, :, :]  # (..., T, T)
+    else:
+        C = graphs.head_sum(a, w.astype(a.dtype)).astype(np.float64, copy=False)
+    batch, T = C.shape[:-2], C.shape[-1]
+    return np.swapaxes(C.reshape(-1, T, T), -1, -2), batch, T
+
+
 def _forward_flat(
     pattern: Any, head_weights: Any, mode: str
 ) -> tuple[np.ndarray, tuple[int, ...], int]:
     """``P = C^T`` of every graph, flattened to ``(N, T, T)``, with the batch shape and ``T``;
     in definition mode, positions without outgoing weight wait (:func:`_patch_empty_rows`)."""
-    P = _forward(pattern, head_weights)  # (..., T, T)
-    batch, T = P.shape[:-2], P.shape[-1]
-    P = P.reshape(-1, T, T)
+    P, batch, T = _forward_view(pattern, head_weights)
+    P = np.ascontiguousarray(P, dtype=np.float64)  # (N, T, T): one copy
     if mode == "definition":
         P = _patch_empty_rows(P)
     return P, batch, T
@@ -796,9 +813,8 @@ def node_fidelity_proxy(
     """
     one_of(mode, "mode", MODES)
     positive_int(horizon, "horizon")
-    P = _forward(pattern, head_weights)
-    batch, T = P.shape[:-2], P.shape[-1]
-    phi, t_opt = _node_fidelity(P.reshape(-1, T, T), horizon, mode, with_times=times)
+    P, batch, T = _forward_view(pattern, head_weights)
+    phi, t_opt = _node_fidelity(P, horizon, mode, with_times=times)
     return NodeFidelity(100.0 * phi.reshape(*batch, T),
                         None if t_opt is None else t_opt.reshape(*batch, T))
 
@@ -821,9 +837,8 @@ def minimax_fidelity_proxy(
     """
     one_of(mode, "mode", MODES)
     positive_int(horizon, "horizon")
-    P = _forward(pattern, head_weights)
-    batch, T = P.shape[:-2], P.shape[-1]
-    phi, _ = _node_fidelity(P.reshape(-1, T, T), horizon, mode, with_times=False)
+    P, batch, T = _forward_view(pattern, head_weights)
+    phi, _ = _node_fidelity(P, horizon, mode, with_times=False)
     return _minimax(phi.reshape(*batch, T), mode) * 100.0
 
 

@@ -12,7 +12,12 @@ import torch
 from bparallel import proxies as px
 from bparallel._io import write_csv, write_json
 from bparallel.book import metrics_cache
-from bparallel.book.metrics_cache import cached_sequence_metrics, metrics_key
+from bparallel.book.metrics_cache import (
+    cached_metrics_many,
+    cached_sequence_metrics,
+    default_workers,
+    metrics_key,
+)
 from bparallel.book.plotting import plot_figure4
 from bparallel.book.published import (
     PUBLISHED_TABLES,
@@ -192,12 +197,52 @@ def test_concurrent_callers_compute_a_key_once(tmp_path, monkeypatch):
     np.testing.assert_array_equal(got[0]["fidelity.paper"], got[1]["fidelity.paper"])
 
 
+def test_cached_metrics_many_in_worker_processes_equals_one_by_one(tmp_path, monkeypatch):
+    models = _tiny_models()
+    jobs = [(m, evaluation_inputs(task, "heldout", "tiny", num_sequences=3),
+             {"max_steps": 15, "horizon": 15}) for (task, _), m in sorted(models.items())]
+    serial = [sequence_metrics(m, x, **o) for m, x, o in jobs]
+    # Two worker processes (spawned, one thread each) fill the cache, one file per job.
+    parallel = cached_metrics_many("sequence", jobs, cache_dir=tmp_path, workers=2)
+    assert len(list(tmp_path.glob("metrics-*.npz"))) == len(jobs)
+    for got, want in zip(parallel, serial, strict=True):
+        assert got.keys() == want.keys()
+        for k in want:  # the order of the jobs is kept; only float32 rounding may differ
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)
+    # Warm: every result is read here, no worker started and nothing computed.
+    monkeypatch.setattr(metrics_cache, "_pool", lambda n: pytest.fail("pool started"))
+    monkeypatch.setattr(metrics_cache, "sequence_metrics", lambda *a, **k: pytest.fail("ran"))
+    again = cached_metrics_many("sequence", jobs, cache_dir=tmp_path, workers=2)
+    for got, want in zip(again, parallel, strict=True):
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k])
+    monkeypatch.undo()
+    # One worker: computed here, in order, as cached_metrics would.
+    here = cached_metrics_many("sequence", jobs[:2], cache_dir=None, workers=1)
+    for got, want in zip(here, serial[:2], strict=True):
+        np.testing.assert_array_equal(got["fidelity.paper"], want["fidelity.paper"])
+
+
+def test_cached_metrics_many_refuses_bad_input(monkeypatch):
+    with pytest.raises(ValueError, match="workers=0"):
+        cached_metrics_many("sequence", [], cache_dir=None, workers=0)
+    with pytest.raises(ValueError, match="measure='bogus'"):
+        cached_metrics_many("bogus", [], cache_dir=None)
+    monkeypatch.setenv("BPARALLEL_WORKERS", "3")
+    assert default_workers() == 3
+    monkeypatch.setenv("BPARALLEL_WORKERS", "many")
+    with pytest.raises(ValueError, match="BPARALLEL_WORKERS='many'"):
+        default_workers()
+    monkeypatch.delenv("BPARALLEL_WORKERS")
+    assert default_workers() >= 1
+
+
 def test_evaluate_models_with_a_cache_equals_without(tmp_path):
     models = _tiny_models(heads=(4,))
     kw = dict(profile="tiny", protocols=("paper", "heldout"), num_sequences=3, max_steps=20,
               horizon=20)
-    plain = evaluate_models(models, **kw)
-    assert evaluate_models(models, cache_dir=tmp_path, **kw) == plain
+    plain = evaluate_models(models, workers=1, **kw)
+    assert evaluate_models(models, cache_dir=tmp_path, workers=1, **kw) == plain
     assert len(list(tmp_path.glob("metrics-*.npz"))) == 2 * 2  # protocols x models
     assert evaluate_models(models, cache_dir=tmp_path, **kw) == plain
 

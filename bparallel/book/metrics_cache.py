@@ -2,21 +2,29 @@
 
 The key (:func:`metrics_key`) hashes the weights, the input sequences, the options, the
 numpy and torch versions and the package's source, so a cached result is never stale.
+:func:`cached_metrics_many` computes the missing results of many models in parallel worker
+processes (one per CPU core, one torch thread each): the exact proxies are single-threaded
+numpy loops, so a cold book build uses every core.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import warnings
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from .._checks import positive_int
 from .._io import atomic_write, file_lock
 from ..transformer.measure import defined_metrics, sequence_metrics
 from ..transformer.model import Transformer
@@ -137,6 +145,111 @@ def cached_metrics(
         out = compute(model, inputs, **options)
         atomic_write(path, lambda fh: np.savez(fh, **out))
         return out
+
+
+def _read(path: Path) -> dict[str, np.ndarray] | None:
+    """A cached result, or ``None`` if absent or unreadable (then computed again)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    except Exception:  # truncated or corrupted: cached_metrics warns and replaces it
+        return None
+
+
+def _one_thread() -> None:
+    """Worker start-up: one torch thread per process (the processes share the cores)."""
+    torch.set_num_threads(1)
+
+
+#: Thread-count variables of the BLAS and OpenMP libraries numpy and torch may load: set to
+#: 1 in the workers' environment, else each worker's matrix products would use every core.
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@functools.lru_cache(maxsize=1)
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """``workers`` processes, started now and kept for the life of the interpreter (a chapter
+    calls several times), each with one thread for torch and for BLAS.
+
+    Started with ``spawn`` (forking a process that holds torch's thread pools can deadlock),
+    so a script that uses them needs the usual ``if __name__ == "__main__":`` guard."""
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_one_thread)
+    saved = {v: os.environ.get(v) for v in _THREAD_VARS}
+    os.environ.update(dict.fromkeys(_THREAD_VARS, "1"))  # inherited by the spawned workers
+    try:
+        for started in [pool.submit(int) for _ in range(workers)]:
+            started.result()
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+    atexit.register(pool.shutdown)
+    return pool
+
+
+def default_workers() -> int:
+    """Worker processes of :func:`cached_metrics_many`: ``BPARALLEL_WORKERS`` if set, else
+    the CPU cores available to this process."""
+    env = os.environ.get("BPARALLEL_WORKERS")
+    if env is not None:
+        return positive_int(int(env) if env.strip().isdigit() else env, "BPARALLEL_WORKERS")
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def cached_metrics_many(
+    measure: str,
+    jobs: Sequence[tuple[Transformer, torch.Tensor, Mapping[str, Any]]],
+    *,
+    cache_dir: str | os.PathLike | None,
+    workers: int | None = None,
+    progress: bool = False,
+    desc: str | None = None,
+) -> list[dict[str, np.ndarray]]:
+    """:func:`cached_metrics` of every ``(model, inputs, options)`` of ``jobs``, in order.
+
+    Cached results are read here; the missing ones are computed by ``workers`` processes
+    (default :func:`default_workers`; 1 computes here, in this process), each job through
+    :func:`cached_metrics`, so the cache is filled as by serial calls. Jobs are handed out
+    largest first (heads x sequences). A worker uses one torch thread: its attention
+    patterns can differ from a many-threaded extraction's in the last float32 bit, far
+    below the tolerances of the Section 4 references.
+    """
+    if measure not in MEASURES:
+        raise ValueError(f"measure={measure!r}: valid measures are {list(MEASURES)}")
+    workers = default_workers() if workers is None else positive_int(workers, "workers")
+    out: list[dict[str, np.ndarray] | None] = [None] * len(jobs)
+    if cache_dir is not None:
+        for i, (model, inputs, options) in enumerate(jobs):
+            key = metrics_key(model, inputs, measure=measure, **options)
+            out[i] = _read(Path(cache_dir) / f"metrics-{key}.npz")
+    todo = [i for i, r in enumerate(out) if r is None]
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(todo), disable=not progress, desc=desc or measure, unit="model")
+    if workers == 1 or len(todo) < 2:
+        for i in todo:
+            model, inputs, options = jobs[i]
+            out[i] = cached_metrics(measure, model, inputs, cache_dir=cache_dir, **options)
+            bar.update()
+    else:
+        size = {i: jobs[i][0].config.n_heads * len(jobs[i][1]) for i in todo}
+        pool = _pool(workers)
+        futures = {pool.submit(cached_metrics, measure, jobs[i][0], jobs[i][1],
+                               cache_dir=cache_dir, **jobs[i][2]): i
+                   for i in sorted(todo, key=lambda i: -size[i])}
+        for future in as_completed(futures):
+            out[futures[future]] = future.result()
+            bar.update()
+    bar.close()
+    return out  # type: ignore[return-value]
 
 
 def cached_sequence_metrics(

@@ -18,7 +18,7 @@ from ..transformer.data import fresh_sequences
 from ..transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
 from ..transformer.model import Transformer
 from ..transformer.train import DEFAULT_SEED, get_profile
-from .metrics_cache import cached_sequence_metrics
+from .metrics_cache import cached_metrics_many
 
 
 def _rows_tables_1_4(
@@ -80,6 +80,7 @@ def evaluate_models(
     horizon: int = 100,
     progress: bool = False,
     cache_dir: str | os.PathLike | None = None,
+    workers: int | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Tables 1-6 for ``models`` keyed by ``(task, heads)``.
 
@@ -87,25 +88,27 @@ def evaluate_models(
     quantity, mode, task, heads, layer: ``mean``, ``std``, ``n``. Tables 5-6 rows: per
     protocol, sample (``"fresh"``: one fresh sequence drawn with ``fresh_seed``, default
     ``seed``; ``"mean"``: mean over the protocol's sequences), mode, task, heads, layer.
-    With ``cache_dir``, per-model metrics go through :func:`cached_sequence_metrics`.
+    Per-model metrics go through :func:`cached_metrics_many` (``cache_dir``, ``workers``
+    processes for the ones not cached).
     """
     for protocol in protocols:
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol={protocol!r}: valid protocols are {list(PROTOCOLS)}")
-    from tqdm.auto import tqdm
-
-    t14: list[dict[str, Any]] = []
-    t56: list[dict[str, Any]] = []
     fresh_seed = seed if fresh_seed is None else fresh_seed
     p = get_profile(profile)
+    keys = sorted(models)
+    jobs = [(protocol, key) for protocol in protocols for key in keys]
+    options = {"max_steps": max_steps, "horizon": horizon}
+    results = cached_metrics_many(
+        "sequence",
+        [(models[key], evaluation_inputs(key[0], protocol, profile, seed=seed, epoch=epoch,
+                                         num_sequences=num_sequences), options)
+         for protocol, key in jobs],
+        cache_dir=cache_dir, workers=workers, progress=progress, desc="evaluate")
+    t14: list[dict[str, Any]] = []
+    t56: list[dict[str, Any]] = []
     for protocol in protocols:
-        metrics = {}
-        for (task, heads), model in tqdm(sorted(models.items()), disable=not progress,
-                                         desc=f"evaluate ({protocol})"):
-            inputs = evaluation_inputs(task, protocol, profile, seed=seed, epoch=epoch,
-                                       num_sequences=num_sequences)
-            metrics[(task, heads)] = cached_sequence_metrics(
-                model, inputs, cache_dir=cache_dir, max_steps=max_steps, horizon=horizon)
+        metrics = {key: r for (prot, key), r in zip(jobs, results, strict=True) if prot == protocol}
         t14 += _rows_tables_1_4(metrics, protocol)
         t56 += _rows_tables_5_6(metrics, protocol, "mean")
     fresh = {}
