@@ -176,3 +176,20 @@ def test_summary_table_says_never_instead_of_nan():
     assert hit[2] == pytest.approx(r.multi_hitting)
     assert [row["φ_min"] for row in rows] == [0.0, 0.0, pytest.approx(r.report.multi_minimax)]
     assert not any(isinstance(v, float) and v != v for row in rows for v in row.values())
+
+
+def test_report_markdown_numbers_and_captions_both_tables():
+    r = pg.compute(pg.from_preset("Example 3.8"))
+    md = pg.report_markdown(r, name="ex-3-8", title="Example 3.8")
+    assert md.count(":::{table}") == 2
+    assert ":name: ex-3-8-nodes" in md and ":name: ex-3-8-summary" in md
+    assert "Example 3.8: node fidelity" in md and "Example 3.8: minimax fidelity" in md
+    assert pg.NEVER_MIXES in md and "nan" not in md.lower()
+    phi = r.report.multi_minimax
+    assert f"| combined | {phi:.4f} |" in md  # four decimals, no float-formatted counts
+    assert f"= {r.report.amplification:+.4f}: the combination beats its best head." in md
+    # Each head of Example 3.8 has no unique sink: the warnings come first, as an admonition.
+    assert r.warnings and md.startswith(":::{warning}")
+    assert all(w in md.split(":::", 2)[1] for w in r.warnings)
+    r = pg.compute(pg.from_preset("Random feedforward", seed=7, n=6, heads=2, density=0.3))
+    assert not r.warnings and "{warning}" not in pg.report_markdown(r, name="r", title="R")

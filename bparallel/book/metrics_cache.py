@@ -15,6 +15,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import signal
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -159,7 +160,9 @@ def _read(path: Path) -> dict[str, np.ndarray] | None:
 
 
 def _one_thread() -> None:
-    """Worker start-up: one torch thread per process (the processes share the cores)."""
+    """Worker start-up: one torch thread per process (the processes share the cores), and
+    Ctrl-C left to the parent (a notebook interrupts its kernel's whole process group)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
 
 
@@ -245,9 +248,14 @@ def cached_metrics_many(
         futures = {pool.submit(cached_metrics, measure, jobs[i][0], jobs[i][1],
                                cache_dir=cache_dir, **jobs[i][2]): i
                    for i in sorted(todo, key=lambda i: -size[i])}
-        for future in as_completed(futures):
-            out[futures[future]] = future.result()
-            bar.update()
+        try:
+            for future in as_completed(futures):
+                out[futures[future]] = future.result()
+                bar.update()
+        except BaseException:  # an error or Ctrl-C: the jobs not started yet are dropped
+            for future in futures:
+                future.cancel()
+            raise
     bar.close()
     return out  # type: ignore[return-value]
 

@@ -339,21 +339,33 @@ def summary_table(result: PlaygroundResult) -> list[dict[str, Any]]:
             for g, p, m, e in zip(names, phis, mix, hit, strict=True)]
 
 
-def show(result: PlaygroundResult) -> None:  # pragma: no cover - display glue
-    """Display what the playground shows: warnings, the Figure 3 curves, the node-fidelity
-    table (:func:`fidelity_table`), the summary (:func:`summary_table`), the amplification."""
-    import matplotlib.pyplot as plt
-    import pandas as pd
-    from IPython.display import display
+def report_markdown(result: PlaygroundResult, *, name: str, title: str) -> str:
+    """What the playground shows below its curves, as MyST for a book page: the warnings (an
+    admonition), the node-fidelity table (:func:`fidelity_table`) and the summary
+    (:func:`summary_table`) as numbered, captioned tables labelled ``<name>-nodes`` and
+    ``<name>-summary``, and the amplification in a sentence."""
+    from .markdown import table
 
-    for w in result.warnings:
-        print("WARNING:", w)
-    plot_signals(result)
-    plt.show()
-    display(pd.DataFrame(fidelity_table(result)).round(4).style.hide(axis="index"))
-    display(pd.DataFrame(summary_table(result)).style.hide(axis="index")
-            .format(precision=4))
-    print(f"amplification φ_min(multi) − φ_min(best head) = {result.report.amplification:+.4f}")
+    def four(v: Any) -> str:  # words (never mixes, unreachable) as they are
+        return v if isinstance(v, str) else f"{v:.4f}"
+
+    nodes = fidelity_table(result)
+    summary = summary_table(result)
+    node_formats = {k: four for k, v in nodes[0].items() if isinstance(v, float)}
+    out = []
+    if result.warnings:
+        out.append(":::{warning}\n" + "\n\n".join(result.warnings) + "\n:::\n")
+    out.append(table(nodes, name=f"{name}-nodes", formats=node_formats, caption=(
+        f"{title}: node fidelity φ_j (the largest signal at the sink over t = 1..horizon) "
+        "and the first time t_j it is reached, per head and for the weighted combination.")))
+    out.append(table(summary, name=f"{name}-summary",
+                     formats={"φ_min": four, "max_j E[τ_j]": four}, caption=(
+        f"{title}: minimax fidelity φ_min, Definition 2.7's mixing time and the largest "
+        "expected hitting time of the sink, per head and for the combination.")))
+    amp = result.report.amplification
+    out.append(f"Amplification φ_min(combined) − φ_min(best head) = {amp:+.4f}"
+               + (": the combination beats its best head." if amp > 0 else "."))
+    return "\n".join(out)
 
 
 def to_python(state: PlaygroundState) -> str:
