@@ -6,7 +6,10 @@
    random init);
 3. the exact proxies of one model over 5,000 sequences x 4 layers (target < 10 s);
 4. those graphs per second against the arithmetic limit (horizon x T^2 multiply-adds per
-   graph at this machine's float64 matrix-product rate).
+   graph at this machine's float64 matrix-product rate), and each head's own fidelity
+   (Tables 5-6) read from the float32 patterns as extracted;
+5. the Section 4 evaluation of 8 models, computed here (one process) against worker
+   processes, one per core (``cached_metrics_many``), side by side.
 
     python benchmarks/bench_proxies.py [--quick] [--run-dir runs/paper] [--threads 2]
 
@@ -23,6 +26,7 @@ import torch
 from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 
 from bparallel import proxies as px
+from bparallel.book.metrics_cache import default_workers
 from bparallel.book.tables import evaluate_models
 from bparallel.transformer.measure import (
     evaluation_inputs,
@@ -140,9 +144,30 @@ def main() -> None:
     print(f"\n4. against the arithmetic limit ({M} x {T}^2 = {M * T * T:.0e} multiply-adds "
           f"per graph; float64 matrix product: {rate / 1e9:.1f} G multiply-adds/s)")
     print(f"   {'':26}{'graphs/s':>10} {'limit/s':>9} {'share of limit':>15}")
-    for name, secs in (("fidelity, both modes", t_fid), ("mixing time, paper mode", t_mix),
-                       ("mixing time, definition", t_def)):
-        print(f"   {name:<26}{graphs / secs:10.0f} {limit:9.0f} {graphs / secs / limit:14.0%}")
+    attn = extract_patterns(model, inputs[:batch])  # (L, B, H, T, T) float32
+    heads = attn[:, :, :, None]  # (L, B, H, 1, T, T): each head alone, as Tables 5-6 need
+    t_head, _ = best_of(lambda: px.node_fidelity_proxy(heads, one, times=False), 3)
+    head_graphs = heads.shape[0] * heads.shape[1] * heads.shape[2]
+    for name, n, secs in (("fidelity, both modes", graphs, t_fid),
+                          ("fidelity of each head", head_graphs, t_head),
+                          ("mixing time, paper mode", graphs, t_mix),
+                          ("mixing time, definition", graphs, t_def)):
+        print(f"   {name:<26}{n / secs:10.0f} {limit:9.0f} {n / secs / limit:14.0%}")
+
+    # 5. the Section 4 evaluation in worker processes -------------------------------------
+    # The exact proxies are single-threaded numpy loops: one worker process per core runs
+    # them side by side (each with one torch and one BLAS thread). No cache: both compute.
+    n_eval = 25 if args.quick else 200
+    t_one, _ = best_of(lambda: evaluate_models(models, profile="paper", protocols=("heldout",),
+                                               num_sequences=n_eval, workers=1), 1)
+    workers = default_workers()
+    evaluate_models(models, profile="paper", num_sequences=2, workers=workers)  # start pool
+    t_many, _ = best_of(lambda: evaluate_models(models, profile="paper",
+                                                protocols=("heldout",), num_sequences=n_eval,
+                                                workers=workers), 1)
+    print(f"\n5. Tables 1-6 of 8 models x {n_eval} held-out sequences")
+    print(f"   in this process              {t_one:6.1f} s")
+    print(f"   {workers} worker processes          {t_many:6.1f} s   ({t_one / t_many:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ METHODS = ("exact", "monte-carlo")
 REDUCTIONS = ("mean", "max", "none")
 
 _CHUNK = 8  # graphs per batched matrix-vector product (stays in cache at T = 100)
+_FIDELITY_CHUNK = 32  # node fidelity: fewer calls per step (1.17x; the same values)
 _MC_WALKS = 1 << 16  # walks simulated together in the Monte Carlo method
 _TAIL_TOL = 1e-17  # early exit: bound on the survival mass still to add (sums are >= 1)
 _DIRECT_STEPS = 128  # Definition 2.7, phase 1: at most this many steps v <- Q v (O(T^2) each)
@@ -246,13 +247,13 @@ def _chain(
     return Q
 
 
-def _chunks(P: np.ndarray):
+def _chunks(P: np.ndarray, size: int = _CHUNK):
     """``(start, chunk)`` over the graphs of ``P`` ``(N, T, T)``; ``chunk`` is a reused
-    contiguous buffer of at most ``_CHUNK`` graphs (valid until the next iteration)."""
+    contiguous float64 buffer of at most ``size`` graphs (valid until the next iteration)."""
     N, T, _ = P.shape
-    buf = np.empty((min(_CHUNK, N), T, T))
-    for s in range(0, N, _CHUNK):
-        n = min(_CHUNK, N - s)
+    buf = np.empty((min(size, N), T, T))
+    for s in range(0, N, size):
+        n = min(size, N - s)
         np.copyto(buf[:n], P[s : s + n])
         yield s, buf[:n]
 
@@ -774,8 +775,8 @@ def _node_fidelity(
     N, T, _ = P.shape
     phi = np.zeros((N, T))
     t_opt = np.zeros((N, T), dtype=np.int64) if with_times else None
-    ubuf = np.empty((2, min(_CHUNK, N), T, 1))
-    for s, Pc in _chunks(P):  # Pc (n, T, T)
+    ubuf = np.empty((2, min(_FIDELITY_CHUNK, N), T, 1))
+    for s, Pc in _chunks(P, _FIDELITY_CHUNK):  # Pc (n, T, T)
         n = Pc.shape[0]
         u, spare = ubuf[0, :n], ubuf[1, :n]
         u[...] = Pc[..., -1:]  # (n, T, 1): t = 1

@@ -193,3 +193,17 @@ def test_paper_regression_of_the_fast_notebooks(tmp_path):
     status = rg.run(_args(profile="paper", notebooks=fast, output_dir=str(tmp_path)), out=out)
     assert status == 0, out.getvalue()
     assert "-> PASS" in out.getvalue()
+
+
+def test_notebooks_side_by_side_share_the_cores(monkeypatch):
+    monkeypatch.delenv("BPARALLEL_WORKERS", raising=False)
+    monkeypatch.setattr(rg.os, "cpu_count", lambda: 4)
+    with rg._share_of_cores(2):
+        assert rg.os.environ["BPARALLEL_WORKERS"] == "2"
+    assert "BPARALLEL_WORKERS" not in rg.os.environ
+    with rg._share_of_cores(8):
+        assert rg.os.environ["BPARALLEL_WORKERS"] == "1"
+    monkeypatch.setenv("BPARALLEL_WORKERS", "3")  # the caller's choice stands
+    with rg._share_of_cores(2):
+        assert rg.os.environ["BPARALLEL_WORKERS"] == "3"
+    assert rg.os.environ["BPARALLEL_WORKERS"] == "3"

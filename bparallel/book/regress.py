@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import fnmatch
 import json
 import math
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -344,6 +346,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="show passing keys too")
 
 
+
+@contextlib.contextmanager
+def _share_of_cores(jobs: int) -> Iterator[None]:
+    """Notebooks run side by side share the cores: while they run, each kernel's metrics
+    workers (:func:`bparallel.book.metrics_cache.default_workers`) get ``cores // jobs``
+    through ``BPARALLEL_WORKERS``, unless the caller has set it."""
+    if "BPARALLEL_WORKERS" in os.environ:
+        yield
+        return
+    os.environ["BPARALLEL_WORKERS"] = str(max(1, (os.cpu_count() or 1) // jobs))
+    try:
+        yield
+    finally:
+        os.environ.pop("BPARALLEL_WORKERS", None)
+
+
 def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
     """The ``regress`` command; returns the exit status (0 only when all pass)."""
     from tqdm import tqdm
@@ -363,7 +381,7 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
     output_dir = Path(args.output_dir) / profile
     jobs = args.jobs or max(1, min(len(names), (os.cpu_count() or 1)))
     outcomes: dict[str, Outcome] = {}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with _share_of_cores(jobs), ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {}
         for k, n in enumerate(names):
             if 0 < k < jobs:

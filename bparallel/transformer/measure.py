@@ -138,8 +138,12 @@ def sequence_metrics(
         put("fidelity.paper", phi.min(-1))  # (L, B)
         put("fidelity.definition", phi[..., :-1].min(-1))
         if best_head:
-            single = pattern[:, :, :, None]  # (L, B, H, 1, T, T): each head alone
-            phi_h = proxies.node_fidelity_proxy(single, one, horizon=horizon, times=False).phi
+            if pattern.shape[2] == 1:  # one head: it is its own combination (weight 1)
+                phi_h = phi[:, :, None]  # (L, B, 1, T)
+            else:
+                single = pattern[:, :, :, None]  # (L, B, H, 1, T, T): each head alone
+                phi_h = proxies.node_fidelity_proxy(single, one, horizon=horizon,
+                                                    times=False).phi
             per_head = {"paper": phi_h.min(-1), "definition": phi_h[..., :-1].min(-1)}
             for mode in MODES:
                 ph = per_head[mode]  # (L, B, H)
