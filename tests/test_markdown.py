@@ -3,7 +3,7 @@
 import pytest
 from markdown_it import MarkdownIt
 
-from bparallel.book.markdown import cell, table, tabs
+from bparallel.book.markdown import cell, frame_table, table, tabs
 
 
 def _pipe_table_cells(text):
@@ -57,3 +57,35 @@ def test_tabs_nest_tables():
     assert lines.count("::::{tab-item} paper mode") == 1 and text.count(":::{table}") == 2
     with pytest.raises(ValueError, match="at least one tab"):
         tabs({})
+
+
+def test_frame_table_flattens_index_and_column_levels():
+    pd = pytest.importorskip("pandas")
+    cols = pd.MultiIndex.from_tuples([("median", 5), ("median", 10), ("exceed", 5)],
+                                     names=["stat", "n"])
+    idx = pd.MultiIndex.from_tuples([("path", "a"), ("complete", "b")], names=["kind", "id"])
+    df = pd.DataFrame([[0.5, 0.25, 3], [1.0, 0.125, 0]], index=idx, columns=cols)
+    md = frame_table(df, caption="Ratios.", name="t-ratios", decimals=3)
+    lines = md.splitlines()
+    assert lines[:2] == [":::{table} Ratios.", ":name: t-ratios"]
+    assert lines[3] == "| kind | id | median · 5 | median · 10 | exceed · 5 |"
+    assert lines[4] == "| :--- | :--- | ---: | ---: | ---: |"
+    assert lines[5] == "| path | a | 0.500 | 0.250 | 3 |"  # same decimals; counts stay counts
+    assert lines[6] == "| complete | b | 1.000 | 0.125 | 0 |"
+    # A default index is not a column; formats per column or for all.
+    plain = pd.DataFrame({"share": [0.5, 0.25]})
+    assert "| share |" in frame_table(plain, caption="S.", name="s", formats="{:.0%}".format)
+    assert "| 25% |" in frame_table(plain, caption="S.", name="s", formats={"share": ".0%"})
+
+
+def test_frame_table_refuses_missing_values_unless_told_what_they_mean():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"z": [1.5, float("nan")]}, index=pd.Index(["a", "b"], name="law"))
+    with pytest.raises(ValueError, match="missing value in column 'z'"):
+        frame_table(df, caption="Z.", name="z")
+    md = frame_table(df, caption="Z (— : not estimated).", name="z", decimals=2, na="—")
+    assert "| b | — |" in md and "| a | 1.50 |" in md and "nan" not in md.lower()
+    with pytest.raises(ValueError, match="expected a pandas DataFrame"):
+        frame_table([{"z": 1}], caption="Z.", name="z")
+    with pytest.raises(ValueError, match=r"formats names \['y'\]"):
+        frame_table(df, caption="Z.", name="z", na="—", formats={"y": ".1f"})

@@ -329,3 +329,26 @@ def test_plot_pruning_curves_draws_each_order():
     np.testing.assert_allclose(lines["random order (mean of 2)"].get_ydata(), [10, 50, 100])
     with pytest.raises(ValueError, match="empty"):
         plot_pruning_curves({})
+
+
+def test_draw_dag_keeps_crossing_arcs_apart():
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch
+
+    from bparallel.book.plotting import draw_dag
+
+    fig, ax = plt.subplots()
+    edges = [(0, 1), (0, 2), (1, 3), (2, 4), (3, 1)]
+    draw_dag(edges, 5, ax=ax)
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) == len(edges)
+    rad = [a.get_connectionstyle().rad for a in arrows]  # in the order of the edges
+    assert rad[0] == 0  # to the next node: straight
+    assert rad[1] < 0 and rad[3] < 0  # from even nodes: above (left to right, rad < 0)
+    assert rad[2] > 0  # from an odd node: below, so 0 -> 2 and 1 -> 3 do not overlap
+    back = arrows[4]
+    assert back.get_facecolor()[:3] != arrows[1].get_facecolor()[:3]  # red
+    assert rad[4] < 0 and abs(rad[4]) > abs(rad[2])  # right to left, below, and deeper
+    lo, hi = ax.get_ylim()
+    assert lo < 0 < hi and -lo >= 0.5 * abs(rad[4]) * 2  # the deepest arc fits
+    plt.close(fig)

@@ -79,3 +79,63 @@ def tabs(items: Mapping[str, str]) -> str:
     for label, content in items.items():
         out += [f"::::{{tab-item}} {label}", content.rstrip(), "::::"]
     return "\n".join(out + [":::::"]) + "\n"
+
+
+def frame_table(
+    frame: Any,
+    *,
+    caption: str,
+    name: str,
+    decimals: int | None = None,
+    formats: str | Callable[[Any], str] | Mapping[str, str | Callable[[Any], str]] | None = None,
+    na: str | None = None,
+) -> str:
+    """:func:`table` of a pandas DataFrame: the index levels become the first columns
+    (left-aligned; an unnamed default index is dropped), column levels are joined with " · "
+    and the value columns right-aligned.
+
+    ``formats`` is one format (spec or function) for every value column, or one per column
+    label as shown; other floats get ``decimals`` decimals (all the same, e.g. "0.500"), or
+    Python's shortest form without ``decimals``. A missing value (NaN, ``None``) is refused
+    unless ``na`` says what to show for it (explain it in the caption)."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame is a {type(frame).__name__}: expected a pandas DataFrame")
+    df = frame.copy()
+    df.columns = [" · ".join(str(x) for x in c) if isinstance(c, tuple) else str(c)
+                  for c in df.columns]
+    values = list(df.columns)
+    if len(set(values)) < len(values):
+        raise ValueError(f"frame has repeated column labels: {values}")
+    index: list[str] = []
+    if not (isinstance(df.index, pd.RangeIndex) and df.index.names == [None]):
+        index = [str(n) if n is not None else "" for n in df.index.names]
+        if len(set(index)) < len(index) or set(index) & set(values):
+            raise ValueError(f"index names {index} collide with each other or a column")
+        df.index = df.index.set_names(index)
+        df = df.reset_index()
+    if formats is None or callable(formats) or isinstance(formats, str):
+        formats = {} if formats is None else dict.fromkeys(values, formats)
+    unknown = set(formats) - set(values)
+    if unknown:
+        raise ValueError(f"formats names {sorted(unknown)}, not columns of frame {values}")
+
+    def shown(column: str, v: Any) -> Any:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            if na is None:
+                raise ValueError(f"frame has a missing value in column {column!r}: pass na= "
+                                 "(what it means, e.g. '—') and explain it in the caption")
+            return na
+        if hasattr(v, "item") and not isinstance(v, str):
+            v = v.item()  # a numpy scalar as a Python number
+        f = formats.get(column)
+        if f is not None:
+            return f(v) if callable(f) else format(v, f)
+        if decimals is not None and isinstance(v, float):
+            return f"{v:.{decimals}f}"
+        return v
+
+    rows = [{k: shown(k, v) for k, v in r.items()} for r in df.to_dict("records")]
+    align = {**dict.fromkeys(index, "left"), **dict.fromkeys(values, "right")}
+    return table(rows, caption=caption, name=name, align=align)

@@ -12,6 +12,10 @@ from .._io import atomic_write
 from ..graphs import as_edges
 from .published import LAYERS, verdict
 
+#: Width in inches of a figure that spans the book's text column (about 700 px at the
+#: inline backend's 100 dpi), so that it is shown at its own size and its text stays legible.
+TEXT_WIDTH = 7.2
+
 
 def draw_dag(
     edges: Sequence[tuple[int, int]],
@@ -22,27 +26,39 @@ def draw_dag(
     color: str = "C0",
     title: str | None = None,
 ) -> Any:
-    """Draw a graph on nodes ``0..n-1`` laid out left to right (token order).
+    """Draw a graph on nodes ``0..n-1`` laid out left to right (token order), as an arc
+    diagram that keeps every edge visible.
 
-    Forward edges arc above the nodes, backward edges (not feedforward) arc below in red;
-    self-loops are implied and not drawn. Returns the axes.
+    An edge to the next node is a straight arrow; a longer forward edge is an arc whose
+    height grows with its span, above the nodes when it starts at an even node and below
+    when it starts at an odd one, so that arcs which would cross (``0 -> 2``, ``1 -> 3``)
+    lie on opposite sides. Backward edges (not feedforward) arc below in red, deeper than
+    any forward arc. Self-loops are implied and not drawn. Returns the axes.
     """
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch
 
     arr = as_edges(edges, n)
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.1 * n + 1, 1.9))
+        _, ax = plt.subplots(figsize=(1.1 * n + 1, 2.4))
     labels = list(labels) if labels is not None else [str(k) for k in range(n - 1)] + ["τ"]
     x = np.arange(n, dtype=float)
+    reach = 0.5  # the largest arc height above or below the nodes, grown below
     for j, i in arr:
         if j == i:
             continue
-        back = j > i
-        rad = (0.5 if back else -0.5) * np.sign(i - j) * min(1.0, 0.35 + 0.12 * abs(i - j))
+        back, span = j > i, abs(i - j)
+        # arc3's control point sits rad x chord off the chord; the arc peaks at half of it
+        if back:
+            below, rad = True, 1.1
+        else:
+            below, rad = j % 2 == 1, (0.0 if span == 1 else 0.55)
+        reach = max(reach, 0.5 * rad * span + 0.45)
+        direction = np.sign(i - j)
         ax.add_patch(
             FancyArrowPatch(
-                (x[j], 0), (x[i], 0), connectionstyle=f"arc3,rad={rad}",
+                (x[j], 0), (x[i], 0),
+                connectionstyle=f"arc3,rad={(rad if below else -rad) * direction}",
                 arrowstyle="-|>", mutation_scale=12, lw=1.3, shrinkA=11, shrinkB=11,
                 color="crimson" if back else color,
             )
@@ -50,9 +66,8 @@ def draw_dag(
     ax.scatter(x, np.zeros(n), s=520, color="white", edgecolor="k", zorder=3)
     for k in range(n):
         ax.text(x[k], 0, labels[k], ha="center", va="center", zorder=4)
-    span = 0.2 + 0.25 * n
     ax.set_xlim(-0.6, n - 0.4)
-    ax.set_ylim(-span, span)
+    ax.set_ylim(-reach, reach)
     ax.set_aspect("equal")
     ax.axis("off")
     if title:
@@ -231,11 +246,13 @@ def plot_pair_mixing(
                          f"{len(mixing_times)}")
     mats = [np.array([[float(x) for x in row] for row in M]) for M in matrices]
     n = mats[0].shape[-1]
-    fig, axes = plt.subplots(2, 3, figsize=(11, 4.6), gridspec_kw={"height_ratios": [1, 1.6]})
+    fig, axes = plt.subplots(2, 3, figsize=(TEXT_WIDTH, 4.8),
+                             gridspec_kw={"height_ratios": [1, 1.6]})
     draw_dag(edges_pair[0], n, labels=labels, ax=axes[0, 0], title="head 1")
     draw_dag(edges_pair[1], n, labels=labels, ax=axes[0, 1], color="C1", title="head 2")
+    beta = ", ".join(f"{float(w):g}" for w in weights)
     draw_dag(sorted(set(edges_pair[0]) | set(edges_pair[1])), n, labels=labels, ax=axes[0, 2],
-             color="C2", title=f"combination, weights {tuple(float(w) for w in weights)}")
+             color="C2", title=f"combination, β = ({beta})")
     horizon_tv = max(mixing_times) + 3
     for ax, M, T, name in zip(axes[1], mats, mixing_times, ["head 1", "head 2", "combination"],
                               strict=True):
@@ -274,7 +291,7 @@ def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
     if not 0 < eps < 1:
         raise ValueError(f"eps={eps}: must lie in (0, 1)")
     kinds = list(BOUND_KINDS)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(TEXT_WIDTH, 3.3))
     ax = axes[0]
     for k, kind in enumerate(kinds):
         d = heads[heads.kind == kind]
@@ -301,7 +318,7 @@ def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
     ax.set_xlabel("pN")
     ax.set_ylabel(r"$T_{mix} / (2N/p)$")
     ax.legend(fontsize="x-small", markerscale=2)
-    ax.set_title("left of the dashed line Hoeffding is vacuous")
+    ax.set_title("by pN (Hoeffding vacuous left of dashes)", fontsize="medium")
     fig.tight_layout()
     return fig
 
@@ -323,7 +340,7 @@ def plot_binomial_bound(
     if tails.shape != (len(Ns), len(p)) or ratios.shape != tails.shape:
         raise ValueError(f"tails and ratios must have shape {(len(Ns), len(p))} (Ns, p), got "
                          f"{tails.shape} and {ratios.shape}")
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(TEXT_WIDTH, 3.2))
     for N, tail, ratio in zip(Ns, tails, ratios, strict=True):
         axes[0].semilogx(p, tail, label=f"N = {N}")
         axes[1].semilogx(p, ratio, label=f"N = {N}")
@@ -332,12 +349,12 @@ def plot_binomial_bound(
     axes[0].text(1.2 * p.min(), np.exp(-2) * 1.05, "$e^{-2}$", color="gray")
     axes[0].set_xlabel("p")
     axes[0].set_ylabel(r"Pr[Bin($\lfloor 2N/p \rfloor$, p) < N]")
-    axes[0].set_title("lazy path: TV distance at t = 2N/p")
+    axes[0].set_title("lazy path: TV at t = 2N/p")
     axes[0].legend(fontsize="small")
     axes[1].axhline(1, color="k", lw=0.8)
     axes[1].set_xlabel("p")
     axes[1].set_ylabel(r"$t^*(N, p) \,/\, (2N/p)$")
-    axes[1].set_title(f"worst case over all chains, ε = {eps}")
+    axes[1].set_title(f"worst case, ε = {eps}")
     fig.tight_layout()
     return fig
 
@@ -355,7 +372,7 @@ def plot_mixing_weights(mc: Any, n: int) -> Any:
                          f"{mc.weights.shape[-1]}")
     gain_u = mc.fastest - mc.uniform
     gain_b = mc.fastest - mc.best
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.3))
+    fig, axes = plt.subplots(1, 2, figsize=(TEXT_WIDTH, 3.1))
     bins = np.arange(min(gain_u.min(), 0) - 0.5, gain_b.max() + 1.5)
     axes[0].hist(gain_u, bins=bins, alpha=0.6, label="uniform weights")
     axes[0].hist(gain_b, bins=bins, alpha=0.6, label=f"best of {len(mc.weights)} grid weights")
@@ -385,7 +402,7 @@ def plot_amplification_histograms(comparisons: Mapping[str, Any], tol: float = 1
 
     if not comparisons:
         raise ValueError("plot_amplification_histograms needs at least one comparison")
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    fig, axes = plt.subplots(1, 3, figsize=(TEXT_WIDTH, 2.9))
     for k, (label, fc) in enumerate(comparisons.items()):
         color = f"C{k}"
         axes[0].hist(fc.amp_uniform, bins=60, density=True, histtype="step", color=color,
@@ -426,7 +443,7 @@ def plot_amplification_by_horizon_and_size(
     sizes = by_size.reset_index()
     if "n" not in sizes:
         raise ValueError("by_size needs an index level or column 'n'")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+    fig, axes = plt.subplots(1, 2, figsize=(TEXT_WIDTH, 3.0))
     for col, marker in zip(columns, "os", strict=True):
         axes[0].plot(by_horizon.index, by_horizon[col], marker=marker, label=LABELS[col])
         axes[1].plot(sizes.n, sizes[col], marker=marker, label=LABELS[col])
@@ -453,7 +470,7 @@ def plot_head_pair(adjacency_pair: Any, phi_min: Sequence[float]) -> Any:
         raise ValueError(f"plot_head_pair needs adjacency (2, n, n) and 2 phi_min, got "
                          f"{A.shape} and {len(phi_min)}")
     n = A.shape[-1]
-    fig, axes = plt.subplots(1, 2, figsize=(2 * (1.1 * n + 1), 2.0))
+    fig, axes = plt.subplots(1, 2, figsize=(min(TEXT_WIDTH, 2 * (1.1 * n + 1)), 2.0))
     for h in range(2):
         draw_dag(edges_from_adjacency(A[h]), n, ax=axes[h], color=f"C{h}",
                  title=f"n = {n}, head {h + 1}: φ_min = {phi_min[h]:.3f}")
@@ -496,9 +513,9 @@ def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) ->
                                 "mixed_sequence_share"), "plot_amplification_features")
     if horizon < 1:
         raise ValueError(f"horizon={horizon}: must be at least 1")
-    fig, axes = plt.subplots(1, 3, figsize=(12.5, 3.4))
+    fig, axes = plt.subplots(1, 3, figsize=(TEXT_WIDTH, 2.9))
     axes[0].plot([iv.mid for iv in by_jaccard.index], 100 * np.asarray(by_jaccard), "o-")
-    axes[0].set_xlabel("edge Jaccard of the two heads")
+    axes[0].set_xlabel("edge Jaccard index")
     axes[0].set_ylabel("% amplified")
     axes[1].scatter(features.complementarity, features.amplification, s=3, alpha=0.25)
     lim = float(features.complementarity.max())
@@ -513,7 +530,7 @@ def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) ->
         axes[2].scatter(d.t_star + (0.15 if flag else -0.15), d.mixed_sequence_share, s=3,
                         alpha=0.3, color=c, label="amplified" if flag else "not amplified")
     axes[2].plot(tt, 1 - 2.0 ** (1 - tt), "k-", lw=1, label=r"identical heads: $1 - 2^{1-t}$")
-    axes[2].set_xlabel("optimal time t* of the worst node")
+    axes[2].set_xlabel("t* of the worst node")
     axes[2].set_ylabel("mixed-sequence share")
     axes[2].legend(fontsize="x-small", markerscale=3)
     fig.tight_layout()
@@ -536,7 +553,8 @@ def plot_tradeoff(
     missing = [n for n in sizes if n not in rho]
     if missing:
         raise ValueError(f"rho has no rank correlation for n = {missing}")
-    fig, axes = plt.subplots(1, len(sizes), figsize=(13, 3.9), squeeze=False)
+    fig, axes = plt.subplots(1, len(sizes), figsize=(TEXT_WIDTH, 4.0), squeeze=False,
+                             layout="constrained")
     markers = dict(zip(families, "os^Dvp*hX", strict=False))
     sc = None
     for ax, n in zip(axes[0], sizes, strict=True):
@@ -555,13 +573,14 @@ def plot_tradeoff(
         ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
         ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_title(f"n = {n}: ρ(random) = {rho[n]:.2f}", fontsize="medium")
+        ax.set_title(f"n = {n}, ρ(random) = {rho[n]:.2f}", fontsize="small")
         ax.set_xlabel(r"$T_{mix}$")
     axes[0, 0].set_ylabel(r"$\phi_{min}$")
-    axes[0, 0].legend(fontsize="x-small", loc="lower left")
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncol=4, fontsize="x-small")
     if sc is not None:
         cb = fig.colorbar(sc, ax=axes[0].tolist(), shrink=0.8)
-        cb.set_label("log10 density (random)")
+        cb.set_label("log10 density (random)", fontsize="small")
     return fig
 
 
