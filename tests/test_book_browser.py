@@ -332,14 +332,12 @@ def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
         context.close()
 
 
-#: Chapters whose figures and output tables all have a number and a caption (chapter 04's
-#: widget snapshots and tables and chapter 05's figures and tables are not captioned yet:
-#: issue #16).
+#: Chapters whose figures and output tables all have a number and a caption: every chapter.
 CAPTIONED = ["notebooks/01_feedforward_graphs", "notebooks/02_mixing_time",
-             "notebooks/03_minimax_fidelity", "notebooks/04_playground", "notebooks/05_ensembles",
-             "notebooks/06_training",
-             "notebooks/07_proxies", "notebooks/08_amplification",
-             "notebooks/09_section4_as_defined", "notebooks/10_across_seeds"]
+             "notebooks/03_minimax_fidelity", "notebooks/04_playground",
+             "notebooks/05_ensembles", "notebooks/06_training", "notebooks/07_proxies",
+             "notebooks/08_amplification", "notebooks/09_section4_as_defined",
+             "notebooks/10_across_seeds"]
 
 
 def _page_main(built_html, docname):
