@@ -58,6 +58,16 @@ def test_toc_has_the_planned_parts():
     assert list(parts)[0] == "Getting started" and list(parts)[-1] == "Reproducibility"
 
 
+def test_reading_order_is_file_order():
+    """The sidebar lists the chapters in the order of their file numbers, so a reader who
+    follows the book meets them as they are numbered (01, 02, ...), with no gap."""
+    chapters = [f.removeprefix("notebooks/") for f in toc_files() if f.startswith("notebooks/")]
+    numbers = [int(c.split("_", 1)[0]) for c in chapters]
+    assert numbers == list(range(1, len(chapters) + 1)), chapters
+    on_disk = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+    assert chapters == on_disk, "every numbered notebook is in _toc.yml, in file order"
+
+
 def test_execution_fails_on_errors_and_only_toc_pages_build():
     assert CONFIG["only_build_toc_files"] is True
     execute = CONFIG["execute"]
