@@ -10,7 +10,7 @@ import numpy as np
 
 from .._io import atomic_write
 from ..graphs import as_edges
-from .published import LAYERS, verdict
+from .published import LAYERS, MODE_NAMES, verdict
 
 #: Width in inches of a figure that spans the book's text column (about 700 px at the
 #: inline backend's 100 dpi), so that it is shown at its own size and its text stays legible.
@@ -668,7 +668,7 @@ def plot_figure4(
         ax.set_xticks(range(1, LAYERS + 1))
         if heads:
             ax.legend(fontsize=8)
-    fig.suptitle(title or f"Figure 4 ({mode} mode, {protocol} protocol)")
+    fig.suptitle(title or f"Figure 4 ({MODE_NAMES[mode]}, {protocol} protocol)")
     fig.tight_layout()
     if path is not None:
         atomic_write(path, lambda fh: fig.savefig(fh, dpi=120, format="png"))
@@ -762,7 +762,7 @@ def plot_pruning_curves(
         raise ValueError("panels is empty: nothing to draw")
     names = {"impact": "by ablation impact (oracle)", "weight": "by head weight w_h",
              "fidelity.definition": "by fidelity (definition)",
-             "fidelity.paper": "by fidelity (paper mode)"}
+             "fidelity.paper": "by fidelity (published-code mode)"}
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False,
                              sharey=True, layout="constrained")
     for ax, (title, pruning) in zip(axes[0], panels.items(), strict=True):

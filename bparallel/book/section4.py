@@ -22,7 +22,7 @@ LABELS = {
     "t_mix_p90": "Def. 2.7 T_mix (90th pct.)",
     "never_mixes": "never mixes",
     "proxy_definition": "Alg. 1, definition mode",
-    "proxy_paper": "Alg. 1, paper mode",
+    "proxy_paper": "Alg. 1, published-code mode",
     "starts_beyond_cutoff": "starts with E[τ] > M",
     "worst_start": "worst start (mode)",
     "rollout_fidelity_rho": "ρ(rollout, fidelity)",

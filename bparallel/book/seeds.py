@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from .published import MODE_NAMES
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -319,7 +321,7 @@ def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "
             out.append(row)
         what = (f"the mean over {n} seeds with its {level:.0%} t-interval across seeds"
                 if n > 1 else "one seed, so no interval")
-        caption = (f"{titles[t]}: {quantity} per layer, {mode} mode, published protocol; "
+        caption = (f"{titles[t]}: {quantity} per layer, {MODE_NAMES[mode]}, published protocol; "
                    f"{what}, beside the published mean.")
         items[titles[t]] = table(out, caption=caption, name=f"{name_prefix}-{mode}-{t}",
                                  formats={c: ".2f" for c in out[0] if c.endswith("paper")})
