@@ -160,8 +160,7 @@ def main() -> None:
     n_eval = 25 if args.quick else 200
     t_one, _ = best_of(lambda: evaluate_models(models, profile="paper", protocols=("heldout",),
                                                num_sequences=n_eval, workers=1), 1)
-    workers = default_workers()
-    evaluate_models(models, profile="paper", num_sequences=2, workers=workers)  # start pool
+    workers = default_workers()  # their processes were started by section 2's evaluation
     t_many, _ = best_of(lambda: evaluate_models(models, profile="paper",
                                                 protocols=("heldout",), num_sequences=n_eval,
                                                 workers=workers), 1)

@@ -141,11 +141,27 @@ def head_weights(out_proj_weight: Any, num_heads: int) -> np.ndarray:
     return norms / total
 
 
+def _sum_heads(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``sum_h w_h A[h]`` of validated ``a`` ``(..., H, T, T)`` and ``w`` ``(..., H)``, a new
+    float64 array (summed in float32 for float32 patterns)."""
+    return graphs.head_sum(a, w.astype(a.dtype)).astype(np.float64, copy=False)
+
+
 def combine_heads(pattern: Any, head_weights: Any = None) -> np.ndarray:
     """``C = sum_h w_h A[h]``, ``(..., T, T)`` (Definition 3.6; Algorithms 1-2, line 2)."""
     a = _check_pattern(pattern)
-    w = _check_weights(head_weights, a).astype(a.dtype)
-    return graphs.head_sum(a, w).astype(np.float64, copy=False)  # (..., T, T)
+    return _sum_heads(a, _check_weights(head_weights, a))  # (..., T, T)
+
+
+def _combined(pattern: Any, head_weights: Any) -> np.ndarray:
+    """:func:`combine_heads`, except that one head of weight 1, its own combination
+    (``1 * A`` is ``A`` exactly), comes back as the pattern itself (a view; float32 kept),
+    for kernels that copy ``C`` chunk by chunk into float64 buffers: the same values."""
+    a = _check_pattern(pattern)
+    w = _check_weights(head_weights, a)
+    if a.shape[-3] == 1 and np.all(w == 1.0):
+        return a[..., 0, :, :]
+    return _sum_heads(a, w)
 
 
 def _forward(pattern: Any, head_weights: Any) -> np.ndarray:
@@ -154,19 +170,10 @@ def _forward(pattern: Any, head_weights: Any) -> np.ndarray:
 
 
 def _forward_view(pattern: Any, head_weights: Any) -> tuple[np.ndarray, tuple[int, ...], int]:
-    """``P = C^T`` of every graph as an ``(N, T, T)`` view (no copy of its own), with the batch
-    shape and ``T``, for the kernels that copy ``P`` chunk by chunk into float64 buffers.
-
-    One head of weight 1 is its own combination (``1 * A`` is ``A`` exactly): the pattern is
-    used as it is, float32 included, so each chunk's copy also converts and transposes it,
-    the values bitwise those of :func:`_forward`.
-    """
-    a = _check_pattern(pattern)
-    w = _check_weights(head_weights, a)
-    if a.shape[-3] == 1 and np.all(w == 1.0):
-        C = a[..., 0, :, :]  # (..., T, T)
-    else:
-        C = graphs.head_sum(a, w.astype(a.dtype)).astype(np.float64, copy=False)
+    """``P = C^T`` of every graph as an ``(N, T, T)`` view of :func:`_combined` (no copy of
+    its own; float32 when the pattern is one float32 head), with the batch shape and ``T``,
+    for the kernels that copy ``P`` chunk by chunk into float64 buffers (:func:`_chunks`)."""
+    C = _combined(pattern, head_weights)  # (..., T, T)
     batch, T = C.shape[:-2], C.shape[-1]
     return np.swapaxes(C.reshape(-1, T, T), -1, -2), batch, T
 

@@ -360,10 +360,11 @@ def test_every_figure_is_numbered_and_captioned(docname, built_html):
 
 
 @pytest.mark.parametrize("docname", CAPTIONED)
-def test_every_output_table_is_numbered_and_captioned(docname, built_html):
-    tables = _page_main(built_html, docname).select(".cell_output table, .output table")
+def test_every_table_is_numbered_and_captioned(docname, built_html):
+    main = _page_main(built_html, docname)
+    tables = main.select(".cell_output table, .output table")
     assert tables, f"{docname}: no output tables found (did the page change?)"
-    for t in tables:
+    for t in main.find_all("table"):  # the prose's tables too, not only the outputs'
         caption = t.find("caption")
         assert caption is not None, f"{docname}: a table has no caption: {t.get_text()[:60]}"
         text = caption.get_text(" ", strip=True)

@@ -110,6 +110,12 @@ def unflatten(flat: dict[str, np.ndarray]) -> dict[str, Any]:
     return out
 
 
+def _load(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a cached result (no pickles)."""
+    with np.load(path, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
 def cached_metrics(
     measure: str,
     model: Transformer,
@@ -139,8 +145,7 @@ def cached_metrics(
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():
             try:
-                with np.load(path, allow_pickle=False) as f:
-                    return {k: f[k] for k in f.files}
+                return _load(path)
             except Exception as exc:  # a truncated or corrupted file: compute again
                 warnings.warn(f"ignoring unreadable metrics cache {path}: {exc}", stacklevel=2)
         out = compute(model, inputs, **options)
@@ -153,8 +158,7 @@ def _read(path: Path) -> dict[str, np.ndarray] | None:
     if not path.is_file():
         return None
     try:
-        with np.load(path, allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
+        return _load(path)
     except Exception:  # truncated or corrupted: cached_metrics warns and replaces it
         return None
 

@@ -346,7 +346,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="show passing keys too")
 
 
-
 @contextlib.contextmanager
 def _share_of_cores(jobs: int) -> Iterator[None]:
     """Notebooks run side by side share the cores: while they run, each kernel's metrics
