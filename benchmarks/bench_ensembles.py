@@ -1,4 +1,5 @@
-"""Chapter 5's batched ensemble routines vs a per-graph loop, side by side (not a test).
+"""The claims chapters' (03, 06) batched ensemble routines vs a per-graph loop, side by side
+(not a test).
 
 1. Exact mixing times of every pair of 5-node feedforward heads (49,455 pairs, uniform
    weights): ``ensembles.mixing_times`` on the stack vs ``markov.mixing_time`` per graph;

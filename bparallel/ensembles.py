@@ -64,7 +64,7 @@ __all__ = [
     "node_best_head_gain",
     "best_head_exceedance",
     "cdf_below",
-    # chapter 5 tables
+    # the claims chapters' tables (03 and 06)
 ]
 
 #: Largest ``n`` that :func:`enumerate_feedforward_adjacency` accepts (615,195 graphs at 7).
@@ -114,7 +114,7 @@ def _adjacency_from_edges(edges: list[tuple[int, int]], n: int) -> NDArray[np.fl
     return graphs.adjacency_matrix(edges, n)
 
 
-#: Deterministic graph families of chapter 5 (each with unique sink ``n - 1``).
+#: Deterministic graph families of the claims chapters (each with unique sink ``n - 1``).
 FAMILIES = ("path", "complete", "star", "path+star", "skip-2", "powers-of-2")
 
 

@@ -17,6 +17,9 @@ if [ -d _build/.jupyter_cache ] && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" !=
     echo "[build_book] bparallel/ or models/paper/ changed since the last build: clearing the execution cache"
     rm -rf _build/.jupyter_cache
 fi
+# The output is rebuilt in full (--all) from the cache, so nothing of an earlier build may
+# linger: a renamed or split chapter would leave its old page and executed notebook behind.
+rm -rf _build/html _build/jupyter_execute
 .venv/bin/jupyter-book build . --all -W -n --keep-going
 echo "$now" > "$stamp"
 # Each chapter as an executed notebook next to its page (no execution: myst-nb's own output).

@@ -49,4 +49,7 @@ def test_build_book_drops_the_execution_cache_when_the_stamp_changes():
     stamp_write = text.index('echo "$now" > "$stamp"')
     downloads = text.index(".venv/bin/python -m bparallel.book.downloads _build")
     assert build < stamp_write < downloads
+    # Pages of renamed or split chapters do not linger: the output is cleared before the
+    # full build (the execution cache stays).
+    assert text.index("rm -rf _build/html _build/jupyter_execute") < build
     assert "set -euo pipefail" in text

@@ -42,3 +42,24 @@ def test_refuses_unexecuted_or_broken_notebooks_and_missing_builds(tmp_path):
         export_notebooks(_build(tmp_path / "b", {"01_a": "{not json"}, ["01_a"]))
     with pytest.raises(FileNotFoundError, match="build the book first"):
         export_notebooks(tmp_path / "nothing")
+
+
+def test_a_notebook_written_without_outputs_gets_them_from_the_execution_cache(tmp_path):
+    """myst-nb writes a page served from the execution cache without its outputs; the copy
+    takes them from the cache, and a notebook the cache never ran is still refused."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    build = _build(tmp_path, {"01_a": _nb(False), "02_b": _nb(False).replace("1 + 1", "2 + 2")},
+                   ["01_a"])
+    cache = get_cache(str(build / ".jupyter_cache"))
+    cache.cache_notebook_bundle(CacheBundleIn(nbformat.reads(_nb(True), as_version=4), "a.md"),
+                                check_validity=False)
+    copies = export_notebooks(build)
+    assert [c.name for c in copies] == ["01_a.ipynb"]
+    cells = json.loads(copies[0].read_text())["cells"]
+    assert "".join(cells[0]["outputs"][0]["data"]["text/plain"]) == "2"  # nbformat splits lines
+    (build / "html" / "notebooks" / "02_b.html").write_text("<html></html>")
+    with pytest.raises(ValueError, match="holds no run of it"):
+        export_notebooks(build)

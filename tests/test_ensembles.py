@@ -292,7 +292,7 @@ def test_validation_errors():
         en.tv_curves(np.eye(3), 0)
 
 
-# ------------------------------------------------------------------ chapter 5 tables
+# ------------------------------------------------- claims chapters' tables (03, 06)
 def test_head_mixing_frame_against_single_graph_functions():
     W = en.random_weighted_walk(6, 5, 0.4, seed=11)
     df = claims.head_mixing_frame(W, 0.25, kind="weighted", density=0.4)

@@ -263,7 +263,7 @@ def test_python_link_helpers():
     state = pg.from_preset("Example 3.13 (code)")
     link = fragment(state)
     assert link == "#pg=v=1;n=4;T=20;e=0.25;b=0.5,0.5;h=2480,4c80;l=u,v,w,tau"
-    assert decode_state("file:///book/notebooks/04_playground.html" + link) == state
+    assert decode_state("file:///book/notebooks/05_playground.html" + link) == state
     for bad in ("v=2;n=4", "v=1;n=4;T=20;e=0.25;b=1,1;h=24,4c80", "v=1;n=40;T=1;e=0.5;b=1,1;h=,"):
         with pytest.raises(ValueError):
             decode_state(bad)

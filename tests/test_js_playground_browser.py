@@ -1,6 +1,6 @@
 """The JavaScript playground of the built book, driven in headless Chromium, network cut off.
 
-The playground page (`_build/html/notebooks/04_playground.html`) is opened from file:// and
+The playground page (`_build/html/notebooks/05_playground.html`) is opened from file:// and
 over http://127.0.0.1. The test clicks an edge of the adjacency grid and moves a beta slider
 with the keyboard, then checks: the address fragment decodes (in Python,
 `bparallel.book.js_playground.decode_state`) to exactly the state built the same way in Python;
@@ -24,7 +24,7 @@ from bparallel.graphs import is_feedforward
 
 pytestmark = pytest.mark.browser
 
-PAGE = "notebooks/04_playground.html"
+PAGE = "notebooks/05_playground.html"
 TIMEOUT_MS = 30_000
 ATOL = 1e-12
 

@@ -55,7 +55,7 @@ def test_bad_profile_notebook_and_parameter():
     with pytest.raises(rg.RegressError, match="unknown notebook 'nope'; valid: 01_"):
         rg.run(_args(notebooks=["nope"]))
     with pytest.raises(rg.RegressError, match="does not declare parameter.*horizn"):
-        rg.run(_args(notebooks=["03_minimax_fidelity"], parameter=[["horizn", "3"]]))
+        rg.run(_args(notebooks=["04_minimax_fidelity"], parameter=[["horizn", "3"]]))
 
 
 def test_every_notebook_declares_profile_and_results_dir():
@@ -67,19 +67,41 @@ def test_every_notebook_declares_profile_and_results_dir():
         assert declared["profile"] in ("quick", "auto"), name
 
 
+
+
+def test_references_and_tolerance_rules_name_existing_notebooks():
+    """Renumbered or split chapters leave no stale reference file or tolerance rule behind:
+    every notebook has references in both profiles, every reference file a notebook, and every
+    rule's notebook pattern matches a notebook."""
+    import fnmatch
+
+    names = set(rg.available_notebooks())
+    for profile in ("quick", "paper"):
+        files = {p.stem for p in (ROOT / "tests" / "reference" / profile).glob("*.json")}
+        assert files == names, (profile, sorted(files ^ names))
+    rules = json.loads((ROOT / "tests" / "reference" / "tolerances.json").read_text())
+    for rule in rules:
+        assert fnmatch.filter(names, rule["notebook"]), rule
+    auto = {n for n in names
+            if rg.declared_parameters(ROOT / "notebooks" / f"{n}.md")["profile"] == "auto"}
+    trained = [r["notebook"] for r in rules if r["why"].startswith("trained models")]
+    # the trained-model tolerances cover exactly the Section 4 chapters
+    assert {n for n in names if any(fnmatch.fnmatch(n, p) for p in trained)} == auto
+
+
 # ---------------------------------------------------------------------- with papermill
 def test_deliberate_change_fails_with_readable_diff(tmp_path):
     out = io.StringIO()
-    status = rg.run(_args(notebooks=["03_minimax_fidelity"], parameter=[["horizon", "30"]],
+    status = rg.run(_args(notebooks=["04_minimax_fidelity"], parameter=[["horizon", "30"]],
                           output_dir=str(tmp_path)), out=out)
     text = out.getvalue()
     assert status == 1, text
     assert "example_3_13.phi_min.multi" in text and "FAIL" in text
     # restoring the parameter passes again
     out = io.StringIO()
-    assert rg.run(_args(notebooks=["03_minimax_fidelity"], output_dir=str(tmp_path)), out=out) == 0
+    assert rg.run(_args(notebooks=["04_minimax_fidelity"], output_dir=str(tmp_path)), out=out) == 0
     assert "-> PASS" in out.getvalue()
-    assert (tmp_path / "quick" / "03_minimax_fidelity.ipynb").is_file()
+    assert (tmp_path / "quick" / "04_minimax_fidelity.ipynb").is_file()
 
 
 PARAMS_CELL = (
@@ -179,16 +201,17 @@ def test_quick_regression_of_every_notebook(tmp_path):
 def test_paper_regression_of_the_fast_notebooks(tmp_path):
     """Paper profile of the theory chapters (seconds), against committed references.
 
-    The ensemble chapter's paper profile takes minutes (run it with `python -m bparallel
-    regress --profile paper`). The Section 4 chapters join as soon as all eight paper-profile
-    models are shipped: from then on their paper references must exist and pass.
+    The claims chapters' paper profiles (03, 06) take minutes (run them with `python -m
+    bparallel regress --profile paper --notebooks 03_mixing_claims 06_fidelity_claims`).
+    The Section 4 chapters join as soon as all eight paper-profile models are shipped: from
+    then on their paper references must exist and pass.
     """
     from bparallel.book.shipped import shipped_complete
 
-    fast = ["01_feedforward_graphs", "02_mixing_time", "03_minimax_fidelity", "04_playground"]
+    fast = ["01_feedforward_graphs", "02_mixing_time", "04_minimax_fidelity", "05_playground"]
     if shipped_complete():
-        fast += ["06_training", "07_proxies", "08_amplification", "09_section4_as_defined",
-                 "10_across_seeds"]
+        fast += ["07_training", "08_proxies", "09_amplification", "10_section4_as_defined",
+                 "11_across_seeds"]
     out = io.StringIO()
     status = rg.run(_args(profile="paper", notebooks=fast, output_dir=str(tmp_path)), out=out)
     assert status == 0, out.getvalue()

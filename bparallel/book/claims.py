@@ -16,7 +16,7 @@ Chapter-support code: it lives in the book layer because only the chapters need 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -212,6 +212,43 @@ def combination_mixing_frame(
         "bound_2n_over_min_p_h": 2 * N / ph.min(1)})
 
 
+def theorem_2_8_draws(
+    sizes: ArrayLike,
+    densities: ArrayLike,
+    num: int,
+    seed: int | np.random.Generator | None = None,
+    *,
+    weighted_density: float = 0.3,
+    pair_density: float = 0.3,
+    concentration: float = 1.0,
+) -> Iterator[tuple[int, str, float, NDArray[np.float64], NDArray[np.float64] | None]]:
+    """The random heads of :func:`theorem_2_8_ensemble`, drawn lazily in its order.
+
+    Yields ``(n, kind, density, W, alpha)``: per ``n`` of ``sizes``, ``num`` unweighted
+    heads (Eq. 1) per density (``alpha`` None), ``num`` weighted heads
+    (:func:`random_weighted_walk`), then ``num`` unweighted and ``num`` weighted pairs
+    ``W`` of shape ``(num, 2, n, n)`` with ``alpha ~ Dirichlet(1, 1)``. Lazily, so that the
+    ensemble holds one batch at a time and a replay (:mod:`bparallel.book.ensemble_design`)
+    can consume the same draws without measuring them.
+    """
+    num = positive_int(num, "num")
+    rng = np.random.default_rng(seed)
+    for n in np.atleast_1d(sizes).tolist():
+        for d in np.atleast_1d(densities).tolist():
+            A = graphs.random_feedforward_adjacency(num, n, d, rng)
+            yield n, "unweighted", d, graphs.walk_matrix_from_adjacency(A), None
+        W = random_weighted_walk(num, n, weighted_density, concentration, rng)
+        yield n, "weighted", weighted_density, W, None
+        for kind in ("unweighted", "weighted"):
+            if kind == "weighted":
+                Wh = random_weighted_walk(2 * num, n, pair_density, concentration, rng)
+            else:
+                Wh = graphs.walk_matrix_from_adjacency(
+                    graphs.random_feedforward_adjacency(2 * num, n, pair_density, rng))
+            alpha = rng.dirichlet([1.0, 1.0], num)
+            yield n, f"{kind} pair", pair_density, Wh.reshape(num, 2, n, n), alpha
+
+
 def theorem_2_8_ensemble(
     sizes: ArrayLike,
     densities: ArrayLike,
@@ -225,35 +262,26 @@ def theorem_2_8_ensemble(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Exact mixing times vs Theorem 2.8's ``2N/p`` on heads and pairs: ``(heads, pairs)``.
 
-    For each ``n`` in ``sizes``, in this order (the draws from ``seed``): ``num`` unweighted
-    random heads (Eq. 1) per density of ``densities``; ``num`` weighted heads
-    (:func:`random_weighted_walk`); the path and the complete DAG; then ``num`` pairs of
-    unweighted and ``num`` pairs of weighted heads, each combined with weights
-    ``alpha ~ Dirichlet(1, 1)``. ``heads`` has the columns of :func:`head_mixing_frame`,
-    ``pairs`` those of :func:`combination_mixing_frame` (kinds ``"... pair"``).
+    For each ``n`` in ``sizes``, in this order (the draws from ``seed``, made by
+    :func:`theorem_2_8_draws`): ``num`` unweighted random heads (Eq. 1) per density of
+    ``densities``; ``num`` weighted heads (:func:`random_weighted_walk`); the path and the
+    complete DAG; then ``num`` pairs of unweighted and ``num`` pairs of weighted heads, each
+    combined with weights ``alpha ~ Dirichlet(1, 1)``. ``heads`` has the columns of
+    :func:`head_mixing_frame`, ``pairs`` those of :func:`combination_mixing_frame` (kinds
+    ``"... pair"``).
     """
-    num = positive_int(num, "num")
-    rng = np.random.default_rng(seed)
     frames, pair_frames = [], []
-    for n in np.atleast_1d(sizes).tolist():
-        for d in np.atleast_1d(densities).tolist():
-            A = graphs.random_feedforward_adjacency(num, n, d, rng)
-            frames.append(head_mixing_frame(graphs.walk_matrix_from_adjacency(A), eps,
-                                            kind="unweighted", density=d))
-        W = random_weighted_walk(num, n, weighted_density, concentration, rng)
-        frames.append(head_mixing_frame(W, eps, kind="weighted", density=weighted_density))
-        for fam in ("path", "complete"):
-            W = graphs.walk_matrix_from_adjacency(family_adjacency(fam, n))
-            frames.append(head_mixing_frame(W, eps, kind=fam))
-        for kind in ("unweighted", "weighted"):
-            if kind == "weighted":
-                Wh = random_weighted_walk(2 * num, n, pair_density, concentration, rng)
-            else:
-                Wh = graphs.walk_matrix_from_adjacency(
-                    graphs.random_feedforward_adjacency(2 * num, n, pair_density, rng))
-            alpha = rng.dirichlet([1.0, 1.0], num)
-            pair_frames.append(combination_mixing_frame(
-                Wh.reshape(num, 2, n, n), alpha, eps, kind=f"{kind} pair"))
+    for n, kind, d, W, alpha in theorem_2_8_draws(
+            sizes, densities, num, seed, weighted_density=weighted_density,
+            pair_density=pair_density, concentration=concentration):
+        if alpha is not None:
+            pair_frames.append(combination_mixing_frame(W, alpha, eps, kind=kind))
+            continue
+        frames.append(head_mixing_frame(W, eps, kind=kind, density=d))
+        if kind == "weighted":  # the deterministic families follow the weighted heads
+            for fam in ("path", "complete"):
+                Wf = graphs.walk_matrix_from_adjacency(family_adjacency(fam, n))
+                frames.append(head_mixing_frame(Wf, eps, kind=fam))
     return (_pd().concat(frames, ignore_index=True),
             _pd().concat(pair_frames, ignore_index=True))
 
@@ -379,15 +407,28 @@ def _per_H(value: int | dict[int, int] | None, H: int, name: str) -> int | None:
     return value
 
 
-def _over_head_sets(keys, num, densities, seed, compare):
-    """``{(search, n, H): (A, compare(A, H))}`` for the head sets ``A`` of each key, drawn
-    from one generator made from ``seed``, in the order of ``keys``."""
+def head_set_draws(
+    keys: list[tuple[str, int, int]],
+    num: int | dict[int, int] | None = None,
+    densities: ArrayLike | None = None,
+    seed: int | np.random.Generator | None = None,
+) -> Iterator[tuple[tuple[str, int, int], NDArray[np.float64]]]:
+    """``(key, adjacency)`` per ``(search, n, H)`` of ``keys`` (:func:`head_sets`), lazily.
+
+    Random keys draw from one generator made from ``seed``, in the order of ``keys``; this
+    is the draw order of :func:`mixing_search` and :func:`fidelity_search`.
+    """
     rng = np.random.default_rng(seed)
-    out = {}
     for search, n, H in keys:
-        A = head_sets(search, n, H, num=_per_H(num, H, "num"), densities=densities, seed=rng)
-        out[(search, n, H)] = (A, compare(A, H))
-    return out
+        yield (search, n, H), head_sets(search, n, H, num=_per_H(num, H, "num"),
+                                        densities=densities, seed=rng)
+
+
+def _over_head_sets(keys, num, densities, seed, compare):
+    """``{(search, n, H): (A, compare(A, H))}`` for the head sets ``A`` of each key
+    (:func:`head_set_draws`)."""
+    return {key: (A, compare(A, key[2]))
+            for key, A in head_set_draws(keys, num, densities, seed)}
 
 
 def mixing_search(
@@ -621,6 +662,31 @@ def _tradeoff_frame(n, kind, density, W, D, eps, horizon):
                             "phi_min": fidelity.minimax_fidelity(D, horizon)})
 
 
+def tradeoff_draws(
+    sizes: ArrayLike,
+    densities: ArrayLike,
+    num: int,
+    seed: int | np.random.Generator | None = None,
+    *,
+    families: tuple[str, ...] = FAMILIES,
+) -> Iterator[tuple[int, str, float, NDArray[np.float64]]]:
+    """The graphs of :func:`tradeoff_table`, lazily in its order: ``(n, kind, density, A)``.
+
+    ``A`` is ``(graphs, n, n)`` adjacency, or ``(graphs, 2, n, n)`` for the equal-weight
+    pairs (kind ``"random pair (β = 1/2)"``); ``density`` is NaN where it does not apply.
+    """
+    num = positive_int(num, "num")
+    rng = np.random.default_rng(seed)
+    dens = np.atleast_1d(densities).tolist()
+    for n in np.atleast_1d(sizes).tolist():
+        for fam in families:
+            yield n, fam, np.nan, family_adjacency(fam, n)[None]
+        for d in dens:
+            yield n, "random", d, graphs.random_feedforward_adjacency(num, n, d, rng)
+        A2, _ = random_head_stacks(len(dens) * num, 2, n, dens, rng)
+        yield n, "random pair (β = 1/2)", np.nan, A2
+
+
 def tradeoff_table(
     sizes: ArrayLike,
     densities: ArrayLike,
@@ -633,28 +699,18 @@ def tradeoff_table(
 ) -> pd.DataFrame:
     """Exact ``T_mix`` of ``W`` (Def. 2.7) and ``phi_min`` of ``Delta`` (Def. 3.5) per graph.
 
-    For each ``n`` of ``sizes``, in this order (the draws from ``seed``): the ``families``;
-    ``num`` random graphs per density; ``len(densities) * num`` equal-weight pairs of random
-    heads (:func:`random_head_stacks`). Columns ``n, kind, density, t_mix, phi_min``.
+    For each ``n`` of ``sizes``, in this order (the draws from ``seed``, made by
+    :func:`tradeoff_draws`): the ``families``; ``num`` random graphs per density;
+    ``len(densities) * num`` equal-weight pairs of random heads (:func:`random_head_stacks`).
+    Columns ``n, kind, density, t_mix, phi_min``.
     """
-    num = positive_int(num, "num")
-    rng = np.random.default_rng(seed)
-    dens = np.atleast_1d(densities).tolist()
     rows = []
-    for n in np.atleast_1d(sizes).tolist():
-        for fam in families:
-            A = family_adjacency(fam, n)[None]
-            rows.append(_tradeoff_frame(n, fam, np.nan, graphs.walk_matrix_from_adjacency(A),
-                                        graphs.diffusion_matrix_from_adjacency(A), eps, horizon))
-        for d in dens:
-            A = graphs.random_feedforward_adjacency(num, n, d, rng)
-            rows.append(_tradeoff_frame(n, "random", d, graphs.walk_matrix_from_adjacency(A),
-                                        graphs.diffusion_matrix_from_adjacency(A), eps, horizon))
-        A2, _ = random_head_stacks(len(dens) * num, 2, n, dens, rng)
-        rows.append(_tradeoff_frame(n, "random pair (β = 1/2)", np.nan,
-                                    graphs.walk_matrix_from_adjacency(A2).mean(axis=1),
-                                    graphs.diffusion_matrix_from_adjacency(A2).mean(axis=1),
-                                    eps, horizon))
+    for n, kind, d, A in tradeoff_draws(sizes, densities, num, seed, families=families):
+        W = graphs.walk_matrix_from_adjacency(A)
+        D = graphs.diffusion_matrix_from_adjacency(A)
+        if A.ndim == 4:  # a pair of heads, combined with equal weights
+            W, D = W.mean(axis=1), D.mean(axis=1)
+        rows.append(_tradeoff_frame(n, kind, d, W, D, eps, horizon))
     return _pd().concat(rows, ignore_index=True)
 
 

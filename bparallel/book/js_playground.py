@@ -9,7 +9,7 @@ A built book must work from a local file, and Chromium refuses to load ES module
 stylesheet in a ``<style>``, and both modules in one ``<script type="module">``, where
 ``toydag.mjs`` becomes a closure that returns its exported names as an object, and
 ``playground.mjs``'s ``import { ... } from "./toydag.mjs"`` becomes a destructuring of that
-object. Nothing is fetched. In the book, ``notebooks/04_playground.md`` displays
+object. Nothing is fetched. In the book, ``notebooks/05_playground.md`` displays
 ``IPython.display.HTML(playground_html())`` and myst-nb writes it into the page as is.
 
 :func:`encode_state` / :func:`decode_state` are the Python side of the page's address

@@ -140,7 +140,7 @@ def cached_metrics(
         return compute(model, inputs, **options)
     key = metrics_key(model, inputs, measure=measure, **options)
     path = Path(cache_dir) / f"metrics-{key}.npz"
-    # One computation per key: a second process (say chapter 08 run beside 07) waits for the
+    # One computation per key: a second process (say chapter 09 run beside 08) waits for the
     # first and then reads its result.
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():

@@ -276,7 +276,7 @@ def _require_columns(frame: Any, columns: Sequence[str], what: str) -> None:
         raise ValueError(f"{what} needs columns {list(columns)}; missing {missing}")
 
 
-#: Head kinds of the Theorem 2.8 survey (chapter 05, section 1), in plotting order.
+#: Head kinds of the Theorem 2.8 survey (chapter 03, section 1), in plotting order.
 BOUND_KINDS = ("unweighted", "weighted", "path", "complete", "unweighted pair", "weighted pair")
 
 
