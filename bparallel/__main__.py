@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .transformer.data import TASKS
+from .transformer.data import PAPER_TASKS, TASKS
 from .transformer.model import ATTENTION_PATHS
 from .transformer.train import HEADS, PROFILES
 
@@ -35,7 +35,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help=f"training profile, one of {', '.join(_visible_profiles())}")
     p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
                    help="head counts (default: 1 4 8 16)")
-    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS,
+    p.add_argument("--tasks", nargs="+", default=list(PAPER_TASKS), choices=TASKS,
                    help="tasks (default: copy cycle)")
     p.add_argument("--seed", type=int, default=42, help="seed of data, init and shuffles")
     p.add_argument("--threads", type=int, default=None,

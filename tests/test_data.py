@@ -74,7 +74,7 @@ def test_paper_protocol_takes_first_sequence_of_each_batch():
 
 
 def test_validation():
-    with pytest.raises(ValueError, match=r"task='reverse'.*\['copy', 'cycle'\]"):
+    with pytest.raises(ValueError, match=r"task='reverse'.*\['copy', 'cycle', 'first'"):
         data.make_dataset("reverse", 3, seed=0)
     with pytest.raises(ValueError, match="num=0"):
         data.random_sequences(0, seed=0)

@@ -13,6 +13,8 @@ from bparallel import graphs as g
 from bparallel import markov as mk
 from bparallel.book import claims
 
+from ._ulps import assert_frames_close_ulps
+
 Q = Fraction(1, 4)
 
 
@@ -380,13 +382,13 @@ def _theorem_2_8_by_loop(sizes, densities, num, eps, rng):
 
 
 def test_theorem_2_8_ensemble_matches_the_inline_loop_draw_for_draw():
-    import pandas as pd
-
     rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
     heads, pairs = claims.theorem_2_8_ensemble([4, 7], [0.1, 0.6], 5, 0.25, rng_a)
     ref_heads, ref_pairs = _theorem_2_8_by_loop([4, 7], [0.1, 0.6], 5, 0.25, rng_b)
-    pd.testing.assert_frame_equal(heads, ref_heads, check_exact=True)
-    pd.testing.assert_frame_equal(pairs, ref_pairs, check_exact=True)
+    # the same draws; the batched and the loop arithmetic may round differently (the CPU's
+    # vector width decides), so floats agree within a few ulps, the rest exactly
+    assert_frames_close_ulps(heads, ref_heads)
+    assert_frames_close_ulps(pairs, ref_pairs)
     assert rng_a.random() == rng_b.random()  # the shared stream is left in the same state
     assert len(heads) == 2 * (2 * 5 + 5 + 2) and len(pairs) == 2 * 2 * 5
     assert set(pairs.kind) == {"unweighted pair", "weighted pair"}

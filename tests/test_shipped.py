@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from bparallel.book import shipped as ex
-from bparallel.transformer.data import TASKS
+from bparallel.transformer.data import PAPER_TASKS
 from bparallel.transformer.model import Transformer
 from bparallel.transformer.train import (
     CHECKPOINT_FORMAT,
@@ -29,7 +29,7 @@ def tiny_run(tmp_path_factory):
 def test_quick_path_trains_all_eight_and_resumes(tiny_run):
     runs, bundle = tiny_run
     assert bundle.profile == "quick" and sorted(bundle.models) == sorted(
-        (t, h) for t in TASKS for h in HEADS)
+        (t, h) for t in PAPER_TASKS for h in HEADS)
     assert "QUICK PROFILE" in bundle.note
     assert all(m["epoch"] == 2 for m in bundle.metas.values())
     ckpt = runs / "tiny" / f"{run_name('copy', 4)}.ckpt.pt"
@@ -138,7 +138,7 @@ def test_shipped_status(tiny_run, tmp_path):
     runs, _ = tiny_run
     dest = tmp_path / "shipped"
     rows = ex.shipped_status(dest, profile="tiny")
-    assert [r["model"] for r in rows] == [run_name(t, h) for t in TASKS for h in HEADS]
+    assert [r["model"] for r in rows] == [run_name(t, h) for t in PAPER_TASKS for h in HEADS]
     assert {r["status"] for r in rows} == {"not started"}
     ex.ship_run(runs / "tiny", dest, profile="tiny", hardware="box")
     manifest = json.loads((dest / ex.MANIFEST).read_text())
@@ -158,16 +158,16 @@ def test_seeds_share_one_manifest(tiny_run, tmp_path):
     dest = tmp_path / "shipped"
     ex.ship_run(runs / "tiny", dest, profile="tiny")
     other = tmp_path / "seed-43"
-    for task in TASKS:
+    for task in PAPER_TASKS:
         for heads in HEADS:
             train(task, heads, "tiny", out_dir=other, seed=43, threads=1, progress=False)
     manifest = ex.ship_run(other, dest, profile="tiny")
-    names = [run_name(t, h) for t in TASKS for h in HEADS]
+    names = [run_name(t, h) for t in PAPER_TASKS for h in HEADS]
     assert sorted(manifest["models"]) == sorted(names + [f"{n}-s43" for n in names])
     entry = manifest["models"]["cycle-h08-s43"]
     assert (entry["file"], entry["seed"], entry["profile"]) == (
         "cycle-h08-s43.weights.pt", 43, "tiny")
-    assert ex.shipped_seeds(dest) == {(t, h): [42, 43] for t in TASKS for h in HEADS}
+    assert ex.shipped_seeds(dest) == {(t, h): [42, 43] for t in PAPER_TASKS for h in HEADS}
     assert ex.is_shipped("copy-h04", dest, seed=43) and ex.is_shipped("copy-h04-s43", dest)
     assert ex.is_shipped("copy-h04", dest) and not ex.is_shipped("copy-h04", dest, seed=44)
     assert ex.shipped_complete(dest, seed=43) and not ex.shipped_complete(dest, seed=44)

@@ -36,7 +36,7 @@ SLOW = Profile("tiny-slow", num_train=150, epochs=3, num_heldout=20, batch_size=
                seq_len=16, hidden=True)
 ENTRY_FIELDS = {"file", "sha256", "task", "heads", "seed", "profile", "epochs",
                 "final_train_loss", "heldout_accuracy", "heldout_accuracy_predictable",
-                "torch_version", "hardware", "attention_path"}
+                "torch_version", "hardware", "attention_path", "curve"}
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +80,11 @@ def _check_shipped(models_dir, seeds, reference, profile: str | Profile = "tiny"
                                                        name_of_profile, epochs)
         assert entry["sha256"] == sha256_file(models_dir / entry["file"])
         assert 0 <= entry["heldout_accuracy"] <= 1 and entry["attention_path"] == "fused"
+        curve = entry["curve"]  # the learning curve: every epoch's held-out values
+        assert curve["epoch"] == list(range(1, epochs + 1))
+        assert curve["heldout_accuracy_predictable"][-1] == pytest.approx(
+            entry["heldout_accuracy_predictable"], abs=1e-5)  # the same held-out set
+        assert all(len(v) == epochs for v in curve.values())
         assert _same_weights(models_dir / entry["file"], reference(seed, profile))
     assert shipped_seeds(models_dir) == {("copy", 1): sorted(seeds)}
 

@@ -79,9 +79,9 @@ def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
     targets of ``task``) with the per-head fidelities, flattened to ``"a/b/c"`` arrays for
     the cache (:func:`unflatten` restores the nesting)."""
     from ..transformer.ablation import ablation_study, head_fidelity
-    from ..transformer.data import SequenceDataset, make_targets
+    from ..transformer.data import SequenceDataset
 
-    dataset = SequenceDataset(task, inputs, make_targets(inputs, task))
+    dataset = SequenceDataset.of(task, inputs)
     fidelity = head_fidelity(model, inputs, horizon=horizon)
     study = ablation_study(model, dataset, fidelity=fidelity, **options)
     return _flatten(study)

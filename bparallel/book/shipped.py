@@ -19,6 +19,7 @@ loads one seed's 8 models. Unfinished runs are snapshotted into ``partial/seed-<
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from typing import Any
 import torch
 
 from .._io import atomic_write_text, file_lock
-from ..transformer.data import TASKS
+from ..transformer.data import PAPER_TASKS, TASKS
 from ..transformer.train import (
     DEFAULT_SEED,
     HEADS,
@@ -147,13 +148,15 @@ def shipped_status(
     profile: str | Profile = "paper",
     *,
     seed: int = DEFAULT_SEED,
+    tasks: Sequence[str] = PAPER_TASKS,
 ) -> list[dict[str, Any]]:
-    """One row per paper-profile model of ``seed``: shipped (with its manifest entry), in
-    progress (epoch of the committed snapshot, :func:`find_partial`) or not started."""
+    """One row per model of ``tasks`` x heads of ``seed`` (default: the paper's 8): shipped
+    (with its manifest entry), in progress (epoch of the committed snapshot,
+    :func:`find_partial`) or not started."""
     p = get_profile(profile)
     shipped = (shipped_manifest(shipped_dir) or {"models": {}})["models"]
     rows = []
-    for task in TASKS:
+    for task in tasks:
         for heads in HEADS:
             name = run_name(task, heads)
             row: dict[str, Any] = {"model": name, "task": task, "heads": heads}
@@ -178,22 +181,25 @@ def shipped_status(
 
 
 def shipped_complete(
-    shipped_dir: str | os.PathLike = SHIPPED_DIR, *, seed: int = DEFAULT_SEED
+    shipped_dir: str | os.PathLike = SHIPPED_DIR, *, seed: int = DEFAULT_SEED,
+    tasks: Sequence[str] = PAPER_TASKS,
 ) -> bool:
-    """Are all 8 paper models of ``seed`` listed in the manifest (files not yet
-    hash-checked)?"""
+    """Are all models of ``tasks`` x heads of ``seed`` (default: the 8 paper models) listed
+    in the manifest (files not yet hash-checked)?"""
     manifest = shipped_manifest(shipped_dir)
     if manifest is None:
         return False
-    return all(shipped_name(t, h, seed) in manifest["models"] for t in TASKS for h in HEADS)
+    return all(shipped_name(t, h, seed) in manifest["models"] for t in tasks for h in HEADS)
 
 
 def load_shipped(
     shipped_dir: str | os.PathLike = SHIPPED_DIR,
     seed: int = DEFAULT_SEED,
+    *,
+    tasks: Sequence[str] = PAPER_TASKS,
 ) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], dict[str, Any]]]:
-    """Load the 8 shipped paper models of ``seed`` (default 42, the paper's), each checked
-    against its SHA-256 in the manifest."""
+    """Load the shipped models of ``tasks`` x heads of ``seed`` (default: the 8 paper models
+    of seed 42, the paper's), each checked against its SHA-256 in the manifest."""
     shipped_dir = Path(shipped_dir)
     manifest = shipped_manifest(shipped_dir)
     if manifest is None:
@@ -202,7 +208,7 @@ def load_shipped(
             "(train and ship them with `python -m bparallel sweep --profile paper`)"
         )
     models, metas = {}, {}
-    for task in TASKS:
+    for task in tasks:
         for heads in HEADS:
             name = shipped_name(task, heads, seed)
             entry = manifest["models"].get(name)
@@ -264,7 +270,7 @@ def book_models(
     folder = Path(runs_dir) / train_profile
     models, metas = {}, {}
     with _locked(folder):
-        for task in TASKS:
+        for task in PAPER_TASKS:
             for heads in HEADS:
                 res = train(task, heads, train_profile, out_dir=folder, progress=False,
                             threads=threads)
@@ -292,7 +298,8 @@ def models_by_seed(
     if bundle.profile != "paper":
         return out
     per_config = shipped_seeds(shipped_dir)
-    complete = set.intersection(*(set(per_config.get((t, h), [])) for t in TASKS for h in HEADS))
+    complete = set.intersection(*(set(per_config.get((t, h), []))
+                                  for t in PAPER_TASKS for h in HEADS))
     for seed in sorted(complete - {own}):
         out[seed] = load_shipped(shipped_dir, seed=seed)[0]
     return dict(sorted(out.items()))
@@ -363,8 +370,27 @@ def _ship_into(
         "torch_version": ck.data["torch_version"],
         "hardware": hardware or ck.data["hardware"],
         "attention_path": ck.attention_path,
+        "curve": learning_curve(ck.history),
     }
     return entry
+
+
+#: The per-epoch held-out measures a manifest entry keeps as the model's learning curve.
+CURVE_KEYS = ("heldout_loss", "heldout_loss_predictable", "heldout_accuracy_predictable")
+
+
+def learning_curve(history: dict[str, list[float]]) -> dict[str, list[float | None]]:
+    """The learning curve of a training history for a manifest entry: the held-out loss
+    (all positions and predictable ones) and accuracy on the predictable positions after
+    every epoch, to 6 significant digits; ``None`` where the history has no value."""
+    def clean(v: float) -> float | None:
+        return None if v is None or not math.isfinite(v) else float(f"{v:.6g}")
+
+    n = len(history["epoch"])
+    curve: dict[str, list[float | None]] = {"epoch": [int(e) for e in history["epoch"]]}
+    for key in CURVE_KEYS:
+        curve[key] = [clean(v) for v in history.get(key, [None] * n)]
+    return curve
 
 
 def ship_run(

@@ -45,6 +45,7 @@ from ..transformer.train import (
     load_checkpoint,
     lock_path,
     model_config,
+    profile_tasks,
     run_name,
     train,
 )
@@ -111,7 +112,7 @@ class ModelRun:
 
 
 def plan(
-    tasks: Iterable[str] = TASKS,
+    tasks: Iterable[str] | None = None,
     heads: Iterable[int] = HEADS,
     seeds: Iterable[int] = (DEFAULT_SEED,),
     profile: str | Profile = "quick",
@@ -131,7 +132,8 @@ def plan(
     run on another machine (a Slurm GPU node).
     """
     p = get_profile(profile)
-    tasks, heads, seeds = list(tasks), list(heads), list(seeds)
+    tasks = list(profile_tasks(p) if tasks is None else tasks)
+    heads, seeds = list(heads), list(seeds)
     for name, values in (("tasks", tasks), ("heads", heads), ("seeds", seeds)):
         if not values:
             raise ValueError(f"{name}: give at least one")
@@ -504,8 +506,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = EPILOG
     visible = ", ".join(name for name, prof in PROFILES.items() if not prof.hidden)
     p.add_argument("--profile", required=True, help=f"training profile, one of {visible}")
-    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS,
-                   help="tasks (default: copy cycle)")
+    p.add_argument("--tasks", nargs="+", default=None, choices=TASKS,
+                   help="tasks (default: the profile's, copy cycle for paper and quick, "
+                        "first induction majority for graph)")
     p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
                    help="head counts (default: 1 4 8 16)")
     p.add_argument("--seeds", type=int, nargs="+", default=[DEFAULT_SEED], metavar="S",

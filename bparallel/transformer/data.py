@@ -1,17 +1,47 @@
-"""The synthetic datasets of Section 4.1 and the loaders that feed them.
+"""The synthetic datasets of Section 4.1, the graph tasks of this book, and their loaders.
 
-Sequences of ``seq_len = 100`` tokens drawn independently and uniformly from
-``vocab_size = 256`` symbols. Two tasks:
+Sequences of ``seq_len = 100`` tokens over ``vocab_size = 256`` symbols, one target per
+position. The paper's two tasks (:data:`PAPER_TASKS`), on i.i.d. uniform tokens:
 
-- ``copy``:  target = input, ``(x1, ..., x100) -> (x1, ..., x100)``;
-- ``cycle``: target = input rolled right by one, ``(x1, ..., x100) -> (x100, x1, ..., x99)``.
-  Under causal attention the first target (x100) cannot be predicted, so cycle accuracy tops
-  out near 99% (:func:`predictable_mask`).
+- ``copy``:  target = input, ``(x1, ..., x100) -> (x1, ..., x100)``; needs no attention at
+  all (each position holds its own answer);
+- ``cycle``: target = input rolled right by one, ``(x1, ..., x100) -> (x100, x1, ..., x99)``;
+  one hop, to the neighbouring position. Under causal attention the first target (x100)
+  cannot be predicted, so cycle accuracy tops out near 99%.
+
+The graph tasks (:data:`GRAPH_TASKS`), where information must travel through the attention
+graph (positions counted from 0 below):
+
+- ``first`` (long-range retrieval): every target is the first token, ``y_t = x_0``, on the
+  paper's i.i.d. uniform sequences. One hop, from node 0 to every node: the longest edge of
+  the causal DAG, and the only one that matters.
+- ``induction`` (two-hop composition, Olsson et al. 2022): positions ``0..50`` hold 51
+  distinct tokens, positions ``51..99`` a random arrangement of 49 of the first 50 of them.
+  The target is the token that followed the current token where it first occurred,
+  ``y_t = x_{f(t)+1}`` with ``f(t)`` the first position holding ``x_t``. In the second half
+  that answer lies in the past but at a position the model can find only by content: one hop
+  writes each token's predecessor into its position, a second hop matches the current token
+  against those predecessors and reads the token found there. In the first half
+  (``f(t) = t``) the target is the next, unseen token: unpredictable.
+- ``majority`` (aggregation over the prefix): each sequence draws an alphabet of
+  :data:`MAJORITY_SYMBOLS` symbols from the 256 and then its tokens uniformly from that
+  alphabet; the target is the most frequent symbol of ``x_0..x_t``. Every earlier token
+  counts: the answer at the sink depends on the signal of every node. Tie rule: the mode
+  changes only when another symbol's count strictly exceeds it (the incumbent keeps a tie);
+  positions where two or more symbols share the largest count are masked as unpredictable.
+
+Targets and masks are pure functions of the inputs (:func:`make_targets`,
+:func:`predictable`), so any set of sequences can be re-scored. :func:`predictable` gives the
+``(N, T)`` mask of positions whose target a causal model can know from the inputs so far;
+for copy, cycle, first and induction it is the same for every sequence
+(:func:`predictable_mask`), for majority it depends on the sequence.
 
 Randomness is a pure function of a seed. Independent streams are derived with
 :class:`numpy.random.SeedSequence` from ``(seed, stream)``: training inputs, held-out inputs,
 the loader's shuffle of every epoch, and the fresh sequences of Tables 5-6 never overlap.
-The inputs do not depend on the task, so copy and cycle models see the same sequences.
+The paper's inputs do not depend on the task, so copy, cycle and first models see the same
+sequences; induction and majority draw sequences of their own structure from the same
+streams.
 """
 
 from __future__ import annotations
@@ -24,9 +54,21 @@ import torch
 
 from .._checks import nonnegative_int, positive_int
 
-TASKS = ("copy", "cycle")
+PAPER_TASKS = ("copy", "cycle")
+GRAPH_TASKS = ("first", "induction", "majority")
+TASKS = PAPER_TASKS + GRAPH_TASKS
 SEQ_LEN = 100
 VOCAB_SIZE = 256
+MAJORITY_SYMBOLS = 4  # alphabet size of one majority sequence
+
+# What each task needs of the attention graph, in a phrase (the chapters' tables use it).
+HOPS = {
+    "copy": "none: each position holds its own answer",
+    "cycle": "one hop, from the previous position",
+    "first": "one hop, from position 0 to every position",
+    "induction": "two hops: previous token, then a match by content",
+    "majority": "every earlier position, aggregated",
+}
 
 # Stream identifiers for numpy.random.SeedSequence([seed, stream, ...]).
 STREAMS = {"train": 0, "heldout": 1, "shuffle": 2, "fresh": 3}
@@ -62,37 +104,183 @@ def random_sequences(
     return torch.from_numpy(tokens)
 
 
+def induction_split(seq_len: int) -> int:
+    """First position of an induction sequence's second half: ``51`` at ``T = 100``.
+
+    The first ``split`` positions hold distinct tokens; the ``seq_len - split`` positions
+    after them repeat tokens ``0..split-2`` of the first part (each has a successor there).
+    """
+    return seq_len // 2 + 1
+
+
+def induction_sequences(
+    num: int, *, seed: int, stream: str = "train", seq_len: int = SEQ_LEN,
+    vocab_size: int = VOCAB_SIZE,
+) -> torch.Tensor:
+    """``num`` induction sequences ``(num, seq_len)`` int64 (see the module docstring).
+
+    Positions ``0..s-1`` (``s`` = :func:`induction_split`) hold ``s`` distinct tokens drawn
+    uniformly without replacement; positions ``s..T-1`` hold ``T - s`` distinct tokens of
+    positions ``0..s-2``, chosen and ordered uniformly at random.
+    """
+    positive_int(num, "num")
+    s = induction_split(positive_int(seq_len, "seq_len"))
+    if seq_len < 3:
+        raise ValueError(f"seq_len={seq_len}: induction needs at least 3 positions")
+    if positive_int(vocab_size, "vocab_size") < s:
+        raise ValueError(f"vocab_size={vocab_size}: induction needs at least {s} symbols for "
+                         f"seq_len={seq_len} (the first {s} tokens are distinct)")
+    rng = stream_rng(seed, stream)
+    first = rng.permuted(np.broadcast_to(np.arange(vocab_size), (num, vocab_size)),
+                         axis=1)[:, :s]  # (N, s): distinct tokens
+    picks = rng.permuted(np.broadcast_to(np.arange(s - 1), (num, s - 1)),
+                         axis=1)[:, : seq_len - s]  # (N, T - s): positions 0..s-2
+    second = np.take_along_axis(first, picks, axis=1)
+    return torch.from_numpy(np.concatenate([first, second], axis=1).astype(np.int64))
+
+
+def majority_sequences(
+    num: int, *, seed: int, stream: str = "train", seq_len: int = SEQ_LEN,
+    vocab_size: int = VOCAB_SIZE, symbols: int = MAJORITY_SYMBOLS,
+) -> torch.Tensor:
+    """``num`` majority sequences ``(num, seq_len)`` int64: per sequence an alphabet of
+    ``symbols`` distinct symbols drawn uniformly from ``vocab_size``, then i.i.d. uniform
+    tokens from that alphabet."""
+    positive_int(num, "num")
+    positive_int(seq_len, "seq_len")
+    positive_int(vocab_size, "vocab_size")
+    if not 2 <= positive_int(symbols, "symbols") <= vocab_size:
+        raise ValueError(f"symbols={symbols}: must lie in 2..vocab_size={vocab_size}")
+    rng = stream_rng(seed, stream)
+    alphabet = rng.permuted(np.broadcast_to(np.arange(vocab_size), (num, vocab_size)),
+                            axis=1)[:, :symbols]  # (N, k)
+    which = rng.integers(0, symbols, size=(num, seq_len))
+    return torch.from_numpy(np.take_along_axis(alphabet, which, axis=1).astype(np.int64))
+
+
+def task_inputs(
+    task: str, num: int, *, seed: int, stream: str = "train", seq_len: int = SEQ_LEN,
+    vocab_size: int = VOCAB_SIZE,
+) -> torch.Tensor:
+    """The input sequences of ``task`` ``(num, seq_len)``: i.i.d. uniform for copy, cycle and
+    first (the same sequences for all three), structured for induction and majority."""
+    _check_task(task)
+    kw = {"seed": seed, "stream": stream, "seq_len": seq_len, "vocab_size": vocab_size}
+    if task == "induction":
+        return induction_sequences(num, **kw)
+    if task == "majority":
+        return majority_sequences(num, **kw)
+    return random_sequences(num, **kw)
+
+
+def _first_occurrence(inputs: torch.Tensor) -> torch.Tensor:
+    """``f[..., t]``: the first position holding ``inputs[..., t]`` ``(..., T)``."""
+    same = inputs[..., :, None] == inputs[..., None, :]  # (..., T, T): [t, s] x_t == x_s
+    return same.to(torch.int8).argmax(-1)  # the first s with x_s == x_t (s = t at worst)
+
+
+def _majority(inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The running mode of ``inputs`` ``(..., T)`` (the incumbent keeps a tie) and the mask
+    of positions without a tie for the largest count, both ``(..., T)``."""
+    flat = inputs.reshape(-1, inputs.shape[-1])  # (N, T)
+    N, T = flat.shape
+    # counts of each position's own symbol so far: c[n, t, s] = #{r <= t: x_r == x_s}
+    same = (flat[:, :, None] == flat[:, None, :]).to(torch.int16)  # (N, r, s)
+    counts = same.cumsum(1, dtype=torch.int16)  # (N, t, s)
+    causal = torch.ones(T, T, dtype=torch.bool).tril()  # s <= t
+    counts = torch.where(causal, counts, torch.zeros((), dtype=torch.int16))
+    top = counts.amax(-1)  # (N, T): the largest count at t
+    # symbols holding the top count, each counted once (at its first occurrence)
+    first = _first_occurrence(flat)  # (N, T)
+    is_first = first == torch.arange(T)  # (N, s): s is its symbol's first position
+    holders = ((counts == top[:, :, None]) & is_first[:, None, :]).sum(-1)  # (N, T)
+    mode = torch.empty_like(flat)
+    own = counts.diagonal(dim1=1, dim2=2)  # (N, T): count of x_t at t
+    mode[:, 0] = flat[:, 0]
+    for t in range(1, T):  # the mode changes only when x_t's count beats the old top
+        beats = own[:, t] > top[:, t - 1]
+        mode[:, t] = torch.where(beats, flat[:, t], mode[:, t - 1])
+    return mode.view(inputs.shape), (holders == 1).view(inputs.shape)
+
+
 def make_targets(inputs: torch.Tensor, task: str) -> torch.Tensor:
-    """Targets of ``task`` for ``inputs`` ``(..., T)``: copy = identity, cycle = roll by one."""
+    """Targets of ``task`` for ``inputs`` ``(..., T)`` (definitions: the module docstring):
+    copy = identity, cycle = roll by one, first = ``x_0`` everywhere, induction = the
+    successor of the current token's first occurrence, majority = the running mode."""
     _check_task(task)
     if task == "copy":
         return inputs.clone()
-    return torch.roll(inputs, shifts=1, dims=-1)  # (x1..xT) -> (xT, x1..x_{T-1})
+    if task == "cycle":
+        return torch.roll(inputs, shifts=1, dims=-1)  # (x1..xT) -> (xT, x1..x_{T-1})
+    if task == "first":
+        return inputs[..., :1].expand_as(inputs).clone()
+    if task == "induction":
+        T = inputs.shape[-1]
+        nxt = (_first_occurrence(inputs) + 1).clamp(max=T - 1)
+        return torch.gather(inputs, -1, nxt)
+    return _majority(inputs)[0]
 
 
 def predictable_mask(task: str, seq_len: int = SEQ_LEN) -> torch.Tensor:
-    """Boolean ``(seq_len,)``: positions whose target a causal model can predict.
+    """Boolean ``(seq_len,)``: positions whose target a causal model can predict, for the
+    tasks where this does not depend on the sequence.
 
-    Copy: all. Cycle: all but position 0, whose target ``x_T`` lies in the future.
+    Copy and first: all. Cycle: all but position 0, whose target ``x_T`` lies in the future.
+    Induction: the second half (from :func:`induction_split` on). Majority depends on the
+    sequence (its ties): use :func:`predictable`.
     """
     _check_task(task)
     positive_int(seq_len, "seq_len")
+    if task == "majority":
+        raise ValueError("task='majority': its predictable positions depend on the sequence "
+                         "(ties); use predictable(inputs, 'majority')")
     mask = torch.ones(seq_len, dtype=torch.bool)
     if task == "cycle":
         mask[0] = False
+    if task == "induction":
+        mask[: induction_split(seq_len)] = False
     return mask
+
+
+def predictable(inputs: torch.Tensor, task: str) -> torch.Tensor:
+    """Boolean ``(..., T)``: the positions of ``inputs`` whose target is predictable.
+
+    :func:`predictable_mask` broadcast to the inputs, except for majority (no tie for the
+    largest count so far) and induction on sequences not drawn by
+    :func:`induction_sequences` (there: the current token occurred earlier).
+    """
+    _check_task(task)
+    if task == "majority":
+        return _majority(inputs)[1]
+    if task == "induction":
+        T = inputs.shape[-1]
+        return _first_occurrence(inputs) < torch.arange(T)
+    return predictable_mask(task, inputs.shape[-1]).expand(inputs.shape).clone()
 
 
 @dataclass(frozen=True)
 class SequenceDataset:
-    """Inputs and targets of one task, both ``(N, T)`` int64."""
+    """Inputs and targets of one task, both ``(N, T)`` int64, and the ``(N, T)`` boolean mask
+    of predictable positions (:func:`predictable`)."""
 
     task: str
     inputs: torch.Tensor
     targets: torch.Tensor
+    mask: torch.Tensor
 
     def __len__(self) -> int:
         return int(self.inputs.shape[0])
+
+    @classmethod
+    def of(cls, task: str, inputs: torch.Tensor) -> SequenceDataset:
+        """The dataset of ``task`` on ``inputs`` ``(N, T)``: targets and mask computed."""
+        _check_task(task)
+        return cls(task, inputs, make_targets(inputs, task), predictable(inputs, task))
+
+    def subset(self, index: torch.Tensor | slice) -> SequenceDataset:
+        """The sequences ``index`` (a slice or an index tensor) of this dataset."""
+        return SequenceDataset(self.task, self.inputs[index], self.targets[index],
+                               self.mask[index])
 
 
 def make_dataset(
@@ -104,12 +292,12 @@ def make_dataset(
     seq_len: int = SEQ_LEN,
     vocab_size: int = VOCAB_SIZE,
 ) -> SequenceDataset:
-    """Dataset I (copy) or II (cycle) of Section 4.1, drawn from ``(seed, stream)``."""
+    """The dataset of ``task`` drawn from ``(seed, stream)``: Dataset I (copy) or II (cycle)
+    of Section 4.1, or a graph task's (:func:`task_inputs`)."""
     _check_task(task)
-    inputs = random_sequences(
-        num, seed=seed, stream=stream, seq_len=seq_len, vocab_size=vocab_size
-    )
-    return SequenceDataset(task, inputs, make_targets(inputs, task))
+    inputs = task_inputs(task, num, seed=seed, stream=stream, seq_len=seq_len,
+                         vocab_size=vocab_size)
+    return SequenceDataset.of(task, inputs)
 
 
 def heldout_dataset(
@@ -180,9 +368,7 @@ def paper_protocol_sequences(
         raise ValueError(f"epoch={epoch!r}: must be a non-negative integer")
     order = loader.order(epoch)
     first = order[:: loader.batch_size][:num_batches]  # first index of each batch
-    sel = torch.from_numpy(first)
-    ds = loader.dataset
-    return SequenceDataset(ds.task, ds.inputs[sel], ds.targets[sel])
+    return loader.dataset.subset(torch.from_numpy(first))
 
 
 def fresh_sequences(

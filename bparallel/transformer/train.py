@@ -32,6 +32,8 @@ from tqdm.auto import tqdm
 from .._checks import nonnegative_int, positive_int
 from .._io import atomic_write
 from .data import (
+    GRAPH_TASKS,
+    PAPER_TASKS,
     TASKS,
     SequenceDataset,
     ShuffledLoader,
@@ -46,6 +48,10 @@ WEIGHTS_FORMAT = "bparallel-weights-v1"
 THREADS_ENV = "BPARALLEL_THREADS"
 DEFAULT_SEED = 42
 HEADS = (1, 4, 8, 16)
+# The training loss averages the cross-entropy over every position (Section 4.1), or over
+# the predictable ones only: the graph tasks' unpredictable positions (induction's first half)
+# carry no signal, and with them in the loss a model waits far longer to start learning.
+LOSS_POSITIONS = ("all", "predictable")
 # Checkpoints written before they recorded their attention path were all trained with SDPA.
 LEGACY_ATTENTION_PATH = "sdpa"
 
@@ -65,9 +71,20 @@ class Profile:
     vocab_size: int = 256
     description: str = ""
     hidden: bool = False
+    loss_positions: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.loss_positions not in LOSS_POSITIONS:
+            raise ValueError(f"loss_positions={self.loss_positions!r}: valid values are "
+                             f"{list(LOSS_POSITIONS)}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def settings(self) -> dict[str, Any]:
+        """What a run of this profile is trained with, less the epoch count (which may grow):
+        the part a resumed checkpoint must match."""
+        return {k: v for k, v in self.to_dict().items() if k not in ("epochs", "description")}
 
 
 PROFILES: dict[str, Profile] = {
@@ -83,7 +100,30 @@ PROFILES: dict[str, Profile] = {
         "tiny", num_train=40, epochs=2, num_heldout=20, batch_size=10, seq_len=16,
         description="tests only: seconds", hidden=True,
     ),
+    # The graph tasks, one profile per task family, each sized so that its models reach
+    # their plateau; the loss on the predictable positions (LOSS_POSITIONS).
+    "first": Profile(
+        "first", num_train=5000, epochs=15, num_heldout=1000, loss_positions="predictable",
+        description="long-range retrieval (task first): 5,000 sequences, 15 epochs",
+    ),
+    "induction": Profile(
+        "induction", num_train=5000, epochs=60, num_heldout=1000,
+        loss_positions="predictable",
+        description="two-hop composition (task induction): 5,000 sequences, 60 epochs",
+    ),
+    "majority": Profile(
+        "majority", num_train=5000, epochs=40, num_heldout=1000, loss_positions="predictable",
+        description="aggregation over the prefix (task majority): 5,000 sequences, 40 epochs",
+    ),
+    "graph-quick": Profile(
+        "graph-quick", num_train=1000, epochs=4, num_heldout=200, loss_positions="predictable",
+        description="the graph tasks in CI and book builds: all 12 models in a few minutes",
+    ),
 }
+
+#: The tasks each profile trains: the paper's for its profiles, the graph tasks for theirs.
+PROFILE_TASKS = {"paper": PAPER_TASKS, "quick": PAPER_TASKS, "tiny": TASKS,
+                 **{task: (task,) for task in GRAPH_TASKS}, "graph-quick": GRAPH_TASKS}
 
 
 def get_profile(profile: str | Profile) -> Profile:
@@ -93,6 +133,12 @@ def get_profile(profile: str | Profile) -> Profile:
     if profile not in PROFILES:
         raise ValueError(f"profile={profile!r}: valid profiles are {list(PROFILES)}")
     return PROFILES[profile]
+
+
+def profile_tasks(profile: str | Profile) -> tuple[str, ...]:
+    """The tasks ``profile`` is made for (:data:`PROFILE_TASKS`; a profile built by hand:
+    every task)."""
+    return PROFILE_TASKS.get(get_profile(profile).name, TASKS)
 
 
 def model_config(profile: str | Profile, heads: int) -> ModelConfig:
@@ -345,8 +391,10 @@ def load_checkpoint(
         p = get_profile(profile)
         if data["profile"] != p.name:
             raise ValueError(f"checkpoint {path} has profile={data['profile']!r}, not {p.name!r}")
-        stored = {k: v for k, v in data["profile_config"].items() if k != "epochs"}
-        wanted = {k: v for k, v in p.to_dict().items() if k != "epochs"}
+        wanted = p.settings()
+        # a field added to Profile after a checkpoint was written has its default there
+        defaults = Profile("", 1, 1, 1).settings()
+        stored = {k: data["profile_config"].get(k, defaults[k]) for k in wanted}
         if stored != wanted:
             diff = sorted(k for k in wanted if stored.get(k) != wanted[k])
             raise ValueError(
@@ -369,9 +417,10 @@ class TokenScores:
     head ablations of :mod:`bparallel.transformer.ablation`: mean cross-entropy per token
     (``loss``), the fraction of tokens whose argmax is the target (``accuracy``), and both
     over the positions a causal model can predict (``loss_predictable``,
-    ``accuracy_predictable``, :func:`~bparallel.transformer.data.predictable_mask`). For
-    cycle, position 0 (an unpredictable token, about ``8`` nats for a trained model) carries
-    most of ``loss``; ``loss_predictable`` leaves it out.
+    ``accuracy_predictable``; the mask of :func:`~bparallel.transformer.data.predictable`,
+    carried by each :class:`~bparallel.transformer.data.SequenceDataset`). For cycle,
+    position 0 (an unpredictable token, about ``8`` nats for a trained model) carries most
+    of ``loss``; ``loss_predictable`` leaves it out.
 
     ``loss_dtype``: the dtype of the cross-entropy. A float32 cross-entropy rounds a token's
     loss ``log(1 + eps)`` to 0 or ``2^-23`` below ``eps = 2^-24`` (``6e-8``); the trained
@@ -381,43 +430,51 @@ class TokenScores:
 
     def __init__(self, task: str, seq_len: int, *, loss_dtype: torch.dtype = torch.float32
                  ) -> None:
-        self.predictable = predictable_mask(task, seq_len)  # (T,)
+        self.task, self.seq_len = task, positive_int(seq_len, "seq_len")
         self.loss_dtype = loss_dtype
-        self.loss_sum, self.loss_pred, self.correct, self.correct_pred, self.n = 0.0, 0.0, 0, 0, 0
+        self.loss_sum, self.loss_pred, self.correct, self.correct_pred = 0.0, 0.0, 0, 0
+        self.n, self.n_pred = 0, 0
 
-    def add(self, logits: torch.Tensor, targets: torch.Tensor) -> None:
-        """Add one batch: ``logits`` ``(B, T, V)``, ``targets`` ``(B, T)``."""
-        loss, loss_pred = self._losses(logits, targets)
+    def add(self, logits: torch.Tensor, targets: torch.Tensor,
+            mask: torch.Tensor | None = None) -> None:
+        """Add one batch: ``logits`` ``(B, T, V)``, ``targets`` ``(B, T)`` and the boolean
+        ``mask`` ``(B, T)`` of predictable positions (default: the task's
+        :func:`~bparallel.transformer.data.predictable_mask`, for the tasks that have one)."""
+        if mask is None:
+            mask = predictable_mask(self.task, self.seq_len).expand(targets.shape)
+        mask = mask.to(targets.device)
+        loss, loss_pred = self._losses(logits, targets, mask)
         self.loss_sum += loss
         self.loss_pred += loss_pred
         hit = logits.argmax(-1) == targets  # (B, T)
         self.correct += int(hit.sum())
-        self.correct_pred += int(hit[:, self.predictable].sum())
-        self.n += targets.shape[0]
+        self.correct_pred += int(hit[mask].sum())
+        self.n += targets.numel()
+        self.n_pred += int(mask.sum())
 
-    def _losses(self, logits: torch.Tensor, targets: torch.Tensor) -> tuple[float, float]:
+    def _losses(self, logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor
+                ) -> tuple[float, float]:
         """Summed cross-entropy over all positions and over the predictable ones."""
-        pred = self.predictable
         if logits.dtype != self.loss_dtype:
             per_token = F.cross_entropy(logits.to(self.loss_dtype).flatten(0, 1),
                                         targets.flatten(), reduction="none")
             per_token = per_token.view(targets.shape)  # (B, T)
-            return per_token.sum().item(), per_token[:, pred].sum().item()
+            return per_token.sum().item(), per_token[mask].sum().item()
         # in the logits' dtype: the summed reduction evaluate_accuracy has always used (bitwise)
         loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum").item()
-        if pred.all():
+        if mask.all():
             return loss, loss
-        return loss, F.cross_entropy(logits[:, pred].flatten(0, 1), targets[:, pred].flatten(),
-                                     reduction="sum").item()
+        return loss, F.cross_entropy(logits[mask], targets[mask], reduction="sum").item()
 
     def result(self) -> dict[str, float]:
-        """``loss``, ``accuracy``, ``loss_predictable`` and ``accuracy_predictable`` so far."""
-        T, P = self.predictable.shape[0], int(self.predictable.sum())
+        """``loss``, ``accuracy``, ``loss_predictable`` and ``accuracy_predictable`` so far
+        (NaN for the predictable ones when no position was predictable)."""
+        n_pred = self.n_pred or math.nan
         return {
-            "loss": self.loss_sum / (self.n * T),
-            "accuracy": self.correct / (self.n * T),
-            "loss_predictable": self.loss_pred / (self.n * P),
-            "accuracy_predictable": self.correct_pred / (self.n * P),
+            "loss": self.loss_sum / self.n,
+            "accuracy": self.correct / self.n,
+            "loss_predictable": self.loss_pred / n_pred,
+            "accuracy_predictable": self.correct_pred / n_pred,
         }
 
 
@@ -442,7 +499,7 @@ def evaluate_accuracy(
     for start in range(0, len(dataset), batch_size):
         x = dataset.inputs[start : start + batch_size].to(device)
         y = dataset.targets[start : start + batch_size].to(device)
-        scores.add(model(x), y)  # logits (B, T, V)
+        scores.add(model(x), y, dataset.mask[start : start + batch_size])  # logits (B, T, V)
     model.train(was_training)
     return scores.result()
 
@@ -465,9 +522,17 @@ class TrainResult:
     resumed_from: int = 0
 
 
+def ignore_unpredictable(dataset: SequenceDataset) -> SequenceDataset:
+    """``dataset`` with the targets of unpredictable positions set to ``-100``,
+    :func:`torch.nn.functional.cross_entropy`'s ``ignore_index``: the training loss then
+    averages over the predictable positions only (``Profile.loss_positions``)."""
+    targets = torch.where(dataset.mask, dataset.targets, torch.full_like(dataset.targets, -100))
+    return SequenceDataset(dataset.task, dataset.inputs, targets, dataset.mask)
+
+
 def _new_history() -> dict[str, list[float]]:
     keys = ("epoch", "train_loss", "heldout_loss", "heldout_accuracy",
-            "heldout_accuracy_predictable", "seconds")
+            "heldout_accuracy_predictable", "heldout_loss_predictable", "seconds")
     return {k: [] for k in keys}
 
 
@@ -526,6 +591,8 @@ def train(
         opt = torch.optim.Adam(model.parameters(), lr=p.lr)
         train_set = make_dataset(task, p.num_train, seed=seed, seq_len=p.seq_len,
                                  vocab_size=p.vocab_size)
+        if p.loss_positions == "predictable":
+            train_set = ignore_unpredictable(train_set)
         heldout = heldout_dataset(task, p.num_heldout, seed=seed, seq_len=p.seq_len,
                                   vocab_size=p.vocab_size)
         loader = ShuffledLoader(train_set, p.batch_size, seed=seed)
@@ -550,6 +617,8 @@ def train(
             set_rng_state(ck.data["rng"], dev)
             loader.load_state_dict(ck.data["loader"])
             history = {k: list(v) for k, v in ck.history.items()}
+            for key in _new_history():  # a key added after the checkpoint was written
+                history.setdefault(key, [math.nan] * len(history["epoch"]))
             start = ck.epoch
             if start > total:
                 raise ValueError(
@@ -579,6 +648,7 @@ def train(
                                ("heldout_loss", ev["loss"]),
                                ("heldout_accuracy", ev["accuracy"]),
                                ("heldout_accuracy_predictable", ev["accuracy_predictable"]),
+                               ("heldout_loss_predictable", ev["loss_predictable"]),
                                ("seconds", time.perf_counter() - t0)):
                 history[key].append(value)
             bar.set_postfix(loss=f"{loss_sum / count:.3f}", acc=f"{ev['accuracy']:.3f}")
