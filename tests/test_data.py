@@ -84,3 +84,86 @@ def test_validation():
         data.ShuffledLoader(data.make_dataset("copy", 3, seed=0), 0, seed=0)
     with pytest.raises(ValueError, match="stream='test'"):
         data.stream_rng(0, "test")
+
+
+# --------------------------------------------------------------------------- graph tasks
+
+
+def _mode_by_loop(seq):
+    """The running mode with the incumbent keeping ties, and the tie mask, by a plain loop."""
+    counts, mode, modes, ties = {}, None, [], []
+    for x in seq:
+        counts[x] = counts.get(x, 0) + 1
+        top = max(counts.values())
+        if mode is None or counts[x] > counts[mode]:
+            mode = x
+        modes.append(mode)
+        ties.append(sum(c == top for c in counts.values()) > 1)
+    return modes, ties
+
+
+def test_first_targets_and_inputs():
+    ds = data.make_dataset("first", 6, seed=2)
+    assert torch.equal(ds.inputs, data.make_dataset("copy", 6, seed=2).inputs)  # the same draws
+    assert (ds.targets == ds.inputs[:, :1]).all() and ds.mask.all()
+
+
+def test_induction_sequences_and_targets_by_brute_force():
+    ds = data.make_dataset("induction", 50, seed=3)
+    s = data.induction_split(100)
+    assert s == 51
+    for x, y, m in zip(ds.inputs.tolist(), ds.targets.tolist(), ds.mask.tolist(), strict=True):
+        assert len(set(x[:s])) == s  # the first part: distinct tokens
+        assert len(set(x[s:])) == 100 - s and set(x[s:]) <= set(x[: s - 1])
+        for t in range(100):
+            first = x.index(x[t])
+            assert y[t] == x[min(first + 1, 99)]
+            assert m[t] == (t >= s) == (first < t)
+    # the second half is in random order: no fixed offset finds the answer
+    offsets = {(ds.inputs[i, s:] == ds.inputs[i, j]).nonzero()[0, 0].item() + s - j
+               for i in range(5) for j in range(3)
+               if (ds.inputs[i, s:] == ds.inputs[i, j]).any()}
+    assert len(offsets) > 3
+    np.testing.assert_array_equal(data.predictable_mask("induction", 100),
+                                  np.arange(100) >= s)
+    with pytest.raises(ValueError, match="vocab_size=40: induction needs at least 51"):
+        data.induction_sequences(2, seed=0, vocab_size=40)
+
+
+def test_majority_targets_and_ties_by_loop():
+    ds = data.make_dataset("majority", 40, seed=4)
+    for x, y, m in zip(ds.inputs.tolist(), ds.targets.tolist(), ds.mask.tolist(), strict=True):
+        assert len(set(x)) <= data.MAJORITY_SYMBOLS
+        modes, ties = _mode_by_loop(x)
+        assert y == modes
+        assert m == [not t for t in ties]
+    # a hand example: counts a:2 b:2 at t=3 is a tie (masked), the incumbent a stays
+    x = torch.tensor([[5, 5, 7, 7, 7, 5]])
+    assert data.make_targets(x, "majority").tolist() == [[5, 5, 5, 5, 7, 7]]
+    assert data.predictable(x, "majority").tolist() == [[True, True, True, False, True,
+                                                         False]]
+    with pytest.raises(ValueError, match="task='majority': its predictable positions depend"):
+        data.predictable_mask("majority")
+    with pytest.raises(ValueError, match="symbols=1"):
+        data.majority_sequences(2, seed=0, symbols=1)
+
+
+def test_graph_task_streams_are_seeded_and_disjoint():
+    for task in data.GRAPH_TASKS:
+        a = data.make_dataset(task, 30, seed=1)
+        assert torch.equal(a.inputs, data.make_dataset(task, 30, seed=1).inputs)
+        held = data.heldout_dataset(task, 30, seed=1)
+        assert not (held.inputs[:, None] == a.inputs[None]).all(-1).any()
+        assert a.inputs.min() >= 0 and a.inputs.max() < 256
+        sub = a.subset(slice(3, 7))
+        assert torch.equal(sub.mask, a.mask[3:7]) and len(sub) == 4
+
+
+def test_without_the_inputs_history_the_graph_tasks_are_at_chance():
+    """What a model with no attention can know: the current token and its position. For
+    first and induction the target is then almost never the current token (about chance);
+    majority's is the current token about a third of the time (four symbols)."""
+    for task, most in (("first", 0.02), ("induction", 0.0), ("majority", 0.45)):
+        ds = data.make_dataset(task, 400, seed=5)
+        own = ((ds.inputs == ds.targets) & ds.mask).sum() / ds.mask.sum()
+        assert own <= most, (task, float(own))

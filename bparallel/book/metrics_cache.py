@@ -69,22 +69,60 @@ def metrics_key(model: Transformer, inputs: torch.Tensor, **options: Any) -> str
 #: The per-model measures that can be cached: ``"sequence"`` is
 #: :func:`~bparallel.transformer.measure.sequence_metrics` (Tables 1-6), ``"defined"``
 #: :func:`~bparallel.transformer.measure.defined_metrics` (Section 4 as defined),
-#: ``"ablation"`` :func:`ablation_measure` (head ablation and pruning).
-MEASURES = ("sequence", "defined", "ablation")
+#: ``"ablation"`` :func:`ablation_measure` (knockouts, head importance, pruning),
+#: ``"heads"`` :func:`heads_measure` (its light version for the graph tasks).
+MEASURES = ("sequence", "defined", "ablation", "heads")
 
 
 def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
-                     horizon: int = 100, **options: Any) -> dict[str, np.ndarray]:
-    """:func:`~bparallel.transformer.ablation.ablation_study` of ``model`` on ``inputs`` (the
-    targets of ``task``) with the per-head fidelities, flattened to ``"a/b/c"`` arrays for
-    the cache (:func:`unflatten` restores the nesting)."""
-    from ..transformer.ablation import ablation_study, head_fidelity
+                     reference_sequences: int, horizon: int = 100,
+                     **options: Any) -> dict[str, np.ndarray]:
+    """:func:`~bparallel.transformer.importance.importance_study` of ``model`` (knockouts,
+    head importance with its noise floor, pair synergy, pruning), flattened to ``"a/b/c"``
+    arrays for the cache (:func:`unflatten` restores the nesting). ``inputs`` ``(N, T)``:
+    the sequences measured (the targets of ``task``), then ``reference_sequences`` more
+    whose mean head outputs mean ablation uses."""
     from ..transformer.data import SequenceDataset
+    from ..transformer.importance import head_fidelity, importance_study
 
-    dataset = SequenceDataset.of(task, inputs)
-    fidelity = head_fidelity(model, inputs, horizon=horizon)
-    study = ablation_study(model, dataset, fidelity=fidelity, **options)
+    positive_int(reference_sequences, "reference_sequences")
+    if reference_sequences >= inputs.shape[0]:
+        raise ValueError(f"reference_sequences={reference_sequences}: inputs hold only "
+                         f"{inputs.shape[0]} sequences, and some must be measured")
+    measured, reference = inputs[:-reference_sequences], inputs[-reference_sequences:]
+    dataset = SequenceDataset.of(task, measured)
+    fidelity = head_fidelity(model, measured, horizon=horizon)
+    study = importance_study(model, dataset, reference=reference, fidelity=fidelity, **options)
     return _flatten(study)
+
+
+def heads_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
+                  reference_sequences: int, horizon: int = 100,
+                  impact: bool = True) -> dict[str, np.ndarray]:
+    """The light head study of the graph-task chapter: knockouts and, with ``impact``, the
+    per-sequence margin drop of removing each head alone by mean ablation with its
+    split-half reliability, and each head's minimax fidelity in both modes (``inputs`` as
+    for :func:`ablation_measure`)."""
+    from ..transformer.ablation import head_means
+    from ..transformer.data import SequenceDataset
+    from ..transformer.importance import head_effects, head_fidelity, knockouts, split_half_rho
+
+    positive_int(reference_sequences, "reference_sequences")
+    if reference_sequences >= inputs.shape[0]:
+        raise ValueError(f"reference_sequences={reference_sequences}: inputs hold only "
+                         f"{inputs.shape[0]} sequences, and some must be measured")
+    measured, reference = inputs[:-reference_sequences], inputs[-reference_sequences:]
+    dataset = SequenceDataset.of(task, measured)
+    out: dict[str, Any] = {"knockout": knockouts(model, dataset)}
+    if impact:
+        drop = head_effects(model, dataset, removal="mean",
+                            fill=head_means(model, reference))["effect"]["margin"]
+        L, H = drop.shape[:2]
+        fid = head_fidelity(model, measured, horizon=horizon)
+        out.update(impact=drop,
+                   reliability=split_half_rho(drop) if H > 1 else np.full(L, np.nan),
+                   fidelity={mode: fid[mode] for mode in ("paper", "definition")})
+    return _flatten(out)
 
 
 def _flatten(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
@@ -135,7 +173,7 @@ def cached_metrics(
     if measure not in MEASURES:
         raise ValueError(f"measure={measure!r}: valid measures are {list(MEASURES)}")
     compute = {"sequence": sequence_metrics, "defined": defined_metrics,
-               "ablation": ablation_measure}[measure]
+               "ablation": ablation_measure, "heads": heads_measure}[measure]
     if cache_dir is None:
         return compute(model, inputs, **options)
     key = metrics_key(model, inputs, measure=measure, **options)

@@ -749,34 +749,76 @@ def plot_hitting_profiles(
 
 
 def plot_pruning_curves(
-    panels: Mapping[str, Mapping[str, Any]], *, metric: str = "accuracy_predictable"
+    panels: Mapping[str, Mapping[str, Any]],
+    *,
+    metrics: Sequence[str] = ("accuracy_predictable", "margin"),
 ) -> Any:
-    """Pruning curves: held-out ``metric`` against the number of heads kept per layer, heads
-    removed from every layer at once in the order of each score (lowest first), one panel
-    per model. ``panels`` maps a title to an :func:`~bparallel.transformer.ablation.ablation_study`
-    ``"pruning"`` result; its ``"random"`` orders are drawn as their mean with the range
-    shaded. Returns the figure."""
+    """Pruning curves: held-out ``metrics`` (one row of panels each) against the number of
+    heads kept per layer, heads removed from every layer at once in the order of each
+    ranking (lowest first), one column per model. ``panels`` maps a title to an
+    :func:`~bparallel.transformer.importance.importance_study` ``"pruning"`` result; its
+    ``"random"`` orders are drawn as their mean with the range shaded. Returns the figure."""
     import matplotlib.pyplot as plt
 
     if not panels:
         raise ValueError("panels is empty: nothing to draw")
-    names = {"impact": "by ablation impact (oracle)", "weight": "by head weight w_h",
+    names = {"mean.margin": "by ablation impact (oracle)", "weight": "by head weight w_h",
+             "gradient": "by gradient importance",
              "fidelity.definition": "by fidelity (definition)",
              "fidelity.paper": "by fidelity (published-code mode)"}
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False,
-                             sharey=True, layout="constrained")
-    for ax, (title, pruning) in zip(axes[0], panels.items(), strict=True):
+    ylabel = {"accuracy_predictable": "accuracy (%)", "margin": "mean logit margin",
+              "kl": "KL from intact (nats)"}
+    scale = {"accuracy_predictable": 100.0}
+    fig, axes = plt.subplots(len(metrics), len(panels), figsize=(TEXT_WIDTH, 2.6 * len(metrics)),
+                             squeeze=False, sharex=True, layout="constrained")
+    for col, (title, pruning) in enumerate(panels.items()):
         kept = np.asarray(pruning["heads_kept"])
-        for i, (key, label) in enumerate(names.items()):
-            if key in pruning:
-                ax.plot(kept, 100 * np.asarray(pruning[key][metric], dtype=float), "o-",
-                        ms=3, color=f"C{i}", label=label)
-        if "random" in pruning:
-            r = 100 * np.asarray(pruning["random"][metric], dtype=float).reshape(-1, len(kept))
-            ax.fill_between(kept, r.min(0), r.max(0), color="gray", alpha=0.25)
-            ax.plot(kept, r.mean(0), "k--", lw=1, label=f"random order (mean of {len(r)})")
-        ax.set_title(title)
-        ax.set_xlabel("heads kept per layer")
-    axes[0, 0].set_ylabel(f"held-out {metric.replace('_', ' ')} (%)")
-    axes[0, -1].legend(fontsize=7)
+        for row, metric in enumerate(metrics):
+            ax = axes[row, col]
+            k = scale.get(metric, 1.0)
+            for i, (key, label) in enumerate(names.items()):
+                if key in pruning:
+                    ax.plot(kept, k * np.asarray(pruning[key][metric], dtype=float), "o-",
+                            ms=3, color=f"C{i}", label=label)
+            if "random" in pruning:
+                r = k * np.asarray(pruning["random"][metric], dtype=float).reshape(-1, len(kept))
+                ax.fill_between(kept, r.min(0), r.max(0), color="gray", alpha=0.25)
+                ax.plot(kept, r.mean(0), "k--", lw=1, label=f"random order (mean of {len(r)})")
+            if row == 0:
+                ax.set_title(title)
+            if col == 0:
+                ax.set_ylabel(ylabel.get(metric, metric))
+            if row == len(metrics) - 1:
+                ax.set_xlabel("heads kept per layer")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8)
+    return fig
+
+
+def plot_learning_curves(curves: Mapping[tuple[str, int, int], Sequence[float]]) -> Any:
+    """Learning curves, one panel per task: held-out accuracy (percent) after every epoch,
+    the mean over seeds per head count with the range over seeds shaded. ``curves`` maps
+    ``(task, heads, seed)`` to the accuracy per epoch. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not curves:
+        raise ValueError("curves is empty: nothing to draw")
+    tasks = list(dict.fromkeys(k[0] for k in sorted(curves)))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(TEXT_WIDTH, 2.8), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax, task in zip(axes[0], tasks, strict=True):
+        heads = sorted({k[1] for k in curves if k[0] == task})
+        for i, h in enumerate(heads):
+            runs = [np.asarray(c, dtype=float) for k, c in curves.items() if k[:2] == (task, h)]
+            n = min(len(r) for r in runs)
+            stack = 100 * np.stack([r[:n] for r in runs])  # (seeds, epochs)
+            epochs = np.arange(1, n + 1)
+            ax.plot(epochs, stack.mean(0), color=f"C{i}", lw=1.5,
+                    label=f"{h} head{'s' * (h > 1)}")
+            if len(runs) > 1:
+                ax.fill_between(epochs, stack.min(0), stack.max(0), color=f"C{i}", alpha=0.2)
+        ax.set_title(task)
+        ax.set_xlabel("epoch")
+    axes[0, 0].set_ylabel("held-out accuracy (%)")
+    axes[0, -1].legend(fontsize=8, loc="lower right")
     return fig

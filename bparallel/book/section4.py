@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..transformer.ablation import rank_correlation
+from ..transformer.importance import RELIABLE
 
 #: Display labels of the columns of :func:`definition_rows`.
 LABELS = {
@@ -101,45 +102,149 @@ def amplifying_layer(metrics: Mapping[str, np.ndarray], mode: str = "definition"
     return int(np.argmax(gap.mean(-1)))
 
 
-def ablation_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (task, heads, layer) of :func:`bparallel.transformer.ablation.ablation_study`
-    results: the rank correlation of each score (head weight, per-head fidelity in both
-    modes) with the ablation impact, whether the best head ``h_*`` (Definition 3.12, by
-    fidelity) is the head whose removal hurts most, and the largest single-head impact
-    (change of the held-out loss on predictable positions)."""
+def knockout_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per model of :func:`bparallel.transformer.importance.importance_study`
+    results: accuracy and mean logit margin on the predictable positions, intact
+    (``none``), with every layer's attention removed (``all``), without layer ``l``'s
+    (``L<l>``) and with only layer ``l``'s (``only_L<l>``), flattened to
+    ``"<knockout>.accuracy"`` / ``"<knockout>.margin"``."""
     rows = []
     for (task, heads), st in sorted(studies.items()):
-        impact = st["scores"]["impact"]  # (L, H)
-        top = st["top_head"]
-        for layer in range(impact.shape[0]):
-            row: dict[str, Any] = {"task": task, "heads": heads, "layer": layer + 1}
-            for score in ("weight", "fidelity.definition", "fidelity.paper"):
-                rho = st["spearman"][score][layer]
-                row[f"rho_{score.replace('.', '_')}"] = None if np.isnan(rho) else float(rho)
-            for mode in ("definition", "paper"):
-                h_star = top[f"fidelity.{mode}"][layer]
-                row[f"h_star_hurts_most_{mode}"] = (
-                    None if h_star < 0 or top["impact"][layer] < 0
-                    else bool(h_star == top["impact"][layer]))
-            row["max_impact"] = float(impact[layer].max())
+        row: dict[str, Any] = {"task": task, "heads": heads}
+        for name, values in st["knockout"].items():
+            row[f"{name}.accuracy"] = float(values["accuracy"])
+            row[f"{name}.margin"] = float(values["margin"])
+        rows.append(row)
+    return rows
+
+
+def uses_attention(row: Mapping[str, Any], tolerance: float = 0.01) -> bool:
+    """Does the model of a :func:`knockout_rows` row need attention at all: does removing
+    every layer's attention lower its accuracy by more than ``tolerance``?"""
+    return row["none.accuracy"] - row["all.accuracy"] > tolerance
+
+
+def reliability_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
+                     threshold: float = RELIABLE) -> list[dict[str, Any]]:
+    """One row per per-head measure: the split-half reliability over the multi-head
+    (model, layer) cells (median, and the share of cells at or above ``threshold``) and the
+    largest mean effect of removing one head. Measures: ``"<removal>.<measure>"`` and
+    ``"gradient"`` (:func:`bparallel.transformer.importance.importance_study`)."""
+    multi = {k: st for k, st in studies.items() if k[1] > 1}
+    if not multi:
+        raise ValueError("studies: no multi-head model, so no ranking of heads to assess")
+    measures = list(next(iter(multi.values()))["reliability"])
+    rows = []
+    for measure in measures:
+        rho = np.concatenate([np.asarray(st["reliability"][measure], float)
+                              for st in multi.values()])
+        scores = np.concatenate([np.asarray(st["scores"][measure], float).ravel()
+                                 for st in multi.values()])
+        finite = rho[np.isfinite(rho)]
+        rows.append({"measure": measure,
+                     "median_rho": float(np.median(finite)) if finite.size else math.nan,
+                     "reliable_share": float((finite >= threshold).mean()) if finite.size
+                     else 0.0,
+                     "undefined": int(np.isnan(rho).sum()), "cells": int(rho.size),
+                     "max_effect": float(np.nanmax(np.abs(scores)))})
+    return rows
+
+
+def ranking_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]], *,
+                 impact: str = "mean.margin", threshold: float = RELIABLE
+                 ) -> list[dict[str, Any]]:
+    """One row per multi-head (model, layer): the split-half reliability of the ``impact``
+    (the margin drop when a head alone is removed), whether it reaches ``threshold``, the
+    largest impact, and the rank correlation with it of each ranking (head weight ``w_h``,
+    gradient importance, per-head minimax fidelity in both modes). A correlation with an
+    impact below the noise floor is ``None``: there is nothing stable to correlate with."""
+    removal = impact.split(".")[0]
+    rows = []
+    for (task, heads), st in sorted(studies.items()):
+        if heads < 2:
+            continue
+        rel = np.asarray(st["reliability"][impact], float)
+        for layer in range(rel.shape[0]):
+            ok = bool(np.isfinite(rel[layer]) and rel[layer] >= threshold)
+            row: dict[str, Any] = {"task": task, "heads": heads, "layer": layer + 1,
+                                   "reliability": float(rel[layer]), "reliable": ok,
+                                   "max_impact": float(np.max(st["scores"][impact][layer]))}
+            for ranking in RANKINGS:
+                rho = st["spearman"].get(f"{ranking}~{removal}")
+                value = None if rho is None else float(np.asarray(rho)[layer])
+                row[ranking] = value if ok and value is not None and math.isfinite(value) \
+                    else None
             rows.append(row)
     return rows
+
+
+#: The rankings of heads compared with the ablation impact, and their display names.
+RANKINGS = {"weight": "w_h", "gradient": "gradient", "fidelity.definition": "φ, definition",
+            "fidelity.paper": "φ, published code"}
+
+
+def synergy_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
+                 threshold: float = RELIABLE) -> list[dict[str, Any]]:
+    """One row per multi-head model: the pair synergy on the margin of its pair layer
+    (:func:`bparallel.transformer.importance.pair_synergy`): mean over pairs and sequences
+    with a 95% t-interval over sequences, the share of pairs with a positive mean, the
+    split-half reliability across pairs, and whether it reaches ``threshold``."""
+    from ..transformer.importance import mean_interval
+
+    rows = []
+    for (task, heads), st in sorted(studies.items()):
+        if "pair" not in st:
+            continue
+        syn = np.asarray(st["pair"]["synergy"], float)  # (P, N)
+        mean, half = mean_interval(syn.mean(0))  # over sequences of the mean over pairs
+        rho = float(st["pair"]["split_half_rho"])
+        rows.append({"task": task, "heads": heads, "layer": int(st["pair"]["layer"]) + 1,
+                     "mean": float(mean), "half_width": float(half),
+                     "share_positive": float((syn.mean(1) > 0).mean()),
+                     "reliability": rho, "reliable": bool(math.isfinite(rho) and rho >= threshold)})
+    return rows
+
+
+def layer_rows(knockouts: Sequence[Mapping[str, Any]],
+               defined: Sequence[Mapping[str, Any]],
+               fidelity: Mapping[tuple[str, int], np.ndarray]) -> list[dict[str, Any]]:
+    """One row per model: does a layer the task depends on look like a good graph?
+
+    ``knockouts``: :func:`knockout_rows`; ``defined``: :func:`definition_rows` (Definition
+    2.7's median mixing time per layer); ``fidelity``: per model the layer means ``(L,)``
+    of the combined heads' minimax fidelity (Tables 3-4's quantity). The damage of layer
+    ``l`` is the margin drop when its attention alone is removed; the row holds the rank
+    correlation across layers of the damage with the fidelity and with minus the mixing
+    time (positive: the layers that matter are the high-fidelity, fast-mixing ones), and
+    the layer whose removal hurts most."""
+    t_mix = {(r["task"], r["heads"], r["layer"]): r["t_mix_median"] for r in defined}
+    rows = []
+    for ko in knockouts:
+        key = (ko["task"], ko["heads"])
+        layers = sorted(int(k[1:].split(".")[0]) for k in ko
+                        if k.startswith("L") and k.endswith(".margin"))
+        damage = np.array([ko["none.margin"] - ko[f"L{la}.margin"] for la in layers])
+        fid = np.asarray(fidelity[key], float)
+        speed = -np.array([t_mix[(*key, la)] for la in layers], float)
+        rows.append({"task": key[0], "heads": key[1],
+                     "most_needed_layer": int(layers[int(np.argmax(damage))]),
+                     "rho_fidelity": _rho(damage, fid), "rho_mixing": _rho(damage, speed)})
+    return rows
+
+
+def _rho(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Spearman's rho of two short vectors; ``None`` when one is constant."""
+    a, b = np.nan_to_num(a, posinf=1e300, neginf=-1e300), np.nan_to_num(b, posinf=1e300,
+                                                                       neginf=-1e300)
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return None
+    return float(rank_correlation(a, b))
 
 
 def pruning_area(curve: np.ndarray) -> float:
     """Mean of a pruning curve over the numbers of heads kept (higher: the order removes the
     heads that matter last). ``curve`` ``(..., H + 1)``; extra leading axes are averaged."""
     return float(np.asarray(curve, dtype=float).mean())
-
-
-def synergy_summary(pair: Mapping[str, Any], metric: str = "loss_predictable") -> dict[str, float]:
-    """Pair synergies of one layer (:func:`bparallel.transformer.ablation.pair_ablation`):
-    the mean, the largest, and the share of pairs whose removal hurts more than the two single
-    removals add up to (synergy > 0 for a loss)."""
-    syn = np.asarray(pair["synergy"][metric], dtype=float)
-    off = syn[~np.eye(syn.shape[0], dtype=bool)]
-    return {"mean": float(off.mean()), "max": float(off.max()),
-            "share_positive": float((off > 0).mean())}
 
 
 def threshold_verdict(value: float, holds: float, conditions: float) -> str:

@@ -48,7 +48,8 @@ from ..transformer.train import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
-SHIPPED_DIR = ROOT / "models" / "paper"
+MODELS_ROOT = ROOT / "models"  # models/<profile>/: one folder, one manifest per profile
+SHIPPED_DIR = MODELS_ROOT / "paper"
 RUNS_DIR = ROOT / "runs"
 MANIFEST = "manifest.json"
 MANIFEST_LOCK = ".manifest.lock"  # held while the manifest is rewritten (git-ignored)

@@ -50,7 +50,7 @@ from ..transformer.train import (
     train,
 )
 from .shipped import (
-    ROOT,
+    MODELS_ROOT,
     RUNS_DIR,
     find_partial,
     is_shipped,
@@ -62,7 +62,6 @@ from .shipped import (
 
 EXECUTORS = ("local", "slurm", "debug")
 SWEEP_DIR = RUNS_DIR / "sweep"
-MODELS_ROOT = ROOT / "models"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what a job puts on its PYTHONPATH
 LOCAL_TIMEOUT_MIN = 60 * 24 * 365  # submitit's local jobs time out (default: 2 minutes)
 SLURM_TIME_MIN = 240

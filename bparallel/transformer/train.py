@@ -436,14 +436,26 @@ class TokenScores:
         self.n, self.n_pred = 0, 0
 
     def add(self, logits: torch.Tensor, targets: torch.Tensor,
-            mask: torch.Tensor | None = None) -> None:
+            mask: torch.Tensor | None = None, *, token_loss: torch.Tensor | None = None
+            ) -> None:
         """Add one batch: ``logits`` ``(B, T, V)``, ``targets`` ``(B, T)`` and the boolean
         ``mask`` ``(B, T)`` of predictable positions (default: the task's
-        :func:`~bparallel.transformer.data.predictable_mask`, for the tasks that have one)."""
+        :func:`~bparallel.transformer.data.predictable_mask`, for the tasks that have one).
+
+        ``token_loss`` ``(B, T)``: the per-token cross-entropy in ``loss_dtype`` when the
+        caller has it already (``-log_softmax(logits).gather(targets)``, bitwise what
+        :func:`~torch.nn.functional.cross_entropy` computes); only for a ``loss_dtype``
+        other than the logits'."""
         if mask is None:
             mask = predictable_mask(self.task, self.seq_len).expand(targets.shape)
         mask = mask.to(targets.device)
-        loss, loss_pred = self._losses(logits, targets, mask)
+        if token_loss is not None:
+            if logits.dtype == self.loss_dtype or token_loss.dtype != self.loss_dtype:
+                raise ValueError("token_loss: only for a loss_dtype other than the logits', "
+                                 "computed in loss_dtype")
+            loss, loss_pred = token_loss.sum().item(), token_loss[mask].sum().item()
+        else:
+            loss, loss_pred = self._losses(logits, targets, mask)
         self.loss_sum += loss
         self.loss_pred += loss_pred
         hit = logits.argmax(-1) == targets  # (B, T)

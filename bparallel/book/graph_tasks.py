@@ -1,0 +1,323 @@
+"""Chapter support for "Tasks where the graph matters": the graph-task models, their
+measures summarised per model, and the across-seed statistics and verdicts.
+
+The graph tasks (:data:`bparallel.transformer.data.GRAPH_TASKS`) each have a training
+profile of their own, named after the task, and ship into ``models/<task>/`` (one manifest
+per task, seeds as for the paper models). :func:`graph_models` loads every seed that has all
+four head counts shipped, or, for ``profile="quick"``, trains the ``graph-quick`` profile
+(one seed, minutes) into ``runs/graph-quick/``. The paper's tasks join the same tables from
+the shipped paper-profile models (:func:`paper_models`).
+
+A model's row (:func:`model_row`) holds what the chapter compares across head counts: final
+accuracy and epochs to 99% of it (the learning curve), the Tables 1-4 proxies in both modes,
+Definition 2.7, attention rollout, the knockouts and the head measures of
+:func:`bparallel.book.metrics_cache.heads_measure`; all per-layer quantities as layer means.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._io import file_lock
+from ..transformer.ablation import rank_correlation
+from ..transformer.data import GRAPH_TASKS, PAPER_TASKS, TASKS
+from ..transformer.importance import RELIABLE
+from ..transformer.train import DEFAULT_SEED, HEADS, load_checkpoint, train
+from .seeds import paired_effect, seed_interval
+from .shipped import MODELS_ROOT, RUNS_DIR, load_shipped, shipped_seeds
+
+QUICK_PROFILE = "graph-quick"
+BOOK_PROFILES = ("auto", "quick", "paper")
+
+
+@dataclass
+class GraphModels:
+    """Models keyed by ``(task, heads, seed)`` with their metadata (manifest entry and
+    training history), the profile they stand for (``"paper"``: shipped; ``"quick"``) and a
+    sentence on where they came from."""
+
+    profile: str
+    models: dict[tuple[str, int, int], Any]
+    metas: dict[tuple[str, int, int], dict[str, Any]]
+    source: str
+
+    @property
+    def seeds(self) -> dict[str, list[int]]:
+        """The seeds per task."""
+        out: dict[str, set[int]] = {}
+        for task, _, seed in self.models:
+            out.setdefault(task, set()).add(seed)
+        return {t: sorted(s) for t, s in sorted(out.items(), key=lambda kv: TASKS.index(kv[0]))}
+
+    @property
+    def note(self) -> str:
+        """A sentence for the page saying which models these are."""
+        if self.profile == "paper":
+            return f"These results use this project's shipped graph-task models ({self.source})."
+        return ("QUICK PROFILE: these results use models trained for a few minutes "
+                f"({self.source}), one seed, far from converged. They show the pipeline, "
+                "not the findings; the graph-task models are not all shipped yet.")
+
+
+def complete_seeds(models_dir: str | os.PathLike, task: str) -> list[int]:
+    """The seeds of ``task`` with every head count of :data:`HEADS` shipped in
+    ``models_dir``."""
+    per_config = shipped_seeds(models_dir)
+    sets = [set(per_config.get((task, h), [])) for h in HEADS]
+    return sorted(set.intersection(*sets))
+
+
+def resolve_profile(profile: str, models_root: str | os.PathLike = MODELS_ROOT,
+                    tasks: Sequence[str] = GRAPH_TASKS) -> str:
+    """``"auto"``: ``"paper"`` when every task has at least one seed with all head counts
+    shipped, else ``"quick"``."""
+    if profile not in BOOK_PROFILES:
+        raise ValueError(f"profile={profile!r}: valid profiles are {list(BOOK_PROFILES)}")
+    if profile != "auto":
+        return profile
+    ok = all(complete_seeds(Path(models_root) / t, t) for t in tasks)
+    return "paper" if ok else "quick"
+
+
+def graph_models(
+    profile: str = "auto",
+    *,
+    models_root: str | os.PathLike = MODELS_ROOT,
+    runs_dir: str | os.PathLike = RUNS_DIR,
+    tasks: Sequence[str] = GRAPH_TASKS,
+    threads: int | None = None,
+    train_profile: str = QUICK_PROFILE,
+) -> GraphModels:
+    """The graph-task models (see the module docstring). ``"paper"`` never trains: without
+    shipped models it raises ``FileNotFoundError``. ``train_profile`` is what ``"quick"``
+    trains (the tests use the hidden ``"tiny"``)."""
+    for task in tasks:
+        if task not in TASKS:
+            raise ValueError(f"tasks: {task!r} is not a task; valid tasks are {list(TASKS)}")
+    resolved = resolve_profile(profile, models_root, tasks)
+    models: dict[tuple[str, int, int], Any] = {}
+    metas: dict[tuple[str, int, int], dict[str, Any]] = {}
+    if resolved == "paper":
+        counts = []
+        for task in tasks:
+            folder = Path(models_root) / task
+            seeds = complete_seeds(folder, task)
+            if not seeds:
+                raise FileNotFoundError(f"{folder}: no seed of {task!r} has all head counts "
+                                        f"{list(HEADS)} shipped")
+            for seed in seeds:
+                m, meta = load_shipped(folder, seed, tasks=(task,))
+                for (t, h), model in m.items():
+                    models[(t, h, seed)], metas[(t, h, seed)] = model, meta[(t, h)]
+            counts.append(f"{task}: seeds {', '.join(map(str, seeds))}")
+        return GraphModels("paper", models, metas, "; ".join(counts))
+    folder = Path(runs_dir) / train_profile
+    with file_lock(folder / ".lock"):
+        for task in tasks:
+            for heads in HEADS:
+                res = train(task, heads, train_profile, out_dir=folder, progress=False,
+                            threads=threads)
+                ck = load_checkpoint(res.checkpoint, task=task, heads=heads,
+                                     profile=train_profile)
+                key = (task, heads, int(ck.data["seed"]))
+                models[key] = ck.model().eval()
+                metas[key] = {"task": task, "heads": heads, "seed": ck.data["seed"],
+                              "profile": train_profile, "epochs": ck.epoch,
+                              "history": ck.history, "hardware": ck.data["hardware"]}
+    return GraphModels("quick", models, metas, f"trained by this build into {folder.name}/")
+
+
+def paper_models(models_dir: str | os.PathLike = MODELS_ROOT / "paper",
+                 ) -> dict[tuple[str, int, int], Any]:
+    """The shipped paper-profile models of copy and cycle, every seed with all 8 shipped,
+    keyed like :class:`GraphModels`' (empty when none is shipped)."""
+    out: dict[tuple[str, int, int], Any] = {}
+    per_config = shipped_seeds(models_dir)
+    if not per_config:
+        return out
+    seeds = set.intersection(*(set(per_config.get((t, h), [])) for t in PAPER_TASKS
+                               for h in HEADS))
+    for seed in sorted(seeds):
+        for (task, heads), model in load_shipped(models_dir, seed)[0].items():
+            out[(task, heads, seed)] = model
+    return out
+
+
+# --------------------------------------------------------------------------- one model
+
+
+def epochs_to_fraction(accuracy: Sequence[float], fraction: float = 0.99) -> int:
+    """The first epoch (counted from 1) whose held-out accuracy reaches ``fraction`` of the
+    final one: how fast a model learns, read off its learning curve."""
+    acc = np.asarray(accuracy, dtype=np.float64)
+    if acc.ndim != 1 or acc.size == 0 or not np.isfinite(acc).all():
+        raise ValueError(f"accuracy must be a non-empty curve of finite values, got {acc!r}")
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction={fraction!r}: must lie in (0, 1]")
+    return int(np.argmax(acc >= fraction * acc[-1])) + 1
+
+
+def _curve(meta: Mapping[str, Any]) -> list[float]:
+    """The held-out accuracy on the predictable positions after every epoch."""
+    if "curve" in meta:
+        return list(meta["curve"]["heldout_accuracy_predictable"])
+    return list(meta["history"]["heldout_accuracy_predictable"])
+
+
+def model_row(
+    key: tuple[str, int, int],
+    sequence: Mapping[str, np.ndarray],
+    defined: Mapping[str, np.ndarray],
+    heads: Mapping[str, Any],
+    meta: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One model's summary: ``sequence`` (:func:`~bparallel.transformer.measure.sequence_metrics`
+    without best heads), ``defined`` (:func:`~bparallel.transformer.measure.defined_metrics`)
+    and ``heads`` (:func:`~bparallel.book.metrics_cache.heads_measure`, unflattened) of the
+    same sequences, and ``meta`` (the learning curve; ``None`` for a model whose curve is not
+    at hand). Layer quantities are means over layers of means over sequences; Definition
+    2.7 is the median over layers of the median over sequences (it may be infinite);
+    ``rollout_min`` is ``T`` times the smallest share of the last position traced to any
+    input token after the last layer (1: every token counts equally, 0: some token is
+    lost), heads weighted by ``w_h``."""
+    task, n_heads, seed = key
+    row: dict[str, Any] = {"task": task, "heads": n_heads, "seed": seed}
+    if meta is not None:
+        curve = _curve(meta)
+        row["accuracy"] = float(curve[-1])
+        row["epochs_to_99"] = epochs_to_fraction(curve)
+    ko = heads["knockout"]
+    row["accuracy_intact"] = float(ko["none"]["accuracy"])
+    row["knockout_all"] = float(ko["all"]["accuracy"])
+    layers = sorted(int(k[1:]) for k in ko if k.startswith("L"))
+    for la in layers:
+        row[f"knockout_L{la}"] = float(ko[f"L{la}"]["accuracy"])
+    for mode in ("paper", "definition"):
+        row[f"mixing.{mode}"] = float(np.mean(sequence[f"mixing_time.{mode}"]))
+        row[f"fidelity.{mode}"] = float(np.mean(sequence[f"fidelity.{mode}"]))
+    t_mix = np.median(defined["worst_case.definition"], axis=-1)  # (L,)
+    row["t_mix"] = float(np.median(t_mix))
+    rollout = defined["rollout.weighted"][-1]  # (N, T): after the last layer
+    row["rollout_min"] = float(rollout.shape[-1] * rollout.min(-1).mean())
+    if "impact" not in heads:  # knockouts only (heads_measure with impact=False)
+        return row
+    rel = np.asarray(heads["reliability"], dtype=np.float64)
+    row["impact_reliability"] = float(np.nanmedian(rel)) if np.isfinite(rel).any() else None
+    impact = np.nanmean(np.asarray(heads["impact"], dtype=np.float64), axis=-1)  # (L, H)
+    rhos = [float(rank_correlation(heads["fidelity"]["definition"][la], impact[la]))
+            for la in range(len(rel)) if np.isfinite(rel[la]) and rel[la] >= RELIABLE]
+    rhos = [r for r in rhos if math.isfinite(r)]
+    row["fidelity_impact_rho"] = float(np.median(rhos)) if rhos else None
+    row["reliable_layers"] = len(rhos)
+    return row
+
+
+# --------------------------------------------------------------------------- across seeds
+
+#: The quantities of a model row summarised across seeds, and the direction in which the
+#: paper's claims (or common sense) say more heads should move them.
+SUMMARY = {"accuracy": +1, "epochs_to_99": -1, "mixing.paper": -1, "mixing.definition": -1,
+           "fidelity.paper": +1, "fidelity.definition": +1, "t_mix": -1, "rollout_min": +1,
+           "knockout_all": 0}
+
+
+def across_seeds(rows: Sequence[Mapping[str, Any]], level: float = 0.95
+                 ) -> list[dict[str, Any]]:
+    """Per (task, heads): for each quantity of :data:`SUMMARY` present, the mean over seeds
+    with its t-interval (``<q>``, ``<q>.low``, ``<q>.high``; no interval with one seed or
+    where a value is infinite), and the number of seeds."""
+    out = []
+    for task, heads in sorted({(r["task"], r["heads"]) for r in rows},
+                              key=lambda k: (TASKS.index(k[0]), k[1])):
+        mine = [r for r in rows if (r["task"], r["heads"]) == (task, heads)]
+        row: dict[str, Any] = {"task": task, "heads": heads, "seeds": len(mine)}
+        for q in SUMMARY:
+            values = [r[q] for r in mine if r.get(q) is not None]
+            if len(values) != len(mine):
+                continue
+            if not all(math.isfinite(v) for v in values):
+                row[q], row[f"{q}.low"], row[f"{q}.high"] = float(np.median(values)), None, None
+                continue
+            iv = seed_interval(values, level)
+            row[q], row[f"{q}.low"], row[f"{q}.high"] = iv.mean, iv.low, iv.high
+        out.append(row)
+    return out
+
+
+def head_count_change(rows: Sequence[Mapping[str, Any]], quantity: str, *, fewer: int = 1,
+                      more: int = 16, level: float = 0.95) -> list[dict[str, Any]]:
+    """Per task: the change of ``quantity`` from ``fewer`` to ``more`` heads, paired by seed,
+    with its t-interval and paired p-value, and whether it goes the claimed way
+    (:data:`SUMMARY`'s direction): ``"more heads better"``, ``"more heads worse"``, ``"no
+    resolved change"`` (the interval holds 0), or with one seed only its sign."""
+    direction = SUMMARY[quantity]
+    out = []
+    for task in sorted({r["task"] for r in rows}, key=TASKS.index):
+        lo = {r["seed"]: r[quantity] for r in rows if r["task"] == task and r["heads"] == fewer
+              and r.get(quantity) is not None}
+        hi = {r["seed"]: r[quantity] for r in rows if r["task"] == task and r["heads"] == more
+              and r.get(quantity) is not None}
+        seeds = sorted(set(lo) & set(hi))
+        if not seeds or not all(math.isfinite(v) for s in seeds for v in (lo[s], hi[s])):
+            continue
+        pe = paired_effect([lo[s] for s in seeds], [hi[s] for s in seeds], level)
+        e = pe.effect
+        if e.low is None:
+            sign = np.sign(e.mean) * direction
+            verdict = ("no change" if e.mean == 0 else
+                       "more heads better (one seed)" if sign > 0 else
+                       "more heads worse (one seed)")
+        elif e.low == e.high == 0:
+            verdict = "no change"
+        elif direction * e.low > 0 and direction * e.high > 0:
+            verdict = "more heads better"
+        elif direction * e.low < 0 and direction * e.high < 0:
+            verdict = "more heads worse"
+        else:
+            verdict = "no resolved change"
+        out.append({"task": task, "quantity": quantity, "seeds": len(seeds),
+                    "fewer": float(np.mean([lo[s] for s in seeds])),
+                    "more": float(np.mean([hi[s] for s in seeds])), "change": e.mean,
+                    "low": e.low, "high": e.high, "p_value": pe.p_value, "verdict": verdict})
+    return out
+
+
+def proxy_rank_agreement(rows: Sequence[Mapping[str, Any]], proxy: str, outcome: str
+                         ) -> dict[str, float | int | None]:
+    """Do the proxies rank the models as their outcomes do? Spearman's rho, across every
+    model of one task (head counts x seeds), between ``proxy`` (signed so that larger is
+    better by the paper's claims: minus a mixing time) and ``outcome`` (signed so that
+    larger is better: minus epochs). Per task and their median; ``None`` where one side is
+    constant over the task's models."""
+    sign = {q: (d if d else 1) for q, d in SUMMARY.items()}
+    per_task = {}
+    for task in sorted({r["task"] for r in rows}, key=TASKS.index):
+        mine = [r for r in rows if r["task"] == task and r.get(proxy) is not None
+                and r.get(outcome) is not None]
+        x = np.array([sign[proxy] * r[proxy] for r in mine], dtype=np.float64)
+        y = np.array([sign[outcome] * r[outcome] for r in mine], dtype=np.float64)
+        x = np.nan_to_num(x, posinf=1e300, neginf=-1e300)
+        if len(mine) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+            per_task[task] = None
+            continue
+        per_task[task] = float(rank_correlation(x, y))
+    vals = [v for v in per_task.values() if v is not None]
+    return {**per_task, "median": float(np.median(vals)) if vals else None, "tasks": len(vals)}
+
+
+def defaults(profile: str) -> dict[str, int]:
+    """Sequences per model: measured and reference (for mean ablation)."""
+    return {"paper": {"measured": 50, "reference": 25},
+            "quick": {"measured": 20, "reference": 10}}[profile]
+
+
+__all__ = ["DEFAULT_SEED", "GraphModels", "across_seeds", "complete_seeds", "defaults",
+           "epochs_to_fraction", "graph_models", "head_count_change", "model_row",
+           "paper_models", "proxy_rank_agreement", "resolve_profile"]

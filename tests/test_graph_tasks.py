@@ -1,0 +1,126 @@
+"""Chapter support for the graph tasks (bparallel.book.graph_tasks)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bparallel.book import graph_tasks as gt
+from bparallel.book.seeds import seed_interval
+from bparallel.book.shipped import ship_run
+from bparallel.transformer.data import GRAPH_TASKS
+from bparallel.transformer.train import HEADS
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def test_epochs_to_fraction():
+    assert gt.epochs_to_fraction([0.1, 0.5, 0.995, 1.0, 1.0]) == 3
+    assert gt.epochs_to_fraction([0.2, 0.3, 0.25]) == 2  # 99% of the final 0.25
+    assert gt.epochs_to_fraction([1.0]) == 1
+    with pytest.raises(ValueError, match="accuracy must be"):
+        gt.epochs_to_fraction([])
+    with pytest.raises(ValueError, match="fraction=0"):
+        gt.epochs_to_fraction([0.5], fraction=0)
+
+
+def _row(task, heads, seed, **values):
+    return {"task": task, "heads": heads, "seed": seed, **values}
+
+
+def test_across_seeds_intervals_and_infinite_values():
+    rows = [_row("first", 1, s, accuracy=a, t_mix=t) for s, a, t in
+            ((42, 0.9, 5.0), (43, 0.8, math.inf), (44, 0.85, 7.0))]
+    (out,) = gt.across_seeds(rows)
+    iv = seed_interval([0.9, 0.8, 0.85])
+    assert (out["accuracy"], out["accuracy.low"], out["accuracy.high"]) == (iv.mean, iv.low,
+                                                                           iv.high)
+    assert out["t_mix"] == 7.0 and out["t_mix.low"] is None  # a median, no interval
+    assert out["seeds"] == 3 and "fidelity.paper" not in out
+
+
+def test_head_count_change_verdicts():
+    rows = []
+    for s, d in zip((42, 43, 44), (0.10, 0.12, 0.11), strict=True):
+        rows += [_row("first", 1, s, accuracy=0.5, epochs_to_99=10),
+                 _row("first", 16, s, accuracy=0.5 + d, epochs_to_99=10 + 100 * d)]
+        rows += [_row("majority", 1, s, accuracy=0.5 + d * (s - 43)),
+                 _row("majority", 16, s, accuracy=0.5)]
+    acc = {c["task"]: c for c in gt.head_count_change(rows, "accuracy")}
+    assert acc["first"]["verdict"] == "more heads better"
+    assert acc["first"]["change"] == pytest.approx(0.11)
+    assert acc["majority"]["verdict"] == "no resolved change"
+    (slow,) = gt.head_count_change(rows, "epochs_to_99")
+    assert slow["verdict"] == "more heads worse"  # more epochs: slower
+    one = gt.head_count_change([r for r in rows if r["seed"] == 42], "accuracy")
+    assert one[0]["verdict"] == "more heads better (one seed)" and one[0]["low"] is None
+
+
+def test_proxy_rank_agreement():
+    rows = [_row("first", h, 42, **{"mixing.definition": 10.0 / h, "accuracy": h / 20.0,
+                                     "fidelity.definition": 1.0})
+            for h in HEADS]
+    rows += [_row("majority", h, 42, **{"mixing.definition": float(h), "accuracy": h / 20.0,
+                                        "fidelity.definition": float(h)}) for h in HEADS]
+    out = gt.proxy_rank_agreement(rows, "mixing.definition", "accuracy")
+    assert out["first"] == pytest.approx(1.0)  # faster mixing, higher accuracy
+    assert out["majority"] == pytest.approx(-1.0)
+    assert out["median"] == pytest.approx(0.0) and out["tasks"] == 2
+    fid = gt.proxy_rank_agreement(rows, "fidelity.definition", "accuracy")
+    assert fid["first"] is None and fid["tasks"] == 1  # a constant proxy ranks nothing
+
+
+def test_model_row_from_measures():
+    L, N, T, H = 2, 3, 5, 2
+    seq = {"mixing_time.paper": np.full((L, N), 4.0),
+           "mixing_time.definition": np.full((L, N), 6.0),
+           "fidelity.paper": np.full((L, N), 30.0), "fidelity.definition": np.full((L, N), 20.0)}
+    rollout = np.full((L, N, T), 1.0 / T)
+    rollout[-1, :, 0], rollout[-1, :, 1] = 0.0, 2.0 / T  # after the last layer token 0 is lost
+    defined = {"worst_case.definition": np.array([[3.0, 5.0, 4.0], [math.inf] * 3]),
+               "rollout.weighted": rollout}
+    impact = np.zeros((L, H, N))
+    impact[0, 1] = 1.0
+    heads = {"knockout": {"none": {"accuracy": 0.9, "margin": 3.0},
+                          "all": {"accuracy": 0.01, "margin": -1.0},
+                          "L1": {"accuracy": 0.5, "margin": 1.0},
+                          "L2": {"accuracy": 0.8, "margin": 2.0}},
+             "impact": impact, "reliability": np.array([0.9, 0.1]),
+             "fidelity": {"definition": np.array([[0.1, 0.4], [0.2, 0.3]])}}
+    meta = {"curve": {"heldout_accuracy_predictable": [0.2, 0.895, 0.9]}}  # 0.895 >= 0.891
+    row = gt.model_row(("first", H, 43), seq, defined, heads, meta)
+    assert row["accuracy"] == 0.9 and row["epochs_to_99"] == 2
+    assert row["mixing.definition"] == 6.0 and row["fidelity.paper"] == 30.0
+    assert row["t_mix"] == math.inf  # median of the layer medians 4 and inf
+    assert row["rollout_min"] == pytest.approx(0.0)
+    assert (row["knockout_all"], row["knockout_L1"]) == (0.01, 0.5)
+    assert row["reliable_layers"] == 1 and row["fidelity_impact_rho"] == pytest.approx(1.0)
+    assert row["impact_reliability"] == pytest.approx(0.5)
+    assert "accuracy" not in gt.model_row(("first", H, 43), seq, defined, heads)
+
+
+def test_graph_models_quick_trains_and_shipped_loads(tmp_path):
+    runs = tmp_path / "runs"
+    bundle = gt.graph_models("quick", runs_dir=runs, models_root=tmp_path / "models",
+                             train_profile="tiny", threads=1)
+    assert bundle.profile == "quick" and "QUICK PROFILE" in bundle.note
+    assert sorted(bundle.models) == sorted((t, h, 42) for t in GRAPH_TASKS for h in HEADS)
+    assert gt.resolve_profile("auto", tmp_path / "models") == "quick"
+    for task in GRAPH_TASKS:
+        ship_run(runs / "tiny", tmp_path / "models" / task, profile="tiny")
+        assert gt.complete_seeds(tmp_path / "models" / task, task) == [42]
+    assert gt.resolve_profile("auto", tmp_path / "models") == "paper"
+    shipped = gt.graph_models("auto", models_root=tmp_path / "models")
+    assert shipped.profile == "paper" and sorted(shipped.models) == sorted(bundle.models)
+    assert shipped.seeds == {t: [42] for t in GRAPH_TASKS}
+    for key, model in shipped.models.items():
+        assert all((a == b).all() for a, b in zip(model.state_dict().values(),
+                                                  bundle.models[key].state_dict().values(),
+                                                  strict=True))
+        assert "curve" in shipped.metas[key]
+    with pytest.raises(ValueError, match="profile='best'"):
+        gt.graph_models("best")
+    with pytest.raises(FileNotFoundError, match="no seed of 'first'"):
+        gt.graph_models("paper", models_root=tmp_path / "nothing")
