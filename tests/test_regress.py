@@ -230,3 +230,44 @@ def test_notebooks_side_by_side_share_the_cores(monkeypatch):
     with rg._share_of_cores(2):
         assert rg.os.environ["BPARALLEL_WORKERS"] == "3"
     assert rg.os.environ["BPARALLEL_WORKERS"] == "3"
+
+
+def test_no_tolerance_exceeds_its_value_without_a_stated_reason():
+    """A regression tolerance larger than the value it guards cannot notice the value going
+    to zero. Every reference entry whose tolerance exceeds its magnitude must come from a
+    rule that says why (``exceeds_value``), and every stored tolerance is its rule's (so
+    that no entry keeps a stale, looser one)."""
+    rules = rg.load_tolerance_rules()
+    unexplained, stale = [], []
+    for profile in ("quick", "paper"):
+        for path in sorted((ROOT / "tests" / "reference" / profile).glob("*.json")):
+            for key, entry in rg.load_reference(path).items():
+                rule = rg.matching_rule(path.stem, key, rules, profile)
+                want = rg.tolerance_for(path.stem, key, rules, profile)
+                if (entry.get("abs", 0.0), entry.get("rel", 0.0)) != (want["abs"], want["rel"]):
+                    stale.append(f"{profile}/{path.stem}:{key}")
+                tol = entry.get("abs", 0.0) + entry.get("rel", 0.0) * abs(entry["value"])
+                if tol > abs(entry["value"]) and not (rule or {}).get("exceeds_value"):
+                    unexplained.append(f"{profile}/{path.stem}:{key} = {entry['value']!r} "
+                                       f"(tolerance {tol:.3g})")
+    assert not stale, f"{len(stale)} stored tolerances differ from their rule: {stale[:10]}"
+    assert not unexplained, (f"{len(unexplained)} tolerances exceed their value without a "
+                             f"reason: {unexplained[:10]}")
+
+
+def test_rules_for_one_profile_and_retolerance(tmp_path):
+    ref = tmp_path / "tests" / "reference"
+    (ref / "quick").mkdir(parents=True)
+    (ref / "quick" / "nb.json").write_text(json.dumps(
+        {"a": {"value": 2.0, "abs": 9.0, "rel": 0.0}, "b": {"value": 0.5, "abs": 1.0}}))
+    (ref / "tolerances.json").write_text(json.dumps([
+        {"notebook": "nb", "key": "a", "profile": "paper", "abs": 5.0, "why": "paper only"},
+        {"notebook": "*", "key": "*", "abs": 1e-3, "rel": 0.0, "why": "default"}]))
+    rules = rg.load_tolerance_rules(tmp_path)
+    assert rg.tolerance_for("nb", "a", rules, "paper") == {"abs": 5.0, "rel": 0.0}
+    assert rg.tolerance_for("nb", "a", rules, "quick") == {"abs": 1e-3, "rel": 0.0}
+    assert sorted(rg.retolerance("quick", tmp_path)) == ["nb:a", "nb:b"]
+    data = json.loads((ref / "quick" / "nb.json").read_text())
+    assert data == {"a": {"value": 2.0, "abs": 1e-3, "rel": 0.0},
+                    "b": {"value": 0.5, "abs": 1e-3, "rel": 0.0}}  # values kept
+    assert rg.retolerance("quick", tmp_path) == []

@@ -42,35 +42,72 @@ def test_heads_verdicts_and_formatting():
     assert fmt_steps(2.37e6) == "2.37e+06"
 
 
-def test_ablation_summaries_by_hand():
+def _study(rel_margin, rel_loss, spearman_weight, knock):
+    """A hand-made importance study of a 2-layer, 3-head model."""
+    return {"knockout": knock,
+            "reliability": {"mean.margin": np.array(rel_margin), "zero.loss": np.array(rel_loss)},
+            "scores": {"mean.margin": np.array([[0.1, 0.5, 0.2], [0.3, 0.3, 0.0]]),
+                       "zero.loss": np.array([[1e-9, -2e-9, 0.0], [0.0, 0.0, 0.0]])},
+            "spearman": {"weight~mean": np.array(spearman_weight),
+                         "gradient~mean": np.array([0.5, 0.5])},
+            "pair": {"synergy": np.array([[0.1, 0.3, 0.2, 0.2], [-0.1, -0.1, 0.1, 0.1],
+                                          [0.0, 0.2, 0.0, 0.2]]),
+                     "split_half_rho": np.asarray(0.9), "layer": np.asarray(1)}}
+
+
+def _knock(none, all_, l1, l2):
+    return {"none": {"accuracy": none, "margin": 10.0}, "all": {"accuracy": all_, "margin": 1.0},
+            "L1": {"accuracy": l1, "margin": 4.0}, "L2": {"accuracy": l2, "margin": 8.0},
+            "only_L1": {"accuracy": 0.5, "margin": 2.0},
+            "only_L2": {"accuracy": 0.4, "margin": 1.5}}
+
+
+def test_importance_summaries_by_hand():
     from bparallel.book.section4 import (
-        ablation_rows,
-        amplifying_layer,
+        knockout_rows,
+        layer_rows,
         pruning_area,
-        synergy_summary,
+        ranking_rows,
+        reliability_rows,
+        synergy_rows,
+        uses_attention,
     )
 
-    m = {"best_head.combined.definition": np.array([[1.0, 1.0], [5.0, 3.0]]),
-         "best_head.individual.definition": np.array([[2.0, 2.0], [1.0, 1.0]])}
-    assert amplifying_layer(m) == 1
-    st = {"scores": {"impact": np.array([[0.1, 0.5], [0.2, 0.2]])},
-          "spearman": {"weight": np.array([1.0, np.nan]),
-                       "fidelity.definition": np.array([-1.0, 0.0]),
-                       "fidelity.paper": np.array([1.0, 1.0])},
-          "top_head": {"impact": np.array([1, -1]), "fidelity.definition": np.array([1, 0]),
-                       "fidelity.paper": np.array([0, 1])}}
-    r1, r2 = ablation_rows({("copy", 2): st})
-    assert r1["rho_weight"] == 1.0 and r2["rho_weight"] is None  # NaN reads as no value
-    assert r1["h_star_hurts_most_definition"] is True and r1["h_star_hurts_most_paper"] is False
-    assert r2["h_star_hurts_most_definition"] is None  # the impact is tied: no single head
-    assert r1["max_impact"] == 0.5
+    studies = {("copy", 3): _study([0.9, 0.5], [0.1, -0.2], [0.6, np.nan],
+                                   _knock(1.0, 1.0, 1.0, 1.0)),
+               ("cycle", 3): _study([0.95, 0.85], [0.3, 0.0], [-0.4, 0.2],
+                                    _knock(1.0, 0.004, 0.3, 0.9)),
+               ("cycle", 1): {"knockout": _knock(1.0, 0.003, 0.5, 0.9)}}
+    ko = knockout_rows(studies)
+    assert [(r["task"], r["heads"]) for r in ko] == [("copy", 3), ("cycle", 1), ("cycle", 3)]
+    assert ko[2]["L1.accuracy"] == 0.3 and ko[2]["only_L2.margin"] == 1.5
+    assert not uses_attention(ko[0]) and uses_attention(ko[2])
+    rel = {r["measure"]: r for r in reliability_rows(studies)}
+    assert rel["mean.margin"]["median_rho"] == pytest.approx(0.875)  # of .9 .5 .95 .85
+    assert rel["mean.margin"]["reliable_share"] == 0.75 and rel["mean.margin"]["cells"] == 4
+    assert rel["mean.margin"]["max_effect"] == 0.5 and rel["zero.loss"]["max_effect"] == 2e-9
+    rank = ranking_rows(studies)
+    assert len(rank) == 4  # the one-head model has no ranking
+    copy2 = next(r for r in rank if r["task"] == "copy" and r["layer"] == 2)
+    assert not copy2["reliable"] and copy2["weight"] is None  # below the floor: no rho
+    cyc = [r for r in rank if r["task"] == "cycle"]
+    assert [r["weight"] for r in cyc] == [-0.4, 0.2] and cyc[0]["max_impact"] == 0.5
+    (s1, s2) = synergy_rows(studies)
+    assert s1["task"] == "copy" and s1["layer"] == 2 and s1["reliable"]
+    per_seq = np.array([0.0, 0.4 / 3, 0.3 / 3, 0.5 / 3])  # mean over the 3 pairs
+    assert s1["mean"] == pytest.approx(per_seq.mean())
+    assert s1["share_positive"] == pytest.approx(2 / 3)  # pair means .2, 0, .1
+    defined = [{"task": "cycle", "heads": h, "layer": la, "t_mix_median": t}
+               for h in (1, 3) for la, t in ((1, 5.0), (2, 50.0))]
+    rows = layer_rows(ko[1:], defined, {("cycle", 1): np.array([10.0, 1.0]),
+                                        ("cycle", 3): np.array([1.0, 10.0])})
+    assert rows[0]["most_needed_layer"] == 1  # the margin drops 6 without L1, 2 without L2
+    assert rows[0]["rho_fidelity"] == pytest.approx(1.0)  # L1: most needed, highest fidelity
+    assert rows[1]["rho_fidelity"] == pytest.approx(-1.0)
+    assert rows[0]["rho_mixing"] == pytest.approx(1.0)  # L1 mixes faster (5 < 50 steps)
     assert pruning_area([[1.0, 0.5, 0.0]]) == 0.5
-    syn = {"synergy": {"loss_predictable": np.array([[np.nan, 0.2, -0.1],
-                                                     [0.2, np.nan, 0.3],
-                                                     [-0.1, 0.3, np.nan]])}}
-    s = synergy_summary(syn)
-    assert s["max"] == 0.3 and s["share_positive"] == pytest.approx(4 / 6)
-    assert s["mean"] == pytest.approx((0.2 - 0.1 + 0.3) * 2 / 6)
+    with pytest.raises(ValueError, match="no multi-head model"):
+        reliability_rows({("cycle", 1): studies[("cycle", 1)]})
 
 
 def test_threshold_verdict():

@@ -135,19 +135,21 @@ def graph_models(
 
 
 def paper_models(models_dir: str | os.PathLike = MODELS_ROOT / "paper",
-                 ) -> dict[tuple[str, int, int], Any]:
-    """The shipped paper-profile models of copy and cycle, every seed with all 8 shipped,
-    keyed like :class:`GraphModels`' (empty when none is shipped)."""
-    out: dict[tuple[str, int, int], Any] = {}
+                 ) -> tuple[dict[tuple[str, int, int], Any], dict[tuple[str, int, int], Any]]:
+    """The shipped paper-profile models of copy and cycle and their metadata, every seed
+    with all 8 shipped, keyed like :class:`GraphModels`' (empty when none is shipped)."""
+    models: dict[tuple[str, int, int], Any] = {}
+    metas: dict[tuple[str, int, int], Any] = {}
     per_config = shipped_seeds(models_dir)
     if not per_config:
-        return out
+        return models, metas
     seeds = set.intersection(*(set(per_config.get((t, h), [])) for t in PAPER_TASKS
                                for h in HEADS))
     for seed in sorted(seeds):
-        for (task, heads), model in load_shipped(models_dir, seed)[0].items():
-            out[(task, heads, seed)] = model
-    return out
+        m, meta = load_shipped(models_dir, seed)
+        for (task, heads), model in m.items():
+            models[(task, heads, seed)], metas[(task, heads, seed)] = model, meta[(task, heads)]
+    return models, metas
 
 
 # --------------------------------------------------------------------------- one model

@@ -12,7 +12,11 @@ Reference file format::
 
 A value passes when ``|value - reference| <= abs + rel * |reference|``. Tolerances for new
 keys come from ``tests/reference/tolerances.json``: an ordered list of
-``{"notebook": GLOB, "key": GLOB, "abs": A, "rel": R, "why": TEXT}``, first match wins.
+``{"notebook": GLOB, "key": GLOB, "abs": A, "rel": R, "why": TEXT}``, first match wins; a
+rule with ``"profile"`` applies to that profile's references only. A tolerance larger than
+the value it guards cannot notice the value going to zero: a rule that allows it must say
+why in ``"exceeds_value"`` (the test suite checks every reference against this).
+``retolerance`` re-applies the rules to stored references, keeping every value.
 """
 
 from __future__ import annotations
@@ -167,16 +171,45 @@ def load_tolerance_rules(root: Path = ROOT) -> list[dict[str, Any]]:
     return rules
 
 
-def tolerance_for(notebook: str, key: str, rules: list[dict[str, Any]]) -> dict[str, float]:
+def matching_rule(notebook: str, key: str, rules: list[dict[str, Any]],
+                  profile: str | None = None) -> dict[str, Any] | None:
+    """The first rule for ``key`` of ``notebook`` (and ``profile``, when a rule names one)."""
     for rule in rules:
+        if rule.get("profile", profile) != profile:
+            continue
         if fnmatch.fnmatch(notebook, rule["notebook"]) and fnmatch.fnmatch(key, rule["key"]):
-            return {"abs": float(rule.get("abs", 0.0)), "rel": float(rule.get("rel", 0.0))}
-    return dict(DEFAULT_TOLERANCE)
+            return rule
+    return None
+
+
+def tolerance_for(notebook: str, key: str, rules: list[dict[str, Any]],
+                  profile: str | None = None) -> dict[str, float]:
+    rule = matching_rule(notebook, key, rules, profile)
+    if rule is None:
+        return dict(DEFAULT_TOLERANCE)
+    return {"abs": float(rule.get("abs", 0.0)), "rel": float(rule.get("rel", 0.0))}
+
+
+def retolerance(profile: str, root: Path = ROOT) -> list[str]:
+    """Rewrite the tolerances of every stored reference of ``profile`` from the current
+    rules, keeping every value; returns the keys whose tolerance changed."""
+    rules = load_tolerance_rules(root)
+    changed = []
+    for path in sorted((reference_dir(root) / check_profile(profile)).glob("*.json")):
+        data = load_reference(path)
+        for key, entry in data.items():
+            tol = tolerance_for(path.stem, key, rules, profile)
+            if (entry.get("abs"), entry.get("rel")) != (tol["abs"], tol["rel"]):
+                entry.update(tol)
+                changed.append(f"{path.stem}:{key}")
+        atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return changed
 
 
 def compare(
     results: dict[str, float], reference: dict[str, dict[str, float]],
     notebook: str = "", rules: list[dict[str, Any]] | None = None,
+    profile: str | None = None,
 ) -> list[Row]:
     """Rows for every key in either side, sorted by key."""
     rows = []
@@ -184,7 +217,7 @@ def compare(
         ref = reference.get(key)
         tol = (
             {"abs": ref.get("abs", 0.0), "rel": ref.get("rel", 0.0)} if ref
-            else tolerance_for(notebook, key, rules or [])
+            else tolerance_for(notebook, key, rules or [], profile)
         )
         rows.append(Row(key, ref["value"] if ref else None, results.get(key),
                         float(tol["abs"]), float(tol["rel"])))
@@ -193,7 +226,7 @@ def compare(
 
 def updated_reference(
     results: dict[str, float], reference: dict[str, dict[str, float]],
-    notebook: str, rules: list[dict[str, Any]],
+    notebook: str, rules: list[dict[str, Any]], profile: str | None = None,
 ) -> tuple[dict[str, dict[str, float]], list[str]]:
     """New reference content (existing tolerances kept) and a list of human-readable changes."""
     new: dict[str, dict[str, float]] = {}
@@ -201,7 +234,7 @@ def updated_reference(
     for key in sorted(results):
         old = reference.get(key)
         tol = {"abs": old.get("abs", 0.0), "rel": old.get("rel", 0.0)} if old else tolerance_for(
-            notebook, key, rules)
+            notebook, key, rules, profile)
         new[key] = {"value": results[key], **tol}
         if old is None:
             changes.append(f"  added    {key} = {results[key]!r}")
@@ -339,6 +372,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output-dir", default="regress-out", help="executed notebooks go here")
     p.add_argument("--update", action="store_true",
                    help="rewrite the references and say what changed")
+    p.add_argument("--retolerance", action="store_true",
+                   help="run nothing: rewrite the stored references' tolerances from "
+                        "tests/reference/tolerances.json, keeping every value")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per notebook")
     p.add_argument("--retries", type=int, default=2,
                    help="re-runs of a notebook whose kernel did not start or that timed out")
@@ -366,6 +402,11 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
     from tqdm import tqdm
 
     profile = check_profile(args.profile)
+    if getattr(args, "retolerance", False):
+        changed = retolerance(profile, root)
+        print(f"regress --retolerance ({profile}): {len(changed)} tolerance(s) rewritten"
+              + "".join(f"\n  {k}" for k in changed), file=out)
+        return 0
     names = resolve_notebooks(args.notebooks, root)
     overrides = {k: parse_value(v) for k, v in args.parameter}
     for name in names:
@@ -408,7 +449,7 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
         ref_path = ref_root / f"{name}.json"
         reference = load_reference(ref_path)
         if args.update:
-            new, changes = updated_reference(o.results, reference, name, rules)
+            new, changes = updated_reference(o.results, reference, name, rules, profile)
             atomic_write_text(ref_path, json.dumps(new, indent=1, sort_keys=True) + "\n")
             shown = ref_path.relative_to(root) if ref_path.is_relative_to(root) else ref_path
             print(f"== {name}: reference {shown} "
@@ -417,7 +458,7 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
         if not reference:
             print(f"== {name}: no reference at {ref_path}; run with --update to create it",
                   file=out)
-        rows = compare(o.results, reference, name, rules)
+        rows = compare(o.results, reference, name, rules, profile)
         for r in rows:
             counts[r.verdict] += 1
         print(format_table(name, rows, only_problems=not args.verbose), file=out)

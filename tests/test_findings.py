@@ -1,0 +1,61 @@
+"""The README's findings table, generated from the intro and the paper references."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from bparallel.book import findings as fd
+
+INTRO = """Some prose.
+
+:::{table} Sections 2-3.
+:name: tbl-findings
+
+| Claim of the paper | Verdict | Condition and key number | Evidence |
+|:---|:---|:---|:---|
+| Lemma 2.5: $1_\\tau$ | {verdict}`holds` | {glue:text}`../notebooks/01_feedforward_graphs.md::share:.0%` of {glue:text}`../notebooks/01_feedforward_graphs.md::graphs:,d` graphs | [feedforward graphs](../notebooks/01_feedforward_graphs.md) |
+:::
+
+:::{table} Section 4.
+:name: tbl-findings-section4
+
+| Claim | Verdict | With the published code | Under the definitions | Evidence |
+|:---|:---|:---|:---|:---|
+| More heads | {verdict}`holds with conditions` | **up** {glue:text}`../notebooks/08_proxies.md::x:.2f` | see {numref}`tbl-x` | [proxies](../notebooks/08_proxies.md), [as defined](../notebooks/10_section4_as_defined.md) |
+:::
+"""
+REFS = {"01_feedforward_graphs": {"share": {"value": 1.0}, "graphs": {"value": 12000.0}},
+        "08_proxies": {"x": {"value": 0.98765}}}
+
+
+def test_findings_rows_fill_glue_roles_and_links():
+    table = fd.findings_markdown(INTRO, REFS)
+    lines = table.splitlines()
+    assert lines[0] == "| Claim of the paper | Verdict | Key number | Chapter |"
+    assert lines[2] == "| Lemma 2.5: $1_\\tau$ | holds | 100% of 12,000 graphs | 01 |"
+    assert lines[3] == ("| More heads | holds with conditions | published code: up 0.99; as "
+                        "defined: see tbl-x | 08, 10 |")
+    assert len(lines) == 4
+
+
+def test_a_glued_key_without_a_reference_is_named():
+    with pytest.raises(KeyError, match="08_proxies:x: glued in the intro but not in"):
+        fd.findings_markdown(INTRO, {"01_feedforward_graphs": REFS["01_feedforward_graphs"],
+                                     "08_proxies": {}})
+    with pytest.raises(ValueError, match="no findings table"):
+        fd.findings_markdown("no tables here", REFS)
+
+
+def test_readme_block_is_replaced_between_markers():
+    readme = f"# title\n\n{fd.START}\nold\n{fd.END}\n\nmore\n"
+    assert fd.readme_with_findings(readme, "| new |\n") == (
+        f"# title\n\n{fd.START}\n| new |\n{fd.END}\n\nmore\n")
+    with pytest.raises(ValueError, match="no findings markers"):
+        fd.readme_with_findings("# title\n", "| new |\n")
+
+
+def test_the_readme_table_is_the_generated_one():
+    """The README's findings are what the intro and the paper references give now."""
+    assert fd.run(argparse.Namespace(check=True)) == 0
