@@ -13,15 +13,26 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from .verdicts import Verdict
+from .verdicts import cell as verdict_cell
+
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
 def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
     """One table cell as text: ``fmt`` is a format spec (``".2f"``, ``",d"``) or a function.
 
-    ``None`` reads "—"; a NaN is refused (say what it means instead); ``|`` is escaped."""
+    ``None`` reads "—"; a NaN is refused (say what it means instead); ``|`` is escaped; a
+    :class:`~bparallel.book.verdicts.Verdict` becomes its colour-coded verdict cell
+    (:func:`bparallel.book.verdicts.cell`); a bool reads "yes" or "no"."""
     if value is None:
         text = "—"
+    elif isinstance(value, Verdict):
+        return verdict_cell(value)
+    elif isinstance(value, (bool, np.bool_)) and not fmt:
+        text = "yes" if value else "no"
     elif isinstance(value, float) and math.isnan(value):
         raise ValueError("a table cell is NaN: show what it means (e.g. 'never mixes (∞)')")
     elif callable(fmt):
@@ -56,7 +67,8 @@ def table(
     marks = {"left": ":---", "right": "---:", "center": ":---:"}
     header, rule, body = [], [], []
     for c in columns:
-        numeric = all(isinstance(r.get(c), (int, float)) for r in rows if r.get(c) is not None)
+        numeric = all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool)
+                      for r in rows if r.get(c) is not None)
         side = align.get(c, "right" if numeric else "left")
         if side not in marks:
             raise ValueError(f"align[{c!r}]={side!r}: valid values are {list(marks)}")
