@@ -129,13 +129,34 @@ class PlaygroundState:
         return True
 
     def set_n(self, n: int) -> None:
-        """Change the number of nodes; edges touching removed nodes are dropped."""
+        """Change the number of nodes, keeping the sink last (node ``n - 1``).
+
+        The sink keeps its edges: an edge into the old sink goes to the new one. Growing
+        inserts the new nodes just before the sink, each with an edge to it (so that it
+        reaches the sink); shrinking removes the nodes just before the sink, drops their
+        edges, and sends an edge that went into a removed node to the sink instead. So a node
+        that reached the sink still does, and growing then shrinking back restores the
+        edges. The labels reset to ``0, 1, ..., tau``."""
         n = positive_int(n, "n")
         if not 2 <= n <= MAX_NODES:
             raise ValueError(f"n must lie in 2..{MAX_NODES}, got {n}")
-        self.heads = [{(j, i) for j, i in h if j < n and i < n} for h in self.heads]
-        self.n = n
-        self.labels = None
+        old = self.n
+        kept = min(old, n) - 1  # non-sink nodes 0 .. kept-1 keep their index
+
+        def moved(k: int) -> int | None:  # a node's new index; None: removed
+            return n - 1 if k == old - 1 else (k if k < kept else None)
+
+        heads = []
+        for h in self.heads:
+            new = set()
+            for j, i in h:
+                a, b = moved(j), moved(i)
+                b = n - 1 if b is None else b  # into a removed node: to the sink
+                if a is not None and a != b:
+                    new.add((a, b))
+            new |= {(k, n - 1) for k in range(old - 1, n - 1)}  # new nodes pass to the sink
+            heads.append(new)
+        self.heads, self.n, self.labels = heads, n, None
 
     def set_num_heads(self, count: int) -> None:
         """Add heads (weight 1) or drop the last ones. A new head starts as the path
