@@ -294,17 +294,22 @@ def plot_signals(result: PlaygroundResult, *, percent: bool = True, axes: Any = 
     per node over time, with the minimax fidelity as a dashed line. Returns the figure."""
     import matplotlib.pyplot as plt
 
+    from .plotting import TEXT_WIDTH  # the book's figure style
+
     st, rep = result.state, result.report
     panels = [
         (f"head {h + 1}", result.head_signals[h], rep.head_minimax[h]) for h in range(st.num_heads)
     ]
     panels.append(("multi-head", result.multi_signal, rep.multi_minimax))
     scale = 100.0 if percent else 1.0
-    if axes is None:
-        fig, axes = plt.subplots(
-            1, len(panels), figsize=(3.4 * len(panels), 3.0), sharey=True, squeeze=False
-        )
-        axes = axes[0]
+    if axes is None:  # at most three panels a row, the rows as wide as the text column
+        cols = min(3, len(panels))
+        rows = -(-len(panels) // cols)
+        fig, grid = plt.subplots(rows, cols, figsize=(TEXT_WIDTH, 2.6 * rows), sharey=True,
+                                 squeeze=False)
+        for ax in grid.flat[len(panels):]:
+            ax.set_visible(False)
+        axes = grid.flat[:len(panels)]
     else:
         fig = axes[0].figure
     t = np.arange(st.horizon + 1)
@@ -314,10 +319,11 @@ def plot_signals(result: PlaygroundResult, *, percent: bool = True, axes: Any = 
         for j in range(st.n - 1):
             ax.plot(t[1:], scale * sig[1:, j], color=colors(j % 10), label=labels[j])
         ax.axhline(scale * phi_min, color="k", ls="--", lw=1, label=r"$\phi_{\min}$")
-        ax.set_title(f"{title}: $\\phi_{{\\min}}$ = {scale * phi_min:.3g}{'%' if percent else ''}")
+        ax.set_title(f"{title}: $\\phi_{{\\min}}$ = {scale * phi_min:.3g}{'%' if percent else ''}",
+                     fontsize="medium")
         ax.set_xlabel("t")
     axes[0].set_ylabel("signal at the sink" + (" (%)" if percent else ""))
-    axes[-1].legend(fontsize="small", loc="best")
+    axes[-1].legend(loc="best")
     if result.amplified:
         axes[-1].set_facecolor("#eef8ee")
     fig.tight_layout()
