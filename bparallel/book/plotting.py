@@ -26,9 +26,9 @@ TEXT_WIDTH = 7.0
 #: The smallest font size (points) in the book's figures: at the drawn size 8 pt is 10.7 px.
 MIN_FONT_PT = 8
 
-#: Axes with more points than this draw them as an image inside the SVG (a scatter of tens of
-#: thousands of markers would make a page of megabytes); text and lines stay vectors.
-RASTERIZE_ABOVE = 2000
+#: A scatter with more points than this is drawn as an image inside the SVG (thousands of
+#: markers would make a page of megabytes); text, lines and axes stay vectors.
+RASTERIZE_ABOVE = 500
 
 
 def use_book_style() -> None:
@@ -109,7 +109,7 @@ def draw_dag(
     ax.set_aspect("equal")
     ax.axis("off")
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize="medium")
     return ax
 
 
