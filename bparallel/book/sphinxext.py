@@ -6,7 +6,10 @@
 - the ``{verdict-legend}`` directive: every verdict's badge with its meaning;
 - the ``{book-bibtex}`` directive: the book's own BibTeX entry, whose ``url`` is the
   configured address of the book (``html.baseurl``, else ``repository.url`` of
-  ``_config.yml``), so that the citation follows the configuration like the repository link.
+  ``_config.yml``), so that the citation follows the configuration like the repository link;
+- a transform that links the first mention of the authors' published code on every page
+  ("published code", "authors' code"; not in headings, captions, code or verdict badges) to
+  ``bparallel_published_code_url``, set in ``_config.yml``.
 
 Sphinx and docutils are imported here only: the chapters import
 :mod:`bparallel.book.verdicts`, never this module.
@@ -14,9 +17,11 @@ Sphinx and docutils are imported here only: the chapters import
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from docutils import nodes
+from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 
 from .. import __version__
@@ -90,8 +95,73 @@ class BookBibtex(SphinxDirective):
         return [block]
 
 
+#: How a page names the authors' published code.
+PUBLISHED_CODE = re.compile(r"\b(?:published code|authors[\u2019'] code)\b", re.IGNORECASE)
+#: Text under these nodes is never linked: headings, captions, code, math, links, badges.
+_NO_LINK = (nodes.title, nodes.caption, nodes.literal, nodes.literal_block, nodes.math,
+            nodes.math_block, nodes.raw, nodes.reference, nodes.comment, nodes.rubric,
+            nodes.FixedTextElement)
+
+
+def _linkable(node: nodes.Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, _NO_LINK) or "bp-verdict" in parent.get("classes", ()):
+            return False
+        if parent.tagname.startswith("desc_"):  # an API signature
+            return False
+        parent = parent.parent
+    return True
+
+
+def link_first_mention(doctree: nodes.Node, url: str, pattern: re.Pattern = PUBLISHED_CODE,
+                       ) -> bool:
+    """Link the first mention of ``pattern`` in running text of ``doctree`` to ``url``
+    (nothing when it is already a link there); returns whether the page mentions it."""
+    for text in doctree.findall(nodes.Text):
+        match = pattern.search(text.astext())
+        if match is None:
+            continue
+        parent = text.parent
+        ancestor = parent
+        while ancestor is not None:  # already linked, by hand: leave it
+            if isinstance(ancestor, nodes.reference):
+                if ancestor.get("refuri") == url:
+                    return True
+                break
+            ancestor = ancestor.parent
+        if not _linkable(text):
+            continue
+        source = text.astext()
+        before, word, after = source[:match.start()], match.group(0), source[match.end():]
+        new = [nodes.Text(before)] if before else []
+        new.append(nodes.reference(word, word, refuri=url, internal=False,
+                                   classes=["bp-published-code"]))
+        if after:
+            new.append(nodes.Text(after))
+        index = parent.index(text)
+        parent.remove(text)
+        for k, node in enumerate(new):
+            parent.insert(index + k, node)
+        return True
+    return False
+
+
+class LinkPublishedCode(SphinxTransform):
+    """On every page, the first mention of the authors' published code links to it."""
+
+    default_priority = 800
+
+    def apply(self, **kwargs: Any) -> None:
+        url = (self.config.bparallel_published_code_url or "").strip()
+        if url:
+            link_first_mention(self.document, url)
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.add_role("verdict", verdict_role)
     app.add_directive("verdict-legend", VerdictLegend)
     app.add_directive("book-bibtex", BookBibtex)
+    app.add_config_value("bparallel_published_code_url", "", "env")
+    app.add_transform(LinkPublishedCode)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
