@@ -249,3 +249,9 @@ def test_sources_have_no_stray_control_characters():
             if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", line):
                 bad.append(f"{path.relative_to(ROOT)}:{n}")
     assert not bad, f"control characters in {bad}"
+
+
+def test_footer_year_is_the_books_release_year():
+    """The footer's copyright year is the year CITATION.cff says this book was released."""
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert str(CONFIG["copyright"]) == str(cff["date-released"])[:4]
