@@ -95,3 +95,10 @@ def test_config_links_the_authors_repository():
     # the address the paper's abstract gives (arXiv 2507.02944)
     assert sphinx["bparallel_published_code_url"] == (
         "https://github.com/haitzsaezdeocariz/beyondparallelism")
+
+
+def test_a_mention_in_an_api_docstring_is_linked(tmp_path):
+    page = "# API\n\n```{py:function} f(x)\n\nComputes it as the authors' code does.\n```\n"
+    html, _ = _render(page, tmp_path, conf=f"bparallel_published_code_url = {URL!r}\n")
+    links = [text for href, text in re.findall(r'href="([^"]*)">([^<]*)</a>', html) if href == URL]
+    assert len(links) == 1 and links[0].endswith("code"), links

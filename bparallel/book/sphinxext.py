@@ -108,7 +108,7 @@ def _linkable(node: nodes.Node) -> bool:
     while parent is not None:
         if isinstance(parent, _NO_LINK) or "bp-verdict" in parent.get("classes", ()):
             return False
-        if parent.tagname.startswith("desc_"):  # an API signature
+        if parent.tagname == "desc_signature":  # an API signature (a docstring is text)
             return False
         parent = parent.parent
     return True
