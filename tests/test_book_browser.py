@@ -311,10 +311,18 @@ def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
     query = "?q=fidelity"
     url = book_server + "search.html" + query if mode == "http" else html.as_uri() + query
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
     try:
         page = context.new_page()
+        # (over http the browser also probes /favicon.ico by itself: not the page's request)
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" and not
+                m.location.get("url", "").endswith("/favicon.ico") else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(url)
         page.wait_for_load_state("load")
+        page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0",
+                               timeout=TIMEOUT_MS)
+        page.wait_for_timeout(500)  # previews (http) are fetched after the list appears
         notes = page.locator(".file-search-note")
         if mode == "http":
             assert notes.count() == 0
@@ -330,6 +338,8 @@ def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
                 " !!(n.compareDocumentPosition(r) & Node.DOCUMENT_POSITION_FOLLOWING); }")
     finally:
         context.close()
+    # from file:// each preview fetch would be blocked and logged: the page makes none
+    assert errors == [], f"search page ({mode}) logged console errors: {errors[:3]}"
 
 
 #: Chapters whose figures and output tables all have a number and a caption: every chapter.
@@ -381,11 +391,221 @@ def test_chapter_download_menu_offers_the_executed_notebook(built_html, book_ser
         link = page.locator(".dropdown-download-buttons a.notebook-download")
         assert link.count() == 1, "no .ipynb entry in the download menu"
         assert link.get_attribute("href") == "02_mixing_time.ipynb"
+        assert link.get_attribute("download") == "02_mixing_time.ipynb"  # saved, not opened
     finally:
         context.close()
     nb = json.loads((built_html / "notebooks" / "02_mixing_time.ipynb").read_text())
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
-    assert nb["nbformat"] == 4 and any("image/png" in o.get("data", {}) for o in outputs)
+    assert nb["nbformat"] == 4 and any("image/svg+xml" in o.get("data", {}) for o in outputs)
     for name in DOCNAMES:
         if name.startswith("notebooks/"):
             assert (built_html / f"{name}.ipynb").is_file(), f"{name}.ipynb is missing"
+
+
+
+# ------------------------------------------------------- second reading: any screen, one vocabulary
+from bparallel.book.verdicts import LABELS, Verdict  # noqa: E402
+
+PUBLISHED_CODE_URL = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"][
+    "bparallel_published_code_url"]
+#: A text group of matplotlib's SVG (text drawn as paths): ``scale(s -s)`` is the font size in
+#: points over 100, in the user units (points) of the figure's viewBox.
+SVG_TEXT = re.compile(r'<g transform="translate\([^)]*\)(?: rotate\([^)]*\))? '
+                      r'scale\(([0-9.]+) -\1\)"')
+#: The smallest text a reader should have to read in a figure, in CSS px at the displayed size.
+MIN_TEXT_PX = 10.0
+
+READING_JS = """(verdictLabels) => {
+  const main = document.querySelector('main') || document.body;
+  const out = {scrollW: document.documentElement.scrollWidth,
+               clientW: document.documentElement.clientWidth};
+  // every verdict badge: one of the closed set, its class naming its word
+  out.badges = Array.from(main.querySelectorAll('.bp-verdict')).map(b => ({
+    text: b.textContent.trim(),
+    slug: Array.from(b.classList).filter(c => c.startsWith('bp-verdict--')).join(' ')}));
+  // every cell of a column headed "verdict": exactly one badge and nothing else
+  out.verdictCells = [];
+  for (const t of main.querySelectorAll('table')) {
+    const heads = Array.from(t.querySelectorAll('thead th')).map(th => th.textContent.trim());
+    heads.forEach((h, k) => {
+      if (!/verdict/i.test(h)) return;
+      for (const row of t.querySelectorAll('tbody tr')) {
+        const cell = row.children[k];
+        if (!cell) continue;
+        const badges = cell.querySelectorAll('.bp-verdict');
+        out.verdictCells.push({table: t.id, head: h, text: cell.textContent.trim(),
+                               badges: badges.length,
+                               badge: badges.length ? badges[0].textContent.trim() : ''});
+      }
+    });
+  }
+  // tables: wider than their box only when the box scrolls; captions whole inside the box
+  out.tables = Array.from(main.querySelectorAll('table')).map(t => {
+    const box = t.parentElement, br = box.getBoundingClientRect();
+    const cap = t.querySelector('caption'), cr = cap ? cap.getBoundingClientRect() : null;
+    return {id: t.id, width: t.getBoundingClientRect().width, box: br.width,
+            scrolls: ['auto', 'scroll'].includes(getComputedStyle(box).overflowX),
+            capInside: !cr || (cr.left >= br.left - 1 && cr.right <= br.right + 1),
+            cards: t.classList.contains('bp-cards')};
+  });
+  // code: a line longer than its block scrolls inside it
+  out.code = Array.from(main.querySelectorAll('pre')).filter(p => p.scrollWidth > p.clientWidth + 1)
+    .map(p => ({scrolls: ['auto', 'scroll'].includes(getComputedStyle(p).overflowX),
+                text: p.textContent.slice(0, 40)}));
+  out.images = Array.from(main.querySelectorAll('.cell_output img, figure img')).map(i => ({
+    src: i.getAttribute('src'), shown: i.getBoundingClientRect().width}));
+  // the first mention of the authors' code in running text (not a heading, caption, code
+  // or badge) is a link to their repository
+  const skip = 'h1, h2, h3, h4, h5, h6, caption, figcaption, pre, code, script, style, '
+             + '.bp-verdict, .admonition-title, nav';
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+  out.firstMention = null;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (!/published code|authors['\u2019] code/i.test(n.textContent)) continue;
+    if (n.parentElement.closest(skip)) continue;
+    const a = n.parentElement.closest('a');
+    out.firstMention = {text: n.textContent.trim().slice(0, 60), href: a ? a.href : null};
+    break;
+  }
+  out.links = Array.from(main.querySelectorAll('a')).map(a => a.href);
+  return out;
+}"""
+
+
+def svg_text_sizes(svg: Path) -> tuple[float, float]:
+    """The smallest text of a matplotlib SVG figure, in points, and its viewBox width."""
+    text = svg.read_text(encoding="utf-8")
+    view = re.search(r'viewBox="0 0 ([0-9.]+) [0-9.]+"', text)
+    assert view is not None, f"{svg}: no viewBox"
+    sizes = [100 * float(s) for s in SVG_TEXT.findall(text)]
+    return (min(sizes) if sizes else float("inf")), float(view.group(1))
+
+
+def test_svg_text_sizes_reads_matplotlib_figures(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([1, 2], [3, 4], label="a")
+    ax.legend(fontsize=7)
+    ax.set_ylabel("rotated")
+    fig.savefig(tmp_path / "f.svg")
+    plt.close(fig)
+    smallest, width = svg_text_sizes(tmp_path / "f.svg")
+    assert smallest == pytest.approx(7.0) and width == pytest.approx(216.0)  # 3 in = 216 pt
+
+
+def _read(browser, url: str, width: int) -> dict:
+    context = browser.new_context(viewport={"width": width, "height": 900},
+                                  service_workers="block")
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
+        page.evaluate("""() => (window.MathJax && window.MathJax.startup
+            && window.MathJax.startup.promise)
+            ? window.MathJax.startup.promise.then(() => 1) : 0""")
+        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
+                               timeout=TIMEOUT_MS)
+        page.wait_for_timeout(200)
+        return page.evaluate(READING_JS, list(LABELS))
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_page_reads_on_any_screen(docname, width, built_html, browser):
+    """Opened from file:// at 1280 px and at 390 px: every verdict is one of the book's closed
+    set, every verdict cell holds one badge and nothing else, no table is clipped (it fits its
+    box or scrolls inside it, its caption whole), code scrolls, figure text is at least
+    10 px where it is shown, the first mention of the authors' code links to it, and at
+    390 px the page itself never scrolls sideways."""
+    html = built_html / f"{docname}.html"
+    page = _read(browser, html.as_uri(), width)
+    where = f"{docname} at {width} px"
+
+    wrong = [b for b in page["badges"] if b["text"] not in LABELS
+             or b["slug"] != f"bp-verdict--{Verdict.parse(b['text']).slug}"]
+    assert not wrong, f"{where}: verdicts outside the vocabulary: {wrong[:3]}"
+    bad_cells = [c for c in page["verdictCells"] if c["badges"] != 1 or c["text"] != c["badge"]]
+    assert not bad_cells, f"{where}: verdict cells that are not one verdict: {bad_cells[:3]}"
+
+    for t in page["tables"]:
+        assert t["width"] <= t["box"] + 1 or t["scrolls"], (
+            f"{where}: table {t['id']!r} ({t['width']:.0f} px) is cut off in its "
+            f"{t['box']:.0f} px box")
+        assert t["capInside"], f"{where}: the caption of table {t['id']!r} is clipped"
+    cut = [c["text"] for c in page["code"] if not c["scrolls"]]
+    assert not cut, f"{where}: code lines cut off: {cut[:3]}"
+
+    for img in page["images"]:
+        src = img["src"].split("?")[0]
+        assert src.endswith(".svg"), f"{where}: a figure is a raster image ({src}), not SVG"
+        smallest, view_width = svg_text_sizes((html.parent / src).resolve())
+        shown = smallest * img["shown"] / view_width
+        assert shown >= MIN_TEXT_PX, (
+            f"{where}: figure {src} shows text at {shown:.1f} px (< {MIN_TEXT_PX:g} px)")
+
+    mention = page["firstMention"]
+    if mention is not None:
+        assert mention["href"] == PUBLISHED_CODE_URL, (
+            f"{where}: the first mention of the authors' code is not linked: {mention}")
+
+    if width == 390:
+        assert page["scrollW"] <= page["clientW"], (
+            f"{where}: the page is {page['scrollW']} px wide in a {page['clientW']} px screen")
+        for t in page["tables"]:
+            if t["cards"]:
+                assert t["width"] <= t["box"] + 1, (
+                    f"{where}: the findings table {t['id']!r} does not fit as cards")
+
+
+def test_intro_findings_give_both_answers_and_their_evidence(built_html, browser):
+    """The introduction's findings: a verdict and a link to the evidence in every row; for
+    Section 4 the published code's answer beside the definitions', the reversal shown."""
+    html = built_html / "book" / "intro.html"
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")
+    tables = {t.get("id"): t for t in soup.select("main table")}
+    assert {"tbl-findings", "tbl-findings-section4"} <= set(tables)
+    for name in ("tbl-findings", "tbl-findings-section4"):
+        rows = tables[name].select("tbody tr")
+        assert rows, name
+        for row in rows:
+            assert len(row.select(".bp-verdict")) == 1, row.get_text(" ", strip=True)[:80]
+            evidence = [a["href"] for a in row.select("a[href]") if "notebooks/" in a["href"]]
+            assert evidence, f"{name}: no evidence linked: {row.get_text(' ', strip=True)[:80]}"
+    section4 = tables["tbl-findings-section4"]
+    heads = [th.get_text(" ", strip=True) for th in section4.select("thead th")]
+    assert heads[2:4] == ["With the published code", "Under the definitions"], heads
+    text = section4.get_text(" ", strip=True)
+    assert "reversed" in text and "reproduced (published code only)" in text
+    # the first screen: a heading, three sentences, then the findings
+    first = soup.select_one("main section")
+    paragraphs = first.find_all("p", recursive=False)
+    assert len(re.findall(r"\.(?:\s|$)", paragraphs[0].get_text(" ", strip=True))) == 3
+    box = paragraphs[0].find_next_sibling()
+    assert box is not None and box.select_one("table#tbl-findings") is not None
+    page = _read(browser, html.as_uri(), 390)
+    assert page["scrollW"] <= page["clientW"]
+
+
+def test_reproducibility_page_links_the_authors_repository(built_html):
+    text = (built_html / "book" / "reproducibility.html").read_text(encoding="utf-8")
+    assert f'href="{PUBLISHED_CODE_URL}"' in text
+
+
+def test_cite_this_links_citation_cff_copied_into_the_book(built_html):
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((built_html / "book" / "intro.html").read_text(encoding="utf-8"),
+                         "html.parser")
+    box = next(a for a in soup.select("main .admonition")
+               if "Cite this" in a.get_text(" ", strip=True))
+    link = next(a for a in box.select("a[href]") if a["href"].endswith("CITATION.cff"))
+    copied = (built_html / "book" / link["href"]).resolve()
+    assert copied.is_file() and copied.read_text() == (ROOT / "CITATION.cff").read_text()
+    assert "@software{bparallel" in box.get_text()

@@ -694,11 +694,15 @@ def test_exact_matrices_table():
     mats, _ = claims.exact_combination_mixing([e1, e2], 4, [0.5, 0.5], 0.25)
     table = claims.exact_matrices_table(mats)
     assert table.columns.get_level_values(0).unique().tolist() == ["W head 1", "W head 2", "W-bar"]
-    assert table.index.tolist() == ["0", "1", "2", "τ"]
-    # head 1: node 1 sends to node 2 only, so column "1" of W holds 1/2 at rows 1 and 2
-    assert table["W head 1"]["1"].tolist() == ["0", "1/2", "1/2", "0"]
-    assert table["W-bar"]["1"].tolist() == [str(x) for x in (Fraction(0), Fraction(1, 2),
-                                                              Fraction(1, 4), Fraction(1, 4))]
+    assert table.index.tolist() == ["0", "1", "2", "τ"] and table.index.name == "to"
+    # head 1: node 1 sends to node 2 only, so column "from 1" of W holds 1/2 at rows 1 and 2
+    assert table["W head 1"]["from 1"].tolist() == ["0", "1/2", "1/2", "0"]
+    assert table["W-bar"]["from 1"].tolist() == [str(x) for x in (
+        Fraction(0), Fraction(1, 2), Fraction(1, 4), Fraction(1, 4))]
+    for name in ("W head 1", "W head 2", "W-bar"):  # a walker leaves every node somewhere:
+        for col in table[name]:                      # each "from" column sums to 1
+            assert sum(Fraction(x) for x in table[name][col]) == 1, (name, col)
+    assert (table["W head 1"].loc["0"] == ["1/2", "0", "0", "0"]).all()  # only 0 moves to 0
     with pytest.raises(ValueError, match="one entry per matrix"):
         claims.exact_matrices_table(mats, names=("a", "b"))
     with pytest.raises(ValueError, match="labels must have 4"):

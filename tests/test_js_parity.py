@@ -267,3 +267,44 @@ def test_python_link_helpers():
     for bad in ("v=2;n=4", "v=1;n=4;T=20;e=0.25;b=1,1;h=24,4c80", "v=1;n=40;T=1;e=0.5;b=1,1;h=,"):
         with pytest.raises(ValueError):
             decode_state(bad)
+
+
+RESIZE_DRIVER = """
+import { readFileSync } from "node:fs";
+const t = await import(MODULE_URL);
+const jobs = JSON.parse(readFileSync(0, "utf8"));
+const out = jobs.map(([config, sizes]) => {
+  const state = t.normalizeState(config);
+  const notes = sizes.map((n) => t.setNodeCount(state, n));
+  return { state: t.normalizeState(state), notes };
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def test_node_count_changes_agree_with_python():
+    """`setNodeCount` (JavaScript) and `PlaygroundState.set_n` (Python) give the same graphs
+    over chains of resizes of random head sets, and the JavaScript says what it did."""
+    rng = np.random.default_rng(24)
+    jobs = []
+    for config in random_configs(60, seed=24):
+        sizes = [int(x) for x in rng.integers(2, pg.MAX_NODES + 1, size=3)]
+        jobs.append((config, sizes))
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
+    code = RESIZE_DRIVER.replace("MODULE_URL", json.dumps(TOYDAG.as_uri()))
+    proc = subprocess.run([node, "--input-type=module", "-e", code], input=json.dumps(jobs),
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    for (config, sizes), js in zip(jobs, json.loads(proc.stdout), strict=True):
+        state = pg.PlaygroundState(**config)
+        old = state.n
+        for n, note in zip(sizes, js["notes"], strict=True):
+            state.set_n(n)
+            if n == old:
+                assert note == ""
+            else:
+                assert note.startswith(f"Nodes {old} \u2192 {n}: the sink \u03c4 stays last")
+            old = n
+        assert pg.PlaygroundState(**js["state"]) == state, (config, sizes)

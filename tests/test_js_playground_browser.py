@@ -257,3 +257,36 @@ def test_bad_link_falls_back_with_a_warning(playground_page, book_server, browse
     finally:
         s.close()
     assert s.external == [] and s.problems == [], (s.external, s.problems)
+
+
+def test_node_count_change_keeps_the_sink_last(playground_page, book_server, browser):
+    """Raising the number of nodes keeps the sink last: the edges into the old sink follow it,
+    the new nodes pass to it, the page says so, and the numbers stay Python's (no minimax
+    fidelity collapsing to 0, no "does not mix"); lowering it back restores the graph."""
+    s = Session(browser, book_server)
+    try:
+        s.open(playground_page.as_uri())
+        start = pg.from_preset("Example 3.13 (paper)")
+        expected = start.copy()
+        nodes = s.page.locator('.bp-pg [data-bp="nodes"]')
+        nodes.fill("6")
+        expected.set_n(6)
+        assert s.state() == expected
+        assert (0, 5) not in expected.heads[0] and (2, 5) in expected.heads[0]  # w -> tau kept
+        check_numbers(s, expected)
+        note = s.page.locator('.bp-pg [data-bp="notice"]').inner_text()
+        assert "Nodes 4 \u2192 6: the sink \u03c4 stays last (now node 5)" in note, note
+        assert "the new nodes 3, 4 pass to \u03c4" in note, note
+        assert float(s.shown("minimax-multi")[1]) > 0
+        assert all(s.shown(f"mixing-{k}")[1] != "null" for k in ("0", "1", "multi"))
+        nodes.fill("4")
+        expected.set_n(4)
+        assert s.state() == expected
+        assert [set(h) for h in expected.heads] == [set(h) for h in start.heads]
+        check_numbers(s, expected)
+        assert "were removed" in s.page.locator('.bp-pg [data-bp="notice"]').inner_text()
+        s.page.locator('.bp-pg [data-bp="edge-0-0-3"]').click()  # another edit: the note goes
+        assert s.page.locator('.bp-pg [data-bp="notice"]').count() == 0
+    finally:
+        s.close()
+    assert s.external == [] and s.problems == [], (s.external, s.problems)

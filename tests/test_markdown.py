@@ -89,3 +89,30 @@ def test_frame_table_refuses_missing_values_unless_told_what_they_mean():
         frame_table([{"z": 1}], caption="Z.", name="z")
     with pytest.raises(ValueError, match=r"formats names \['y'\]"):
         frame_table(df, caption="Z.", name="z", na="—", formats={"y": ".1f"})
+
+
+def test_latex_matrix_writes_exact_fractions_not_a_printed_array():
+    from bparallel.book.markdown import latex_matrix, latex_number
+
+    assert latex_number(1.0) == "1" and latex_number(0.0) == "0"
+    assert latex_number(0.5) == r"\tfrac{1}{2}" and latex_number(-0.25) == r"-\tfrac{1}{4}"
+    assert latex_number(1 / 3) == r"\tfrac{1}{3}"
+    assert latex_number(0.123456789) == "0.1235"  # not a small fraction: 4 digits
+    text = latex_matrix([[1.0, 0.0], [0.5, 0.5]], name=r"\Delta^{(1)}")
+    assert text == ("$$\n\\Delta^{(1)} = \\begin{bmatrix} 1 & 0 \\\\ \\tfrac{1}{2} & "
+                    "\\tfrac{1}{2} \\end{bmatrix}\n$$\n")
+    with pytest.raises(ValueError, match="2-d"):
+        latex_matrix([1.0, 2.0])
+    with pytest.raises(ValueError, match="NaN"):
+        latex_number(float("nan"))
+
+
+def test_frame_table_drops_an_unnamed_default_index_even_after_a_rename():
+    import pandas as pd
+
+    frame = pd.DataFrame({"eps": [0.25, 0.1], "holds": [True, False]}).rename(index={0: 0})
+    assert not isinstance(frame.index, pd.RangeIndex)
+    text = frame_table(frame, caption="c", name="tbl-x")
+    header = [line for line in text.splitlines() if line.startswith("|")][0]
+    assert header == "| eps | holds |"
+    assert "| 0.25 | yes |" in text and "| 0.1 | no |" in text

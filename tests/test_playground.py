@@ -72,6 +72,7 @@ def test_resize_and_heads():
     assert st.num_heads == 3 and st.n == 7
     st.set_n(4)
     assert all(j < 4 and i < 4 for h in st.heads for j, i in h)
+    assert all(any(j == k for j, _ in h) for h in st.heads for k in range(3))  # all still pass on
     st.set_num_heads(4)
     assert st.num_heads == 4 and st.raw_beta[-1] == 1.0
     assert st.heads[-1] == {(0, 1), (1, 2), (2, 3)}  # a new head is the path, not empty
@@ -193,3 +194,30 @@ def test_report_markdown_numbers_and_captions_both_tables():
     assert all(w in md.split(":::", 2)[1] for w in r.warnings)
     r = pg.compute(pg.from_preset("Random feedforward", seed=7, n=6, heads=2, density=0.3))
     assert not r.warnings and "{warning}" not in pg.report_markdown(r, name="r", title="R")
+
+
+def test_node_count_keeps_the_sink_last():
+    """Example 3.13 on 4 nodes grown to 6: the sink keeps its edges (they follow it to node 5),
+    the new nodes 3 and 4 pass to it, so every node still reaches the sink and the numbers
+    stay meaningful (not 0, not "does not mix"); shrinking back restores the edges."""
+    st = pg.from_preset("Example 3.13 (code)")
+    before = [set(h) for h in st.heads]
+    st.set_n(6)
+    assert st.n == 6 and st.labels is None
+    assert st.heads[0] == {(0, 1), (1, 2), (2, 5), (3, 5), (4, 5)}  # path u v w, then tau = 5
+    assert st.heads[1] == {(0, 2), (1, 2), (1, 5), (2, 5), (3, 5), (4, 5)}
+    r = pg.compute(st)
+    assert r.report.multi_minimax > 0 and all(m is not None for m in r.head_mixing)
+    assert not any("sink" in w for w in r.warnings)
+    st.set_n(4)
+    assert [set(h) for h in st.heads] == before
+    st.set_n(3)  # node w (2) removed: edges into it go to the sink, now node 2
+    assert st.heads[0] == {(0, 1), (1, 2)} and st.heads[1] == {(0, 2), (1, 2)}
+    # one step at a time or all at once: the same graph
+    a, b = pg.from_preset("Example 3.13 (code)"), pg.from_preset("Example 3.13 (code)")
+    a.set_n(7)
+    for n in (5, 6, 7):
+        b.set_n(n)
+    assert a.heads == b.heads
+    a.set_n(2)
+    assert a.heads == [{(0, 1)}, {(0, 1)}]

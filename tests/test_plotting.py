@@ -213,8 +213,8 @@ def test_plot_best_head_vs_combined_counts_cells_as_published_decimals():
     left, right = fig.axes
     assert _points(left) == 4 and _points(right) == 4
     # 0.501 vs 0.499 round to 0.50 both: a tie at the published two decimals
-    assert right.get_title().endswith("combined above 1, on 2, below 1 of 4")
-    assert left.get_title().endswith("combined above 3, on 0, below 1 of 4")
+    assert right.get_title().endswith("1 above, 2 on, 1 below")
+    assert left.get_title().endswith("3 above, 0 on, 1 below")
     xy = np.concatenate([c.get_offsets() for c in right.collections])
     drawn = sorted(map(tuple, xy.tolist()))
     assert drawn == sorted(zip(ours.individual, ours.combined, strict=True))
@@ -351,4 +351,21 @@ def test_draw_dag_keeps_crossing_arcs_apart():
     assert rad[4] < 0 and abs(rad[4]) > abs(rad[2])  # right to left, below, and deeper
     lo, hi = ax.get_ylim()
     assert lo < 0 < hi and -lo >= 0.5 * abs(rad[4]) * 2  # the deepest arc fits
+    plt.close(fig)
+
+
+def test_book_style_draws_legible_figures():
+    """Under the book's style a figure is at most the text column wide and none of its text is
+    below MIN_FONT_PT (10.7 px at the drawn size; the browser tests measure the pages)."""
+    from matplotlib.text import Text
+
+    plotting.use_book_style()
+    hist = {"epoch": [1, 2, 3], "train_loss": [1.0, 0.5, 0.2],
+            "heldout_accuracy": [0.2, 0.6, 0.9]}
+    fig = plotting.plot_training_curves({(t, h): hist for t in ("copy", "cycle")
+                                         for h in (1, 4, 8, 16)})
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert min(sizes) >= plotting.MIN_FONT_PT, sorted(sizes)[:3]
+    assert fig.get_figwidth() <= plotting.TEXT_WIDTH
     plt.close(fig)

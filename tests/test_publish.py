@@ -49,4 +49,8 @@ def test_citation_file_and_the_books_cite_box_agree():
     assert "arXiv:2507.02944" in str(cff["preferred-citation"]["identifiers"])
     intro = (ROOT / "book" / "intro.md").read_text()
     assert "## Cite this" in intro and "2507.02944" in intro
-    assert f"version = {{{cff['version']}}}" in intro
+    # the book's own entry is written by {book-bibtex}, with the version CITATION.cff cites
+    from bparallel.book.sphinxext import book_bibtex
+
+    assert "```{book-bibtex}" in intro and "CITATION.cff" in intro
+    assert f"version = {{{cff['version']}}}" in book_bibtex()

@@ -112,10 +112,13 @@ def test_importance_summaries_by_hand():
 
 def test_threshold_verdict():
     from bparallel.book.section4 import threshold_verdict
+    from bparallel.book.verdicts import Verdict
 
-    assert threshold_verdict(0.8, 0.7, 0.3) == "holds"
-    assert threshold_verdict(0.7, 0.7, 0.3) == "holds"
-    assert threshold_verdict(0.5, 0.7, 0.3) == "holds with conditions"
-    assert threshold_verdict(0.1, 0.7, 0.3) == "not supported"
+    assert threshold_verdict(0.8, 0.7, 0.3) is Verdict.HOLDS
+    assert threshold_verdict(0.7, 0.7, 0.3) is Verdict.HOLDS  # the threshold itself holds
+    assert threshold_verdict(0.5, 0.7, 0.3) is Verdict.HOLDS_WITH_CONDITIONS
+    assert threshold_verdict(0.3, 0.7, 0.3) is Verdict.HOLDS_WITH_CONDITIONS
+    assert threshold_verdict(0.1, 0.7, 0.3) is Verdict.NOT_SUPPORTED
+    assert str(threshold_verdict(0.1, 0.7, 0.3)) == "not supported"  # the word, as before
     with pytest.raises(ValueError, match="must not exceed"):
         threshold_verdict(0.5, 0.3, 0.7)

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from bparallel.book.seeds import paired_effect, seed_interval, share_of_seeds
@@ -53,11 +54,17 @@ def test_share_of_seeds():
 
 from bparallel.book.seeds import (  # noqa: E402
     amplification_across_seeds,
-    effect_verdict,
+    changes_by_seed,
+    effect_outcome,
+    hardware_kind,
     head_count_effects,
+    holm,
+    odd_seed_out,
+    outside_tail,
     surviving_claims,
     tables_1_4_across_seeds,
 )
+from bparallel.book.verdicts import Verdict  # noqa: E402
 
 T2_975 = 0.95 * math.sqrt(2 / (4 * 0.975 * 0.025))  # Student t_2's 97.5% quantile, closed form
 
@@ -93,17 +100,17 @@ def _by_seed():
     return out
 
 
-def test_effect_verdict():
+def test_effect_outcome():
     from bparallel.book.seeds import Interval
 
-    assert effect_verdict(Interval(-6, -8, -4, 3, 0.95), -1) == "survives"
-    assert effect_verdict(Interval(6, 4, 8, 3, 0.95), -1) == "reversed"
-    assert effect_verdict(Interval(-1, -3, 1, 3, 0.95), -1) == "not resolved"
-    assert effect_verdict(Interval(0, 0, 0, 3, 0.95), 1) == "no change"
-    assert effect_verdict(Interval(2, None, None, 1, 0.95), 1) == "as claimed (one seed)"
-    assert effect_verdict(Interval(2, None, None, 1, 0.95), -1) == "against the claim (one seed)"
+    assert effect_outcome(Interval(-6, -8, -4, 3, 0.95), -1) == "survives"
+    assert effect_outcome(Interval(6, 4, 8, 3, 0.95), -1) == "reversed"
+    assert effect_outcome(Interval(-1, -3, 1, 3, 0.95), -1) == "not resolved"
+    assert effect_outcome(Interval(0, 0, 0, 3, 0.95), 1) == "no change"
+    assert effect_outcome(Interval(2, None, None, 1, 0.95), 1) == "as claimed (one seed)"
+    assert effect_outcome(Interval(2, None, None, 1, 0.95), -1) == "against the claim (one seed)"
     with pytest.raises(ValueError, match="direction"):
-        effect_verdict(Interval(2, None, None, 1, 0.95), 0)
+        effect_outcome(Interval(2, None, None, 1, 0.95), 0)
 
 
 def test_head_count_effects_by_hand():
@@ -117,9 +124,13 @@ def test_head_count_effects_by_hand():
     # closed form P(|T| > t) = 1 - t / sqrt(t^2 + 2)
     t = 6 * math.sqrt(3)
     assert mix["p_value"] == pytest.approx(1 - t / math.sqrt(t * t + 2))
-    assert mix["verdict"] == "survives"
+    assert mix["outcome"] == "survives"
     fid = rows["fidelity"]
-    assert fid["effect"] == pytest.approx(0.0, abs=1e-12) and fid["verdict"] == "not resolved"
+    assert fid["effect"] == pytest.approx(0.0, abs=1e-12) and fid["outcome"] == "not resolved"
+    # Holm over the two tests: the smaller p doubles, the larger is at least that
+    assert mix["p_holm"] == pytest.approx(min(1.0, 2 * mix["p_value"]))
+    assert fid["p_holm"] == pytest.approx(max(mix["p_holm"], fid["p_value"]))
+    assert mix["outcome_holm"] == ("survives" if mix["p_holm"] <= 0.05 else "not after Holm")
 
 
 def test_tables_1_4_across_seeds_by_hand():
@@ -139,15 +150,69 @@ def test_amplification_and_surviving_claims():
     assert [(r["layer"], r["wins"], r["share"]) for r in amp] == [(1, 3, 1.0), (2, 1, 1 / 3)]
     claims = surviving_claims(head_count_effects(_by_seed()), amp)
     by_claim = {c["claim"].split(" (")[0]: c for c in claims}
-    assert by_claim["more heads mix faster"]["verdict"] == "survives"
-    assert by_claim["more heads keep more fidelity"]["verdict"] == "fails"
+    assert by_claim["more heads mix faster"]["verdict"] is Verdict.HOLDS
+    assert by_claim["more heads keep more fidelity"]["verdict"] is Verdict.FAILS
     assert by_claim["more heads keep more fidelity"]["undecided"] == 1
     comb = by_claim["the combination beats its best head"]
     assert (comb["holds"], comb["against"], comb["undecided"], comb["verdict"]) == (
-        1, 0, 1, "partly")
+        1, 0, 1, Verdict.HOLDS_WITH_CONDITIONS)
     one = {42: _by_seed()[42]}
     assert {c["verdict"] for c in surviving_claims(
-        head_count_effects(one), amplification_across_seeds(one))} == {"one seed"}
+        head_count_effects(one), amplification_across_seeds(one))} == {Verdict.NOT_TESTABLE}
+
+
+def _holm_by_steps(p, alpha):
+    """Holm's procedure as stated: reject the k-th smallest p while p_(k) <= alpha/(m-k+1)."""
+    order = sorted(range(len(p)), key=lambda k: p[k])
+    rejected = set()
+    for rank, k in enumerate(order):
+        if p[k] > alpha / (len(p) - rank):
+            break
+        rejected.add(k)
+    return rejected
+
+
+def test_holm_by_hand_and_against_the_stepwise_procedure():
+    adjusted = holm([0.01, 0.04, 0.03, 0.005])
+    # sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005, 3*0.01, 2*0.03, max(0.06, 1*0.04)
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([None, 0.2, None]) == [None, 0.2, None]  # no test: not in the family
+    assert holm([0.6, 0.9]) == [1.0, 1.0]  # capped at 1
+    rng = np.random.default_rng(1979)
+    for _ in range(200):
+        p = rng.uniform(0, 0.2, size=int(rng.integers(1, 12))).tolist()
+        adj = holm(p)
+        for alpha in (0.01, 0.05, 0.1):
+            assert {k for k, a in enumerate(adj) if a <= alpha} == _holm_by_steps(p, alpha)
+    with pytest.raises(ValueError, match=r"p_values\[1\]"):
+        holm([0.1, 1.5])
+
+
+def test_the_odd_seed_out():
+    by_seed = _by_seed()
+    rows = changes_by_seed(by_seed)
+    mix = next(r for r in rows if r["quantity"] == "mixing_time")
+    assert mix["changes"] == {42: -5.0, 43: -6.0, 44: -7.0}
+    odd = {r["quantity"]: r for r in odd_seed_out(rows, 42)}
+    assert odd["mixing_time"]["position"] == "above" and odd["mixing_time"]["same_sign"]
+    assert (odd["mixing_time"]["low"], odd["mixing_time"]["high"]) == (-7.0, -6.0)
+    fid = odd["fidelity"]  # changes +0.1, -0.1, 0: seed 42 the largest, signs differ
+    assert fid["position"] == "above" and not fid["same_sign"]
+    assert {r["position"] for r in odd_seed_out(rows, 43)} == {"between", "below"}
+    with pytest.raises(ValueError, match="at least one other seed"):
+        odd_seed_out(changes_by_seed({42: by_seed[42]}), 42)
+    # exchangeable seeds: a given one of 3 is outside the others' range with probability 2/3
+    assert outside_tail(0, 16, 3) == 1.0
+    assert outside_tail(16, 16, 3) == pytest.approx((2 / 3) ** 16)
+    assert outside_tail(1, 1, 2) == 1.0  # with two seeds one is always the low or the high
+    with pytest.raises(ValueError, match="outside"):
+        outside_tail(5, 4, 3)
+
+
+def test_hardware_kind():
+    gpu = "Linux x86_64, 16 cores, torch threads 1, NVIDIA H100 80GB HBM3 (CUDA 13.0)"
+    assert hardware_kind(gpu) == "GPU"
+    assert hardware_kind("Linux x86_64, 2 cores, torch threads 1") == "CPU"
 
 
 def test_models_by_seed_from_the_shipped_models():

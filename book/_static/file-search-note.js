@@ -1,6 +1,11 @@
 // On the search page of a book opened from file://, say why matches show no text preview and
 // how to get them: the browser blocks the page fetches that Sphinx's search makes for its
 // previews, so only page titles are listed. Over http (python -m http.server) all works.
+// From file:// the previews are switched off before the search runs: each blocked fetch
+// would log a console error (one per match).
+if (window.location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined") {
+  DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
+}
 document.addEventListener("DOMContentLoaded", function () {
   if (window.location.protocol !== "file:") return;
   if (!/\/search\.html$/.test(window.location.pathname)) return;

@@ -12,6 +12,11 @@ document.addEventListener("DOMContentLoaded", function () {
   link.href = match[1] + ".ipynb";
   link.setAttribute("download", match[1] + ".ipynb");
   link.title = "Download this chapter as an executed Jupyter notebook";
+  if (window.location.protocol === "file:") {
+    // A page opened from a file cannot start a download (browsers ignore `download` for
+    // file:// links and show the notebook's JSON): say how to save it instead.
+    link.title += " (opened from a file: right-click and choose Save Link As)";
+  }
   link.innerHTML = '<span class="btn__icon-container"><i class="fas fa-code"></i></span>' +
     '<span class="btn__text-container">.ipynb</span>';
   item.appendChild(link);

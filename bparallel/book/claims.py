@@ -505,9 +505,11 @@ def exact_matrices_table(
     labels: list[str] | None = None,
 ) -> pd.DataFrame:
     """Exact matrices side by side for display, each entry written as a fraction (``"1/2"``):
-    one block of columns per matrix, headed by its name; rows and columns are the nodes,
-    labelled ``0, ..., n-2, τ`` unless ``labels`` are given. ``matrices`` as the first
-    element returned by :func:`exact_combination_mixing`."""
+    one block of columns per matrix, headed by its name. As in Definition 2.3, entry
+    ``(i, j)`` is the probability of moving from node ``j`` to node ``i``: the columns are
+    labelled ``from 0, ..., from τ`` (each sums to 1) and the rows, the index named ``to``,
+    ``0, ..., n-2, τ`` (node names ``labels`` when given). ``matrices`` as the first element
+    returned by :func:`exact_combination_mixing`."""
     if len(matrices) != len(names):
         raise ValueError(f"names must have one entry per matrix ({len(matrices)}), got {names}")
     n = len(matrices[0])
@@ -515,8 +517,10 @@ def exact_matrices_table(
     if len(labels) != n:
         raise ValueError(f"labels must have {n} entries, got {labels}")
     pd = _pd()
-    return pd.concat({name: pd.DataFrame([[str(x) for x in row] for row in M], index=labels,
-                                         columns=labels)
+    index = pd.Index(labels, name="to")
+    senders = [f"from {lab}" for lab in labels]
+    return pd.concat({name: pd.DataFrame([[str(x) for x in row] for row in M], index=index,
+                                         columns=senders)
                       for name, M in zip(names, matrices, strict=True)}, axis=1)
 
 

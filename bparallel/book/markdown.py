@@ -11,7 +11,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
+
+import numpy as np
+
+from .verdicts import Verdict
+from .verdicts import cell as verdict_cell
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -19,9 +25,15 @@ _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
     """One table cell as text: ``fmt`` is a format spec (``".2f"``, ``",d"``) or a function.
 
-    ``None`` reads "—"; a NaN is refused (say what it means instead); ``|`` is escaped."""
+    ``None`` reads "—"; a NaN is refused (say what it means instead); ``|`` is escaped; a
+    :class:`~bparallel.book.verdicts.Verdict` becomes its colour-coded verdict cell
+    (:func:`bparallel.book.verdicts.cell`); a bool reads "yes" or "no"."""
     if value is None:
         text = "—"
+    elif isinstance(value, Verdict):
+        return verdict_cell(value)
+    elif isinstance(value, (bool, np.bool_)) and not fmt:
+        text = "yes" if value else "no"
     elif isinstance(value, float) and math.isnan(value):
         raise ValueError("a table cell is NaN: show what it means (e.g. 'never mixes (∞)')")
     elif callable(fmt):
@@ -56,7 +68,8 @@ def table(
     marks = {"left": ":---", "right": "---:", "center": ":---:"}
     header, rule, body = [], [], []
     for c in columns:
-        numeric = all(isinstance(r.get(c), (int, float)) for r in rows if r.get(c) is not None)
+        numeric = all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool)
+                      for r in rows if r.get(c) is not None)
         side = align.get(c, "right" if numeric else "left")
         if side not in marks:
             raise ValueError(f"align[{c!r}]={side!r}: valid values are {list(marks)}")
@@ -91,8 +104,8 @@ def frame_table(
     na: str | None = None,
 ) -> str:
     """:func:`table` of a pandas DataFrame: the index levels become the first columns
-    (left-aligned; an unnamed default index is dropped), column levels are joined with " · "
-    and the value columns right-aligned.
+    (left-aligned; an unnamed default index ``0, 1, 2, ...`` is dropped), column levels are
+    joined with " · " and the value columns right-aligned.
 
     ``formats`` is one format (spec or function) for every value column, or one per column
     label as shown; other floats get ``decimals`` decimals (all the same, e.g. "0.500"), or
@@ -109,7 +122,8 @@ def frame_table(
     if len(set(values)) < len(values):
         raise ValueError(f"frame has repeated column labels: {values}")
     index: list[str] = []
-    if not (isinstance(df.index, pd.RangeIndex) and df.index.names == [None]):
+    default = df.index.names == [None] and list(df.index) == list(range(len(df)))
+    if not default:  # an unnamed 0, 1, 2, ... index (even if no longer a RangeIndex) is dropped
         index = [str(n) if n is not None else "" for n in df.index.names]
         if len(set(index)) < len(index) or set(index) & set(values):
             raise ValueError(f"index names {index} collide with each other or a column")
@@ -139,3 +153,29 @@ def frame_table(
     rows = [{k: shown(k, v) for k, v in r.items()} for r in df.to_dict("records")]
     align = {**dict.fromkeys(index, "left"), **dict.fromkeys(values, "right")}
     return table(rows, caption=caption, name=name, align=align)
+
+
+def latex_number(x: float, max_denominator: int = 64) -> str:
+    """A number for a LaTeX matrix: an integer as is, a float within 1e-12 of a fraction with
+    a denominator up to ``max_denominator`` as ``\\tfrac{p}{q}``, anything else to 4
+    significant digits."""
+    if isinstance(x, float) and math.isnan(x):
+        raise ValueError("a matrix entry is NaN: show what it means instead")
+    q = Fraction(x).limit_denominator(max_denominator)
+    if abs(float(q) - x) <= 1e-12:
+        if q.denominator == 1:
+            return str(q.numerator)
+        sign = "-" if q < 0 else ""
+        return f"{sign}\\tfrac{{{abs(q.numerator)}}}{{{q.denominator}}}"
+    return f"{x:.4g}"
+
+
+def latex_matrix(matrix: Any, name: str = "") -> str:
+    """Display math for a reader (a MyST ``$$ ... $$`` block), instead of a printed array:
+    ``name = \\begin{bmatrix} ... \\end{bmatrix}``, entries by :func:`latex_number`."""
+    rows = np.asarray(matrix, dtype=np.float64)
+    if rows.ndim != 2 or rows.size == 0:
+        raise ValueError(f"matrix has shape {rows.shape}: expected a non-empty 2-d array")
+    body = " \\\\ ".join(" & ".join(latex_number(float(v)) for v in row) for row in rows)
+    left = f"{name} = " if name else ""
+    return f"$$\n{left}\\begin{{bmatrix}} {body} \\end{{bmatrix}}\n$$\n"

@@ -129,13 +129,34 @@ class PlaygroundState:
         return True
 
     def set_n(self, n: int) -> None:
-        """Change the number of nodes; edges touching removed nodes are dropped."""
+        """Change the number of nodes, keeping the sink last (node ``n - 1``).
+
+        The sink keeps its edges: an edge into the old sink goes to the new one. Growing
+        inserts the new nodes just before the sink, each with an edge to it (so that it
+        reaches the sink); shrinking removes the nodes just before the sink, drops their
+        edges, and sends an edge that went into a removed node to the sink instead. So a node
+        that reached the sink still does, and growing then shrinking back restores the
+        edges. The labels reset to ``0, 1, ..., tau``."""
         n = positive_int(n, "n")
         if not 2 <= n <= MAX_NODES:
             raise ValueError(f"n must lie in 2..{MAX_NODES}, got {n}")
-        self.heads = [{(j, i) for j, i in h if j < n and i < n} for h in self.heads]
-        self.n = n
-        self.labels = None
+        old = self.n
+        kept = min(old, n) - 1  # non-sink nodes 0 .. kept-1 keep their index
+
+        def moved(k: int) -> int | None:  # a node's new index; None: removed
+            return n - 1 if k == old - 1 else (k if k < kept else None)
+
+        heads = []
+        for h in self.heads:
+            new = set()
+            for j, i in h:
+                a, b = moved(j), moved(i)
+                b = n - 1 if b is None else b  # into a removed node: to the sink
+                if a is not None and a != b:
+                    new.add((a, b))
+            new |= {(k, n - 1) for k in range(old - 1, n - 1)}  # new nodes pass to the sink
+            heads.append(new)
+        self.heads, self.n, self.labels = heads, n, None
 
     def set_num_heads(self, count: int) -> None:
         """Add heads (weight 1) or drop the last ones. A new head starts as the path
@@ -273,17 +294,22 @@ def plot_signals(result: PlaygroundResult, *, percent: bool = True, axes: Any = 
     per node over time, with the minimax fidelity as a dashed line. Returns the figure."""
     import matplotlib.pyplot as plt
 
+    from .plotting import TEXT_WIDTH  # the book's figure style
+
     st, rep = result.state, result.report
     panels = [
         (f"head {h + 1}", result.head_signals[h], rep.head_minimax[h]) for h in range(st.num_heads)
     ]
     panels.append(("multi-head", result.multi_signal, rep.multi_minimax))
     scale = 100.0 if percent else 1.0
-    if axes is None:
-        fig, axes = plt.subplots(
-            1, len(panels), figsize=(3.4 * len(panels), 3.0), sharey=True, squeeze=False
-        )
-        axes = axes[0]
+    if axes is None:  # at most three panels a row, the rows as wide as the text column
+        cols = min(3, len(panels))
+        rows = -(-len(panels) // cols)
+        fig, grid = plt.subplots(rows, cols, figsize=(TEXT_WIDTH, 2.6 * rows), sharey=True,
+                                 squeeze=False)
+        for ax in grid.flat[len(panels):]:
+            ax.set_visible(False)
+        axes = grid.flat[:len(panels)]
     else:
         fig = axes[0].figure
     t = np.arange(st.horizon + 1)
@@ -293,10 +319,11 @@ def plot_signals(result: PlaygroundResult, *, percent: bool = True, axes: Any = 
         for j in range(st.n - 1):
             ax.plot(t[1:], scale * sig[1:, j], color=colors(j % 10), label=labels[j])
         ax.axhline(scale * phi_min, color="k", ls="--", lw=1, label=r"$\phi_{\min}$")
-        ax.set_title(f"{title}: $\\phi_{{\\min}}$ = {scale * phi_min:.3g}{'%' if percent else ''}")
+        ax.set_title(f"{title}: $\\phi_{{\\min}}$ = {scale * phi_min:.3g}{'%' if percent else ''}",
+                     fontsize="medium")
         ax.set_xlabel("t")
     axes[0].set_ylabel("signal at the sink" + (" (%)" if percent else ""))
-    axes[-1].legend(fontsize="small", loc="best")
+    axes[-1].legend(loc="best")
     if result.amplified:
         axes[-1].set_facecolor("#eef8ee")
     fig.tight_layout()

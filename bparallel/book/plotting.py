@@ -1,4 +1,10 @@
-"""Small drawing helpers shared by the chapters (matplotlib imported lazily)."""
+"""Small drawing helpers shared by the chapters (matplotlib imported lazily).
+
+Importing this module puts the book's figure style in place (:func:`use_book_style`): in a
+notebook, figures are shown as SVG, drawn at most :data:`TEXT_WIDTH` wide with no text
+smaller than :data:`MIN_FONT_PT`, so that on the page every tick label and legend entry is
+at least 10 px (the browser tests measure it). Every chapter that draws imports it.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +18,41 @@ from .._io import atomic_write
 from ..graphs import as_edges
 from .published import LAYERS, MODE_NAMES, verdict
 
-#: Width in inches of a figure that spans the book's text column (about 700 px at the
-#: inline backend's 100 dpi), so that it is shown at its own size and its text stays legible.
-TEXT_WIDTH = 7.2
+#: Width in inches of a figure that spans the book's text column: 7 in = 504 pt = 672 CSS px
+#: (an SVG figure is shown at 96 px per inch), within the 688 px of the column at 1280 px,
+#: so a figure is never scaled down there and its text keeps its drawn size.
+TEXT_WIDTH = 7.0
+
+#: The smallest font size (points) in the book's figures: at the drawn size 8 pt is 10.7 px.
+MIN_FONT_PT = 8
+
+#: A scatter with more points than this is drawn as an image inside the SVG (thousands of
+#: markers would make a page of megabytes); text, lines and axes stay vectors.
+RASTERIZE_ABOVE = 500
+
+
+def use_book_style() -> None:
+    """The book's figure style: matplotlib's defaults (10 pt text) with legends at "small"
+    (8.3 pt, :data:`MIN_FONT_PT` and up), deterministic SVG output (no date, fixed ids), a
+    resolution of 150 dpi for the parts drawn as images; in an IPython kernel, figures shown
+    as SVG. Idempotent; called when this module is imported."""
+    import matplotlib as mpl
+
+    mpl.rcParams.update({"legend.fontsize": "small", "legend.title_fontsize": "small",
+                         "svg.fonttype": "path", "svg.hashsalt": "bparallel",
+                         "figure.dpi": 150})
+    try:
+        from IPython import get_ipython
+    except ImportError:  # no IPython: nothing shows figures inline
+        return
+    if get_ipython() is None:
+        return
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+    set_matplotlib_formats("svg", metadata={"Date": None})
+
+
+use_book_style()
 
 
 def draw_dag(
@@ -40,7 +78,7 @@ def draw_dag(
 
     arr = as_edges(edges, n)
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.1 * n + 1, 2.4))
+        _, ax = plt.subplots(figsize=(min(TEXT_WIDTH, 1.1 * n + 1), 2.4))
     labels = list(labels) if labels is not None else [str(k) for k in range(n - 1)] + ["τ"]
     x = np.arange(n, dtype=float)
     reach = 0.5  # the largest arc height above or below the nodes, grown below
@@ -71,7 +109,7 @@ def draw_dag(
     ax.set_aspect("equal")
     ax.axis("off")
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize="medium")
     return ax
 
 
@@ -92,8 +130,9 @@ def plot_matrix_powers(
         raise ValueError(f"powers={powers!r}: expected at least one integer t >= 0")
     n = W.shape[0]
     labels = list(labels) if labels is not None else [str(k) for k in range(n - 1)] + ["τ"]
-    fig, axes = plt.subplots(1, len(powers), figsize=(2.6 * len(powers) + 0.8, 2.9),
-                             squeeze=False, layout="constrained")
+    width = min(TEXT_WIDTH, 1.7 * len(powers) + 0.9)
+    fig, axes = plt.subplots(1, len(powers), figsize=(width, 2.4), squeeze=False,
+                             layout="constrained")
     for ax, t in zip(axes[0], powers, strict=True):
         image = ax.imshow(np.linalg.matrix_power(W, t), vmin=0, vmax=1, cmap="viridis")
         ax.set_title(f"$W^{{{t}}}$")
@@ -201,7 +240,7 @@ def plot_training_curves(histories: Mapping[tuple[str, int], Mapping[str, Sequen
         raise ValueError("histories is empty: no model to draw")
     tasks = sorted({task for task, _ in histories})
     heads = sorted({h for _, h in histories})
-    fig, axes = plt.subplots(2, len(tasks), figsize=(5 * len(tasks), 6), sharex=True,
+    fig, axes = plt.subplots(2, len(tasks), figsize=(TEXT_WIDTH, 5.4), sharex=True,
                              squeeze=False, layout="constrained")
     for col, task in enumerate(tasks):
         for i, h in enumerate(heads):
@@ -265,7 +304,7 @@ def plot_pair_mixing(
         ax.set_title(f"{name}: $T_{{mix}}$ = {T}")
         ax.set_xlabel("t")
     axes[1, 0].set_ylabel(r"$\|W^t e_j - 1_\tau\|_{TV}$")
-    axes[1, 0].legend(fontsize="x-small")
+    axes[1, 0].legend(fontsize="small")
     fig.tight_layout()
     return fig
 
@@ -296,20 +335,21 @@ def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
     for k, kind in enumerate(kinds):
         d = heads[heads.kind == kind]
         x = np.log10(d.n) + (k - 2.5) * 0.025  # kinds side by side at each size
-        ax.scatter(x, d.ratio, s=6, alpha=0.4, color=f"C{k}", label=kind)
+        ax.scatter(x, d.ratio, s=6, alpha=0.4, color=f"C{k}", label=kind,
+                   rasterized=len(d) > RASTERIZE_ABOVE)
     ax.axhline(1, color="k", lw=0.8)
     ax.set_xticks(np.log10(list(sizes)), [str(n) for n in sizes])
     ax.set_xlabel("n")
     ax.set_ylabel(r"$T_{mix} / (2N/p)$")
     ax.set_yscale("log")
-    ax.legend(fontsize="x-small", ncol=2, markerscale=2)
+    ax.legend(fontsize="small", ncol=2, markerscale=2)
     ax.set_title("exact mixing time over the bound")
     ax = axes[1]
     threshold = float(np.log(1 / eps))
     for kind in ("weighted", "weighted pair", "unweighted", "path"):
         d = heads[heads.kind == kind]
         ax.scatter(d.p_times_n, d.ratio, s=6, alpha=0.4, color=f"C{kinds.index(kind)}",
-                   label=kind)
+                   label=kind, rasterized=len(d) > RASTERIZE_ABOVE)
     ax.axvline(threshold, color="gray", ls="--", lw=1)
     ax.text(threshold * 1.1, 1.3, r"$pN = \ln(1/\epsilon)$", fontsize="small", color="gray")
     ax.axhline(1, color="k", lw=0.8)
@@ -317,7 +357,7 @@ def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
     ax.set_yscale("log")
     ax.set_xlabel("pN")
     ax.set_ylabel(r"$T_{mix} / (2N/p)$")
-    ax.legend(fontsize="x-small", markerscale=2)
+    ax.legend(fontsize="small", markerscale=2)
     ax.set_title("by pN (Hoeffding vacuous left of dashes)", fontsize="medium")
     fig.tight_layout()
     return fig
@@ -417,7 +457,7 @@ def plot_amplification_histograms(comparisons: Mapping[str, Any], tol: float = 1
         ax.set_yscale("log")
         ax.set_title(title)
         ax.set_xlabel(r"$\phi_{min}^{multi} - \max_h \phi_{min}^{(h)}$")
-    axes[0].legend(fontsize="x-small")
+    axes[0].legend(fontsize="small")
     axes[2].set_xlabel(r"$\beta_1$")
     axes[2].set_ylabel("% of pairs amplified")
     axes[2].set_title("by weight")
@@ -496,7 +536,7 @@ def plot_best_head(table: Any, laws: Sequence[str]) -> Any:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("H (heads)")
     ax.set_ylabel(r"Pr(max$_h$ $p_h \geq \bar p$)")
-    ax.legend(fontsize="x-small")
+    ax.legend(fontsize="small")
     ax.set_title("dots: simulated best of H heads")
     return fig
 
@@ -517,22 +557,24 @@ def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) ->
     axes[0].plot([iv.mid for iv in by_jaccard.index], 100 * np.asarray(by_jaccard), "o-")
     axes[0].set_xlabel("edge Jaccard index")
     axes[0].set_ylabel("% amplified")
-    axes[1].scatter(features.complementarity, features.amplification, s=3, alpha=0.25)
+    axes[1].scatter(features.complementarity, features.amplification, s=3, alpha=0.25,
+                    rasterized=len(features) > RASTERIZE_ABOVE)
     lim = float(features.complementarity.max())
     axes[1].plot([0, lim], [0, lim], "k--", lw=0.8, label="amplification = complementarity")
     axes[1].axhline(0, color="gray", lw=0.6)
     axes[1].set_xlabel("complementarity")
     axes[1].set_ylabel("amplification")
-    axes[1].legend(fontsize="x-small")
+    axes[1].legend(fontsize="small")
     tt = np.arange(1, horizon + 1)
     for flag, c in [(False, "C7"), (True, "C3")]:
         d = features[features.amplified == flag]
         axes[2].scatter(d.t_star + (0.15 if flag else -0.15), d.mixed_sequence_share, s=3,
-                        alpha=0.3, color=c, label="amplified" if flag else "not amplified")
+                        alpha=0.3, color=c, label="amplified" if flag else "not amplified",
+                        rasterized=len(d) > RASTERIZE_ABOVE)
     axes[2].plot(tt, 1 - 2.0 ** (1 - tt), "k-", lw=1, label=r"identical heads: $1 - 2^{1-t}$")
     axes[2].set_xlabel("t* of the worst node")
     axes[2].set_ylabel("mixed-sequence share")
-    axes[2].legend(fontsize="x-small", markerscale=3)
+    axes[2].legend(fontsize="small", markerscale=3)
     fig.tight_layout()
     return fig
 
@@ -560,10 +602,10 @@ def plot_tradeoff(
     for ax, n in zip(axes[0], sizes, strict=True):
         d = trade[(trade.n == n) & (trade.kind == "random")]
         sc = ax.scatter(d.t_mix, d.phi_min, c=np.log10(d.density), s=8, cmap="viridis",
-                        alpha=0.6)
+                        alpha=0.6, rasterized=len(d) > RASTERIZE_ABOVE)
         dp = trade[(trade.n == n) & (trade.kind == "random pair (β = 1/2)")]
         ax.scatter(dp.t_mix, dp.phi_min, s=8, marker="x", color="C3", alpha=0.4,
-                   label="random pair, β = 1/2")
+                   label="random pair, β = 1/2", rasterized=len(dp) > RASTERIZE_ABOVE)
         fam = trade[(trade.n == n) & trade.kind.isin(list(families))]
         for _, r in fam.iterrows():
             ax.scatter(r.t_mix, r.phi_min, marker=markers[r.kind], s=60, edgecolor="k",
@@ -577,7 +619,7 @@ def plot_tradeoff(
         ax.set_xlabel(r"$T_{mix}$")
     axes[0, 0].set_ylabel(r"$\phi_{min}$")
     handles, names = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", ncol=4, fontsize="x-small")
+    fig.legend(handles, names, loc="outside lower center", ncol=4, fontsize="small")
     if sc is not None:
         cb = fig.colorbar(sc, ax=axes[0].tolist(), shrink=0.8)
         cb.set_label("log10 density (random)", fontsize="small")
@@ -599,7 +641,8 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
     for title, frame in panels.items():
         _require_columns(frame, ("task", "heads", "layer", "individual", "combined"),
                          f"plot_best_head_vs_combined (panel {title!r})")
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(TEXT_WIDTH, 3.9), squeeze=False,
+                             layout="constrained")
     heads = sorted({int(h) for f in panels.values() for h in f.heads})
     colors = {h: f"C{i}" for i, h in enumerate(heads)}
     markers = {"copy": "o", "cycle": "s"}
@@ -608,21 +651,21 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
     for ax, (title, frame) in zip(axes[0], panels.items(), strict=True):
         for (task, h), d in frame.groupby(["task", "heads"]):
             ax.scatter(d.individual, d.combined, color=colors[int(h)],
-                       marker=markers.get(task, "^"), s=36, alpha=0.85,
+                       marker=markers.get(task, "^"), s=30, alpha=0.85,
                        label=f"{task}, {int(h)} heads")
         ax.plot([0, lim], [0, lim], "k--", lw=0.8)
         verdicts = [verdict(float(c), float(i))
                     for c, i in zip(frame.combined, frame.individual, strict=True)]
         won, tied = verdicts.count(1), verdicts.count(0)
-        ax.set_title(f"{title}\ncombined above {won}, on {tied}, below "
-                     f"{len(frame) - won - tied} of {len(frame)}", fontsize="medium")
+        ax.set_title(f"{title}\n{won} above, {tied} on, {len(frame) - won - tied} below",
+                     fontsize="small")
         ax.set_xlim(0, lim)
         ax.set_ylim(0, lim)
         ax.set_aspect("equal")
-        ax.set_xlabel("best single head: fidelity (%)")
-    axes[0, 0].set_ylabel("combined heads: fidelity (%)")
-    axes[0, -1].legend(fontsize="x-small", loc="lower right")
-    fig.tight_layout()
+        ax.set_xlabel("best head (%)")
+    axes[0, 0].set_ylabel("combined heads (%)")
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncol=3)
     return fig
 
 
@@ -646,7 +689,7 @@ def plot_figure4(
            and r.get("protocol", protocol) == protocol and "mean" in r]
     if not sel:
         raise ValueError(f"no Tables 1-4 rows for mode={mode!r}, protocol={protocol!r}")
-    fig = Figure(figsize=(10, 7.5))
+    fig = Figure(figsize=(TEXT_WIDTH, 6.4), layout="constrained")
     axes = fig.subplots(2, 2)
     panels = [("mixing_time", "copy", "(a) Mixing time for Sequence Copying"),
               ("mixing_time", "cycle", "(b) Mixing time for Sequence Cycling"),
@@ -667,9 +710,8 @@ def plot_figure4(
         ax.set_ylabel("steps" if quantity == "mixing_time" else "fidelity (%)")
         ax.set_xticks(range(1, LAYERS + 1))
         if heads:
-            ax.legend(fontsize=8)
+            ax.legend(fontsize="small")
     fig.suptitle(title or f"Figure 4 ({MODE_NAMES[mode]}, {protocol} protocol)")
-    fig.tight_layout()
     if path is not None:
         atomic_write(path, lambda fh: fig.savefig(fh, dpi=120, format="png"))
     return fig
@@ -690,7 +732,7 @@ def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int =
     heads = sorted({r["heads"] for r in rows})
     finite = [r["t_mix_median"] for r in rows if np.isfinite(r["t_mix_median"])]
     top = 10 ** np.ceil(np.log10(max(finite + [cutoff]) * 10))
-    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.9), squeeze=False,
+    fig, axes = plt.subplots(1, len(tasks), figsize=(TEXT_WIDTH, 3.9), squeeze=False,
                              sharey=True, layout="constrained")
     for ax, task in zip(axes[0], tasks, strict=True):
         for i, h in enumerate(heads):
@@ -716,7 +758,7 @@ def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int =
     keys += [Line2D([], [], color="k", marker="o", label="Def. 2.7 (median)"),
              Line2D([], [], color="k", ls="--", marker="s", label="Alg. 1 (mean)"),
              Line2D([], [], color="gray", ls=":", label=f"cutoff M = {cutoff}")]
-    fig.legend(handles=keys, loc="outside lower center", ncol=4, fontsize=9)
+    fig.legend(handles=keys, loc="outside lower center", ncol=4, fontsize="small")
     return fig
 
 
@@ -744,7 +786,7 @@ def plot_hitting_profiles(
     ax.set_yscale("log")
     ax.set_xlabel("start position j")
     ax.set_ylabel("E[τ_j] (steps, log scale)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize="small")
     return fig
 
 

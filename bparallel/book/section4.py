@@ -15,6 +15,7 @@ import numpy as np
 
 from ..transformer.ablation import rank_correlation
 from ..transformer.importance import RELIABLE
+from .verdicts import Verdict
 
 #: Display labels of the columns of :func:`definition_rows`.
 LABELS = {
@@ -247,11 +248,12 @@ def pruning_area(curve: np.ndarray) -> float:
     return float(np.asarray(curve, dtype=float).mean())
 
 
-def threshold_verdict(value: float, holds: float, conditions: float) -> str:
-    """"holds" when ``value >= holds``, "holds with conditions" when ``value >= conditions``,
-    else "not supported": the fixed rule behind the chapter's verdict table."""
+def threshold_verdict(value: float, holds: float, conditions: float) -> Verdict:
+    """:attr:`~Verdict.HOLDS` when ``value >= holds``, :attr:`~Verdict.HOLDS_WITH_CONDITIONS`
+    when ``value >= conditions``, else :attr:`~Verdict.NOT_SUPPORTED`: the fixed rule behind
+    the chapter's verdict table (a table cell shows it as a verdict badge)."""
     if not conditions <= holds:
         raise ValueError(f"conditions={conditions!r} must not exceed holds={holds!r}")
     if value >= holds:
-        return "holds"
-    return "holds with conditions" if value >= conditions else "not supported"
+        return Verdict.HOLDS
+    return Verdict.HOLDS_WITH_CONDITIONS if value >= conditions else Verdict.NOT_SUPPORTED

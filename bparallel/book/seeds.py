@@ -20,6 +20,7 @@ import numpy as np
 from scipy import stats
 
 from .published import MODE_NAMES
+from .verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,13 @@ def share_of_seeds(wins: Sequence[bool]) -> float:
 #: The direction each Section 4 claim gives the change from fewer to more heads.
 CLAIMED_DIRECTION = {"mixing_time": -1, "fidelity": +1}
 
-#: Verdicts of one paired effect (:func:`effect_verdict`).
-VERDICTS = ("survives", "reversed", "not resolved", "as claimed (one seed)",
+#: Outcomes of one paired effect (:func:`effect_outcome`): a statistical result per cell, not
+#: a verdict on a claim (those are :class:`~bparallel.book.verdicts.Verdict`).
+OUTCOMES = ("survives", "reversed", "not resolved", "as claimed (one seed)",
             "against the claim (one seed)", "no change")
 
 
-def effect_verdict(effect: Interval, direction: int) -> str:
+def effect_outcome(effect: Interval, direction: int) -> str:
     """Does a change across seeds go the ``direction`` a claim says (``-1``: down, ``+1``:
     up)? ``"survives"`` when the whole interval lies on the claimed side of 0,
     ``"reversed"`` when it lies on the other side, ``"not resolved"`` when it holds 0, and
@@ -168,8 +170,11 @@ def head_count_effects(
 ) -> list[dict[str, Any]]:
     """The change from ``fewer`` to ``more`` heads per quantity, task and layer, paired by
     seed (one seed trains both models): the mean change with its t-interval, the paired
-    t-test's two-sided ``p_value`` and the :func:`effect_verdict` against the paper's claim
-    (:data:`CLAIMED_DIRECTION`: fewer steps, more fidelity)."""
+    t-test's two-sided ``p_value``, its Holm-adjusted ``p_holm`` over the rows (the family of
+    tests the chapter's claims rest on, :func:`holm`), and the :func:`effect_outcome`
+    against the paper's claim (:data:`CLAIMED_DIRECTION`: fewer steps, more fidelity), also
+    after Holm's correction (``outcome_holm``: a change that survives its own interval but
+    not the correction reads "not after Holm")."""
     fields = ("quantity", "task", "layer", "heads")
     cells = _cells(by_seed, "tables_1_4",
                    lambda r: r["protocol"] == protocol and r["mode"] == mode, fields,
@@ -189,11 +194,16 @@ def head_count_effects(
             "more": float(np.mean([hi[s] for s in seeds])),
             "effect": pe.effect.mean, "low": pe.effect.low, "high": pe.effect.high,
             "p_value": pe.p_value,
-            "verdict": effect_verdict(pe.effect, CLAIMED_DIRECTION[quantity]),
+            "outcome": effect_outcome(pe.effect, CLAIMED_DIRECTION[quantity]),
         })
     if not rows:
         raise ValueError(f"no seed has both {fewer} and {more} heads for protocol={protocol!r}, "
                          f"mode={mode!r}")
+    for r, adjusted in zip(rows, holm([r["p_value"] for r in rows]), strict=True):
+        r["p_holm"] = adjusted
+        r["outcome_holm"] = (r["outcome"] if r["outcome"] != "survives"
+                             else "survives" if adjusted is not None and adjusted <= 1 - level
+                             else "not after Holm")
     return rows
 
 
@@ -236,9 +246,10 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
     (survives), goes ``against`` the claim (reversed) or is ``undecided``. For "the
     combination beats its best head" (rows of :func:`amplification_across_seeds`): in how
     many (heads, layer) cells it wins in every seed (``holds``), in none (``against``), in
-    some (``undecided``). ``verdict``: ``"survives"`` when every layer (cell) goes the
-    claimed way in every seed, ``"fails"`` when none does, ``"partly"`` otherwise; with one
-    seed, ``"one seed"`` (nothing can survive seeds that were not trained)."""
+    some (``undecided``). ``verdict`` (:class:`~bparallel.book.verdicts.Verdict`): holds
+    when every layer (cell) goes the claimed way in every seed, fails when none does, holds
+    with conditions otherwise; with one seed, not testable (nothing can survive seeds that
+    were not trained)."""
     claims = {"mixing_time": "more heads mix faster (Tables 1-2)",
               "fidelity": "more heads keep more fidelity (Tables 3-4)"}
     out = []
@@ -248,31 +259,118 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
             if not rows:
                 continue
             n = min(r["seeds"] for r in rows)
-            count = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
-            if n < 2:
-                verdict_text = "one seed"
-            elif count["survives"] == len(rows):
-                verdict_text = "survives"
-            elif count["survives"] == 0:
-                verdict_text = "fails"
-            else:
-                verdict_text = "partly"
+            count = {v: sum(r["outcome"] == v for r in rows) for v in OUTCOMES}
             out.append({"claim": claim, "task": task, "seeds": n, "units": len(rows),
                         "holds": count["survives"] + count["as claimed (one seed)"],
                         "against": count["reversed"] + count["against the claim (one seed)"],
                         "undecided": count["not resolved"] + count["no change"],
-                        "verdict": verdict_text})
+                        "verdict": _claim_verdict(n, count["survives"], len(rows))})
     for task in sorted({r["task"] for r in amplification}):
         rows = [r for r in amplification if r["task"] == task]
         n = min(r["seeds"] for r in rows)
         every = sum(r["share"] == 1 for r in rows)
         none = sum(r["share"] == 0 for r in rows)
-        verdict_text = ("one seed" if n < 2 else "survives" if every == len(rows)
-                        else "fails" if none == len(rows) else "partly")
         out.append({"claim": "the combination beats its best head (Tables 5-6)", "task": task,
                     "seeds": n, "units": len(rows), "holds": every, "against": none,
-                    "undecided": len(rows) - every - none, "verdict": verdict_text})
+                    "undecided": len(rows) - every - none,
+                    "verdict": _claim_verdict(n, every, len(rows))})
     return out
+
+
+def _claim_verdict(seeds: int, holding: int, units: int) -> Verdict:
+    """A claim over units (layers, cells): holds in all, fails in none, with conditions in
+    between; not testable with fewer than two seeds."""
+    if seeds < 2:
+        return Verdict.NOT_TESTABLE
+    if holding == units:
+        return Verdict.HOLDS
+    return Verdict.FAILS if holding == 0 else Verdict.HOLDS_WITH_CONDITIONS
+
+
+# --------------------------------------------------------------------------- many tests at once
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of a family of p-values (Holm, 1979): with the ``m``
+    p-values sorted, the ``k``-th smallest becomes ``max_{j <= k} min(1, (m - j + 1) p_(j))``.
+    A test survives the correction at level ``alpha`` when its adjusted p-value is at most
+    ``alpha``; the chance that any true null in the family is rejected then stays below
+    ``alpha``. ``None`` (no test, e.g. one seed) is left out of the family and stays ``None``."""
+    idx = [k for k, p in enumerate(p_values) if p is not None]
+    for k in idx:
+        if not 0 <= p_values[k] <= 1:
+            raise ValueError(f"p_values[{k}]={p_values[k]!r}: a p-value lies in [0, 1]")
+    m = len(idx)
+    out: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, k in enumerate(sorted(idx, key=lambda k: p_values[k])):
+        running = max(running, min(1.0, (m - rank) * p_values[k]))
+        out[k] = running
+    return out
+
+
+# --------------------------------------------------------------------------- hardware
+
+def hardware_kind(hardware: str) -> str:
+    """``"GPU"`` for a machine string naming CUDA or an NVIDIA device
+    (:func:`bparallel.transformer.train.hardware_string`), else ``"CPU"``."""
+    return "GPU" if ("CUDA" in hardware or "NVIDIA" in hardware) else "CPU"
+
+
+def changes_by_seed(
+    by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
+    *,
+    protocol: str = "paper",
+    mode: str = "paper",
+    fewer: int = 1,
+    more: int = 16,
+) -> list[dict[str, Any]]:
+    """The change from ``fewer`` to ``more`` heads in each seed separately, per (quantity,
+    task, layer): rows with ``changes`` ``{seed: change}`` (the per-seed values that
+    :func:`head_count_effects` averages)."""
+    cells = _cells(by_seed, "tables_1_4",
+                   lambda r: r["protocol"] == protocol and r["mode"] == mode,
+                   ("quantity", "task", "layer", "heads"), lambda r: r["mean"])
+    rows = []
+    for quantity, task, layer in sorted({k[:3] for k in cells}):
+        lo, hi = cells.get((quantity, task, layer, fewer)), cells.get((quantity, task, layer, more))
+        if lo is None or hi is None:
+            continue
+        rows.append({"quantity": quantity, "task": task, "layer": layer,
+                     "changes": {s: hi[s] - lo[s] for s in sorted(set(lo) & set(hi))}})
+    return rows
+
+
+def odd_seed_out(rows: Sequence[Mapping[str, Any]], seed: int) -> list[dict[str, Any]]:
+    """Does one seed (e.g. the only one trained on another machine) stand apart from the
+    others? Per row of :func:`changes_by_seed`: that seed's ``change``, the other seeds'
+    ``low`` and ``high``, its ``position`` among them (``"below"``, ``"between"``,
+    ``"above"``: strictly outside their range, or within it) and whether every seed's change
+    has the same sign (``same_sign``)."""
+    out = []
+    for r in rows:
+        changes = r["changes"]
+        if seed not in changes or len(changes) < 2:
+            raise ValueError(f"seed {seed} needs at least one other seed to compare with in "
+                             f"{r['quantity']}, {r['task']}, layer {r['layer']}")
+        others = [v for s, v in changes.items() if s != seed]
+        v = changes[seed]
+        position = ("below" if v < min(others) else "above" if v > max(others) else "between")
+        signs = {int(np.sign(x)) for x in changes.values()}
+        out.append({"quantity": r["quantity"], "task": r["task"], "layer": r["layer"],
+                    "change": v, "low": min(others), "high": max(others), "position": position,
+                    "same_sign": len(signs) == 1})
+    return out
+
+
+def outside_tail(outside: int, cells: int, seeds: int) -> float:
+    """How surprising is one seed outside the others' range in ``outside`` of ``cells``
+    cells? With ``seeds`` exchangeable seeds (the machine makes no difference) a given seed
+    is the lowest or the highest of a cell with probability ``2 / seeds``; this is
+    ``Pr[X >= outside]`` for ``X ~ Bin(cells, 2 / seeds)``, cells taken as independent."""
+    if seeds < 2 or not 0 <= outside <= cells:
+        raise ValueError(f"need seeds >= 2 and 0 <= outside <= cells, got seeds={seeds}, "
+                         f"outside={outside}, cells={cells}")
+    return float(stats.binom.sf(outside - 1, cells, min(1.0, 2 / seeds)))
 
 
 # --------------------------------------------------------------------------- display
@@ -329,12 +427,14 @@ def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "
 
 
 def effects_markdown(rows: Sequence[Mapping[str, Any]], *, caption: str, name: str) -> str:
-    """:func:`head_count_effects` rows as one numbered captioned table."""
+    """:func:`head_count_effects` rows as one numbered captioned table: the means, the change
+    with its interval, the paired p-value, Holm's adjusted one and the outcome after it."""
     from .markdown import table
 
     shown = [{"quantity": _QUANTITY[r["quantity"]], "task": r["task"], "layer": r["layer"],
               "1 head": r["fewer"], "16 heads": r["more"],
               "change [interval]": fmt_interval(r["effect"], r["low"], r["high"]),
-              "paired p": fmt_p(r["p_value"]), "verdict": r["verdict"]} for r in rows]
+              "paired p": fmt_p(r["p_value"]), "Holm p": fmt_p(r["p_holm"]),
+              "outcome": r["outcome_holm"]} for r in rows]
     return table(shown, caption=caption, name=name,
                  formats={"1 head": ".2f", "16 heads": ".2f"})

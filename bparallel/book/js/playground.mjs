@@ -120,7 +120,7 @@ export function mountPlayground(root, options = {}) {
   const useHash = options.hash !== false;
   const ui = buildSkeleton(root);
   const app = { state: null, result: null, refresh, load, compute, linkError: null, inputError: null,
-    touched: false };
+    notice: null, touched: false };
   for (const type of ["input", "change", "click"]) {
     root.addEventListener(type, () => (app.touched = true), true);
   }
@@ -129,6 +129,7 @@ export function mountPlayground(root, options = {}) {
   function load(config, presetName = "") {
     app.state = normalizeState(config);
     app.linkError = null;
+    app.notice = null;
     ui.preset.value = presetName;
     syncGraphInputs(ui, app.state);
     buildHeads(ui, app, edited);
@@ -139,6 +140,7 @@ export function mountPlayground(root, options = {}) {
   function rebuild() {
     ui.preset.value = ""; // edited: no longer the preset
     app.inputError = null;
+    app.notice = null;
     syncGraphInputs(ui, app.state);
     buildHeads(ui, app, edited);
     refresh();
@@ -148,6 +150,7 @@ export function mountPlayground(root, options = {}) {
   function edited() {
     ui.preset.value = "";
     app.inputError = null;
+    app.notice = null;
     refresh();
   }
 
@@ -336,8 +339,10 @@ function wireControls(ui, app, { load, rebuild, refresh }) {
   ui.nodes.addEventListener("input", () => {
     const n = readNumber(ui.nodes, (v) => Number.isInteger(v) && v >= 2 && v <= MAX_NODES);
     if (n !== null && n !== app.state.n) {
-      setNodeCount(app.state, n);
+      const notice = setNodeCount(app.state, n);
       rebuild();
+      app.notice = notice; // said after the rebuild, which clears the previous one
+      renderWarnings(ui, app);
     }
   });
   ui.heads.addEventListener("input", () => {
@@ -534,7 +539,9 @@ function updateHeads(ui, app) {
 function renderWarnings(ui, app) {
   const lines = [...(app.linkError ? [app.linkError] : []),
     ...(app.inputError ? [app.inputError] : []), ...app.result.warnings];
+  const notes = app.notice ? [el("p", { class: "bp-pg-note", "data-bp": "notice" }, [`\u2139 ${app.notice}`])] : [];
   ui.warnings.replaceChildren(
+    ...notes,
     ...lines.map((text) => el("p", { class: "bp-pg-warning", "data-bp": "warning" }, [`\u26a0 ${text}`])),
   );
 }

@@ -530,16 +530,43 @@ export function toggleEdge(state, h, j, i) {
 }
 
 /**
- * Change the number of nodes in place; edges touching removed nodes are dropped and the
- * labels reset (`PlaygroundState.set_n`).
+ * Change the number of nodes in place, keeping the sink last (`PlaygroundState.set_n`): an
+ * edge into the old sink goes to the new one; growing inserts the new nodes just before the
+ * sink, each with an edge to it; shrinking removes the nodes just before the sink and sends
+ * an edge into a removed node to the sink. The labels reset.
  * @param {PlaygroundState} state
  * @param {number} n
+ * @returns {string} what changed, in a sentence for the reader ("" when nothing did)
  */
 export function setNodeCount(state, n) {
   if (!isInt(n) || n < 2 || n > MAX_NODES) throw new Error(`n must lie in 2..${MAX_NODES}, got ${n}`);
-  state.heads = state.heads.map((edges) => edges.filter(([j, i]) => j < n && i < n));
+  const old = state.n;
+  if (n === old) return "";
+  const kept = Math.min(old, n) - 1; // non-sink nodes 0 .. kept-1 keep their index
+  const moved = (k) => (k === old - 1 ? n - 1 : k < kept ? k : null);
+  const between = (a, b) => Array.from({ length: b - a }, (_, k) => a + k);
+  state.heads = state.heads.map((edges) => {
+    const out = [];
+    for (const [j, i] of edges) {
+      const a = moved(j);
+      const b = moved(i) ?? n - 1; // into a removed node: to the sink
+      if (a !== null && a !== b) out.push([a, b]);
+    }
+    for (const k of between(old - 1, n - 1)) out.push([k, n - 1]); // new nodes -> sink
+    const seen = new Set();
+    return sortEdges(out.filter(([j, i]) => !seen.has(`${j},${i}`) && seen.add(`${j},${i}`)));
+  });
   state.n = n;
   state.labels = null;
+  const list = (ks) => ks.join(", ");
+  if (n > old) {
+    return `Nodes ${old} \u2192 ${n}: the sink \u03c4 stays last (now node ${n - 1}) and keeps ` +
+      `its edges; the new node${n - old > 1 ? "s" : ""} ${list(between(old - 1, n - 1))} ` +
+      `pass${n - old > 1 ? "" : "es"} to \u03c4.`;
+  }
+  return `Nodes ${old} \u2192 ${n}: the sink \u03c4 stays last (now node ${n - 1}); node` +
+    `${old - n > 1 ? "s" : ""} ${list(between(n - 1, old - 1))} ${old - n > 1 ? "were" : "was"} ` +
+    "removed and the edges into them now go to \u03c4.";
 }
 
 /**

@@ -1,0 +1,132 @@
+"""The book's one verdict vocabulary: what a test of one of the paper's claims concludes.
+
+Every verdict of the book, in the introduction's findings tables, in a chapter's summary
+table or verdict box, is one member of :class:`Verdict`, written by one function:
+
+- in a table a chapter emits (:func:`bparallel.book.markdown.table`), a :class:`Verdict`
+  value becomes a verdict cell through :func:`cell`;
+- in prose (the introduction, a chapter's verdict box) the same cell is written as the MyST
+  role ``{verdict}`holds with conditions``` that :func:`cell` returns.
+
+The role and the ``{verdict-legend}`` directive are registered by the book's Sphinx
+extension, :mod:`bparallel.book.sphinxext`, which refuses any text that is not a verdict
+(a build error, so a typo cannot reach a page). A verdict renders as its word in a badge
+coloured per verdict (``book/_static/verdicts.css``, with dark-mode and print styles and a
+glyph beside the word): the word is always shown, so colour is never the only signal.
+
+The vocabulary is closed: the browser tests check that every verdict on every page is one of
+:data:`LABELS`. Conditions ("for epsilon >= e^-2", "in most layers") are not part of a
+verdict; they go beside it, in the key number or the prose.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["LABELS", "MEANINGS", "Verdict", "cell", "legend"]
+
+
+class Verdict(enum.StrEnum):
+    """What testing a claim of the paper concludes; the value is the word a reader sees.
+
+    - ``HOLDS``, "holds": tested, and true as the paper states it, in every case tested
+      (e.g. Lemma 2.5 on every random feedforward graph).
+    - ``HOLDS_WITH_CONDITIONS``, "holds with conditions": true only under a condition the
+      paper does not state, or only in part of the cases; the condition is written beside
+      the verdict (Theorem 2.8 for epsilon >= e^-2; "more heads mix faster" in most layers;
+      0.5 in Example 3.13 as a supremum that is never attained).
+    - ``REPRODUCED_PUBLISHED_ONLY``, "reproduced (published code only)": the authors'
+      published code reproduces the paper's numbers or trend, but computed as the paper
+      defines the quantities the claim does not hold or reverses. Use it only where both
+      readings were computed, and show both answers.
+    - ``NOT_SUPPORTED``, "not supported": the test could have confirmed the claim and did
+      not (the effect is absent or too weak, or the proposed mechanism is not what the data
+      show), but it does not contradict the claim as stated: a "can" or "may" claim, an
+      explanation, a suggestion.
+    - ``FAILS``, "fails": a counterexample, or a measured effect in the opposite direction,
+      contradicts the claim as stated (Eq. 20's left side; "a combination mixes no faster
+      than its fastest head").
+    - ``NOT_TESTABLE``, "not testable": the data at hand cannot decide (one training seed,
+      an effect below its noise floor, no counterpart to compute); say what would decide it.
+    """
+
+    HOLDS = "holds"
+    HOLDS_WITH_CONDITIONS = "holds with conditions"
+    REPRODUCED_PUBLISHED_ONLY = "reproduced (published code only)"
+    NOT_SUPPORTED = "not supported"
+    FAILS = "fails"
+    NOT_TESTABLE = "not testable"
+
+    @property
+    def label(self) -> str:
+        """The word a reader sees."""
+        return self.value
+
+    @property
+    def slug(self) -> str:
+        """The verdict's CSS class suffix: ``"holds-with-conditions"``."""
+        return _SLUGS[self]
+
+    @property
+    def meaning(self) -> str:
+        """One sentence: what the verdict says (the legend)."""
+        return MEANINGS[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Verdict:
+        """The verdict whose word is ``text`` (surrounding spaces ignored); a ``ValueError``
+        naming the closed set for anything else."""
+        if isinstance(text, cls):
+            return text
+        if not isinstance(text, str):
+            raise ValueError(f"verdict={text!r}: expected one of {list(LABELS)}")
+        try:
+            return cls(" ".join(text.split()))
+        except ValueError:
+            raise ValueError(
+                f"verdict={text!r} is not in the book's vocabulary: use one of {list(LABELS)}"
+            ) from None
+
+
+_SLUGS = {
+    Verdict.HOLDS: "holds",
+    Verdict.HOLDS_WITH_CONDITIONS: "holds-with-conditions",
+    Verdict.REPRODUCED_PUBLISHED_ONLY: "reproduced-published-only",
+    Verdict.NOT_SUPPORTED: "not-supported",
+    Verdict.FAILS: "fails",
+    Verdict.NOT_TESTABLE: "not-testable",
+}
+
+#: The words of the closed set, in the legend's order.
+LABELS: tuple[str, ...] = tuple(v.value for v in Verdict)
+
+#: The legend: what each verdict says.
+MEANINGS: dict[Verdict, str] = {
+    Verdict.HOLDS: "tested, and true as the paper states it in every case tested.",
+    Verdict.HOLDS_WITH_CONDITIONS: (
+        "true only under a condition the paper does not state, or in part of the cases; "
+        "the condition is given beside it."),
+    Verdict.REPRODUCED_PUBLISHED_ONLY: (
+        "the authors' published code reproduces the paper's numbers, but computed as the "
+        "paper defines them the claim does not hold or reverses."),
+    Verdict.NOT_SUPPORTED: (
+        "the test could have confirmed the claim and did not, without contradicting it as "
+        "stated (an effect too weak, a mechanism the data do not show)."),
+    Verdict.FAILS: (
+        "a counterexample or an effect in the opposite direction contradicts the claim as "
+        "stated."),
+    Verdict.NOT_TESTABLE: "the data at hand cannot decide; the text says what would.",
+}
+
+
+def cell(verdict: Verdict | str) -> str:
+    """A verdict cell for a MyST table or a sentence: the role ``{verdict}`<word>```, which
+    the book's Sphinx extension renders as the colour-coded badge. ``verdict`` is a
+    :class:`Verdict` or its word (anything else is a ``ValueError``)."""
+    return f"{{verdict}}`{Verdict.parse(verdict).value}`"
+
+
+def legend() -> str:
+    """The legend as MyST: the ``{verdict-legend}`` directive, which lists every verdict's
+    badge with its meaning (:data:`MEANINGS`)."""
+    return ":::{verdict-legend}\n:::\n"

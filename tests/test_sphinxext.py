@@ -1,0 +1,104 @@
+"""bparallel.book.sphinxext, the book's Sphinx extension, on one-page builds: the verdict role
+and legend, the book's BibTeX entry, the link to the authors' code where a page first names it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from bparallel.book.verdicts import Verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+URL = "https://example.org/authors/code"
+
+
+def _render(source: str, tmp_path: Path, conf: str = "") -> tuple[str, str]:
+    """Build one MyST page with the extension; return (html of the body, warnings)."""
+    import io
+
+    from sphinx.application import Sphinx
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text("extensions = ['myst_parser', 'bparallel.book.sphinxext']\n"
+                                 "myst_enable_extensions = ['colon_fence']\n"
+                                 + conf)
+    (src / "index.md").write_text(source)
+    warnings = io.StringIO()
+    app = Sphinx(str(src), str(src), str(tmp_path / "out"), str(tmp_path / "doctrees"),
+                 "html", status=None, warning=warnings, freshenv=True)
+    app.build()
+    html = (tmp_path / "out" / "index.html").read_text()
+    # only the page's own warnings (several apps in one process re-register roles: noise)
+    own = [w for w in warnings.getvalue().splitlines() if "index.md" in w]
+    return html, "\n".join(own)
+
+
+def test_role_renders_a_badge_and_refuses_a_typo(tmp_path):
+    html, warnings = _render("# T\n\n| a | b |\n|---|---|\n| x | {verdict}`not testable` |\n\n"
+                             "A {verdict}`holds with conditions` and a {verdict}`mostly`.\n",
+                             tmp_path)
+    badges = re.findall(r'<span class="bp-verdict bp-verdict--([a-z-]+)">([^<]*)</span>', html)
+    assert badges == [("not-testable", "not testable"),
+                      ("holds-with-conditions", "holds with conditions")]
+    assert "not in the book's vocabulary" in warnings and "mostly" in warnings
+
+
+def test_legend_directive_lists_every_verdict_with_its_meaning(tmp_path):
+    html, warnings = _render("# T\n\n:::{verdict-legend}\n:::\n", tmp_path)
+    assert not warnings.strip(), warnings
+    for v in Verdict:
+        assert f'bp-verdict--{v.slug}">{v.label}</span>' in html
+    assert html.count("bp-verdict--") == len(Verdict)
+
+
+def test_book_bibtex_takes_its_url_from_the_configuration(tmp_path):
+    from bparallel import __version__
+    from bparallel.book.sphinxext import book_bibtex
+
+    assert "url" not in book_bibtex("")
+    entry = book_bibtex("https://example.org/book/")
+    assert re.search(r"^  url +\= \{https://example\.org/book/\},$", entry, flags=re.M)
+    assert f"{{{__version__}}}" in entry and entry.startswith("@software{bparallel")
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["version"] == __version__  # the BibTeX and CITATION.cff cite one version
+    html, _ = _render("# T\n\n```{book-bibtex}\n```\n", tmp_path,
+                      conf="html_baseurl = 'https://example.org/book/'\n")
+    assert "https://example.org/book/" in html and "@software" in html
+
+
+def test_first_mention_of_the_published_code_links_to_it(tmp_path):
+    page = ("# The published code\n\n"                       # a heading: not linked
+            "```{code-block} text\nthe published code\n```\n\n"  # code: not linked
+            "A {verdict}`reproduced (published code only)` badge.\n\n"  # a badge: not linked
+            "**The authors' published code** differs. The published code again.\n")
+    html, warnings = _render(page, tmp_path, conf=f"bparallel_published_code_url = {URL!r}\n")
+    assert not warnings.strip(), warnings
+    links = re.findall(r'<a class="bp-published-code reference external" '
+                       r'href="([^"]*)">([^<]*)</a>', html)
+    assert links == [(URL, "published code")]
+    body = html[html.index("<strong>"):]
+    assert body.index(URL) < body.index("The published code again")  # the first, not the second
+    assert html.count(URL) == 1
+
+
+def test_a_page_that_links_by_hand_is_left_alone(tmp_path):
+    page = f"# T\n\nThe [published code]({URL}) and the published code.\n"
+    html, _ = _render(page, tmp_path, conf=f"bparallel_published_code_url = {URL!r}\n")
+    assert html.count(URL) == 1 and "bp-published-code" not in html
+
+
+def test_config_links_the_authors_repository():
+    sphinx = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    # the address the paper's abstract gives (arXiv 2507.02944)
+    assert sphinx["bparallel_published_code_url"] == (
+        "https://github.com/haitzsaezdeocariz/beyondparallelism")
+
+
+def test_a_mention_in_an_api_docstring_is_linked(tmp_path):
+    page = "# API\n\n```{py:function} f(x)\n\nComputes it as the authors' code does.\n```\n"
+    html, _ = _render(page, tmp_path, conf=f"bparallel_published_code_url = {URL!r}\n")
+    links = [text for href, text in re.findall(r'href="([^"]*)">([^<]*)</a>', html) if href == URL]
+    assert len(links) == 1 and links[0].endswith("code"), links
