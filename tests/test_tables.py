@@ -423,3 +423,23 @@ def test_layer_means_of_rows_and_of_a_dataframe():
     np.testing.assert_allclose(layer_means(pd.DataFrame(pub), 4, 16), [0.65, 0.60, 0.52, 0.0])
     with pytest.raises(ValueError, match="0 layers found"):
         layer_means(pub, 1, 2)
+
+
+def test_the_cache_fingerprint_covers_the_code_the_measures_run():
+    """Every bparallel module that the cached measures import (in a fresh interpreter) is
+    one whose source the cache key hashes; the book layer's other modules are not, so
+    editing a chapter table or the rendering keeps the cache."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, bparallel.book.metrics_cache as mc, bparallel.transformer.importance;"
+            "print('\\n'.join(m.__file__ for n, m in sys.modules.items() "
+            "if n.startswith('bparallel') and getattr(m, '__file__', None)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    root = Path(metrics_cache.__file__).resolve().parents[1]
+    hashed = {f for p in metrics_cache._FINGERPRINTED for f in root.glob(p)}
+    loaded = {Path(f).resolve() for f in out} - {root / "book" / "__init__.py"}
+    assert loaded <= hashed, sorted(str(f) for f in loaded - hashed)
+    assert root / "book" / "plotting.py" not in hashed

@@ -34,14 +34,22 @@ from ..transformer.model import Transformer
 _CACHE_FORMAT = 1
 
 
+#: The code a cached result depends on: the theory layer, the Transformer layer and this
+#: module (the measures below). The rest of the book layer (rendering, chapter tables,
+#: tools) computes nothing that is cached, so editing it keeps the cache.
+_FINGERPRINTED = ("*.py", "transformer/*.py", "book/metrics_cache.py")
+
+
 @functools.lru_cache(maxsize=1)
 def _package_fingerprint() -> str:
-    """SHA-256 of every source file of the package: any code change invalidates the cache.
+    """SHA-256 of the package's source files that compute cached metrics
+    (:data:`_FINGERPRINTED`): a change to any of them invalidates the cache.
 
     Read once per process, when the code that computes the metrics is the code loaded."""
     h = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]  # bparallel/
-    for f in sorted(root.rglob("*.py")):
+    files = sorted({f for pattern in _FINGERPRINTED for f in root.glob(pattern)})
+    for f in files:
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
 
