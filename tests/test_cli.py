@@ -1,4 +1,4 @@
-"""``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.__main__);
+"""``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.book.cli);
 ``sweep`` has its own tests (tests/test_sweep.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from bparallel.__main__ import COMMANDS, main
+from bparallel.book.cli import COMMANDS, main
 from bparallel.book.results import load_results
 from bparallel.transformer.train import load_weights, sha256_file
 
@@ -92,7 +92,7 @@ def test_train_refuses_a_model_that_another_process_is_training(tmp_path, capsys
 
 
 def test_subcommands_registered_smoke():
-    assert set(COMMANDS) == {"train", "evaluate", "regress", "sweep"}
+    assert set(COMMANDS) == {"train", "evaluate", "regress", "sweep", "findings"}
     help_text = subprocess.run([sys.executable, "-m", "bparallel", "--help"],
                                capture_output=True, text=True, check=True).stdout
     for name in COMMANDS:

@@ -321,12 +321,21 @@ def test_plot_pruning_curves_draws_each_order():
     from bparallel.book.plotting import plot_pruning_curves
 
     pr = {"heads_kept": np.arange(3),
-          "weight": {"accuracy_predictable": np.array([0.1, 0.5, 1.0])},
-          "random": {"accuracy_predictable": np.array([[0.2, 0.6, 1.0], [0.0, 0.4, 1.0]])}}
-    ax = plot_pruning_curves({"copy, 2 heads": pr}).axes[0]
-    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+          "weight": {"accuracy_predictable": np.array([0.1, 0.5, 1.0]),
+                     "margin": np.array([-2.0, 1.0, 3.0])},
+          "random": {"accuracy_predictable": np.array([[0.2, 0.6, 1.0], [0.0, 0.4, 1.0]]),
+                     "margin": np.array([[-1.0, 0.0, 3.0], [-3.0, 2.0, 3.0]])}}
+    fig = plot_pruning_curves({"copy, 2 heads": pr})
+    top, bottom = fig.axes[:2]  # one row per metric: accuracy (percent), then the margin
+    lines = {ln.get_label(): ln for ln in top.get_lines()}
     np.testing.assert_allclose(lines["by head weight w_h"].get_ydata(), [10, 50, 100])
     np.testing.assert_allclose(lines["random order (mean of 2)"].get_ydata(), [10, 50, 100])
+    lines = {ln.get_label(): ln for ln in bottom.get_lines()}
+    np.testing.assert_allclose(lines["by head weight w_h"].get_ydata(), [-2, 1, 3])
+    np.testing.assert_allclose(lines["random order (mean of 2)"].get_ydata(), [-2, 1, 3])
+    assert bottom.get_ylabel() == "mean logit margin"
+    one = plot_pruning_curves({"copy, 2 heads": pr}, metrics=("accuracy_predictable",))
+    assert len(one.axes) == 1
     with pytest.raises(ValueError, match="empty"):
         plot_pruning_curves({})
 

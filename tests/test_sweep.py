@@ -17,7 +17,7 @@ import time
 import psutil
 import pytest
 
-from bparallel.__main__ import main
+from bparallel.book.cli import main
 from bparallel._io import file_lock, is_locked
 from bparallel.book import sweep as sw
 from bparallel.book.shipped import MANIFEST, is_shipped, shipped_manifest, shipped_seeds

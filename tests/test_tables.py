@@ -398,19 +398,22 @@ def test_ablation_measure_round_trips_through_the_cache(tmp_path):
 
     torch.manual_seed(2)
     model = Transformer(ModelConfig(n_heads=2, seq_len=10)).eval()
-    x = torch.randint(0, 256, (3, 10))
-    first = cached_metrics("ablation", model, x, cache_dir=tmp_path, task="cycle", horizon=10,
-                           num_random=2, seed=0)
-    again = cached_metrics("ablation", model, x, cache_dir=tmp_path, task="cycle", horizon=10,
-                           num_random=2, seed=0)
+    x = torch.randint(0, 256, (6, 10))  # 4 measured sequences, then 2 for the head means
+    opts = dict(task="cycle", horizon=10, reference_sequences=2, num_random=2, seed=0)
+    first = cached_metrics("ablation", model, x, cache_dir=tmp_path, **opts)
+    assert len(list(tmp_path.glob("metrics-*.npz"))) == 1
+    again = cached_metrics("ablation", model, x, cache_dir=tmp_path, **opts)
     assert first.keys() == again.keys()
     for k in first:
         np.testing.assert_array_equal(first[k], again[k])
     study = unflatten(again)
-    assert isinstance(study["single"]["baseline"]["loss"], float)
-    assert study["scores"]["impact"].shape == (4, 2)
-    assert study["pruning"]["random"]["accuracy"].shape == (2, 3)  # 2 orders, 0..2 heads kept
-    assert set(study["spearman"]) == {"weight", "fidelity.paper", "fidelity.definition"}
+    L = model.config.n_layers
+    assert study["scores"]["mean.margin"].shape == (L, 2)
+    assert study["effect"]["mean.margin"].shape == (L, 2, 4)  # (L, H, measured sequences)
+    assert study["pruning"]["random"]["accuracy_predictable"].shape == (2, 3)  # 0..2 kept
+    assert {"weight~mean", "gradient~zero", "fidelity.definition~mean"} <= set(study["spearman"])
+    with pytest.raises(ValueError, match="reference_sequences=6"):
+        cached_metrics("ablation", model, x, cache_dir=None, **{**opts, "reference_sequences": 6})
 
 
 def test_layer_means_of_rows_and_of_a_dataframe():

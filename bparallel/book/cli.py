@@ -1,0 +1,247 @@
+"""The command line, ``python -m bparallel train | evaluate | regress | sweep | findings``
+(:mod:`bparallel.__main__` runs :func:`main`; the theory layer never imports this module).
+
+Each subcommand is a pair ``(add_arguments, run)`` in :data:`COMMANDS`; ``run`` returns the
+exit status. Examples::
+
+    python -m bparallel train --profile quick --out-dir runs/quick
+    python -m bparallel evaluate --profile quick --run-dir runs/quick --out-dir results/quick
+    python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
+    python -m bparallel findings --check    # is README.md's findings table current?
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ..transformer.data import PAPER_TASKS, TASKS
+from ..transformer.model import ATTENTION_PATHS
+from ..transformer.train import HEADS, PROFILES
+
+
+def _visible_profiles() -> list[str]:
+    return [name for name, p in PROFILES.items() if not p.hidden]
+
+
+def _check_profile(parser: argparse.ArgumentParser, name: str) -> None:
+    if name not in PROFILES:
+        parser.error(f"unknown profile {name!r}; valid profiles: {', '.join(_visible_profiles())}")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", default="quick",
+                   help=f"training profile, one of {', '.join(_visible_profiles())}")
+    p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
+                   help="head counts (default: 1 4 8 16)")
+    p.add_argument("--tasks", nargs="+", default=list(PAPER_TASKS), choices=TASKS,
+                   help="tasks (default: copy cycle)")
+    p.add_argument("--seed", type=int, default=42, help="seed of data, init and shuffles")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch threads (default: $BPARALLEL_THREADS or torch's choice)")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+# --------------------------------------------------------------------------- train
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--out-dir", required=True, type=Path,
+                   help="checkpoints and weights go here; existing checkpoints are resumed")
+    p.add_argument("--epochs", type=int, default=None, help="override the profile's epochs")
+    p.add_argument("--attention-path", default=None, choices=ATTENTION_PATHS,
+                   help="training attention kernel (default: fused; a resumed run keeps its own)")
+    p.add_argument("--device", default="cpu", metavar="DEV",
+                   help="cpu (default: a seed fixes every result) or cuda (much faster; the "
+                        "same seed, not bitwise the CPU run; the GPU is recorded)")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train every (task, heads) model, resuming checkpoints; export weights + manifest.
+
+    Each model is trained under its lock file (as in a ``sweep`` job): a model that another
+    process is training is refused.
+    """
+    from .._io import file_lock, write_json
+    from ..transformer.train import export_weights, lock_path, run_name, train, weights_path
+
+    manifest_path = args.out_dir / "weights.json"
+    manifest = {}
+    if manifest_path.is_file():
+        import json
+
+        manifest = json.loads(manifest_path.read_text())
+    for task in args.tasks:
+        for heads in args.heads:
+            lock = lock_path(args.out_dir, task, heads)
+            with file_lock(lock, wait=False) as held:
+                if not held:
+                    raise ValueError(f"{run_name(task, heads)}: another process is training it "
+                                     f"into {args.out_dir} (it holds {lock})")
+                result = train(task, heads, args.profile, out_dir=args.out_dir, seed=args.seed,
+                               epochs=args.epochs, threads=args.threads,
+                               progress=not args.no_progress,
+                               attention_path=args.attention_path, device=args.device)
+            path = weights_path(args.out_dir, task, heads)
+            digest = export_weights(result, path)
+            h = result.history
+            manifest[run_name(task, heads)] = {
+                "file": path.name, "sha256": digest, "task": task, "heads": heads,
+                "profile": result.profile.name, "seed": args.seed, "epoch": result.epoch,
+                "heldout_accuracy": h["heldout_accuracy"][-1] if h["epoch"] else None,
+                "heldout_accuracy_predictable":
+                    h["heldout_accuracy_predictable"][-1] if h["epoch"] else None,
+                "train_seconds": sum(h["seconds"]), "attention_path": result.model.attention_path,
+            }
+            acc = manifest[run_name(task, heads)]["heldout_accuracy"]
+            print(f"{run_name(task, heads)}: epoch {result.epoch}, held-out accuracy "
+                  f"{acc if acc is None else f'{acc:.4f}'}, weights {path} sha256 {digest}")
+            write_json(manifest, manifest_path)
+    return 0
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--run-dir", required=True, type=Path, help="where `train` wrote models")
+    p.add_argument("--out-dir", required=True, type=Path, help="tables and figures go here")
+    p.add_argument("--protocol", nargs="+", default=["paper"], choices=("paper", "heldout"),
+                   help="sequences of Tables 1-4 (default: paper)")
+    p.add_argument("--num-sequences", type=int, default=None,
+                   help="sequences per model (paper protocol: batches; default 50)")
+    p.add_argument("--max-steps", type=int, default=100, help="Algorithm 1 cutoff M")
+    p.add_argument("--horizon", type=int, default=100, help="Algorithm 2 horizon M")
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """Tables 1-6 (CSV, JSON, flat results JSON) and Figure 4 PNGs for a run directory."""
+    from .._io import write_csv, write_json
+    from .plotting import plot_figure4
+    from .published import published_rows
+    from .results import save_results
+    from .tables import evaluate_models, flat_results
+    from ..transformer.measure import MODES, load_run_models
+    from ..transformer.train import num_threads
+
+    models, metas = load_run_models(args.run_dir, tasks=args.tasks, heads=args.heads)
+    wrong = sorted({m.get("profile") for m in metas.values()} - {args.profile})
+    if wrong:
+        raise ValueError(f"models in {args.run_dir} were trained with profile(s) {wrong}, "
+                         f"not {args.profile!r}")
+    epochs = {int(m["epoch"]) for m in metas.values()}
+    with num_threads(args.threads):
+        tables = evaluate_models(
+            models, profile=args.profile, protocols=args.protocol, seed=args.seed,
+            epoch=epochs.pop() if len(epochs) == 1 else None,
+            num_sequences=args.num_sequences, max_steps=args.max_steps, horizon=args.horizon,
+            progress=not args.no_progress,
+        )
+    out = args.out_dir
+    write_csv(tables["tables_1_4"], out / "tables_1_4.csv")
+    write_csv(tables["tables_5_6"], out / "tables_5_6.csv")
+    write_csv(published_rows(), out / "published_tables.csv")
+    write_json({"profile": args.profile, "seed": args.seed, **tables},
+                  out / "tables.json")
+    save_results(out, "evaluation", flat_results(tables))
+    for protocol in args.protocol:
+        for mode in MODES:
+            plot_figure4(tables["tables_1_4"], out / f"figure4_{protocol}_{mode}.png",
+                            mode=mode, protocol=protocol)
+    plot_figure4(published_rows(), out / "figure4_published.png",
+                    title="Figure 4 as published (Tables 1-4)")
+    print(f"wrote Tables 1-6 and Figure 4 to {out}")
+    return 0
+
+
+# --------------------------------------------------------------------------- regress
+
+
+def add_regress_arguments(p: argparse.ArgumentParser) -> None:
+    from .regress import add_arguments
+
+    add_arguments(p)
+
+
+def run_regress(args: argparse.Namespace) -> int:
+    from .regress import run
+
+    return run(args)
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
+    from .sweep import add_arguments
+
+    add_arguments(p)
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    from .sweep import run
+
+    return run(args)
+
+
+# --------------------------------------------------------------------------- findings
+
+
+def add_findings_arguments(p: argparse.ArgumentParser) -> None:
+    from .findings import add_arguments
+
+    add_arguments(p)
+
+
+def run_findings(args: argparse.Namespace) -> int:
+    from .findings import run
+
+    return run(args)
+
+
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
+                          Callable[[argparse.Namespace], int]]] = {
+    "train": ("train the Section 4 models (resumes checkpoints)", add_train_arguments,
+              run_train),
+    "evaluate": ("Tables 1-6 and Figure 4 from trained models", add_evaluate_arguments,
+                 run_evaluate),
+    "regress": ("run the notebooks and compare their results with the references",
+                add_regress_arguments, run_regress),
+    "sweep": ("train and ship tasks x heads x seeds as submitit jobs (local or Slurm)",
+              add_sweep_arguments, run_sweep),
+    "findings": ("write README.md's findings table from the intro and the paper references",
+                 add_findings_arguments, run_findings),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bparallel", description=__doc__.split(
+        "\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (help_text, add, _) in COMMANDS.items():
+        add(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in ("train", "evaluate", "sweep"):
+        _check_profile(parser, args.profile)
+    try:
+        return COMMANDS[args.command][2](args)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"python -m bparallel {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader of our output went away (`... --status | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

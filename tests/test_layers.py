@@ -1,0 +1,78 @@
+"""The three layers of the package (theory <- Transformer <- book tooling), read from what a
+fresh interpreter actually imports: the theory layer stands alone on numpy and scipy, and
+no layer imports one above it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "bparallel"
+THEORY = sorted(f"bparallel.{p.stem}" for p in PACKAGE.glob("*.py")
+                if p.stem not in ("__main__",))
+HEAVY = ("torch", "pandas", "matplotlib", "ipywidgets", "IPython", "submitit", "papermill")
+
+
+def _imported_by(modules: list[str]) -> set[str]:
+    """The top-level names in ``sys.modules`` after a fresh interpreter imports ``modules``."""
+    code = (f"import importlib, json, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+            "print(json.dumps(sorted({n.split('.')[0] for n in sys.modules})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    return set(json.loads(out.stdout))
+
+
+def test_the_theory_layer_imports_without_torch_pandas_or_matplotlib():
+    assert "bparallel.proxies" in THEORY and "bparallel.graphs" in THEORY  # the glob found them
+    loaded = _imported_by([*THEORY, "bparallel.__main__"])
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_the_transformer_layer_imports_without_the_book_tools():
+    mods = [f"bparallel.transformer.{p.stem}" for p in (PACKAGE / "transformer").glob("*.py")]
+    loaded = _imported_by(mods)
+    assert "torch" in loaded
+    assert not loaded & {"pandas", "matplotlib", "ipywidgets", "IPython", "papermill"}
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The ``bparallel`` modules that ``path`` imports, resolved to absolute names."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            if name.startswith("bparallel"):
+                found.add(name)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("bparallel")}
+    return found
+
+
+def _layer(module: str) -> int:
+    if module.startswith("bparallel.book"):
+        return 2
+    if module.startswith("bparallel.transformer"):
+        return 1
+    return 0
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: p.name)
+def test_no_module_imports_a_layer_above_its_own(path):
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    if module == "bparallel.__main__":  # the entry point runs the CLI of the book layer
+        return
+    above = {m for m in _package_imports(path) if _layer(m) > _layer(module)}
+    assert not above, f"{module} imports {sorted(above)} from a layer above its own"
