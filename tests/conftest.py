@@ -1,4 +1,5 @@
-"""Shared fixtures for the browser tests of the built book (tests/test_book_browser.py).
+"""Shared fixtures for the browser tests of the built book (tests/test_book_browser.py), and
+the fast tier: every browser test is marked ``slow`` (``pytest -m "not slow"`` skips them).
 
 A built book is required, not optional: without `_build/html` these fixtures *fail* and say
 to run `make book`, so a browser test can never pass by being skipped.
@@ -92,3 +93,17 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------------- the fast tier
+#: Test files whose every test is slow: they execute notebooks (papermill) or open the built
+#: book in a browser. Single slow tests elsewhere carry ``@pytest.mark.slow`` themselves.
+SLOW_FILES = {"test_book_browser.py", "test_js_playground_browser.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the browser tests (and every test of :data:`SLOW_FILES`) ``slow``, so that
+    ``pytest -m "not slow"`` is the fast tier: the package's own tests, in a few minutes."""
+    for item in items:
+        if item.get_closest_marker("browser") or item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)

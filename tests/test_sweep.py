@@ -17,9 +17,9 @@ import time
 import psutil
 import pytest
 
-from bparallel.book.cli import main
 from bparallel._io import file_lock, is_locked
 from bparallel.book import sweep as sw
+from bparallel.book.cli import main
 from bparallel.book.shipped import MANIFEST, is_shipped, shipped_manifest, shipped_seeds
 from bparallel.transformer.train import (
     Profile,

@@ -122,12 +122,12 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
 def run_evaluate(args: argparse.Namespace) -> int:
     """Tables 1-6 (CSV, JSON, flat results JSON) and Figure 4 PNGs for a run directory."""
     from .._io import write_csv, write_json
+    from ..transformer.measure import MODES, load_run_models
+    from ..transformer.train import num_threads
     from .plotting import plot_figure4
     from .published import published_rows
     from .results import save_results
     from .tables import evaluate_models, flat_results
-    from ..transformer.measure import MODES, load_run_models
-    from ..transformer.train import num_threads
 
     models, metas = load_run_models(args.run_dir, tasks=args.tasks, heads=args.heads)
     wrong = sorted({m.get("profile") for m in metas.values()} - {args.profile})
