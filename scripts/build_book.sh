@@ -7,14 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/vendor_js.sh
 # The chapters read the package (bparallel/) and the Section 4 ones the shipped models
-# (models/paper/), which the execution cache cannot see: its key is the notebook text. When
+# (models/), which the execution cache cannot see: its key is the notebook text. When
 # those files change, drop the cache so that the pages show what the repository now computes.
 mkdir -p _build
 stamp=_build/.exec_inputs.sha256
 now=$(bash scripts/exec_cache_stamp.sh)
 # A cache without a stamp (an older build) is of unknown provenance: dropped too.
 if [ -d _build/.jupyter_cache ] && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$now" ]; }; then
-    echo "[build_book] bparallel/ or models/paper/ changed since the last build: clearing the execution cache"
+    echo "[build_book] bparallel/ or models/ changed since the last build: clearing the execution cache"
     rm -rf _build/.jupyter_cache
 fi
 # The output is rebuilt in full (--all) from the cache, so nothing of an earlier build may

@@ -31,6 +31,12 @@ def test_stamp_follows_the_package_and_the_shipped_models(tmp_path):
     (tmp_path / "models" / "paper" / "manifest.json").write_text("{}\n")
     fourth = _stamp(tmp_path)
     assert fourth != third
+    # chapter 12 reads the graph tasks' models (models/<task>/): a newly shipped one counts
+    (tmp_path / "models" / "induction").mkdir()
+    (tmp_path / "models" / "induction" / "induction-h16.weights.pt").write_bytes(b"w")
+    fifth = _stamp(tmp_path)
+    assert fifth != fourth
+    fourth = fifth
     # Byte caches are not inputs.
     (tmp_path / "bparallel" / "__pycache__").mkdir()
     (tmp_path / "bparallel" / "__pycache__" / "proxies.cpython-311.pyc").write_bytes(b"\0")
