@@ -4,7 +4,7 @@ loop over ``markov.mixing_time`` on the same chains, side by side in one run (no
 Families of T = 100 graphs (definition mode unless said): random causal softmax patterns,
 near-sink ones (attention mostly on token 0), near-diagonal ones (mostly on the token
 itself: slow walks, thousands of steps), paper mode (position 0 is a trap: inf), and the
-shipped trained models' patterns (8 models x 4 layers, head-weighted as in Section 4.2).
+shipped trained models' patterns (the 8 of seed 42 x 4 layers, head-weighted as in Section 4.2).
 For each: graphs/s of the batched function from the patterns (wall clock and process CPU
 time: this machine is shared), graphs/s of the loop from the ready chains ``W = Q^T``, the
 ratio, and whether the two agree on the loop's graphs.
@@ -42,24 +42,27 @@ def causal_softmax(rng: np.random.Generator, n: int, H: int, scale: float = 2.0)
 
 
 def trained_patterns(run_dir: str, n_seq: int) -> list[tuple[np.ndarray, np.ndarray]] | None:
-    """Per model of ``run_dir``: patterns ``(L * B, H, T, T)`` and head weights
-    ``(L * B, H)`` of every layer and sequence; ``None`` without torch or models."""
-    if not Path(run_dir).is_dir():
+    """Per shipped model of ``run_dir`` (seed 42): patterns ``(L * B, H, T, T)`` and head
+    weights ``(L * B, H)`` of every layer and sequence; ``None`` when no model is shipped."""
+    if not (Path(run_dir) / "manifest.json").is_file():
         return None
-    try:
-        import torch
+    import torch
 
-        from bparallel import evaluate as ev
-    except ImportError:
-        return None
+    from bparallel.book.shipped import load_shipped
+    from bparallel.transformer.measure import (
+        evaluation_inputs,
+        extract_patterns,
+        model_head_weights,
+    )
+
     torch.set_num_threads(1)
-    models, _ = ev.load_run_models(run_dir)
+    models, _ = load_shipped(run_dir)
     parts = []
     for (task, _heads), model in models.items():
-        x = ev.evaluation_inputs(task, "heldout", "paper", num_sequences=n_seq)
-        a = ev.extract_attention(model, x)  # (L, B, H, T, T)
-        w = np.broadcast_to(ev.model_head_weights(model)[:, None], a.shape[:3])  # (L, B, H)
-        parts.append((a.reshape(-1, *a.shape[2:]), w.reshape(-1, a.shape[2])))
+        x = evaluation_inputs(task, "heldout", "paper", num_sequences=n_seq)
+        pattern = extract_patterns(model, x)  # (L, B, H, T, T)
+        w = np.broadcast_to(model_head_weights(model)[:, None], pattern.shape[:3])  # (L, B, H)
+        parts.append((pattern.reshape(-1, *pattern.shape[2:]), w.reshape(-1, pattern.shape[2])))
     return parts
 
 

@@ -28,16 +28,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import fidelity, graphs, markov
 from ._checks import positive_int, unit_interval
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "count_feedforward_unique_sink",

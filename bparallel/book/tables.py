@@ -128,7 +128,7 @@ def as_dataframe(rows: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def flat_results(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, float]:
-    """Flat dotted keys for :func:`bparallel.results.save_results`.
+    """Flat dotted keys for :func:`bparallel.book.results.save_results`.
 
     ``table1.paper.paper.copy.h1.L1.mean`` = ``table<k>.<protocol>.<mode>.<task>.h<H>.L<l>
     .<stat>``; Tables 5-6 insert the sample: ``table5.fresh.fresh.paper.copy.h4.L1.combined``.

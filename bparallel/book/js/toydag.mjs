@@ -5,7 +5,7 @@
  * `bparallel.markov`, `bparallel.fidelity`, `bparallel.book.playground`), written so that both
  * give the same numbers: `tests/test_js_parity.py` runs it under Node on hundreds of graphs
  * and compares every quantity with Python to 1e-12. It runs as is in Node and in a browser
- * (no build step, no imports); `bparallel/webplayground.py` inlines it into the book.
+ * (no build step, no imports); `bparallel/book/js_playground.py` inlines it into the book.
  *
  * Conventions (the book's notation page, as in `bparallel.graphs`):
  * - nodes are `0 .. n-1`; the sink tau is `n-1` (the paper's node n);
