@@ -6,7 +6,10 @@ count: ``fused`` (on CPU with dropout: ``bparallel.transformer.attention``'s blo
 ``sdpa`` (``scaled_dot_product_attention``, which on CPU with dropout runs its unfused math
 kernel) and the ``explicit`` baseline; then the projected wall time of the paper profile
 (8 models x 200 epochs x 100 steps). Issue #4's target: a step at 16 heads at least 1.4x
-faster than the explicit baseline.
+faster than the explicit baseline. Then, for the graph tasks' profiles (issue #23) and the
+paper's, models per hour on this machine with two one-thread jobs (the sweep's setting):
+projected from the measured one-thread step, beside the epoch times that the sweep's own
+checkpoints recorded (``runs/sweep/<profile>/seed-*/``, when there are any).
 
     python benchmarks/bench_train.py [--quick] [--all-heads] [--threads 1 2]
 
@@ -16,13 +19,18 @@ Times are the minimum over repeats (the least disturbed run on a shared machine)
 from __future__ import annotations
 
 import argparse
+import math
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from bparallel.transformer.model import ModelConfig, Transformer
-from bparallel.transformer.train import HEADS, projected_hours
+from bparallel.transformer.train import HEADS, get_profile, projected_hours
+
+SWEEP_RUNS = Path(__file__).resolve().parents[1] / "runs" / "sweep"
+GRAPH_PROFILES = ("first", "induction", "majority", "paper")
 
 
 def make_step(heads: int, path: str, dropout: float = 0.1):
@@ -97,6 +105,43 @@ def main() -> None:
         print(f"paper profile, {n} thread(s): mean fused step {mean:.3f} s over heads "
               f"{sorted(times)} -> {projected_hours(mean, 'paper'):.1f} h for 8 models"
               + ("" if len(times) == 4 else " (heads 4 and 8 lie in between: --all-heads)"))
+    if 1 in fused_times:
+        models_per_hour(fused_times[1])
+
+
+def measured_epoch_seconds(profile: str) -> dict[int, float]:
+    """Median seconds per epoch per head count, from the history of every sweep checkpoint
+    of ``profile`` on this machine (one-thread jobs); empty when none is there."""
+    from statistics import median
+
+    from bparallel.transformer.train import load_checkpoint
+
+    per_heads: dict[int, list[float]] = {}
+    for path in sorted((SWEEP_RUNS / profile).glob("seed-*/*.ckpt.pt")):
+        ck = load_checkpoint(path)
+        if ck.history.get("seconds"):
+            per_heads.setdefault(int(ck.data["heads"]), []).extend(ck.history["seconds"])
+    return {h: median(v) for h, v in sorted(per_heads.items())}
+
+
+def models_per_hour(step_seconds: dict[int, float], jobs: int = 2) -> None:
+    """The graph tasks' profiles and the paper's: hours per model per head count and models
+    per hour with ``jobs`` one-thread jobs, projected and (where the sweep left checkpoints)
+    measured."""
+    print(f"\nmodels per hour, {jobs} one-thread jobs (projected from the fused step above; "
+          "measured: median epoch of the sweep's checkpoints here, held-out pass included)")
+    print(f"{'profile':>10} {'epochs':>6} {'heads':>5} {'h/model':>8} {'models/h':>9} "
+          f"{'measured h/model':>17}")
+    for name in GRAPH_PROFILES:
+        p = get_profile(name)
+        measured = measured_epoch_seconds(name)
+        for h, t in step_seconds.items():
+            hours = projected_hours(t, p, models=1)
+            m = measured.get(h)
+            shown = f"{m * p.epochs / 3600:17.2f}" if m is not None else f"{'-':>17}"
+            print(f"{name:>10} {p.epochs:>6} {h:>5} {hours:8.2f} {jobs / hours:9.1f} {shown}")
+    print(f"(steps per epoch: {math.ceil(get_profile('first').num_train / 50)} at 5,000 "
+          "sequences and batch 50, the same for every profile listed)")
 
 
 if __name__ == "__main__":
