@@ -25,11 +25,11 @@ import argparse
 import torch
 from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 
-from bparallel.book.metrics_cache import heads_measure
-from bparallel.book.shipped import load_shipped
 from bparallel.transformer import ablation as ab
 from bparallel.transformer.data import heldout_dataset
 from bparallel.transformer.importance import _single_masks, head_fidelity, importance_study
+from bparallel.transformer.metrics_cache import heads_measure
+from bparallel.transformer.shipped import load_shipped
 
 
 def main() -> None:

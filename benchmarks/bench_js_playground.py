@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from bparallel.book import playground as pg
-from bparallel.book.js_playground import playground_html
+from bparallel.book.render.js_playground import playground_html
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
 
 FRAME_MS = 16.0

@@ -26,7 +26,6 @@ import torch
 from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 
 from bparallel import proxies as px
-from bparallel.book.metrics_cache import default_workers
 from bparallel.book.tables import evaluate_models
 from bparallel.transformer.measure import (
     evaluation_inputs,
@@ -34,6 +33,7 @@ from bparallel.transformer.measure import (
     load_run_models,
     model_head_weights,
 )
+from bparallel.transformer.metrics_cache import default_workers
 from bparallel.transformer.model import Transformer
 from bparallel.transformer.train import model_config
 

@@ -48,12 +48,12 @@ def trained_patterns(run_dir: str, n_seq: int) -> list[tuple[np.ndarray, np.ndar
         return None
     import torch
 
-    from bparallel.book.shipped import load_shipped
     from bparallel.transformer.measure import (
         evaluation_inputs,
         extract_patterns,
         model_head_weights,
     )
+    from bparallel.transformer.shipped import load_shipped
 
     torch.set_num_threads(1)
     models, _ = load_shipped(run_dir)

@@ -9,11 +9,13 @@ Three layers, imports pointing one way (theory <- Transformer <- book):
   (exact rationals for cross-checks), :mod:`bparallel.ensembles` (batched graph ensembles),
   :mod:`bparallel.proxies` (Algorithms 1-2 on attention patterns).
 - **The Transformer, Section 4.1** (torch): :mod:`bparallel.transformer` -- ``data``,
-  ``model``, ``attention``, ``train``, ``measure`` (the proxies on a trained model).
-- **Book tooling** (pandas, matplotlib, ipywidgets): :mod:`bparallel.book` -- ``claims``
-  (chapter tables of Sections 2-3), ``tables`` and ``published`` (Tables 1-6), ``shipped``
-  (which models the book uses), ``metrics_cache``, ``plotting``, ``playground`` and
-  ``js_playground``, ``results`` and ``regress`` (results files, regression runner).
+  ``model``, ``attention``, ``train``, ``measure`` (the proxies on a trained model),
+  ``ablation`` and ``importance`` (which heads matter), ``shipped`` and ``metrics_cache``
+  (the models the book uses, their cached measures).
+- **Book layer** (pandas, matplotlib, ipywidgets): :mod:`bparallel.book`, in three rooms --
+  chapter science (``claims``, ``tables``, ``published``, ``seeds``, ``graph_tasks``, ...),
+  :mod:`bparallel.book.render` (tables, figures, glue, playground page) and
+  :mod:`bparallel.book.tools` (the command line, regression runner, sweep).
 
 Shared helpers: :mod:`bparallel._io` (atomic writes).
 """

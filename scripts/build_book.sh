@@ -23,4 +23,4 @@ rm -rf _build/html _build/jupyter_execute
 .venv/bin/jupyter-book build . --all -W -n --keep-going
 echo "$now" > "$stamp"
 # Each chapter as an executed notebook next to its page (no execution: myst-nb's own output).
-.venv/bin/python -m bparallel.book.downloads _build
+.venv/bin/python -m bparallel.book.tools.downloads _build

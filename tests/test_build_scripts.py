@@ -53,7 +53,7 @@ def test_build_book_drops_the_execution_cache_when_the_stamp_changes():
     # notebooks are copied next to their pages after it.
     build = text.index(".venv/bin/jupyter-book build . --all -W -n --keep-going")
     stamp_write = text.index('echo "$now" > "$stamp"')
-    downloads = text.index(".venv/bin/python -m bparallel.book.downloads _build")
+    downloads = text.index(".venv/bin/python -m bparallel.book.tools.downloads _build")
     assert build < stamp_write < downloads
     # Pages of renamed or split chapters do not linger: the output is cleared before the
     # full build (the execution cache stays).

@@ -1,4 +1,4 @@
-"""``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.book.cli);
+"""``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.book.tools.cli);
 ``sweep`` has its own tests (tests/test_sweep.py)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from bparallel.book.cli import COMMANDS, main
-from bparallel.book.results import load_results
+from bparallel.book.render.results import load_results
+from bparallel.book.tools.cli import COMMANDS, main
 from bparallel.transformer.train import load_weights, sha256_file
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

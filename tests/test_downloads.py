@@ -1,4 +1,4 @@
-"""bparallel.book.downloads: executed chapter notebooks copied next to their pages."""
+"""bparallel.book.tools.downloads: executed chapter notebooks copied next to their pages."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bparallel.book.downloads import export_notebooks, main
+from bparallel.book.tools.downloads import export_notebooks, main
 
 
 def _nb(outputs: bool) -> str:

@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from bparallel.book import findings as fd
+from bparallel.book.tools import findings as fd
 
 INTRO = """Some prose.
 

@@ -9,8 +9,8 @@ import pytest
 
 from bparallel.book import graph_tasks as gt
 from bparallel.book.seeds import seed_interval
-from bparallel.book.shipped import ship_run
 from bparallel.transformer.data import GRAPH_TASKS
+from bparallel.transformer.shipped import ship_run
 from bparallel.transformer.train import HEADS
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -1,4 +1,5 @@
-"""The browser playground's JavaScript (`bparallel/book/js/toydag.mjs`) agrees with `bparallel`.
+"""The browser playground's JavaScript (`bparallel/book/render/js/toydag.mjs`) agrees with
+`bparallel`.
 
 One Node process computes every configuration (presets and hundreds of seeded random head
 sets, some not feedforward, some without a unique sink, with varied beta, horizon and eps);
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 
 from bparallel.book import playground as pg
-from bparallel.book.js_playground import (
+from bparallel.book.render.js_playground import (
     config_of,
     decode_state,
     encode_state,
@@ -30,7 +31,7 @@ from bparallel.book.js_playground import (
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
 
 ROOT = Path(__file__).resolve().parents[1]
-TOYDAG = ROOT / "bparallel" / "book" / "js" / "toydag.mjs"
+TOYDAG = ROOT / "bparallel" / "book" / "render" / "js" / "toydag.mjs"
 ATOL = 1e-12
 NUM_RANDOM = 400
 
@@ -257,8 +258,9 @@ def test_number_formatting_matches_python():
 
 
 def test_python_link_helpers():
-    """`bparallel.book.js_playground` reads and writes the page's #pg= links (also from a URL)."""
-    from bparallel.book.js_playground import fragment
+    """`bparallel.book.render.js_playground` reads and writes the page's #pg= links (also
+    from a URL)."""
+    from bparallel.book.render.js_playground import fragment
 
     state = pg.from_preset("Example 3.13 (code)")
     link = fragment(state)

@@ -3,7 +3,8 @@
 The playground page (`_build/html/notebooks/05_playground.html`) is opened from file:// and
 over http://127.0.0.1. The test clicks an edge of the adjacency grid and moves a beta slider
 with the keyboard, then checks: the address fragment decodes (in Python,
-`bparallel.book.js_playground.decode_state`) to exactly the state built the same way in Python;
+`bparallel.book.render.js_playground.decode_state`) to exactly the state built the same way
+in Python;
 the displayed minimax fidelities and amplification equal `bparallel.book.playground.compute`'s
 to 1e-12; reloading the link restores the same state and numbers; the exported code equals
 `bparallel.book.playground.to_python`; no console error; no request leaves the machine.
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from bparallel.book import playground as pg
-from bparallel.book.js_playground import decode_state, source_hash
+from bparallel.book.render.js_playground import decode_state, source_hash
 from bparallel.graphs import is_feedforward
 
 pytestmark = pytest.mark.browser
@@ -41,7 +42,8 @@ def playground_page(built_html: Path) -> Path:
                     "run `make book`")
     if f'data-bp-source="{source_hash()}"' not in text:
         pytest.fail(
-            f"{page} embeds an older bparallel/book/js/ than the sources (the notebook's output "
+            f"{page} embeds an older bparallel/book/render/js/ than the sources (the notebook's "
+            "output "
             "came from the execution cache): run `rm -rf _build/.jupyter_cache` and `make book`"
         )
     return page

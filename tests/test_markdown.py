@@ -1,9 +1,10 @@
-"""bparallel.book.markdown: MyST tables and tabs that render numbered, captioned, unbroken."""
+"""bparallel.book.render.markdown: MyST tables and tabs that render numbered, captioned,
+unbroken."""
 
 import pytest
 from markdown_it import MarkdownIt
 
-from bparallel.book.markdown import cell, frame_table, table, tabs
+from bparallel.book.render.markdown import cell, frame_table, table, tabs
 
 
 def _pipe_table_cells(text):
@@ -92,7 +93,7 @@ def test_frame_table_refuses_missing_values_unless_told_what_they_mean():
 
 
 def test_latex_matrix_writes_exact_fractions_not_a_printed_array():
-    from bparallel.book.markdown import latex_matrix, latex_number
+    from bparallel.book.render.markdown import latex_matrix, latex_number
 
     assert latex_number(1.0) == "1" and latex_number(0.0) == "0"
     assert latex_number(0.5) == r"\tfrac{1}{2}" and latex_number(-0.25) == r"-\tfrac{1}{4}"

@@ -141,7 +141,7 @@ def test_draw_dag_smoke():
     matplotlib.use("Agg")
     from matplotlib.patches import FancyArrowPatch
 
-    from bparallel.book.plotting import draw_dag
+    from bparallel.book.render.plotting import draw_dag
 
     ax = draw_dag([(0, 1), (1, 0), (1, 2), (2, 2)], 3)
     arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]

@@ -1,4 +1,5 @@
-"""The chapter plots of bparallel.book.plotting: they draw the data they are given, and refuse
+"""The chapter plots of bparallel.book.render.plotting: they draw the data they are given, and
+refuse
 frames without the columns they need."""
 
 import matplotlib
@@ -12,7 +13,8 @@ import pytest  # noqa: E402
 
 from bparallel import ensembles as en  # noqa: E402
 from bparallel import graphs as g  # noqa: E402
-from bparallel.book import claims, plotting  # noqa: E402
+from bparallel.book import claims  # noqa: E402
+from bparallel.book.render import plotting
 
 
 def _points(ax):
@@ -227,7 +229,7 @@ def test_plot_best_head_vs_combined_counts_cells_as_published_decimals():
 
 def test_plot_matrix_powers_draws_each_power_on_one_scale():
     from bparallel import graphs
-    from bparallel.book.plotting import plot_matrix_powers
+    from bparallel.book.render.plotting import plot_matrix_powers
 
     W = graphs.walk_matrix([(0, 1), (1, 2)], 3)
     fig = plot_matrix_powers(W, [0, 1, 3])
@@ -245,7 +247,11 @@ def test_plot_matrix_powers_draws_each_power_on_one_scale():
 
 def test_chapter_02_figures_draw_the_data_with_matching_colours():
     from bparallel import markov
-    from bparallel.book.plotting import plot_bound_vs_exact, plot_combination_mixing, plot_shortfall
+    from bparallel.book.render.plotting import (
+        plot_bound_vs_exact,
+        plot_combination_mixing,
+        plot_shortfall,
+    )
 
     table = pd.DataFrame({"family": ["path", "path", "complete DAG", "complete DAG"],
                           "n": [2, 3, 2, 3], "T_mix exact": [2, 5, 2, 2], "2N/p": [2.0, 8, 2, 8]})
@@ -271,7 +277,7 @@ def test_chapter_02_figures_draw_the_data_with_matching_colours():
 
 
 def test_plot_computed_vs_closed_form():
-    from bparallel.book.plotting import plot_computed_vs_closed_form
+    from bparallel.book.render.plotting import plot_computed_vs_closed_form
 
     x = np.linspace(0, 1, 5)
     ax = plot_computed_vs_closed_form(x, x**2, x**2, xlabel="b").axes[0]
@@ -283,7 +289,7 @@ def test_plot_computed_vs_closed_form():
 
 
 def test_plot_training_curves_draws_each_history():
-    from bparallel.book.plotting import plot_training_curves
+    from bparallel.book.render.plotting import plot_training_curves
 
     hist = {("copy", 1): {"epoch": [1, 2], "train_loss": [2, 1], "heldout_accuracy": [0.5, 1]},
             ("cycle", 4): {"epoch": [1, 2], "train_loss": [3, 2], "heldout_accuracy": [0, 0.25]}}
@@ -298,7 +304,7 @@ def test_plot_training_curves_draws_each_history():
 
 
 def test_section4_definition_figures():
-    from bparallel.book.plotting import plot_definition_vs_proxy, plot_hitting_profiles
+    from bparallel.book.render.plotting import plot_definition_vs_proxy, plot_hitting_profiles
 
     rows = [{"task": "copy", "heads": h, "layer": layer, "t_mix_median": t, "proxy_definition": p}
             for h, layer, t, p in ((1, 1, 13.0, 8.6), (1, 2, np.inf, 97.5),
@@ -318,7 +324,7 @@ def test_section4_definition_figures():
 
 
 def test_plot_pruning_curves_draws_each_order():
-    from bparallel.book.plotting import plot_pruning_curves
+    from bparallel.book.render.plotting import plot_pruning_curves
 
     pr = {"heads_kept": np.arange(3),
           "weight": {"accuracy_predictable": np.array([0.1, 0.5, 1.0]),
@@ -344,7 +350,7 @@ def test_draw_dag_keeps_crossing_arcs_apart():
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch
 
-    from bparallel.book.plotting import draw_dag
+    from bparallel.book.render.plotting import draw_dag
 
     fig, ax = plt.subplots()
     edges = [(0, 1), (0, 2), (1, 3), (2, 4), (3, 1)]

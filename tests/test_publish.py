@@ -50,7 +50,7 @@ def test_citation_file_and_the_books_cite_box_agree():
     intro = (ROOT / "book" / "intro.md").read_text()
     assert "## Cite this" in intro and "2507.02944" in intro
     # the book's own entry is written by {book-bibtex}, with the version CITATION.cff cites
-    from bparallel.book.sphinxext import book_bibtex
+    from bparallel.book.render.sphinxext import book_bibtex
 
     assert "```{book-bibtex}" in intro and "CITATION.cff" in intro
     assert f"version = {{{cff['version']}}}" in book_bibtex()

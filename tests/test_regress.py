@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bparallel.book import regress as rg
+from bparallel.book.tools import regress as rg
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -179,7 +179,7 @@ def test_raising_notebook_is_not_retried(monkeypatch, tmp_path):
 def test_missing_and_new_keys_fail(tmp_path):
     root = _scratch_root(tmp_path, (
         PARAMS_CELL +
-        "```{code-cell} ipython3\nfrom bparallel.book.results import save_results\n"
+        "```{code-cell} ipython3\nfrom bparallel.book.render.results import save_results\n"
         "save_results(results_dir, 'boom', {'a': 1.0, 'b': 2})\n```\n"))
     ref = root / "tests" / "reference" / "quick" / "boom.json"
     ref.write_text(json.dumps({"a": {"value": 1.0, "abs": 0, "rel": 0},
@@ -214,7 +214,7 @@ def test_paper_regression_of_the_fast_notebooks(tmp_path):
     The Section 4 chapters join as soon as all eight paper-profile models are shipped: from
     then on their paper references must exist and pass.
     """
-    from bparallel.book.shipped import shipped_complete
+    from bparallel.transformer.shipped import shipped_complete
 
     fast = ["01_feedforward_graphs", "02_mixing_time", "04_minimax_fidelity", "05_playground"]
     if shipped_complete():

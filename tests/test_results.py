@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from bparallel.book.results import ChapterResults, flatten, load_results, save_results
+from bparallel.book.render.results import ChapterResults, flatten, load_results, save_results
 
 
 def test_flatten_nested_and_numbers():

@@ -216,7 +216,7 @@ def test_hardware_kind():
 
 
 def test_models_by_seed_from_the_shipped_models():
-    from bparallel.book.shipped import book_models, models_by_seed, shipped_complete
+    from bparallel.transformer.shipped import book_models, models_by_seed, shipped_complete
 
     if not shipped_complete():
         pytest.skip("paper-profile models not shipped")

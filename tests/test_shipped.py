@@ -4,7 +4,7 @@ import shutil
 import pytest
 import torch
 
-from bparallel.book import shipped as ex
+from bparallel.transformer import shipped as ex
 from bparallel.transformer.data import PAPER_TASKS
 from bparallel.transformer.model import Transformer
 from bparallel.transformer.train import (

@@ -1,4 +1,5 @@
-"""bparallel.book.sphinxext, the book's Sphinx extension, on one-page builds: the verdict role
+"""bparallel.book.render.sphinxext, the book's Sphinx extension, on one-page builds: the verdict
+role
 and legend, the book's BibTeX entry, the link to the authors' code where a page first names it."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def _render(source: str, tmp_path: Path, conf: str = "") -> tuple[str, str]:
 
     src = tmp_path / "src"
     src.mkdir()
-    (src / "conf.py").write_text("extensions = ['myst_parser', 'bparallel.book.sphinxext']\n"
+    (src / "conf.py").write_text("extensions = ['myst_parser', 'bparallel.book.render.sphinxext']\n"
                                  "myst_enable_extensions = ['colon_fence']\n"
                                  + conf)
     (src / "index.md").write_text(source)
@@ -56,7 +57,7 @@ def test_legend_directive_lists_every_verdict_with_its_meaning(tmp_path):
 
 def test_book_bibtex_takes_its_url_from_the_configuration(tmp_path):
     from bparallel import __version__
-    from bparallel.book.sphinxext import book_bibtex
+    from bparallel.book.render.sphinxext import book_bibtex
 
     assert "url" not in book_bibtex("")
     entry = book_bibtex("https://example.org/book/")

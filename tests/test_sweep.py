@@ -1,4 +1,4 @@
-"""``python -m bparallel sweep`` (bparallel.book.sweep): jobs on submitit's debug and local
+"""``python -m bparallel sweep`` (bparallel.book.tools.sweep): jobs on submitit's debug and local
 executors (and a Slurm job array against a stand-in ``sbatch``), on the hidden tiny profile.
 
 The reference for every model is an uninterrupted ``train(...)`` in this process: a sweep,
@@ -18,9 +18,9 @@ import psutil
 import pytest
 
 from bparallel._io import file_lock, is_locked
-from bparallel.book import sweep as sw
-from bparallel.book.cli import main
-from bparallel.book.shipped import MANIFEST, is_shipped, shipped_manifest, shipped_seeds
+from bparallel.book.tools import sweep as sw
+from bparallel.book.tools.cli import main
+from bparallel.transformer.shipped import MANIFEST, is_shipped, shipped_manifest, shipped_seeds
 from bparallel.transformer.train import (
     Profile,
     load_checkpoint,
@@ -321,7 +321,7 @@ def test_plan_runs_the_seeds_of_the_cheapest_configuration_first(tmp_path):
 def test_cuda_jobs_ask_for_a_gpu(tmp_path):
     """submitit hides the GPUs from a local job that asks for none: a CUDA sweep's jobs ask
     for one (local jobs all see GPU 0; a Slurm job gets one of its node)."""
-    from bparallel.book.sweep import make_executor, plan
+    from bparallel.book.tools.sweep import make_executor, plan
 
     cpu = make_executor("local", tmp_path / "a")
     gpu = make_executor("local", tmp_path / "b", device="cuda")

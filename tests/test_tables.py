@@ -11,14 +11,6 @@ import torch
 
 from bparallel import proxies as px
 from bparallel._io import write_csv, write_json
-from bparallel.book import metrics_cache
-from bparallel.book.metrics_cache import (
-    cached_metrics_many,
-    cached_sequence_metrics,
-    default_workers,
-    metrics_key,
-)
-from bparallel.book.plotting import plot_figure4
 from bparallel.book.published import (
     PUBLISHED_TABLES,
     amplification_agreement,
@@ -27,7 +19,9 @@ from bparallel.book.published import (
     published_rows,
     spearman,
 )
+from bparallel.book.render.plotting import plot_figure4
 from bparallel.book.tables import evaluate_models, flat_results
+from bparallel.transformer import metrics_cache
 from bparallel.transformer.data import (
     ShuffledLoader,
     heldout_dataset,
@@ -35,6 +29,12 @@ from bparallel.transformer.data import (
     paper_protocol_sequences,
 )
 from bparallel.transformer.measure import evaluation_inputs, load_run_models, sequence_metrics
+from bparallel.transformer.metrics_cache import (
+    cached_metrics_many,
+    cached_sequence_metrics,
+    default_workers,
+    metrics_key,
+)
 from bparallel.transformer.model import ModelConfig, Transformer
 from bparallel.transformer.train import model_config
 
@@ -374,8 +374,8 @@ def test_amplification_agreement_against_the_published_tables():
 
 
 def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
-    from bparallel.book.metrics_cache import cached_metrics
     from bparallel.transformer.measure import defined_metrics
+    from bparallel.transformer.metrics_cache import cached_metrics
 
     torch.manual_seed(1)
     model = Transformer(ModelConfig(n_heads=2, seq_len=10)).eval()
@@ -394,7 +394,7 @@ def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
 
 
 def test_ablation_measure_round_trips_through_the_cache(tmp_path):
-    from bparallel.book.metrics_cache import cached_metrics, unflatten
+    from bparallel.transformer.metrics_cache import cached_metrics, unflatten
 
     torch.manual_seed(2)
     model = Transformer(ModelConfig(n_heads=2, seq_len=10)).eval()
@@ -436,7 +436,8 @@ def test_the_cache_fingerprint_covers_the_code_the_measures_run():
     import sys
     from pathlib import Path
 
-    code = ("import sys, bparallel.book.metrics_cache as mc, bparallel.transformer.importance;"
+    code = ("import sys, bparallel.transformer.metrics_cache as mc, "
+            "bparallel.transformer.importance;"
             "print('\\n'.join(m.__file__ for n, m in sys.modules.items() "
             "if n.startswith('bparallel') and getattr(m, '__file__', None)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

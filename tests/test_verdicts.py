@@ -11,7 +11,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from bparallel.book import verdicts
-from bparallel.book.markdown import cell, table
+from bparallel.book.render.markdown import cell, table
 from bparallel.book.verdicts import LABELS, MEANINGS, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +79,6 @@ def test_every_verdict_has_a_style_in_light_dark_and_print():
 
 def test_config_loads_the_extension_and_the_stylesheet():
     sphinx = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
-    assert "bparallel.book.sphinxext" in sphinx["extensions"]
+    assert "bparallel.book.render.sphinxext" in sphinx["extensions"]
     assert "bparallel.css" in sphinx["html_css_files"]
     assert "cards.js" in sphinx["html_js_files"]

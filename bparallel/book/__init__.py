@@ -1,6 +1,20 @@
-"""What the book's chapters need and nothing else does: results files, the regression
-runner, plotting, the playgrounds, the shipped models, the published tables and the chapter
-tables.
+"""The book layer: what the chapters compute, how they show it, and the tools around them.
 
-Imports the theory layer and :mod:`bparallel.transformer`; nothing imports it but the CLI.
+Three rooms, one question each (where does a new helper go?):
+
+- **Chapter science, here** (``bparallel.book.*``): the numbers and verdicts a chapter
+  reports, beyond the theory and the Transformer layers -- ``claims`` and
+  ``ensemble_design`` (the graph ensembles of Sections 2-3), ``playground`` (the toy DAGs),
+  ``published`` and ``tables`` (Tables 1-6 against the paper's), ``section4``, ``seeds``
+  and ``graph_tasks`` (the statistics of chapters 10-12), ``verdicts`` (the one verdict
+  vocabulary). A helper that computes something a chapter shows goes here.
+- **Rendering**, :mod:`bparallel.book.render`: tables, figures, glue and results files,
+  the in-page playground, the Sphinx extension. A helper that only changes how a result
+  looks goes there.
+- **Tools**, :mod:`bparallel.book.tools`: the command line and what it runs (regression
+  runner, sweep, downloads, the README's findings). A command goes there.
+
+The shipped models and the metrics cache are model infrastructure, in the Transformer
+layer (:mod:`bparallel.transformer.shipped`, :mod:`bparallel.transformer.metrics_cache`).
+Imports the theory and Transformer layers; nothing below imports it.
 """

@@ -11,7 +11,7 @@ the shipped paper-profile models (:func:`paper_models`).
 A model's row (:func:`model_row`) holds what the chapter compares across head counts: final
 accuracy and epochs to 99% of it (the learning curve), the Tables 1-4 proxies in both modes,
 Definition 2.7, attention rollout, the knockouts and the head measures of
-:func:`bparallel.book.metrics_cache.heads_measure`; all per-layer quantities as layer means.
+:func:`bparallel.transformer.metrics_cache.heads_measure`; all per-layer quantities as layer means.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from .._io import file_lock
 from ..transformer.ablation import rank_correlation
 from ..transformer.data import GRAPH_TASKS, PAPER_TASKS, TASKS
 from ..transformer.importance import RELIABLE
+from ..transformer.shipped import MODELS_ROOT, RUNS_DIR, load_shipped, shipped_seeds
 from ..transformer.train import DEFAULT_SEED, HEADS, load_checkpoint, train
 from .seeds import paired_effect, seed_interval
-from .shipped import MODELS_ROOT, RUNS_DIR, load_shipped, shipped_seeds
 
 QUICK_PROFILE = "graph-quick"
 BOOK_PROFILES = ("auto", "quick", "paper")
@@ -182,7 +182,7 @@ def model_row(
 ) -> dict[str, Any]:
     """One model's summary: ``sequence`` (:func:`~bparallel.transformer.measure.sequence_metrics`
     without best heads), ``defined`` (:func:`~bparallel.transformer.measure.defined_metrics`)
-    and ``heads`` (:func:`~bparallel.book.metrics_cache.heads_measure`, unflattened) of the
+    and ``heads`` (:func:`~bparallel.transformer.metrics_cache.heads_measure`, unflattened) of the
     same sequences, and ``meta`` (the learning curve; ``None`` for a model whose curve is not
     at hand). Layer quantities are means over layers of means over sequences; Definition
     2.7 is the median over layers of the median over sequences (it may be infinite);

@@ -294,7 +294,7 @@ def plot_signals(result: PlaygroundResult, *, percent: bool = True, axes: Any = 
     per node over time, with the minimax fidelity as a dashed line. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from .plotting import TEXT_WIDTH  # the book's figure style
+    from .render.plotting import TEXT_WIDTH  # the book's figure style
 
     st, rep = result.state, result.report
     panels = [
@@ -371,7 +371,7 @@ def report_markdown(result: PlaygroundResult, *, name: str, title: str) -> str:
     admonition), the node-fidelity table (:func:`fidelity_table`) and the summary
     (:func:`summary_table`) as numbered, captioned tables labelled ``<name>-nodes`` and
     ``<name>-summary``, and the amplification in a sentence."""
-    from .markdown import table
+    from .render.markdown import table
 
     def four(v: Any) -> str:  # words (never mixes, unreachable) as they are
         return v if isinstance(v, str) else f"{v:.4f}"

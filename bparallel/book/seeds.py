@@ -397,8 +397,8 @@ def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "
     """Tables 1-4 over seeds (rows of :func:`tables_1_4_across_seeds`) in tabs, one numbered
     captioned table per published table: per head count and layer, the mean over seeds with
     its interval, beside the published mean."""
-    from .markdown import table, tabs
     from .published import published_rows
+    from .render.markdown import table, tabs
 
     published = {(r["table"], r["heads"], r["layer"]): r["mean"] for r in published_rows()
                  if r["table"] <= 4}
@@ -429,7 +429,7 @@ def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "
 def effects_markdown(rows: Sequence[Mapping[str, Any]], *, caption: str, name: str) -> str:
     """:func:`head_count_effects` rows as one numbered captioned table: the means, the change
     with its interval, the paired p-value, Holm's adjusted one and the outcome after it."""
-    from .markdown import table
+    from .render.markdown import table
 
     shown = [{"quantity": _QUANTITY[r["quantity"]], "task": r["task"], "layer": r["layer"],
               "1 head": r["fewer"], "16 heads": r["more"],

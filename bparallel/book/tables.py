@@ -16,9 +16,9 @@ import numpy as np
 
 from ..transformer.data import fresh_sequences
 from ..transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
+from ..transformer.metrics_cache import cached_metrics_many
 from ..transformer.model import Transformer
 from ..transformer.train import DEFAULT_SEED, get_profile
-from .metrics_cache import cached_metrics_many
 
 
 def _rows_tables_1_4(
@@ -128,7 +128,7 @@ def as_dataframe(rows: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def flat_results(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, float]:
-    """Flat dotted keys for :func:`bparallel.book.results.save_results`.
+    """Flat dotted keys for :func:`bparallel.book.render.results.save_results`.
 
     ``table1.paper.paper.copy.h1.L1.mean`` = ``table<k>.<protocol>.<mode>.<task>.h<H>.L<l>
     .<stat>``; Tables 5-6 insert the sample: ``table5.fresh.fresh.paper.copy.h4.L1.combined``.

@@ -3,13 +3,13 @@
 Every verdict of the book, in the introduction's findings tables, in a chapter's summary
 table or verdict box, is one member of :class:`Verdict`, written by one function:
 
-- in a table a chapter emits (:func:`bparallel.book.markdown.table`), a :class:`Verdict`
+- in a table a chapter emits (:func:`bparallel.book.render.markdown.table`), a :class:`Verdict`
   value becomes a verdict cell through :func:`cell`;
 - in prose (the introduction, a chapter's verdict box) the same cell is written as the MyST
   role ``{verdict}`holds with conditions``` that :func:`cell` returns.
 
 The role and the ``{verdict-legend}`` directive are registered by the book's Sphinx
-extension, :mod:`bparallel.book.sphinxext`, which refuses any text that is not a verdict
+extension, :mod:`bparallel.book.render.sphinxext`, which refuses any text that is not a verdict
 (a build error, so a typo cannot reach a page). A verdict renders as its word in a badge
 coloured per verdict (``book/_static/verdicts.css``, with dark-mode and print styles and a
 glyph beside the word): the word is always shown, so colour is never the only signal.

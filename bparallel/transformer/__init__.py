@@ -1,5 +1,8 @@
-"""Section 4.1 in torch: the copy/cycle data, the Transformer, its attention kernels,
-training with resumable checkpoints, and the proxies measured on a trained model.
+"""Section 4.1 in torch: the tasks' data, the Transformer, its attention kernels, training
+with resumable checkpoints, the proxies measured on a trained model, head ablation and
+importance, and the model infrastructure the book uses: the shipped models
+(:mod:`~bparallel.transformer.shipped`) and the content-addressed metrics cache
+(:mod:`~bparallel.transformer.metrics_cache`).
 
 Imports :mod:`bparallel`'s theory layer (``proxies``); never the book layer.
 """

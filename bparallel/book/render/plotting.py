@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .._io import atomic_write
-from ..graphs import as_edges
-from .published import LAYERS, MODE_NAMES, verdict
+from ..._io import atomic_write
+from ...graphs import as_edges
+from ..published import LAYERS, MODE_NAMES, verdict
 
 #: Width in inches of a figure that spans the book's text column: 7 in = 504 pt = 672 CSS px
 #: (an SVG figure is shown at 96 px per inch), within the 688 px of the column at 1280 px,
@@ -174,7 +174,7 @@ def plot_shortfall(Ns: Sequence[int], ps: Sequence[float], eps: float) -> Any:
     Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from ..markov import forward_moves_shortfall, hoeffding_tail
+    from ...markov import forward_moves_shortfall, hoeffding_tail
 
     Ns = np.asarray(Ns, dtype=int)
     fig, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
@@ -277,7 +277,7 @@ def plot_pair_mixing(
     (heads first, combination last; exact fractions or floats). Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from ..ensembles import tv_curves
+    from ...ensembles import tv_curves
 
     if len(edges_pair) != 2 or len(matrices) != 3 or len(mixing_times) != 3:
         raise ValueError("plot_pair_mixing needs 2 heads and 3 matrices and mixing times "
@@ -475,7 +475,7 @@ def plot_amplification_by_horizon_and_size(
     ``amplified_uniform_pct`` and ``amplified_best_pct``. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from .claims import LABELS
+    from ..claims import LABELS
 
     columns = ("amplified_uniform_pct", "amplified_best_pct")
     _require_columns(by_horizon, columns, "plot_amplification_by_horizon_and_size (by_horizon)")
@@ -503,7 +503,7 @@ def plot_head_pair(adjacency_pair: Any, phi_min: Sequence[float]) -> Any:
     minimax fidelity ``phi_min[h]`` (Definition 3.5). Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from ..graphs import edges_from_adjacency
+    from ...graphs import edges_from_adjacency
 
     A = np.asarray(adjacency_pair)
     if A.ndim != 3 or A.shape[0] != 2 or len(phi_min) != 2:

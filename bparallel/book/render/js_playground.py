@@ -1,6 +1,6 @@
 """The browser playground as one self-contained HTML snippet (no kernel, no network).
 
-The playground's sources are two ES modules and a stylesheet in ``bparallel/book/js/``:
+The playground's sources are two ES modules and a stylesheet in ``bparallel/book/render/js/``:
 ``toydag.mjs`` (the mathematics, importable by Node) and ``playground.mjs`` (the interface,
 which imports it), with ``playground.css``. They stay the single source of truth.
 
@@ -28,7 +28,7 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from .playground import PlaygroundState, from_preset
+from ..playground import PlaygroundState, from_preset
 
 __all__ = [
     "JS_DIR",
@@ -91,7 +91,8 @@ def inline_script(element_id: str = "bp-playground", *, use_hash: bool = True,
     if initial is not None:
         options["initial"] = config_of(initial)
     parts = [
-        "// bparallel toy-DAG playground: bparallel/book/js/toydag.mjs + playground.mjs, inlined",
+        "// bparallel toy-DAG playground: bparallel/book/render/js/toydag.mjs + playground.mjs, "
+        "inlined",
         _module_as_closure(_read("toydag.mjs"), var),
         "{",
         _importer_inlined(_read("playground.mjs"), var),

@@ -27,17 +27,17 @@ import torch
 
 from .._checks import positive_int
 from .._io import atomic_write, file_lock
-from ..transformer.measure import defined_metrics, sequence_metrics
-from ..transformer.model import Transformer
+from .measure import defined_metrics, sequence_metrics
+from .model import Transformer
 
 #: Bumped when the layout of a cached metrics file changes.
 _CACHE_FORMAT = 1
 
 
-#: The code a cached result depends on: the theory layer, the Transformer layer and this
-#: module (the measures below). The rest of the book layer (rendering, chapter tables,
-#: tools) computes nothing that is cached, so editing it keeps the cache.
-_FINGERPRINTED = ("*.py", "transformer/*.py", "book/metrics_cache.py")
+#: The code a cached result depends on: the theory layer and the Transformer layer (this
+#: module and its measures among it). The book layer (chapter science, rendering, tools)
+#: computes nothing that is cached, so editing it keeps the cache.
+_FINGERPRINTED = ("*.py", "transformer/*.py")
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,8 +90,8 @@ def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
     arrays for the cache (:func:`unflatten` restores the nesting). ``inputs`` ``(N, T)``:
     the sequences measured (the targets of ``task``), then ``reference_sequences`` more
     whose mean head outputs mean ablation uses."""
-    from ..transformer.data import SequenceDataset
-    from ..transformer.importance import head_fidelity, importance_study
+    from .data import SequenceDataset
+    from .importance import head_fidelity, importance_study
 
     positive_int(reference_sequences, "reference_sequences")
     if reference_sequences >= inputs.shape[0]:
@@ -111,9 +111,9 @@ def heads_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
     per-sequence margin drop of removing each head alone by mean ablation with its
     split-half reliability, and each head's minimax fidelity in both modes (``inputs`` as
     for :func:`ablation_measure`)."""
-    from ..transformer.ablation import head_means
-    from ..transformer.data import SequenceDataset
-    from ..transformer.importance import head_effects, head_fidelity, knockouts, split_half_rho
+    from .ablation import head_means
+    from .data import SequenceDataset
+    from .importance import head_effects, head_fidelity, knockouts, split_half_rho
 
     positive_int(reference_sequences, "reference_sequences")
     if reference_sequences >= inputs.shape[0]:

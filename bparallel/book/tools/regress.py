@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text
-from .results import load_results
+from ..._io import atomic_write_text
+from ..render.results import load_results
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository
+ROOT = Path(__file__).resolve().parents[3]  # the repository
 PROFILES = ("quick", "paper")
 DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
 STAGGER_S = 2.0
@@ -385,7 +385,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def _share_of_cores(jobs: int) -> Iterator[None]:
     """Notebooks run side by side share the cores: while they run, each kernel's metrics
-    workers (:func:`bparallel.book.metrics_cache.default_workers`) get ``cores // jobs``
+    workers (:func:`bparallel.transformer.metrics_cache.default_workers`) get ``cores // jobs``
     through ``BPARALLEL_WORKERS``, unless the caller has set it."""
     if "BPARALLEL_WORKERS" in os.environ:
         yield

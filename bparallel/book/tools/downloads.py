@@ -9,7 +9,7 @@ the notebooks of ``notebooks/`` next to their HTML pages
 (``_build/html/notebooks/<name>.ipynb``),
 and ``book/_static/notebook-download.js`` adds a ".ipynb" entry to each chapter's download
 menu. ``scripts/build_book.sh`` calls it after every build:
-``python -m bparallel.book.downloads _build``.
+``python -m bparallel.book.tools.downloads _build``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from .._io import atomic_write_text
+from ..._io import atomic_write_text
 
 
 def _has_outputs(nb: dict) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write_text
+from ..._io import atomic_write_text
 
 
 def flatten(values: Mapping, prefix: str = "") -> dict[str, float]:

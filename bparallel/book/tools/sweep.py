@@ -14,7 +14,7 @@ A job (:func:`train_and_ship`) is idempotent: it skips a shipped model; otherwis
 the model's lock (a model locked by another job is left to that job), restores the committed
 snapshot when the run folder has no checkpoint, resumes the checkpoint (bitwise, as
 :func:`~bparallel.transformer.train.train` does), trains to the profile's last epoch and
-ships the model (:func:`~bparallel.book.shipped.ship_checkpoint`, which rewrites the manifest
+ships the model (:func:`~bparallel.transformer.shipped.ship_checkpoint`, which rewrites the manifest
 under a lock of its own). So a killed sweep, run again, picks up where it stopped, and a
 checkpoint that ``train --seed S --out-dir <runs>/<profile>/seed-S`` wrote is adopted.
 """
@@ -31,10 +31,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._checks import positive_int
-from .._io import atomic_copy, file_lock, is_locked
-from ..transformer.data import TASKS
-from ..transformer.train import (
+from ..._checks import positive_int
+from ..._io import atomic_copy, file_lock, is_locked
+from ...transformer.data import TASKS
+from ...transformer.shipped import (
+    MODELS_ROOT,
+    RUNS_DIR,
+    find_partial,
+    is_shipped,
+    partial_path,
+    ship_checkpoint,
+    shipped_manifest,
+    shipped_name,
+)
+from ...transformer.train import (
     DEFAULT_SEED,
     HEADS,
     PROFILES,
@@ -49,20 +59,10 @@ from ..transformer.train import (
     run_name,
     train,
 )
-from .shipped import (
-    MODELS_ROOT,
-    RUNS_DIR,
-    find_partial,
-    is_shipped,
-    partial_path,
-    ship_checkpoint,
-    shipped_manifest,
-    shipped_name,
-)
 
 EXECUTORS = ("local", "slurm", "debug")
 SWEEP_DIR = RUNS_DIR / "sweep"
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what a job puts on its PYTHONPATH
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # what a job puts on its PYTHONPATH
 LOCAL_TIMEOUT_MIN = 60 * 24 * 365  # submitit's local jobs time out (default: 2 minutes)
 SLURM_TIME_MIN = 240
 SLURM_MAX_REQUEUES = 20  # a job at its time limit is requeued and resumes its checkpoint

@@ -30,8 +30,8 @@ from typing import Any
 import torch
 
 from .._io import atomic_write_text, file_lock
-from ..transformer.data import PAPER_TASKS, TASKS
-from ..transformer.train import (
+from .data import PAPER_TASKS, TASKS
+from .train import (
     DEFAULT_SEED,
     HEADS,
     LEGACY_ATTENTION_PATH,
@@ -347,7 +347,7 @@ def _ship_into(
     manifest: dict[str, Any], ck: Checkpoint, dest: Path, p: Profile, hardware: str | None
 ) -> dict[str, Any]:
     """Export ``ck``'s weights into ``dest`` and enter them in ``manifest`` (in memory)."""
-    from ..transformer.data import heldout_dataset
+    from .data import heldout_dataset
 
     task, heads, seed = ck.data["task"], ck.data["heads"], ck.data["seed"]
     name = shipped_name(task, heads, seed)

@@ -24,8 +24,8 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 
-from .. import __version__
-from .verdicts import Verdict
+from ... import __version__
+from ..verdicts import Verdict
 
 #: The book's title as cited (also CITATION.cff's).
 BOOK_TITLE = ("bparallel: an executable book of ``Beyond Parallelism: Synergistic "

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .verdicts import Verdict
-from .verdicts import cell as verdict_cell
+from ..verdicts import Verdict
+from ..verdicts import cell as verdict_cell
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 

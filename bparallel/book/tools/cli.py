@@ -18,9 +18,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ..transformer.data import PAPER_TASKS, TASKS
-from ..transformer.model import ATTENTION_PATHS
-from ..transformer.train import HEADS, PROFILES
+from ...transformer.data import PAPER_TASKS, TASKS
+from ...transformer.model import ATTENTION_PATHS
+from ...transformer.train import HEADS, PROFILES
 
 
 def _visible_profiles() -> list[str]:
@@ -66,8 +66,8 @@ def run_train(args: argparse.Namespace) -> int:
     Each model is trained under its lock file (as in a ``sweep`` job): a model that another
     process is training is refused.
     """
-    from .._io import file_lock, write_json
-    from ..transformer.train import export_weights, lock_path, run_name, train, weights_path
+    from ..._io import file_lock, write_json
+    from ...transformer.train import export_weights, lock_path, run_name, train, weights_path
 
     manifest_path = args.out_dir / "weights.json"
     manifest = {}
@@ -121,13 +121,13 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     """Tables 1-6 (CSV, JSON, flat results JSON) and Figure 4 PNGs for a run directory."""
-    from .._io import write_csv, write_json
-    from ..transformer.measure import MODES, load_run_models
-    from ..transformer.train import num_threads
-    from .plotting import plot_figure4
-    from .published import published_rows
-    from .results import save_results
-    from .tables import evaluate_models, flat_results
+    from ..._io import write_csv, write_json
+    from ...transformer.measure import MODES, load_run_models
+    from ...transformer.train import num_threads
+    from ..published import published_rows
+    from ..render.plotting import plot_figure4
+    from ..render.results import save_results
+    from ..tables import evaluate_models, flat_results
 
     models, metas = load_run_models(args.run_dir, tasks=args.tasks, heads=args.heads)
     wrong = sorted({m.get("profile") for m in metas.values()} - {args.profile})
