@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import positive_int
+from ._checks import positive_int, square_matrices
 
 __all__ = [
     "as_edges",
@@ -83,11 +83,7 @@ def check_stochastic(
     ``axis=-1``: rows sum to 1 (row-stochastic, e.g. ``Delta``); ``axis=-2``: columns
     sum to 1 (column-stochastic, e.g. ``W``).
     """
-    M = np.asarray(M, dtype=np.float64)
-    if M.ndim < 2 or M.shape[-1] != M.shape[-2]:
-        raise ValueError(f"{name} must be square (..., n, n), got shape {M.shape}")
-    if M.shape[-1] == 0:
-        raise ValueError(f"{name} must have at least one node, got shape {M.shape}")
+    M = square_matrices(M, name)
     if not np.all(np.isfinite(M)):
         raise ValueError(f"{name} has non-finite entries")
     if (M < -atol).any():
@@ -157,9 +153,7 @@ def diffusion_matrix(edges: Iterable[Sequence[int]] | ArrayLike, n: int) -> NDAr
 
 
 def _with_self_loops(adjacency: ArrayLike, name: str) -> NDArray[np.float64]:
-    A = np.asarray(adjacency, dtype=np.float64)
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape[-1] == 0:
-        raise ValueError(f"{name} must be square (..., n, n) with n >= 1, got shape {A.shape}")
+    A = square_matrices(adjacency, name)
     if not np.all((A == 0) | (A == 1)):
         raise ValueError(f"{name} must hold only 0 and 1")
     A = A.copy()
@@ -227,9 +221,7 @@ def convex_combination(
     ``matrices`` has shape ``(..., H, n, n)``; ``weights`` ``(H,)`` or ``(..., H)``, non-negative
     and summing to 1 (or any non-negative, not-all-zero weights with ``normalize=True``).
     """
-    M = np.asarray(matrices, dtype=np.float64)
-    if M.ndim < 3 or M.shape[-1] != M.shape[-2]:
-        raise ValueError(f"matrices must have shape (..., H, n, n), got {M.shape}")
+    M = square_matrices(matrices, "matrices", layout="(..., H, n, n)")
     w = check_weights(weights, M.shape[-3])
     total = w.sum(axis=-1, keepdims=True)
     if normalize:

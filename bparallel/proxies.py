@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import graphs
-from ._checks import one_of, positive_int, unit_interval
+from ._checks import finite_array, one_of, positive_int, unit_interval
 from .markov import reaches
 
 MODES = ("paper", "definition")
@@ -58,31 +58,11 @@ _SOLVE_CHUNK = 256  # graphs per batched back-substitution of the hitting times
 # --------------------------------------------------------------------------- validation
 
 
-def _to_array(
-    x: Any, name: str, keep_float32: bool = False, *, nonnegative: bool = False
-) -> np.ndarray:
-    """A float64 array (float32 kept as is when ``keep_float32``), finite entries only (and
-    no negative ones when ``nonnegative``): two passes over the data."""
-    if hasattr(x, "detach"):  # torch.Tensor
-        x = x.detach().to("cpu")
-        x = x.numpy() if str(x.dtype) == "torch.float32" else x.double().numpy()
-    arr = np.asarray(x)
-    if not (keep_float32 and arr.dtype == np.float32):
-        arr = arr.astype(np.float64, copy=False)
-    if arr.size:
-        lo, hi = arr.min(), arr.max()
-        if not (np.isfinite(lo) and np.isfinite(hi)):  # NaN, +-inf
-            raise ValueError(f"{name} contains NaN or infinite entries")
-        if nonnegative and lo < 0:
-            raise ValueError(f"{name} has negative entries (min {lo:.3g})")
-    return arr
-
-
 def _check_pattern(
     pattern: Any, name: str = "pattern", layout: str = "(..., H, T, T)"
 ) -> np.ndarray:
     """Validated attention, float64 (float32 input stays float32 until combined)."""
-    a = _to_array(pattern, name, keep_float32=True, nonnegative=True)
+    a = finite_array(pattern, name, keep_float32=True, nonnegative=True)
     dims = layout.count(",")  # the named dimensions after "..."
     if a.ndim < dims:
         raise ValueError(f"{name} has shape {a.shape}: expected {layout}, at least {dims} dims")
@@ -98,7 +78,7 @@ def _check_weights(head_weights: Any, pattern: np.ndarray) -> np.ndarray:
     H = pattern.shape[-3]
     if head_weights is None:
         return np.full(pattern.shape[:-2], 1.0 / H)
-    w = _to_array(head_weights, "head_weights", nonnegative=True)
+    w = finite_array(head_weights, "head_weights", nonnegative=True)
     if w.ndim == 0 or w.shape[-1] != H:
         raise ValueError(
             f"head_weights has shape {w.shape}: its last dimension must equal the "
@@ -126,7 +106,7 @@ def head_weights(out_proj_weight: Any, num_heads: int) -> np.ndarray:
     columns are split into ``num_heads`` blocks of ``d_in / num_heads`` columns (one per
     head, in concatenation order); each head's raw score is the Frobenius norm of its block.
     """
-    w = _to_array(out_proj_weight, "out_proj_weight")
+    w = finite_array(out_proj_weight, "out_proj_weight")
     positive_int(num_heads, "num_heads")
     if w.ndim < 2:
         raise ValueError(f"out_proj_weight has shape {w.shape}: expected (..., d_out, d_in)")

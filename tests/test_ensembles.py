@@ -310,7 +310,8 @@ def test_head_mixing_frame_against_single_graph_functions():
     path = claims.head_mixing_frame(g.walk_matrix(g.line_graph_edges(6), 6), kind="path")
     assert len(path) == 1 and path.p[0] == 0.5 and np.isnan(path.density[0])
     assert path.t_mix[0] == path.t_star[0] == en.binomial_mixing_bound(5, 0.5)
-    with pytest.raises(ValueError, match=r"W must have shape \(\.\.\., n, n\)"):
+    with pytest.raises(ValueError,
+                       match=r"W has shape \(3, 4\): expected square matrices \(\.\.\., n, n\)"):
         claims.head_mixing_frame(np.ones((3, 4)), kind="x")
 
 

@@ -76,3 +76,35 @@ def test_no_module_imports_a_layer_above_its_own(path):
         return
     above = {m for m in _package_imports(path) if _layer(m) > _layer(module)}
     assert not above, f"{module} imports {sorted(above)} from a layer above its own"
+
+
+def test_array_checks_name_the_argument_and_the_shape():
+    import numpy as np
+
+    from bparallel._checks import finite_array, square_matrices
+
+    with pytest.raises(ValueError, match=r"W has shape \(3, 4\): expected square matrices"):
+        square_matrices(np.zeros((3, 4)), "W")
+    with pytest.raises(ValueError, match=r"W_heads has shape \(2, 3, 3\).*\(num, H, n, n\)"):
+        square_matrices(np.zeros((2, 3, 3)), "W_heads", layout="(num, H, n, n)", ndim=4)
+    with pytest.raises(ValueError, match="with n >= 2"):
+        square_matrices(np.zeros((1, 1)), "W", min_n=2)
+    assert square_matrices([[1, 0], [0, 1]], "W").dtype == np.float64
+    with pytest.raises(ValueError, match="x contains NaN"):
+        finite_array([1.0, np.nan], "x")
+    with pytest.raises(ValueError, match=r"x has negative entries \(min -1\)"):
+        finite_array([1.0, -1.0], "x", nonnegative=True)
+    kept = finite_array(np.ones(2, dtype=np.float32), "x", keep_float32=True)
+    assert kept.dtype == np.float32
+    assert finite_array(np.ones(2, dtype=np.float32), "x").dtype == np.float64
+
+
+def test_inline_membership_checks_go_through_one_of():
+    """No ``if x not in VALID: raise`` left in the package: membership checks call
+    ``_checks.one_of`` (the command line's parser errors and Tables-only guards aside)."""
+    import re
+
+    pattern = re.compile(r"if (\w+) not in [A-Z_]+:\n\s*raise ValueError\(\s*f\"\1=")
+    found = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
+             if pattern.search(p.read_text())]
+    assert not found, found

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import exact, fidelity, graphs, markov
-from .._checks import positive_int, unit_interval
+from .._checks import positive_int, square_matrices, unit_interval
 from ..ensembles import (
     FAMILIES,
     FidelityComparison,
@@ -169,9 +169,7 @@ def head_mixing_frame(
     binomial bound of :func:`binomial_mixing_bound`. Columns: ``kind, n, density, p,
     p_times_n, t_mix, bound_2n_over_p, t_star``.
     """
-    W = np.asarray(W, dtype=np.float64)
-    if W.ndim < 2 or W.shape[-1] != W.shape[-2] or W.shape[-1] < 2:
-        raise ValueError(f"W must have shape (..., n, n) with n >= 2, got {W.shape}")
+    W = square_matrices(W, "W", min_n=2)
     n = W.shape[-1]
     W = W.reshape((-1, n, n))
     p = np.atleast_1d(markov.forward_probability(W))
@@ -191,10 +189,8 @@ def combination_mixing_frame(
     gives ``t_star``; ``bound_2n_over_max_p_h`` and ``bound_2n_over_min_p_h`` are the two
     sides of Eq. 20.
     """
-    Wh = np.asarray(W_heads, dtype=np.float64)
+    Wh = square_matrices(W_heads, "W_heads", layout="(num, H, n, n)", ndim=4)
     a = np.asarray(alpha, dtype=np.float64)
-    if Wh.ndim != 4 or Wh.shape[-1] != Wh.shape[-2]:
-        raise ValueError(f"W_heads must have shape (num, H, n, n), got {Wh.shape}")
     if a.shape != Wh.shape[:2]:
         raise ValueError(f"alpha must have shape {Wh.shape[:2]} (num, H), got {a.shape}")
     if np.abs(a.sum(-1) - 1).max() > 1e-9:

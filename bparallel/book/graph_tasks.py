@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import one_of
 from .._io import file_lock
 from ..transformer.ablation import rank_correlation
 from ..transformer.data import GRAPH_TASKS, PAPER_TASKS, TASKS
@@ -78,8 +79,7 @@ def resolve_profile(profile: str, models_root: str | os.PathLike = MODELS_ROOT,
                     tasks: Sequence[str] = GRAPH_TASKS) -> str:
     """``"auto"``: ``"paper"`` when every task has at least one seed with all head counts
     shipped, else ``"quick"``."""
-    if profile not in BOOK_PROFILES:
-        raise ValueError(f"profile={profile!r}: valid profiles are {list(BOOK_PROFILES)}")
+    one_of(profile, "profile", BOOK_PROFILES, "profiles")
     if profile != "auto":
         return profile
     ok = all(complete_seeds(Path(models_root) / t, t) for t in tasks)

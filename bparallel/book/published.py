@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from .._checks import one_of
+
 #: The paper's Transformers have 4 layers: columns L1-L4 of every published table.
 LAYERS = 4
 
@@ -242,8 +244,7 @@ def side_by_side(
     book's mean and the published mean as text at ``decimals`` decimals, this book's marked
     "†" where the two differ beyond the published spread (:data:`SPREAD` standard
     deviations). ``rows`` are :func:`bparallel.book.tables.evaluate_models`' ``tables_1_4``."""
-    if table not in _TITLES:
-        raise ValueError(f"table={table!r}: Tables 1-4 only")
+    one_of(table, "table", list(_TITLES), "tables (Tables 1-4 only)")
     pub = {(r["heads"], r["layer"]): r for r in published_rows() if r["table"] == table}
     ours = {(r["heads"], r["layer"]): r["mean"] for r in rows
             if r["table"] == table and r["protocol"] == protocol and r["mode"] == mode}

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import one_of
 from ..transformer.data import fresh_sequences
 from ..transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
 from ..transformer.metrics_cache import cached_metrics_many
@@ -92,8 +93,7 @@ def evaluate_models(
     processes for the ones not cached).
     """
     for protocol in protocols:
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"protocol={protocol!r}: valid protocols are {list(PROTOCOLS)}")
+        one_of(protocol, "protocol", PROTOCOLS, "protocols")
     fresh_seed = seed if fresh_seed is None else fresh_seed
     p = get_profile(profile)
     keys = sorted(models)

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._checks import nonnegative_int, positive_int
+from .._checks import nonnegative_int, one_of, positive_int
 
 PAPER_TASKS = ("copy", "cycle")
 GRAPH_TASKS = ("first", "induction", "majority")
@@ -75,15 +75,13 @@ STREAMS = {"train": 0, "heldout": 1, "shuffle": 2, "fresh": 3}
 
 
 def _check_task(task: str) -> None:
-    if task not in TASKS:
-        raise ValueError(f"task={task!r}: valid tasks are {list(TASKS)}")
+    one_of(task, "task", TASKS, "tasks")
 
 
 def stream_rng(seed: int, stream: str, *extra: int) -> np.random.Generator:
     """The numpy Generator of one named stream (``STREAMS``) of ``seed``."""
     nonnegative_int(seed, "seed")
-    if stream not in STREAMS:
-        raise ValueError(f"stream={stream!r}: valid streams are {list(STREAMS)}")
+    one_of(stream, "stream", STREAMS, "streams")
     return np.random.default_rng(np.random.SeedSequence([int(seed), STREAMS[stream], *extra]))
 
 

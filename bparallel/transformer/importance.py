@@ -32,7 +32,7 @@ from scipy import stats
 from torch import Tensor
 
 from .. import proxies
-from .._checks import nonnegative_int, positive_int
+from .._checks import nonnegative_int, one_of, positive_int
 from .ablation import (
     PRUNING_METRICS,
     _check_fill,
@@ -96,8 +96,7 @@ def head_effects(
     - ``"loss"``: the rise of the mean cross-entropy (float64), in nats;
     - ``"accuracy"``: the fall of the accuracy.
     """
-    if removal not in REMOVALS:
-        raise ValueError(f"removal={removal!r}: valid removals are {list(REMOVALS)}")
+    one_of(removal, "removal", REMOVALS, "removals")
     if removal == "zero":
         fill = None
     elif fill is None:

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from .. import proxies
+from .._checks import one_of
 from .data import (
     TASKS,
     ShuffledLoader,
@@ -53,10 +54,8 @@ def evaluation_inputs(
     ``"heldout"``: the first ``num_sequences`` (default: the profile's ``num_heldout``)
     held-out sequences.
     """
-    if task not in TASKS:
-        raise ValueError(f"task={task!r}: valid tasks are {list(TASKS)}")
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol={protocol!r}: valid protocols are {list(PROTOCOLS)}")
+    one_of(task, "task", TASKS, "tasks")
+    one_of(protocol, "protocol", PROTOCOLS, "protocols")
     p = get_profile(profile)
     if protocol == "heldout":
         n = p.num_heldout if num_sequences is None else num_sequences

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._checks import positive_int
+from .._checks import one_of, positive_int
 from .._io import atomic_write, file_lock
 from .measure import defined_metrics, sequence_metrics
 from .model import Transformer
@@ -178,8 +178,7 @@ def cached_metrics(
     replaced. Written atomically, under a per-key file lock, so concurrent callers compute
     a key once. ``cache_dir=None`` computes without a cache.
     """
-    if measure not in MEASURES:
-        raise ValueError(f"measure={measure!r}: valid measures are {list(MEASURES)}")
+    one_of(measure, "measure", MEASURES, "measures")
     compute = {"sequence": sequence_metrics, "defined": defined_metrics,
                "ablation": ablation_measure, "heads": heads_measure}[measure]
     if cache_dir is None:
@@ -275,8 +274,7 @@ def cached_metrics_many(
     patterns can differ from a many-threaded extraction's in the last float32 bit, far
     below the tolerances of the Section 4 references.
     """
-    if measure not in MEASURES:
-        raise ValueError(f"measure={measure!r}: valid measures are {list(MEASURES)}")
+    one_of(measure, "measure", MEASURES, "measures")
     workers = default_workers() if workers is None else positive_int(workers, "workers")
     out: list[dict[str, np.ndarray] | None] = [None] * len(jobs)
     if cache_dir is not None:

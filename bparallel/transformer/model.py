@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .._checks import positive_int
+from .._checks import one_of, positive_int
 from .attention import causal_attention
 
 ATTENTION_PATHS = ("fused", "sdpa", "explicit")
@@ -146,10 +146,7 @@ class Transformer(nn.Module):
 
     def __init__(self, cfg: ModelConfig, attention_path: str = "fused") -> None:
         super().__init__()
-        if attention_path not in ATTENTION_PATHS:
-            raise ValueError(
-                f"attention_path={attention_path!r}: valid paths are {list(ATTENTION_PATHS)}"
-            )
+        one_of(attention_path, "attention_path", ATTENTION_PATHS, "paths")
         self.config = cfg
         self.attention_path = attention_path
         self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)

@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from .._checks import one_of
 from .._io import atomic_write_text, file_lock
 from .data import PAPER_TASKS, TASKS
 from .train import (
@@ -242,8 +243,7 @@ def _shown(folder: str | os.PathLike) -> str:
 
 def resolve_profile(profile: str, shipped_dir: str | os.PathLike = SHIPPED_DIR) -> str:
     """``"auto"`` -> ``"paper"`` when all shipped models are present, else ``"quick"``."""
-    if profile not in BOOK_PROFILES:
-        raise ValueError(f"profile={profile!r}: valid profiles are {list(BOOK_PROFILES)}")
+    one_of(profile, "profile", BOOK_PROFILES, "profiles")
     if profile == "auto":
         return "paper" if shipped_complete(shipped_dir) else "quick"
     return profile

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .._checks import nonnegative_int, positive_int
+from .._checks import nonnegative_int, one_of, positive_int
 from .._io import atomic_write
 from .data import (
     GRAPH_TASKS,
@@ -130,8 +130,7 @@ def get_profile(profile: str | Profile) -> Profile:
     """The :class:`Profile` named ``profile`` (or ``profile`` itself)."""
     if isinstance(profile, Profile):
         return profile
-    if profile not in PROFILES:
-        raise ValueError(f"profile={profile!r}: valid profiles are {list(PROFILES)}")
+    one_of(profile, "profile", PROFILES, "profiles")
     return PROFILES[profile]
 
 
@@ -588,8 +587,7 @@ def train(
             f"attention_path={attention_path!r}: valid paths are {list(ATTENTION_PATHS)}"
         )
     path = attention_path or "fused"
-    if task not in TASKS:
-        raise ValueError(f"task={task!r}: valid tasks are {list(TASKS)}")
+    one_of(task, "task", TASKS, "tasks")
     total = p.epochs if epochs is None else epochs
     positive_int(total, "epochs")
     if stop_after is not None:

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..._checks import positive_int
+from ..._checks import one_of, positive_int
 from ..._io import atomic_copy, file_lock, is_locked
 from ...transformer.data import TASKS
 from ...transformer.shipped import (
@@ -368,8 +368,7 @@ def make_executor(
     """
     import submitit
 
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor={executor!r}: valid executors are {list(EXECUTORS)}")
+    one_of(executor, "executor", EXECUTORS, "executors")
     ex = submitit.AutoExecutor(folder=folder, cluster=executor,
                                slurm_max_num_timeout=SLURM_MAX_REQUEUES)
     # Jobs import this package however the sweep was started (an uninstalled checkout too).
@@ -417,8 +416,7 @@ def run_sweep(
     ``slurm`` keywords go to :func:`make_executor`. Returns one dict per model, in the
     order of ``runs``.
     """
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor={executor!r}: valid executors are {list(EXECUTORS)}")
+    one_of(executor, "executor", EXECUTORS, "executors")
     positive_int(jobs, "jobs")
     results: dict[ModelRun, dict[str, Any]] = {}
     for run in runs:
