@@ -75,10 +75,17 @@ def test_references_and_tolerance_rules_name_existing_notebooks():
     rule's notebook pattern matches a notebook."""
     import fnmatch
 
+    from bparallel.book.graph_tasks import resolve_profile
+
     names = set(rg.available_notebooks())
+    # Chapter 12 runs at the paper profile only once every graph task has a seed with all
+    # four head counts shipped (the sweep ships them over several sessions); until then it
+    # has quick references only, and its page says that it shows quick models.
+    waiting = set() if resolve_profile("auto") == "paper" else {"12_graph_tasks"}
     for profile in ("quick", "paper"):
+        want = names - waiting if profile == "paper" else names
         files = {p.stem for p in (ROOT / "tests" / "reference" / profile).glob("*.json")}
-        assert files == names, (profile, sorted(files ^ names))
+        assert files == want, (profile, sorted(files ^ want))
     rules = json.loads((ROOT / "tests" / "reference" / "tolerances.json").read_text())
     for rule in rules:
         assert fnmatch.filter(names, rule["notebook"]), rule
