@@ -42,6 +42,17 @@ def test_quick_path_trains_all_eight_and_resumes(tiny_run):
             assert (a == b).all()
 
 
+def test_train_quick_returns_the_final_checkpoints_and_reuses_them(tiny_run):
+    runs, _ = tiny_run
+    cks = ex.train_quick(["cycle"], "tiny", runs / "tiny", threads=1)
+    assert sorted(cks) == [("cycle", h) for h in HEADS]
+    ck = cks[("cycle", 8)]
+    assert ck.epoch == 2 and ck.data["task"] == "cycle" and ck.data["heads"] == 8
+    assert ck.path == runs / "tiny" / f"{run_name('cycle', 8)}.ckpt.pt"  # book_models' own
+    with pytest.raises(ValueError, match="task="):
+        ex.train_quick(["nope"], "tiny", runs / "tiny", threads=1)
+
+
 def test_ship_and_load_verified(tiny_run, tmp_path):
     runs, bundle = tiny_run
     dest = tmp_path / "shipped"

@@ -26,12 +26,17 @@ from typing import Any
 import numpy as np
 
 from .._checks import one_of
-from .._io import file_lock
 from ..transformer.ablation import rank_correlation
 from ..transformer.data import GRAPH_TASKS, PAPER_TASKS, TASKS
 from ..transformer.importance import RELIABLE
-from ..transformer.shipped import MODELS_ROOT, RUNS_DIR, load_shipped, shipped_seeds
-from ..transformer.train import DEFAULT_SEED, HEADS, load_checkpoint, train
+from ..transformer.shipped import (
+    MODELS_ROOT,
+    RUNS_DIR,
+    load_shipped,
+    shipped_seeds,
+    train_quick,
+)
+from ..transformer.train import DEFAULT_SEED, HEADS
 from .seeds import paired_effect, seed_interval
 
 QUICK_PROFILE = "graph-quick"
@@ -119,18 +124,12 @@ def graph_models(
             counts.append(f"{task}: seeds {', '.join(map(str, seeds))}")
         return GraphModels("paper", models, metas, "; ".join(counts))
     folder = Path(runs_dir) / train_profile
-    with file_lock(folder / ".lock"):
-        for task in tasks:
-            for heads in HEADS:
-                res = train(task, heads, train_profile, out_dir=folder, progress=False,
-                            threads=threads)
-                ck = load_checkpoint(res.checkpoint, task=task, heads=heads,
-                                     profile=train_profile)
-                key = (task, heads, int(ck.data["seed"]))
-                models[key] = ck.model().eval()
-                metas[key] = {"task": task, "heads": heads, "seed": ck.data["seed"],
-                              "profile": train_profile, "epochs": ck.epoch,
-                              "history": ck.history, "hardware": ck.data["hardware"]}
+    for (task, heads), ck in train_quick(tasks, train_profile, folder, threads).items():
+        key = (task, heads, int(ck.data["seed"]))
+        models[key] = ck.model().eval()
+        metas[key] = {"task": task, "heads": heads, "seed": ck.data["seed"],
+                      "profile": train_profile, "epochs": ck.epoch,
+                      "history": ck.history, "hardware": ck.data["hardware"]}
     return GraphModels("quick", models, metas, f"trained by this build into {folder.name}/")
 
 

@@ -82,6 +82,17 @@ def metrics_key(model: Transformer, inputs: torch.Tensor, **options: Any) -> str
 MEASURES = ("sequence", "defined", "ablation", "heads")
 
 
+def _split_reference(inputs: torch.Tensor, reference_sequences: int,
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``inputs`` ``(N, T)`` split into the sequences measured and the last
+    ``reference_sequences``, whose mean head outputs mean ablation uses."""
+    positive_int(reference_sequences, "reference_sequences")
+    if reference_sequences >= inputs.shape[0]:
+        raise ValueError(f"reference_sequences={reference_sequences}: inputs hold only "
+                         f"{inputs.shape[0]} sequences, and some must be measured")
+    return inputs[:-reference_sequences], inputs[-reference_sequences:]
+
+
 def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
                      reference_sequences: int, horizon: int = 100,
                      **options: Any) -> dict[str, np.ndarray]:
@@ -93,11 +104,7 @@ def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
     from .data import SequenceDataset
     from .importance import head_fidelity, importance_study
 
-    positive_int(reference_sequences, "reference_sequences")
-    if reference_sequences >= inputs.shape[0]:
-        raise ValueError(f"reference_sequences={reference_sequences}: inputs hold only "
-                         f"{inputs.shape[0]} sequences, and some must be measured")
-    measured, reference = inputs[:-reference_sequences], inputs[-reference_sequences:]
+    measured, reference = _split_reference(inputs, reference_sequences)
     dataset = SequenceDataset.of(task, measured)
     fidelity = head_fidelity(model, measured, horizon=horizon)
     study = importance_study(model, dataset, reference=reference, fidelity=fidelity, **options)
@@ -115,11 +122,7 @@ def heads_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
     from .data import SequenceDataset
     from .importance import head_effects, head_fidelity, knockouts, split_half_rho
 
-    positive_int(reference_sequences, "reference_sequences")
-    if reference_sequences >= inputs.shape[0]:
-        raise ValueError(f"reference_sequences={reference_sequences}: inputs hold only "
-                         f"{inputs.shape[0]} sequences, and some must be measured")
-    measured, reference = inputs[:-reference_sequences], inputs[-reference_sequences:]
+    measured, reference = _split_reference(inputs, reference_sequences)
     dataset = SequenceDataset.of(task, measured)
     out: dict[str, Any] = {"knockout": knockouts(model, dataset)}
     if impact:

@@ -21,8 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,10 +225,23 @@ def load_shipped(
     return models, metas
 
 
-@contextmanager
-def _locked(folder: Path) -> Iterator[None]:
+def train_quick(
+    tasks: Sequence[str], train_profile: str, folder: str | os.PathLike,
+    threads: int | None = None,
+) -> dict[tuple[str, int], Checkpoint]:
+    """Every ``(task, heads)`` of ``tasks`` x :data:`HEADS` trained to ``train_profile`` in
+    ``folder`` (resuming or reusing its checkpoints), under the folder's lock so that two
+    chapters built side by side train each model once; the final checkpoints."""
+    folder = Path(folder)
+    out = {}
     with file_lock(folder / ".lock"):
-        yield
+        for task in tasks:
+            for heads in HEADS:
+                res = train(task, heads, train_profile, out_dir=folder, progress=False,
+                            threads=threads)
+                out[(task, heads)] = load_checkpoint(res.checkpoint, task=task, heads=heads,
+                                                     profile=train_profile)
+    return out
 
 
 def _shown(folder: str | os.PathLike) -> str:
@@ -270,18 +282,12 @@ def book_models(
                         f"shipped in {_shown(shipped_dir)}, trained on {'; '.join(machines)}")
     folder = Path(runs_dir) / train_profile
     models, metas = {}, {}
-    with _locked(folder):
-        for task in PAPER_TASKS:
-            for heads in HEADS:
-                res = train(task, heads, train_profile, out_dir=folder, progress=False,
-                            threads=threads)
-                ck = load_checkpoint(res.checkpoint, task=task, heads=heads,
-                                     profile=train_profile)
-                models[(task, heads)] = ck.model().eval()
-                metas[(task, heads)] = {"task": task, "heads": heads, "profile": train_profile,
-                                        "epoch": ck.epoch, "history": ck.history,
-                                        "seed": ck.data["seed"], "hardware": ck.data["hardware"],
-                                        "attention_path": ck.attention_path}
+    for (task, heads), ck in train_quick(PAPER_TASKS, train_profile, folder, threads).items():
+        models[(task, heads)] = ck.model().eval()
+        metas[(task, heads)] = {"task": task, "heads": heads, "profile": train_profile,
+                                "epoch": ck.epoch, "history": ck.history,
+                                "seed": ck.data["seed"], "hardware": ck.data["hardware"],
+                                "attention_path": ck.attention_path}
     return ModelSet("quick", models, metas, f"trained by this build into {folder.name}/")
 
 
