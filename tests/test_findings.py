@@ -60,3 +60,32 @@ def test_readme_block_is_replaced_between_markers():
 def test_the_readme_table_is_the_generated_one():
     """The README's findings are what the intro and the paper references give now."""
     assert fd.run(argparse.Namespace(check=True)) == 0
+
+
+#: The intro's graph-task rows, by the slug of the chapter's verdict (``verdict.<slug>``).
+GRAPH_ROWS = {
+    "mixing": "On tasks where information must travel, more heads mix faster (Def. 2.7)",
+    "fidelity": "... and keep more fidelity", "accuracy": "... and so learn the task better",
+    "speed": "... and learn it faster",
+    "rank_accuracy": "The proxies rank the models as their accuracy does",
+    "rank_speed": "... and as their learning speed does",
+    "heads": "Per-head fidelity says which heads do the work"}
+
+
+def test_intro_graph_task_verdicts_are_the_chapters():
+    """The intro types each verdict of chapter 12 (a role cannot be glued); the chapter
+    records its verdicts (``verdict.<slug>``, the index in ``Verdict``) in its paper
+    references: the two must agree, so retraining that changes a verdict fails here until
+    the intro says so."""
+    from bparallel.book.graph_tasks import CLAIMS
+    from bparallel.book.verdicts import Verdict
+
+    assert set(GRAPH_ROWS) == set(CLAIMS)
+    refs = fd.load_references()["12_graph_tasks"]
+    rows = [cells for table in fd.table_rows(fd.INTRO.read_text()) for cells in table]
+    for slug, text in GRAPH_ROWS.items():
+        (cells,) = [c for c in rows if c[0] == text]
+        typed = Verdict.parse(cells[1].removeprefix("{verdict}`").removesuffix("`"))
+        recorded = list(Verdict)[int(refs[f"verdict.{slug}"]["value"])]
+        assert typed is recorded, (f"the intro says {typed.value!r} for {slug!r}; chapter 12's "
+                                   f"paper references say {recorded.value!r}")

@@ -58,6 +58,61 @@ def test_head_count_change_verdicts():
     assert one[0]["verdict"] == "more heads better (one seed)" and one[0]["low"] is None
 
 
+def _change(task, verdict, seeds=3):
+    return {"task": task, "verdict": verdict, "seeds": seeds}
+
+
+def test_tally_reads_every_task_and_needs_two_seeds():
+    from bparallel.book.verdicts import Verdict
+
+    better, worse, open_ = "more heads better", "more heads worse", "no resolved change"
+    assert gt.tally([_change("first", better), _change("cycle", better)]) is Verdict.HOLDS
+    assert gt.tally([_change("first", worse), _change("cycle", worse)]) is Verdict.FAILS
+    assert gt.tally([_change("first", better), _change("cycle", worse)]) \
+        is Verdict.HOLDS_WITH_CONDITIONS
+    assert gt.tally([_change("first", open_), _change("cycle", worse)]) \
+        is Verdict.NOT_SUPPORTED
+    assert gt.tally([_change("first", open_)]) is Verdict.NOT_TESTABLE
+    assert gt.tally([]) is Verdict.NOT_TESTABLE
+    # one task with one seed has no interval: the whole claim waits for it
+    assert gt.tally([_change("first", better), _change("induction", better, seeds=1)]) \
+        is Verdict.NOT_TESTABLE
+
+
+def test_rho_verdict_thresholds():
+    from bparallel.book.verdicts import Verdict
+
+    assert gt.rho_verdict([0.9, 0.5, 0.1]) is Verdict.HOLDS  # median 0.5
+    assert gt.rho_verdict([0.2, 0.3]) is Verdict.HOLDS_WITH_CONDITIONS
+    assert gt.rho_verdict([-0.56]) is Verdict.NOT_SUPPORTED
+    assert gt.rho_verdict([]) is Verdict.NOT_TESTABLE
+
+
+def test_claim_verdicts_from_rows():
+    from bparallel.book.verdicts import Verdict
+
+    rows = []
+    for s, d in zip((42, 43, 44), (0.10, 0.12, 0.11), strict=True):
+        for h, acc, mix in ((1, 0.5, 9.0), (4, 0.55, 8.0), (8, 0.58, 7.5), (16, 0.5 + d, 7.0)):
+            rows.append(_row("first", h, s, accuracy=acc, epochs_to_99=10 + h * (1 + d),
+                             **{"mixing.definition": mix * (1 + d),
+                                "fidelity.definition": 20.0 - h * (1 + d)},
+                             fidelity_impact_rho=0.8 if h > 1 else None))
+    out = {v["slug"]: v for v in gt.claim_verdicts(rows)}
+    assert list(out) == list(gt.CLAIMS)
+    assert out["mixing"]["verdict"] is Verdict.HOLDS  # 9 -> 7 steps (x 1.1) in every seed
+    assert out["mixing"]["evidence"] == "first: more heads better"
+    assert out["fidelity"]["verdict"] is Verdict.FAILS  # 19 -> 4 (about)
+    assert out["accuracy"]["verdict"] is Verdict.HOLDS
+    assert out["speed"]["verdict"] is Verdict.FAILS  # 11 -> 28 epochs (about)
+    # faster mixing goes with higher accuracy, less fidelity with it: median of +1 and -1
+    assert out["rank_accuracy"]["verdict"] is Verdict.NOT_SUPPORTED
+    assert out["rank_accuracy"]["evidence"].startswith("fidelity: median ρ")
+    assert out["heads"]["verdict"] is Verdict.HOLDS and "over 9 models" in out["heads"]["evidence"]
+    few = gt.claim_verdicts(rows[:4])  # one seed
+    assert {v["slug"]: v["verdict"] for v in few}["mixing"] is Verdict.NOT_TESTABLE
+
+
 def test_proxy_rank_agreement():
     rows = [_row("first", h, 42, **{"mixing.definition": 10.0 / h, "accuracy": h / 20.0,
                                      "fidelity.definition": 1.0})

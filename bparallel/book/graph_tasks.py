@@ -37,7 +37,9 @@ from ..transformer.shipped import (
     train_quick,
 )
 from ..transformer.train import DEFAULT_SEED, HEADS
+from .section4 import threshold_verdict
 from .seeds import paired_effect, seed_interval
+from .verdicts import Verdict
 
 QUICK_PROFILE = "graph-quick"
 BOOK_PROFILES = ("auto", "quick", "paper")
@@ -313,12 +315,92 @@ def proxy_rank_agreement(rows: Sequence[Mapping[str, Any]], proxy: str, outcome:
     return {**per_task, "median": float(np.median(vals)) if vals else None, "tasks": len(vals)}
 
 
+def tally(changes: Sequence[Mapping[str, Any]]) -> Verdict:
+    """The verdict of a "more heads do better" claim from its per-task changes
+    (:func:`head_count_change`): it holds when every task goes the claimed way, fails when
+    every task goes the other way, holds with conditions when some tasks go the claimed way,
+    is not supported when some go the other way and none the claimed way; not testable with
+    no task, or with a task of fewer than two seeds (no interval across seeds)."""
+    if not changes or min(c["seeds"] for c in changes) < 2:
+        return Verdict.NOT_TESTABLE
+    better = sum(c["verdict"] == "more heads better" for c in changes)
+    worse = sum(c["verdict"] == "more heads worse" for c in changes)
+    if better == len(changes):
+        return Verdict.HOLDS
+    if worse == len(changes):
+        return Verdict.FAILS
+    if better:
+        return Verdict.HOLDS_WITH_CONDITIONS
+    return Verdict.NOT_SUPPORTED if worse else Verdict.NOT_TESTABLE
+
+
+#: Rank agreement (Spearman's rho) at which a "the proxies rank the models" claim holds, and
+#: at which it holds with conditions; below, it is not supported.
+RHO_HOLDS, RHO_CONDITIONS = 0.5, 0.2
+
+
+def rho_verdict(rhos: Sequence[float]) -> Verdict:
+    """The verdict of a rank-agreement claim from its correlations: by their median against
+    :data:`RHO_HOLDS` and :data:`RHO_CONDITIONS`; not testable with none."""
+    if len(rhos) == 0:
+        return Verdict.NOT_TESTABLE
+    return threshold_verdict(float(np.median(rhos)), RHO_HOLDS, RHO_CONDITIONS)
+
+
+#: The claims the chapter tests, by slug (the results key ``verdict.<slug>``): the claim and
+#: the quantity of :func:`head_count_change`, or the (proxy, outcome) pairs of
+#: :func:`proxy_rank_agreement`, or (``heads``) the per-head correlation.
+CLAIMS: dict[str, tuple[str, Any]] = {
+    "mixing": ("More heads mix faster (Tables 1-2, Def. 2.7)", "mixing.definition"),
+    "fidelity": ("More heads keep more fidelity (Tables 3-4)", "fidelity.definition"),
+    "accuracy": ("More heads learn the task better", "accuracy"),
+    "speed": ("More heads learn the task faster", "epochs_to_99"),
+    "rank_accuracy": ("The proxies rank the models as their accuracy does",
+                      (("fidelity.definition", "accuracy"), ("mixing.definition", "accuracy"))),
+    "rank_speed": ("The proxies rank the models as their learning speed does",
+                   (("fidelity.definition", "epochs_to_99"),
+                    ("mixing.definition", "epochs_to_99"))),
+    "heads": ("Per-head fidelity says which heads do the work", None),
+}
+
+
+def claim_verdicts(rows: Sequence[Mapping[str, Any]], *, level: float = 0.95
+                   ) -> list[dict[str, Any]]:
+    """The chapter's verdict table: per claim of :data:`CLAIMS`, its ``slug``, ``claim``,
+    ``verdict`` (:class:`Verdict`) and ``evidence`` (a sentence), from the model rows of
+    every task, head count and seed (:func:`model_row`)."""
+    out = []
+    for slug, (claim, what) in CLAIMS.items():
+        if isinstance(what, str):
+            changes = head_count_change(rows, what, level=level)
+            verdict = tally(changes)
+            evidence = "; ".join(f"{c['task']}: {c['verdict']}" for c in changes) or "—"
+        elif what is not None:
+            agreement = {pair: proxy_rank_agreement(rows, *pair) for pair in what}
+            verdict = rho_verdict([a["median"] for a in agreement.values()
+                                   if a["median"] is not None])
+            evidence = "; ".join(
+                f"{proxy.split('.')[0]}: " + ("—" if a["median"] is None else
+                                              f"median ρ {a['median']:.2f} over {a['tasks']} tasks")
+                for (proxy, _), a in agreement.items())
+        else:
+            rhos = [r["fidelity_impact_rho"] for r in rows
+                    if r.get("fidelity_impact_rho") is not None]
+            verdict = Verdict.NOT_TESTABLE if len(rhos) < 3 else rho_verdict(rhos)
+            evidence = (f"median ρ {np.median(rhos):.2f} with the head impact over {len(rhos)} "
+                        "models with reliable layers" if rhos else
+                        "no layer with a reliable head impact")
+        out.append({"slug": slug, "claim": claim, "verdict": verdict, "evidence": evidence})
+    return out
+
+
 def defaults(profile: str) -> dict[str, int]:
     """Sequences per model: measured and reference (for mean ablation)."""
     return {"paper": {"measured": 50, "reference": 25},
             "quick": {"measured": 20, "reference": 10}}[profile]
 
 
-__all__ = ["DEFAULT_SEED", "GraphModels", "across_seeds", "complete_seeds", "defaults",
-           "epochs_to_fraction", "graph_models", "head_count_change", "model_row",
-           "paper_models", "proxy_rank_agreement", "resolve_profile"]
+__all__ = ["CLAIMS", "DEFAULT_SEED", "GraphModels", "across_seeds", "claim_verdicts",
+           "complete_seeds", "defaults", "epochs_to_fraction", "graph_models",
+           "head_count_change", "model_row", "paper_models", "proxy_rank_agreement",
+           "resolve_profile", "rho_verdict", "tally"]
