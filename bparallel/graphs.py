@@ -15,6 +15,7 @@ Matrix-level functions accept leading batch dimensions ``(..., n, n)``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -24,6 +25,7 @@ from ._checks import positive_int, square_matrices
 
 __all__ = [
     "as_edges",
+    "reaches",
     "adjacency_matrix",
     "walk_matrix",
     "diffusion_matrix",
@@ -210,6 +212,20 @@ def edges_from_adjacency(adjacency: ArrayLike) -> list[tuple[int, int]]:
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"adjacency must be one square (n, n) matrix, got shape {A.shape}")
     return [(int(j), int(i)) for i, j in zip(*np.nonzero(A), strict=True) if i != j]
+
+
+def reaches(adjacency: ArrayLike) -> NDArray[np.bool_]:
+    """Reflexive-transitive closure: ``R[..., a, b]`` iff ``b`` is reachable from ``a``.
+
+    ``adjacency[..., a, b]`` is a step ``a -> b`` (row = from), as in a row-stochastic ``P``.
+    """
+    R = np.asarray(adjacency, dtype=bool).copy()
+    n = R.shape[-1]
+    idx = np.arange(n)
+    R[..., idx, idx] = True
+    for _ in range(max(1, math.ceil(math.log2(max(n, 2))))):
+        R = (R.astype(np.float64) @ R.astype(np.float64)) > 0
+    return R
 
 
 # ---------------------------------------------------------------------- combination

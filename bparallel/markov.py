@@ -22,8 +22,9 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import absorbing
 from ._checks import positive_int, unit_interval
-from .graphs import check_stochastic, check_weights
+from .graphs import check_stochastic, check_weights, reaches
 
 __all__ = [
     "stationary_distributions",
@@ -95,20 +96,6 @@ def stationary_distribution(W: ArrayLike) -> NDArray[np.float64]:
             "a unique sink (Definition 2.2) makes it unique"
         )
     return dists[0]
-
-
-def reaches(adjacency: ArrayLike) -> NDArray[np.bool_]:
-    """Reflexive-transitive closure: ``R[..., a, b]`` iff ``b`` is reachable from ``a``.
-
-    ``adjacency[..., a, b]`` is a step ``a -> b`` (row = from), as in a row-stochastic ``P``.
-    """
-    R = np.asarray(adjacency, dtype=bool).copy()
-    n = R.shape[-1]
-    idx = np.arange(n)
-    R[..., idx, idx] = True
-    for _ in range(max(1, math.ceil(math.log2(max(n, 2))))):
-        R = (R.astype(np.float64) @ R.astype(np.float64)) > 0
-    return R
 
 
 # --------------------------------------------------------------------- mixing (Def 2.7)
@@ -224,9 +211,26 @@ def _mixing_time_block(
 
 
 # ------------------------------------------------------------------------- hitting times
-def _transient(P: NDArray[np.float64], sink: int) -> tuple[NDArray[np.float64], NDArray]:
-    keep = np.array([k for k in range(P.shape[-1]) if k != sink], dtype=np.int64)
-    return P[..., keep[:, None], keep[None, :]], keep
+def _sink_last(P: NDArray[np.float64], sink: int) -> tuple[NDArray[np.float64], NDArray]:
+    """The chains of ``P`` ``(..., n, n)`` as :mod:`bparallel.absorbing` takes them: flat
+    ``(N, n, n)``, states reordered so that ``sink`` comes last, the sink made absorbing (its
+    row never matters to the hitting of it). Also the order: new state ``k`` is old
+    ``order[k]``."""
+    n = P.shape[-1]
+    order = np.r_[np.delete(np.arange(n), sink), sink]
+    Q = np.ascontiguousarray(P[..., order[:, None], order[None, :]].reshape(-1, n, n),
+                             dtype=np.float64)
+    Q[:, -1, :] = 0.0
+    Q[:, -1, -1] = 1.0
+    return Q, order
+
+
+def _in_old_order(values: NDArray, order: NDArray, batch: tuple[int, ...]) -> NDArray:
+    """Per-state ``values`` ``(N, n, ...)`` of :func:`_sink_last`'s chains back in the old
+    state order, reshaped to ``batch + (n, ...)``."""
+    out = np.empty_like(values)
+    out[:, order] = values
+    return out.reshape(batch + values.shape[1:])
 
 
 def _require_reachable(P: NDArray[np.float64], sink: int) -> None:
@@ -246,23 +250,20 @@ def expected_hitting_times(P: ArrayLike, sink: int) -> NDArray[np.float64]:
 
     ``P`` is row-stochastic (``P[j, k]`` = probability ``j -> k``; for a walk matrix,
     ``P = W.T``), shape ``(..., n, n)``. Absorbing-chain algebra: with ``Q`` the
-    transient block, ``(I - Q) h = 1``; ``h[sink] = 0``. Raises ``ValueError`` if some
-    node cannot reach the sink.
+    transient block, ``(I - Q) h = 1``; ``h[sink] = 0``, by
+    :func:`bparallel.absorbing.hitting_times` (back-substitution for a feedforward chain).
+    Raises ``ValueError`` if some node cannot reach the sink.
     """
     P = check_stochastic(P, axis=-1, name="P")
     sink = _check_sink(sink, P.shape[-1])
     _require_reachable(P, sink)
-    Q, keep = _transient(P, sink)
-    m = Q.shape[-1]
-    h = np.zeros(P.shape[:-1])
-    if m:
-        ones = np.ones(P.shape[:-2] + (m, 1))
-        h[..., keep] = np.linalg.solve(np.eye(m) - Q, ones)[..., 0]
-    return h
+    Q, order = _sink_last(P, sink)
+    return _in_old_order(absorbing.hitting_times(Q), order, P.shape[:-2])
 
 
 def truncated_hitting_times(P: ArrayLike, sink: int, max_steps: int) -> NDArray[np.float64]:
-    """Exact ``E[min(tau, M)]`` per start node, ``M = max_steps``: ``sum_{t<M} Pr(tau > t)``.
+    """Exact ``E[min(tau, M)]`` per start node, ``M = max_steps``: ``sum_{t<M} Pr(tau > t)``
+    (:func:`bparallel.absorbing.survival_sums`).
 
     The walk of Algorithm 1 stops at the sink or after ``M`` steps. ``P`` row-stochastic,
     ``(..., n, n)``. No reachability is needed (the truncation keeps it finite).
@@ -270,15 +271,8 @@ def truncated_hitting_times(P: ArrayLike, sink: int, max_steps: int) -> NDArray[
     P = check_stochastic(P, axis=-1, name="P")
     sink = _check_sink(sink, P.shape[-1])
     max_steps = positive_int(max_steps, "max_steps")
-    Q, keep = _transient(P, sink)
-    surv = np.ones(P.shape[:-2] + (Q.shape[-1],))  # Pr(tau > t) from each transient start
-    total = np.zeros_like(surv)
-    for _ in range(max_steps):
-        total += surv
-        surv = np.einsum("...jk,...k->...j", Q, surv)
-    h = np.zeros(P.shape[:-1])
-    h[..., keep] = total
-    return h
+    Q, order = _sink_last(P, sink)
+    return _in_old_order(absorbing.survival_sums(Q, max_steps), order, P.shape[:-2])
 
 
 def sample_hitting_times(
@@ -291,10 +285,11 @@ def sample_hitting_times(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Monte Carlo ``E[tau]`` (or ``E[min(tau, max_steps)]``) per start: ``(mean, stderr)``.
 
-    ``num_walks`` walks from every start node, all advanced together (one vectorised
-    step for every walk of every graph; no Python loop per walk). The next state is drawn
-    by inverse-CDF sampling on the rows of the row-stochastic ``P`` (``(..., n, n)``).
-    Without ``max_steps`` every node must reach the sink.
+    ``num_walks`` walks from every start node, all advanced together by
+    :func:`bparallel.absorbing.sample_walks` (one vectorised step for every walk; no Python
+    loop per walk): the next state is drawn by inverse-CDF sampling on the rows of the
+    row-stochastic ``P`` (``(..., n, n)``). Without ``max_steps`` every node must reach
+    the sink.
     """
     P = check_stochastic(P, axis=-1, name="P")
     n = P.shape[-1]
@@ -302,29 +297,13 @@ def sample_hitting_times(
     num_walks = positive_int(num_walks, "num_walks")
     if max_steps is None:
         _require_reachable(P, sink)
-        limit = None
+        limit = np.iinfo(np.int64).max  # every walk reaches the sink: the loop ends
     else:
         limit = positive_int(max_steps, "max_steps")
-    rng = np.random.default_rng(seed)
-    batch = P.shape[:-2]
-    flatP = P.reshape((-1, n, n))
-    cdf = np.cumsum(flatP, axis=-1)
-    cdf[..., -1] = np.inf  # rounding never lets a draw fall off the end
-    G = flatP.shape[0]
-    graph = np.repeat(np.arange(G), n * num_walks)  # (G*n*S,)
-    state = np.tile(np.repeat(np.arange(n), num_walks), G)
-    steps = np.zeros(state.shape, dtype=np.int64)
-    active = np.flatnonzero(state != sink)
-    t = 0
-    while active.size and (limit is None or t < limit):
-        r = rng.random(active.size)
-        rows = cdf[graph[active], state[active]]  # (A, n)
-        nxt = (rows < r[:, None]).sum(axis=1)  # first k with cdf[k] >= r
-        state[active] = nxt
-        steps[active] += 1
-        active = active[nxt != sink]
-        t += 1
-    samples = steps.reshape(batch + (n, num_walks)).astype(np.float64)
+    Q, order = _sink_last(P, sink)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    steps = absorbing.sample_walks(np.cumsum(Q, axis=-1), limit, num_walks, rng)
+    samples = _in_old_order(steps, order, P.shape[:-2]).astype(np.float64)  # (..., n, S)
     mean = samples.mean(axis=-1)
     stderr = samples.std(axis=-1, ddof=1) / math.sqrt(num_walks) if num_walks > 1 else (
         np.full(mean.shape, np.inf)

@@ -129,13 +129,15 @@ def test_proxy_rank_agreement():
 
 def test_model_row_from_measures():
     L, N, T, H = 2, 3, 5, 2
-    seq = {"mixing_time.paper": np.full((L, N), 4.0),
-           "mixing_time.definition": np.full((L, N), 6.0),
-           "fidelity.paper": np.full((L, N), 30.0), "fidelity.definition": np.full((L, N), 20.0)}
+    phi = np.full((L, N, T), 25.0)
+    phi[..., 2] = 20.0  # the least non-sink node
+    phi[..., -1] = 10.0  # the sink: only published-code mode's minimum counts it
     rollout = np.full((L, N, T), 1.0 / T)
     rollout[-1, :, 0], rollout[-1, :, 1] = 0.0, 2.0 / T  # after the last layer token 0 is lost
     defined = {"worst_case.definition": np.array([[3.0, 5.0, 4.0], [math.inf] * 3]),
-               "rollout.weighted": rollout}
+               "rollout.weighted": rollout, "fidelity.node": phi,
+               "mixing_time.paper": np.full((L, N), 4.0),
+               "mixing_time.definition": np.full((L, N), 6.0)}
     impact = np.zeros((L, H, N))
     impact[0, 1] = 1.0
     heads = {"knockout": {"none": {"accuracy": 0.9, "margin": 3.0},
@@ -145,15 +147,16 @@ def test_model_row_from_measures():
              "impact": impact, "reliability": np.array([0.9, 0.1]),
              "fidelity": {"definition": np.array([[0.1, 0.4], [0.2, 0.3]])}}
     meta = {"curve": {"heldout_accuracy_predictable": [0.2, 0.895, 0.9]}}  # 0.895 >= 0.891
-    row = gt.model_row(("first", H, 43), seq, defined, heads, meta)
+    row = gt.model_row(("first", H, 43), defined, heads, meta)
     assert row["accuracy"] == 0.9 and row["epochs_to_99"] == 2
-    assert row["mixing.definition"] == 6.0 and row["fidelity.paper"] == 30.0
+    assert row["mixing.definition"] == 6.0
+    assert (row["fidelity.paper"], row["fidelity.definition"]) == (10.0, 20.0)
     assert row["t_mix"] == math.inf  # median of the layer medians 4 and inf
     assert row["rollout_min"] == pytest.approx(0.0)
     assert (row["knockout_all"], row["knockout_L1"]) == (0.01, 0.5)
     assert row["reliable_layers"] == 1 and row["fidelity_impact_rho"] == pytest.approx(1.0)
     assert row["impact_reliability"] == pytest.approx(0.5)
-    assert "accuracy" not in gt.model_row(("first", H, 43), seq, defined, heads)
+    assert "accuracy" not in gt.model_row(("first", H, 43), defined, heads)
 
 
 def test_graph_models_quick_trains_and_shipped_loads(tmp_path):

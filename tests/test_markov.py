@@ -132,6 +132,22 @@ def test_truncated_hitting_times():
     )
 
 
+def test_hitting_times_with_the_sink_inside_and_batched():
+    # a sink in the middle (the kernels take it last): the chain 0 -> 2 <- 1 with a
+    # self-loop of 1/2 at 0 and 2/3 at 1, and 2 absorbing; 3 moves to 2 directly
+    P = np.array([[0.5, 0, 0.5, 0], [0, 2 / 3, 1 / 3, 0], [0, 0, 1, 0], [0, 0, 1, 0]])
+    np.testing.assert_allclose(mk.expected_hitting_times(P, 2), [2, 3, 0, 1], rtol=1e-14)
+    expected = [sum(0.5**t for t in range(4)), sum((2 / 3) ** t for t in range(4)), 0, 1]
+    np.testing.assert_allclose(mk.truncated_hitting_times(P, 2, 4), expected, rtol=1e-14)
+    mean, se = mk.sample_hitting_times(P, 2, 4000, seed=3)
+    assert mean[2] == 0 and mean[3] == 1 and se[3] == 0
+    assert abs(mean[0] - 2) < 4 * se[0] and abs(mean[1] - 3) < 4 * se[1]
+    # batched: each graph as it would be alone
+    batch = np.stack([P, np.eye(4)[[2, 2, 2, 2]]])
+    np.testing.assert_allclose(mk.expected_hitting_times(batch, 2),
+                               [[2, 3, 0, 1], [1, 1, 0, 1]], rtol=1e-14)
+
+
 def test_hitting_time_errors():
     P = g.walk_matrix([(0, 2)], 3).T
     with pytest.raises(ValueError, match="node 1 cannot reach the sink 2"):

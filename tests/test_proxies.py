@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from bparallel import absorbing
 from bparallel import proxies as px
 
 # --------------------------------------------------------------------------- fixtures
@@ -31,6 +32,16 @@ W_B = np.array([0.6, 0.4])
 #   C = [[.5,0,0],[.7,.3,0],[.2,.5,.3]]; column sums 1.4 (>1), 0.8 (<1), 0.3 (<1)
 #   P0 = [.5, .7, .2] (cumsum .5, 1.2, 1.4: crosses 1 in the middle), P1 = [0, .3, .5]
 EX_C = np.array([[[0.5, 0, 0], [0.7, 0.3, 0], [0.2, 0.5, 0.3]]])
+
+
+def solved_hitting_times(Q):
+    """``E[tau]`` of chains ``Q`` ``(..., T, T)`` (sink last) by a dense solve of
+    ``(I - Q_transient) h = 1``: independent of the back-substitution under test."""
+    T = Q.shape[-1]
+    h = np.zeros(Q.shape[:-1])
+    h[..., :-1] = np.linalg.solve(np.eye(T - 1) - Q[..., :-1, :-1],
+                                  np.ones(Q.shape[:-2] + (T - 1, 1)))[..., 0]
+    return h
 
 
 def softmax_attention(rng, shape, T, scale=2.0):
@@ -58,12 +69,12 @@ def survival_curve(Q, start, steps):
 
 def _without_tail_cutoff(attn):
     """``mixing_time_proxy`` with the early stop on a negligible survival tail disabled."""
-    old = px._TAIL_TOL
+    old = absorbing._TAIL_TOL
     try:
-        px._TAIL_TOL = 0.0
+        absorbing._TAIL_TOL = 0.0
         return px.mixing_time_proxy(attn, max_steps=100, reduce="none")
     finally:
-        px._TAIL_TOL = old
+        absorbing._TAIL_TOL = old
 
 
 def test_head_weights_split_columns_closed_form():
@@ -281,7 +292,7 @@ def test_sampler_matches_walk_by_walk_reference_in_distribution(mode):
     cs = np.cumsum(P, -1)
     if mode == "definition":
         cs = cs / cs[..., -1:]
-    fast = px._simulate_walks(cs, M, S, np.random.default_rng(7))[0]  # (T, S)
+    fast = absorbing.sample_walks(cs, M, S, np.random.default_rng(7))[0]  # (T, S)
     slow = px.reference_walk_times(attn, w, mode=mode, max_steps=M, num_simulations=S,
                                    seed=8)
     for start in range(4):
@@ -408,7 +419,7 @@ def test_binary_search_matches_the_published_rule_with_ties():
     cs = np.cumsum(rng.integers(0, 3, size=(200, T)) / 4, axis=-1)
     r = rng.integers(0, 6, size=200) / 4
     r[::3] = rng.random(len(r[::3]))
-    got = px._first_at_least(cs.reshape(-1), np.arange(200) * T, r, T)
+    got = absorbing._first_at_least(cs.reshape(-1), np.arange(200) * T, r, T)
     np.testing.assert_array_equal(got, (cs < r[:, None]).sum(1))
 
 
@@ -509,7 +520,7 @@ def test_worst_case_mixing_time_brute_force(stay):
         assert None not in expected
         np.testing.assert_array_equal(got, expected)
     if stay == 0.995:
-        assert got.min() > px._DIRECT_STEPS
+        assert got.min() > absorbing._DIRECT_STEPS
 
 
 @pytest.mark.parametrize("c", [1e-2, 1e-4, 1e-6, 1e-7])
@@ -589,8 +600,8 @@ def test_worst_case_mixing_time_batched_equals_loop_and_torch(monkeypatch):
                                                                   mode=mode, eps=0.2)
         hit = px.hitting_time_profile(pattern, w, mode=mode)
         # smaller chunks (phase 2 one graph at a time, hitting times two at a time)
-        monkeypatch.setattr(px, "_POWER_BYTES", 1)
-        monkeypatch.setattr(px, "_SOLVE_CHUNK", 2)
+        monkeypatch.setattr(absorbing, "_POWER_BYTES", 1)
+        monkeypatch.setattr(absorbing, "_SOLVE_CHUNK", 2)
         np.testing.assert_array_equal(
             px.worst_case_mixing_time(pattern, w, mode=mode, eps=0.2), batched)
         np.testing.assert_array_equal(px.hitting_time_profile(pattern, w, mode=mode).exact,
@@ -665,7 +676,6 @@ def test_hitting_time_profile_geometric_leak(p):
 
 @pytest.mark.parametrize("mode", px.MODES)
 def test_hitting_time_profile_equals_solve_and_long_truncation(mode):
-    from bparallel import markov
 
     rng = np.random.default_rng(26)
     pattern = np.concatenate([softmax_attention(rng, (4, 3), 10, scale=2.5),
@@ -679,8 +689,7 @@ def test_hitting_time_profile_equals_solve_and_long_truncation(mode):
     if mode == "definition":
         assert finite.all()
         np.testing.assert_allclose(
-            ht.exact, markov.expected_hitting_times(px.transition_matrix(pattern, w,
-                                                                          mode=mode), -1),
+            ht.exact, solved_hitting_times(px.transition_matrix(pattern, w, mode=mode)),
             rtol=1e-10)
     else:
         assert not finite[:, 0].any() and finite[:, 1:].all()  # the trap, and only it
@@ -692,7 +701,6 @@ def test_hitting_time_profile_equals_solve_and_long_truncation(mode):
 
 
 def test_hitting_time_profile_traps_and_non_causal():
-    from bparallel import markov
 
     # position 1 gets no attention (waits forever in definition mode); position 0 gets there
     # with probability 1/2 (P[0] = (1, .5, 0, .5) / 2), so E[tau_0] = inf too; position 2
@@ -706,7 +714,7 @@ def test_hitting_time_profile_traps_and_non_causal():
     full = rng.random((3, 2, 5, 5))
     ht = px.hitting_time_profile(full)
     Q = px.transition_matrix(full, mode="definition")
-    np.testing.assert_allclose(ht.exact, markov.expected_hitting_times(Q, -1), rtol=1e-10)
+    np.testing.assert_allclose(ht.exact, solved_hitting_times(Q), rtol=1e-10)
     swap = np.array([[[0.0, 1, 0], [1, 0, 0], [0, 0, 1]]])
     np.testing.assert_array_equal(px.hitting_time_profile(swap).exact, [np.inf, np.inf, 0])
     # leaving it from 0 w.p. p = 0.3 / 1.3: h_0 = 1 + (1 - p) h_1, h_1 = 1 + h_0

@@ -11,7 +11,8 @@ from bparallel.book.section4 import definition_rows, fmt_steps, heads_verdicts
 def _metrics(wc, exact, roll, fid, proxy=1.0):
     L, N = np.shape(wc)
     return {"worst_case.definition": np.asarray(wc, float),
-            "proxy.definition": np.full((L, N), proxy), "proxy.paper": np.full((L, N), 2 * proxy),
+            "mixing_time.definition": np.full((L, N), proxy),
+            "mixing_time.paper": np.full((L, N), 2 * proxy),
             "hitting.exact": np.asarray(exact, float), "rollout.weighted": np.asarray(roll, float),
             "fidelity.node": np.asarray(fid, float)}
 

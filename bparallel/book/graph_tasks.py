@@ -176,15 +176,14 @@ def _curve(meta: Mapping[str, Any]) -> list[float]:
 
 def model_row(
     key: tuple[str, int, int],
-    sequence: Mapping[str, np.ndarray],
     defined: Mapping[str, np.ndarray],
     heads: Mapping[str, Any],
     meta: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One model's summary: ``sequence`` (:func:`~bparallel.transformer.measure.sequence_metrics`
-    without best heads), ``defined`` (:func:`~bparallel.transformer.measure.defined_metrics`)
-    and ``heads`` (:func:`~bparallel.transformer.metrics_cache.heads_measure`, unflattened) of the
-    same sequences, and ``meta`` (the learning curve; ``None`` for a model whose curve is not
+    """One model's summary: ``defined`` (:func:`~bparallel.transformer.measure.defined_metrics`:
+    Algorithms 1-2 in both modes, Definition 2.7, rollout) and ``heads``
+    (:func:`~bparallel.transformer.metrics_cache.heads_measure`, unflattened) of the same
+    sequences, and ``meta`` (the learning curve; ``None`` for a model whose curve is not
     at hand). Layer quantities are means over layers of means over sequences; Definition
     2.7 is the median over layers of the median over sequences (it may be infinite);
     ``rollout_min`` is ``T`` times the smallest share of the last position traced to any
@@ -202,9 +201,11 @@ def model_row(
     layers = sorted(int(k[1:]) for k in ko if k.startswith("L"))
     for la in layers:
         row[f"knockout_L{la}"] = float(ko[f"L{la}"]["accuracy"])
+    phi = defined["fidelity.node"]  # (L, N, T)
+    minimax = {"paper": phi.min(-1), "definition": phi[..., :-1].min(-1)}  # Algorithm 2
     for mode in ("paper", "definition"):
-        row[f"mixing.{mode}"] = float(np.mean(sequence[f"mixing_time.{mode}"]))
-        row[f"fidelity.{mode}"] = float(np.mean(sequence[f"fidelity.{mode}"]))
+        row[f"mixing.{mode}"] = float(np.mean(defined[f"mixing_time.{mode}"]))
+        row[f"fidelity.{mode}"] = float(np.mean(minimax[mode]))
     t_mix = np.median(defined["worst_case.definition"], axis=-1)  # (L,)
     row["t_mix"] = float(np.median(t_mix))
     rollout = defined["rollout.weighted"][-1]  # (N, T): after the last layer

@@ -66,8 +66,8 @@ def definition_rows(
                 "t_mix_median": float(np.median(wc[layer])),
                 "t_mix_p90": float(np.quantile(wc[layer], 0.9, method="higher")),
                 "never_mixes": float(np.isinf(wc[layer]).mean()),
-                "proxy_definition": float(m["proxy.definition"][layer].mean()),
-                "proxy_paper": float(m["proxy.paper"][layer].mean()),
+                "proxy_definition": float(m["mixing_time.definition"][layer].mean()),
+                "proxy_paper": float(m["mixing_time.paper"][layer].mean()),
                 "starts_beyond_cutoff": float((exact[:, :-1] > max_steps).mean()),
                 "worst_start": int(np.bincount(worst).argmax()),
                 # a constant row has no rank order to agree with: it counts as 0, not NaN

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .. import proxies
-from .._checks import one_of
+from .._checks import one_of, positive_int, unit_interval
 from .data import (
     TASKS,
     ShuffledLoader,
@@ -98,16 +98,26 @@ class _Parts(dict):
 
 def _batches(
     model: Transformer, inputs: torch.Tensor, batch_size: int
-) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per batch of ``inputs`` ``(N, T)``: the patterns ``(L, B, H, T, T)``, their
-    combination with the learned head weights as a one-head graph of weight 1
-    ``(L, B, 1, T, T)`` (combined once), and the weights ``(L, H)`` (Section 4.2)."""
+) -> Iterator[tuple[np.ndarray, proxies.Walk, np.ndarray]]:
+    """Per batch of ``inputs`` ``(N, T)``: the patterns ``(L, B, H, T, T)``, their walk with
+    the learned head weights (:class:`bparallel.proxies.Walk`: validated and combined once,
+    every graph ``(L, B)``) and the weights ``(L, H)`` (Section 4.2)."""
     if inputs.ndim != 2:
         raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
     w = model_head_weights(model)  # (L, H)
     for start in range(0, inputs.shape[0], batch_size):
         pattern = extract_patterns(model, inputs[start : start + batch_size])  # (L, B, H, T, T)
-        yield pattern, proxies.combine_heads(pattern, w[:, None, :])[:, :, None], w
+        yield pattern, proxies.Walk(pattern, w[:, None, :]), w
+
+
+def _algorithm_1(walk: proxies.Walk, mode: str, max_steps: int) -> np.ndarray:
+    """Algorithm 1 per graph, ``(L, B)``: the mean over starts of ``E[min(tau, M)]``."""
+    return walk.shaped(walk.truncated_hitting_times(mode, max_steps).mean(-1))
+
+
+def _node_fidelity(walk: proxies.Walk, horizon: int) -> np.ndarray:
+    """Node fidelity ``phi_j`` in percent per graph, ``(L, B, T)`` (Algorithm 2)."""
+    return 100.0 * walk.shaped(walk.node_fidelity(horizon, times=False)[0])
 
 
 def sequence_metrics(
@@ -119,21 +129,22 @@ def sequence_metrics(
     batch_size: int = 25,
     best_head: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Per-layer, per-sequence proxies, each array ``(L, N)``.
+    """Per-layer, per-sequence proxies (Tables 1-6), each array ``(L, N)``.
 
-    Keys ``"mixing_time.<mode>"``, ``"fidelity.<mode>"`` (percent) and, with ``best_head``,
-    ``"best_head.individual.<mode>"``, ``"best_head.combined.<mode>"``,
-    ``"best_head.head.<mode>"`` for both modes. Node fidelities are computed once: for
-    non-sink nodes the ``t = 0`` term is 0, so the two modes differ only in the node set.
+    Keys ``"mixing_time.<mode>"`` (Algorithm 1), ``"fidelity.<mode>"`` (Algorithm 2,
+    percent) and, with ``best_head``, ``"best_head.individual.<mode>"``,
+    ``"best_head.combined.<mode>"``, ``"best_head.head.<mode>"`` for both modes. Node
+    fidelities are computed once: for non-sink nodes the ``t = 0`` term is 0, so the two
+    modes differ only in the node set.
     """
+    positive_int(max_steps, "max_steps")
+    positive_int(horizon, "horizon")
     out = _Parts()
     put = out.put
-    one = np.ones(1)
-    for pattern, combined, _ in _batches(model, inputs, batch_size):
+    for pattern, walk, _ in _batches(model, inputs, batch_size):
         for mode in MODES:
-            put(f"mixing_time.{mode}",
-                proxies.mixing_time_proxy(combined, one, mode=mode, max_steps=max_steps))
-        phi = proxies.node_fidelity_proxy(combined, one, horizon=horizon, times=False).phi
+            put(f"mixing_time.{mode}", _algorithm_1(walk, mode, max_steps))
+        phi = _node_fidelity(walk, horizon)  # (L, B, T)
         put("fidelity.paper", phi.min(-1))  # (L, B)
         put("fidelity.definition", phi[..., :-1].min(-1))
         if best_head:
@@ -141,8 +152,7 @@ def sequence_metrics(
                 phi_h = phi[:, :, None]  # (L, B, 1, T)
             else:
                 single = pattern[:, :, :, None]  # (L, B, H, 1, T, T): each head alone
-                phi_h = proxies.node_fidelity_proxy(single, one, horizon=horizon,
-                                                    times=False).phi
+                phi_h = _node_fidelity(proxies.Walk(single, np.ones(1)), horizon)
             per_head = {"paper": phi_h.min(-1), "definition": phi_h[..., :-1].min(-1)}
             for mode in MODES:
                 ph = per_head[mode]  # (L, B, H)
@@ -195,29 +205,35 @@ def defined_metrics(
 
     - ``"worst_case.<mode>"`` ``(L, N)``: Definition 2.7's mixing time of the walk
       (:func:`bparallel.proxies.worst_case_mixing_time`; ``inf`` where a start never mixes);
-    - ``"proxy.<mode>"`` ``(L, N)``: Algorithm 1's mean truncated hitting time (cutoff
-      ``max_steps``), for both modes;
+    - ``"mixing_time.<mode>"`` ``(L, N)``: Algorithm 1's mean truncated hitting time (cutoff
+      ``max_steps``), for both modes: the same key and values as :func:`sequence_metrics`;
     - ``"hitting.exact"``, ``"hitting.truncated"`` ``(L, N, T)``: per start, the untruncated
       and the truncated expected hitting time of the sink (definition mode);
     - ``"fidelity.node"`` ``(L, N, T)``: node fidelity ``phi_j`` in percent of the combined
-      heads (Definitions 3.3 and 3.9, definition mode's walk);
+      heads (Definitions 3.3 and 3.9); its minimum over all nodes and over the non-sink
+      nodes are :func:`sequence_metrics`' ``"fidelity.paper"`` and ``"fidelity.definition"``;
     - ``"rollout.weighted"``, ``"rollout.uniform"`` ``(L, N, T)``: the sink's row of attention
       rollout after each layer (Abnar & Zuidema 2020; heads weighted by ``w_h``, or averaged):
       the share of the last position's representation traceable to input token ``j``.
+
+    Per batch the patterns are validated and their heads combined once
+    (:class:`bparallel.proxies.Walk`), and the walk's chain is built once per mode: Algorithm
+    1, Definition 2.7 and the hitting times read the same chain, and the truncated hitting
+    times of definition mode are computed once for Algorithm 1 and ``"hitting.truncated"``.
     """
+    eps = unit_interval(eps, "eps", closed=False)
+    positive_int(max_steps, "max_steps")
+    positive_int(horizon, "horizon")
     out = _Parts()
     put = out.put
-    one = np.ones(1)
-    for pattern, C, w in _batches(model, inputs, batch_size):
+    for pattern, walk, w in _batches(model, inputs, batch_size):
         for mode in MODES:
-            put(f"worst_case.{mode}", proxies.worst_case_mixing_time(C, one, mode=mode, eps=eps))
-            put(f"proxy.{mode}", proxies.mixing_time_proxy(C, one, mode=mode,
-                                                           max_steps=max_steps))
-        hit = proxies.hitting_time_profile(C, one, mode="definition", max_steps=max_steps)
-        put("hitting.exact", hit.exact)  # (L, B, T)
-        put("hitting.truncated", hit.truncated)
-        put("fidelity.node", proxies.node_fidelity_proxy(C, one, mode="definition",
-                                                         horizon=horizon, times=False).phi)
+            put(f"worst_case.{mode}", walk.shaped(walk.mixing_time(mode, eps)))
+            put(f"mixing_time.{mode}", _algorithm_1(walk, mode, max_steps))
+        put("hitting.exact", walk.shaped(walk.hitting_times("definition")))  # (L, B, T)
+        put("hitting.truncated", walk.shaped(walk.truncated_hitting_times("definition",
+                                                                          max_steps)))
+        put("fidelity.node", _node_fidelity(walk, horizon))
         by_sequence = np.swapaxes(pattern, 0, 1)  # (B, L, H, T, T)
         put("rollout.weighted", np.swapaxes(
             proxies.attention_rollout(by_sequence, w)[..., -1, :], 0, 1))  # (L, B, T)
