@@ -65,15 +65,15 @@ def main() -> None:
     # 1. one sample-layer ---------------------------------------------------------------
     model = models[("copy", 8)]
     x = evaluation_inputs("copy", "heldout", "paper", num_sequences=1)
-    attn = extract_patterns(model, x)[1, 0]  # layer 2, (H, T, T)
+    pattern = extract_patterns(model, x)[1, 0]  # layer 2, (H, T, T)
     w = model_head_weights(model)[1]
     S = 500
-    t_exact, exact = best_of(lambda: px.mixing_time_proxy(attn, w), 5 * reps)
+    t_exact, exact = best_of(lambda: px.mixing_time_proxy(pattern, w), 5 * reps)
     t_mc, (mc, se) = best_of(lambda: px.mixing_time_proxy(
-        attn, w, method="monte-carlo", num_simulations=S, seed=0, return_stderr=True), reps)
+        pattern, w, method="monte-carlo", num_simulations=S, seed=0, return_stderr=True), reps)
     s_loop = 25 if args.quick else 100  # the loop is timed on fewer walks and scaled
     t_loop, times = best_of(lambda: px.reference_walk_times(
-        attn, w, num_simulations=s_loop, seed=0), 1)
+        pattern, w, num_simulations=s_loop, seed=0), 1)
     t_loop *= S / s_loop
     print("\n1. one sample-layer (T = 100, 8 heads, paper mode, M = 100)")
     print(f"   exact        {t_exact * 1e3:9.2f} ms   value {float(exact):.4f}")
@@ -105,11 +105,11 @@ def main() -> None:
     one = np.ones(1)
     for start in range(0, n_distinct, batch):
         t = time.perf_counter()
-        attn = extract_patterns(model, inputs[start : start + batch])  # (L, B, H, T, T)
+        pattern = extract_patterns(model, inputs[start : start + batch])  # (L, B, H, T, T)
         t_extract += time.perf_counter() - t
         for _ in range(passes):
             t = time.perf_counter()
-            C = px.combine_heads(attn, w)[:, :, None]  # (L, B, 1, T, T), as evaluate does
+            C = px.combine_heads(pattern, w)[:, :, None]  # (L, B, 1, T, T), as evaluate does
             t_comb += time.perf_counter() - t
             t = time.perf_counter()
             px.mixing_time_proxy(C, one)
@@ -144,8 +144,8 @@ def main() -> None:
     print(f"\n4. against the arithmetic limit ({M} x {T}^2 = {M * T * T:.0e} multiply-adds "
           f"per graph; float64 matrix product: {rate / 1e9:.1f} G multiply-adds/s)")
     print(f"   {'':26}{'graphs/s':>10} {'limit/s':>9} {'share of limit':>15}")
-    attn = extract_patterns(model, inputs[:batch])  # (L, B, H, T, T) float32
-    heads = attn[:, :, :, None]  # (L, B, H, 1, T, T): each head alone, as Tables 5-6 need
+    pattern = extract_patterns(model, inputs[:batch])  # (L, B, H, T, T) float32
+    heads = pattern[:, :, :, None]  # (L, B, H, 1, T, T): each head alone, as Tables 5-6 need
     t_head, _ = best_of(lambda: px.node_fidelity_proxy(heads, one, times=False), 3)
     head_graphs = heads.shape[0] * heads.shape[1] * heads.shape[2]
     for name, n, secs in (("fidelity, both modes", graphs, t_fid),

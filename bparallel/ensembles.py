@@ -47,7 +47,7 @@ __all__ = [
     "edge_jaccard",
     "head_tuples",
     "simplex_grid",
-    "combine_heads",
+    "combinations",
     "tv_curves",
     "binomial_mixing_bound",
     "combination_mixing_times",
@@ -264,7 +264,7 @@ def simplex_grid(H: int, steps: int) -> NDArray[np.float64]:
     return np.array(sorted(rows, reverse=True), dtype=np.float64) / steps
 
 
-def combine_heads(matrices: ArrayLike, weights: ArrayLike) -> NDArray[np.float64]:
+def combinations(matrices: ArrayLike, weights: ArrayLike) -> NDArray[np.float64]:
     """Every weight vector applied to every head stack: ``(..., H, n, n)``, ``(K, H)`` ->
     ``(..., K, n, n)`` (the ``W-bar`` of Section 2.2, the ``Delta-bar`` of Eq. 26), by
     :func:`bparallel.graphs.convex_combination` broadcast over the ``K`` weight vectors."""
@@ -328,7 +328,7 @@ def combination_mixing_times(
 
     ``W_heads`` ``(..., H, n, n)``, ``weights`` ``(K, H)`` -> ``(..., K)``.
     """
-    return markov.mixing_time(combine_heads(W_heads, weights), eps)
+    return markov.mixing_time(combinations(W_heads, weights), eps)
 
 
 @dataclass(frozen=True)
@@ -449,13 +449,13 @@ def compare_fidelity(
     H = D.shape[-3]
     w = simplex_grid(H, grid_steps)
     node, _ = fidelity.node_fidelity(D, horizon)
-    uni = combine_heads(D, np.full((1, H), 1.0 / H))[..., 0, :, :]
+    uni = combinations(D, np.full((1, H), 1.0 / H))[..., 0, :, :]
     return FidelityComparison(
         heads=node[..., :-1].min(axis=-1),
         node=node,
         uniform=np.asarray(fidelity.minimax_fidelity(uni, horizon)),
         weights=w,
-        grid=np.asarray(fidelity.minimax_fidelity(combine_heads(D, w), horizon)),
+        grid=np.asarray(fidelity.minimax_fidelity(combinations(D, w), horizon)),
     )
 
 

@@ -57,12 +57,12 @@ def _full_forward_metrics(model, dataset, mask, batch_size):
 def test_all_ones_mask_is_the_plain_model_bitwise(model, dataset):
     x = dataset.inputs[:5]
     plain = _logits(model, x)
-    plain_explicit, attn = _logits(model, x, return_attention=True)
+    plain_explicit, pattern = _logits(model, x, return_attention=True)
     with ab.ablated(model, torch.ones(L, H)):
         assert torch.equal(_logits(model, x), plain)
         masked_explicit, masked_attn = _logits(model, x, return_attention=True)
     assert torch.equal(masked_explicit, plain_explicit)
-    assert torch.equal(masked_attn, attn)
+    assert torch.equal(masked_attn, pattern)
     with ab.ablated(model, np.ones((L, H), dtype=bool)):  # numpy bool masks too
         assert torch.equal(_logits(model, x), plain)
 
@@ -150,8 +150,8 @@ def test_removing_every_head_of_a_layer_leaves_only_the_bias(model, dataset):
         removed = _logits(model, x)
 
     def bias_only(m: Transformer) -> Transformer:
-        attn = m.blocks[layer].attn
-        attn.forward = lambda h, path="fused", ret=False: (attn.out.bias.expand_as(h), None)
+        pattern = m.blocks[layer].attn
+        pattern.forward = lambda h, path="fused", ret=False: (pattern.out.bias.expand_as(h), None)
         return m
 
     zero_weight = copy.deepcopy(model)

@@ -287,7 +287,7 @@ def test_validation_errors():
     with pytest.raises(ValueError, match="p must lie"):
         en.binomial_mixing_bound(2, 0.0)
     with pytest.raises(ValueError, match="sum to 1"):
-        en.combine_heads(np.stack([np.eye(3)] * 2), [[0.5, 0.6]])
+        en.combinations(np.stack([np.eye(3)] * 2), [[0.5, 0.6]])
     with pytest.raises(ValueError, match=r"\(\.\.\., H, n, n\)"):
         en.compare_mixing(np.eye(3))
     with pytest.raises(ValueError, match="horizon"):

@@ -38,14 +38,14 @@ def test_fused_and_explicit_paths_agree_in_eval(heads):
     x = torch.randint(0, 256, (3, 20))
     with torch.no_grad():
         fused = model(x, attention_path="fused")
-        explicit, attn = model(x, return_attention=True)
+        explicit, pattern = model(x, return_attention=True)
         explicit2 = model(x, attention_path="explicit")
         sdpa = model(x, attention_path="sdpa")
     torch.testing.assert_close(fused, explicit, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(sdpa, fused)
     torch.testing.assert_close(explicit, explicit2)
     assert fused.shape == (3, 20, 256)
-    assert attn.shape == (4, 3, heads, 20, 20)  # (L, B, H, T, T)
+    assert pattern.shape == (4, 3, heads, 20, 20)  # (L, B, H, T, T)
 
 
 def test_fused_and_explicit_gradients_agree_without_dropout():
@@ -92,11 +92,11 @@ def test_attention_patterns_are_causal_rows_of_probabilities():
     torch.manual_seed(2)
     model = Transformer(ModelConfig(n_heads=4, seq_len=16)).eval()
     with torch.no_grad():
-        _, attn = model(torch.randint(0, 256, (2, 16)), return_attention=True)
-    torch.testing.assert_close(attn.sum(-1), torch.ones(4, 2, 4, 16))
+        _, pattern = model(torch.randint(0, 256, (2, 16)), return_attention=True)
+    torch.testing.assert_close(pattern.sum(-1), torch.ones(4, 2, 4, 16))
     upper = torch.triu(torch.ones(16, 16, dtype=torch.bool), diagonal=1)
-    assert torch.all(attn[..., upper] == 0)
-    assert torch.all(attn[..., 0, 0] == 1)  # query 0 sees only key 0
+    assert torch.all(pattern[..., upper] == 0)
+    assert torch.all(pattern[..., 0, 0] == 1)  # query 0 sees only key 0
 
 
 def test_attention_pattern_is_batch_head_query_key():
@@ -106,7 +106,7 @@ def test_attention_pattern_is_batch_head_query_key():
     model = Transformer(cfg).eval()
     x = torch.randint(0, 256, (2, 10))
     with torch.no_grad():
-        _, attn = model(x, return_attention=True)
+        _, pattern = model(x, return_attention=True)
         h = model.tok_emb(x) + model.pos_emb(torch.arange(10))
         blk = model.blocks[0]
         z = blk.norm1(h)
@@ -115,7 +115,7 @@ def test_attention_pattern_is_batch_head_query_key():
         s = torch.einsum("bihd,bjhd->bhij", q, k) / math.sqrt(16)
         s = s.masked_fill(torch.triu(torch.ones(10, 10, dtype=torch.bool), 1), -math.inf)
         expected = torch.softmax(s, -1)
-    torch.testing.assert_close(attn[0], expected)
+    torch.testing.assert_close(pattern[0], expected)
 
 
 def test_dropout_active_only_in_training():

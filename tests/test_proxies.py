@@ -67,12 +67,12 @@ def survival_curve(Q, start, steps):
 # --------------------------------------------------------------------------- head weights
 
 
-def _without_tail_cutoff(attn):
+def _without_tail_cutoff(pattern):
     """``mixing_time_proxy`` with the early stop on a negligible survival tail disabled."""
     old = absorbing._TAIL_TOL
     try:
         absorbing._TAIL_TOL = 0.0
-        return px.mixing_time_proxy(attn, max_steps=100, reduce="none")
+        return px.mixing_time_proxy(pattern, max_steps=100, reduce="none")
     finally:
         absorbing._TAIL_TOL = old
 
@@ -116,19 +116,19 @@ def test_combine_heads_hand_and_uniform():
         px.combine_heads(EX_A, W_A), [[1, 0, 0], [0.25, 0.75, 0], [0.125, 0.125, 0.75]]
     )
     rng = np.random.default_rng(1)
-    attn = softmax_attention(rng, (5, 4), 6)
-    np.testing.assert_allclose(px.combine_heads(attn), attn.mean(-3))  # None = uniform 1/H
+    pattern = softmax_attention(rng, (5, 4), 6)
+    np.testing.assert_allclose(px.combine_heads(pattern), pattern.mean(-3))  # None = uniform 1/H
 
 
 def test_one_head_with_weight_one_is_single_head():
     rng = np.random.default_rng(2)
-    attn = softmax_attention(rng, (3, 4), 7)
+    pattern = softmax_attention(rng, (3, 4), 7)
     onehot = np.array([0.0, 0.0, 1.0, 0.0])
-    single = attn[:, 2:3]
+    single = pattern[:, 2:3]
     for mode in px.MODES:
-        np.testing.assert_allclose(px.mixing_time_proxy(attn, onehot, mode=mode),
+        np.testing.assert_allclose(px.mixing_time_proxy(pattern, onehot, mode=mode),
                                    px.mixing_time_proxy(single, None, mode=mode))
-        np.testing.assert_allclose(px.minimax_fidelity_proxy(attn, onehot, mode=mode),
+        np.testing.assert_allclose(px.minimax_fidelity_proxy(pattern, onehot, mode=mode),
                                    px.minimax_fidelity_proxy(single, [1.0], mode=mode))
 
 
@@ -175,16 +175,16 @@ def test_mixing_hand_example_c():
 
 def test_mixing_max_steps_one_and_large_m_solve():
     rng = np.random.default_rng(3)
-    attn = softmax_attention(rng, (4, 3), 9)
+    pattern = softmax_attention(rng, (4, 3), 9)
     for mode in px.MODES:
         # M = 1: every non-sink start takes exactly one counted step -> (T-1)/T
-        np.testing.assert_allclose(px.mixing_time_proxy(attn, mode=mode, max_steps=1), 8 / 9)
+        np.testing.assert_allclose(px.mixing_time_proxy(pattern, mode=mode, max_steps=1), 8 / 9)
     # Definition mode, M -> infinity: the expected hitting time solves (I - R) h = 1.
-    Q = px.transition_matrix(attn, mode="definition")
+    Q = px.transition_matrix(pattern, mode="definition")
     R = Q[..., :-1, :-1]
     h = np.linalg.solve(np.eye(8) - R, np.ones((4, 8, 1)))[..., 0]
     expected = h.sum(-1) / 9
-    got = px.mixing_time_proxy(attn, mode="definition", max_steps=3000)
+    got = px.mixing_time_proxy(pattern, mode="definition", max_steps=3000)
     np.testing.assert_allclose(got, expected, rtol=1e-9)
 
 
@@ -236,15 +236,15 @@ def test_definition_fidelity_equals_core_module():
     from bparallel.fidelity import minimax_fidelity
 
     rng = np.random.default_rng(4)
-    attn = softmax_attention(rng, (6, 4), 10, scale=3.0)
+    pattern = softmax_attention(rng, (6, 4), 10, scale=3.0)
     w = rng.dirichlet(np.ones(4), size=6)
-    C = px.combine_heads(attn, w)
+    C = px.combine_heads(pattern, w)
     for horizon in (5, 40):
         np.testing.assert_allclose(
-            px.minimax_fidelity_proxy(attn, w, mode="definition", horizon=horizon),
+            px.minimax_fidelity_proxy(pattern, w, mode="definition", horizon=horizon),
             100 * np.asarray(minimax_fidelity(C, horizon)), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(
-            px.minimax_fidelity_proxy(attn, w, mode="paper", horizon=horizon),
+            px.minimax_fidelity_proxy(pattern, w, mode="paper", horizon=horizon),
             100 * np.asarray(minimax_fidelity(C, horizon, exclude_sink=False)),
             rtol=1e-10, atol=1e-12)
 
@@ -255,16 +255,16 @@ def test_definition_fidelity_equals_core_module():
 @pytest.mark.parametrize("mode", px.MODES)
 def test_exact_vs_monte_carlo_within_four_standard_errors(mode):
     rng = np.random.default_rng(5)
-    attn = softmax_attention(rng, (3, 2), 8, scale=1.5)
+    pattern = softmax_attention(rng, (3, 2), 8, scale=1.5)
     w = np.array([0.7, 0.3])
-    exact = px.mixing_time_proxy(attn, w, mode=mode, max_steps=30)
-    mc, se = px.mixing_time_proxy(attn, w, mode=mode, method="monte-carlo", max_steps=30,
+    exact = px.mixing_time_proxy(pattern, w, mode=mode, max_steps=30)
+    mc, se = px.mixing_time_proxy(pattern, w, mode=mode, method="monte-carlo", max_steps=30,
                                   num_simulations=1000, seed=11, return_stderr=True)
     assert np.all(se > 0)
     assert np.all(np.abs(mc - exact) < 4 * se), (mc, exact, se)
     # per start too, and the worst case
-    ex_all = px.mixing_time_proxy(attn, w, mode=mode, max_steps=30, reduce="none")
-    mc_all, se_all = px.mixing_time_proxy(attn, w, mode=mode, method="monte-carlo",
+    ex_all = px.mixing_time_proxy(pattern, w, mode=mode, max_steps=30, reduce="none")
+    mc_all, se_all = px.mixing_time_proxy(pattern, w, mode=mode, method="monte-carlo",
                                           max_steps=30, num_simulations=1000, seed=12,
                                           reduce="none", return_stderr=True)
     ok = np.abs(mc_all - ex_all) <= 4 * se_all + 1e-12
@@ -283,17 +283,17 @@ def test_sampler_matches_walk_by_walk_reference_in_distribution(mode):
     # The vectorised sampler and the plain per-walk loop both follow the exact law of
     # min(tau, M) from every start: compare both histograms with the exact pmf.
     rng = np.random.default_rng(6)
-    attn = softmax_attention(rng, (2,), 5, scale=1.0)
-    attn[0, 2] *= 0.6  # an unnormalised row: column sums of C move both ways
+    pattern = softmax_attention(rng, (2,), 5, scale=1.0)
+    pattern[0, 2] *= 0.6  # an unnormalised row: column sums of C move both ways
     w = np.array([0.5, 0.5])
     M, S = 12, 3000
-    Q = px.transition_matrix(attn, w, mode=mode)
-    P = np.swapaxes(px.combine_heads(attn, w), -1, -2)[None]
+    Q = px.transition_matrix(pattern, w, mode=mode)
+    P = np.swapaxes(px.combine_heads(pattern, w), -1, -2)[None]
     cs = np.cumsum(P, -1)
     if mode == "definition":
         cs = cs / cs[..., -1:]
     fast = absorbing.sample_walks(cs, M, S, np.random.default_rng(7))[0]  # (T, S)
-    slow = px.reference_walk_times(attn, w, mode=mode, max_steps=M, num_simulations=S,
+    slow = px.reference_walk_times(pattern, w, mode=mode, max_steps=M, num_simulations=S,
                                    seed=8)
     for start in range(4):
         surv = survival_curve(Q, start, M)
@@ -307,37 +307,37 @@ def test_sampler_matches_walk_by_walk_reference_in_distribution(mode):
 
 def test_batched_equals_per_graph_loop():
     rng = np.random.default_rng(9)
-    attn = softmax_attention(rng, (2, 3, 4), 7)
+    pattern = softmax_attention(rng, (2, 3, 4), 7)
     w = rng.dirichlet(np.ones(4), size=(2, 3))
     for mode in px.MODES:
-        mix = px.mixing_time_proxy(attn, w, mode=mode, max_steps=50)
-        fid = px.minimax_fidelity_proxy(attn, w, mode=mode, horizon=30)
-        best = px.best_head_vs_combined(attn, w, mode=mode, horizon=30)
+        mix = px.mixing_time_proxy(pattern, w, mode=mode, max_steps=50)
+        fid = px.minimax_fidelity_proxy(pattern, w, mode=mode, horizon=30)
+        best = px.best_head_vs_combined(pattern, w, mode=mode, horizon=30)
         assert mix.shape == fid.shape == (2, 3)
         for i in range(2):
             for j in range(3):
                 assert mix[i, j] == pytest.approx(
-                    px.mixing_time_proxy(attn[i, j], w[i, j], mode=mode, max_steps=50))
+                    px.mixing_time_proxy(pattern[i, j], w[i, j], mode=mode, max_steps=50))
                 assert fid[i, j] == pytest.approx(
-                    px.minimax_fidelity_proxy(attn[i, j], w[i, j], mode=mode, horizon=30))
-                one = px.best_head_vs_combined(attn[i, j], w[i, j], mode=mode, horizon=30)
+                    px.minimax_fidelity_proxy(pattern[i, j], w[i, j], mode=mode, horizon=30))
+                one = px.best_head_vs_combined(pattern[i, j], w[i, j], mode=mode, horizon=30)
                 assert best["individual"][i, j] == pytest.approx(one["individual"])
                 assert best["best_head"][i, j] == one["best_head"]
     # (H,) weights broadcast to every graph; torch float32 input gives the same numbers
     w1 = w[0, 0]
-    np.testing.assert_allclose(px.mixing_time_proxy(attn, w1),
-                               px.mixing_time_proxy(attn, np.broadcast_to(w1, (2, 3, 4))))
+    np.testing.assert_allclose(px.mixing_time_proxy(pattern, w1),
+                               px.mixing_time_proxy(pattern, np.broadcast_to(w1, (2, 3, 4))))
     np.testing.assert_allclose(
-        px.minimax_fidelity_proxy(torch.tensor(attn, dtype=torch.float32), w1),
-        px.minimax_fidelity_proxy(attn.astype(np.float32), w1))
+        px.minimax_fidelity_proxy(torch.tensor(pattern, dtype=torch.float32), w1),
+        px.minimax_fidelity_proxy(pattern.astype(np.float32), w1))
 
 
 def test_early_exit_is_exact():
     # fast-mixing graphs leave the survival loop early; the sums must not change
     rng = np.random.default_rng(10)
-    attn = softmax_attention(rng, (40, 1), 30, scale=0.1)
-    fast = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
-    slow = _without_tail_cutoff(attn)
+    pattern = softmax_attention(rng, (40, 1), 30, scale=0.1)
+    fast = px.mixing_time_proxy(pattern, max_steps=100, reduce="none")
+    slow = _without_tail_cutoff(pattern)
     np.testing.assert_array_equal(fast, slow)
 
 
@@ -361,23 +361,23 @@ attn_arrays = st.integers(2, 6).flatmap(
 
 
 @settings(max_examples=40, deadline=None)
-@given(attn=attn_arrays)
-def test_paper_minimax_never_exceeds_definition(attn):
+@given(pattern=attn_arrays)
+def test_paper_minimax_never_exceeds_definition(pattern):
     # same node fidelities off the sink; the paper's min also ranges over the sink
-    attn = np.tril(attn)
-    assert px.minimax_fidelity_proxy(attn, horizon=20) <= px.minimax_fidelity_proxy(
-        attn, mode="definition", horizon=20) + 1e-12
+    pattern = np.tril(pattern)
+    assert px.minimax_fidelity_proxy(pattern, horizon=20) <= px.minimax_fidelity_proxy(
+        pattern, mode="definition", horizon=20) + 1e-12
 
 
 @settings(max_examples=40, deadline=None)
-@given(attn=attn_arrays, m=st.integers(1, 30))
-def test_mixing_bounds_and_monotone_in_cutoff(attn, m):
-    attn = np.tril(attn)
-    T = attn.shape[-1]
+@given(pattern=attn_arrays, m=st.integers(1, 30))
+def test_mixing_bounds_and_monotone_in_cutoff(pattern, m):
+    pattern = np.tril(pattern)
+    T = pattern.shape[-1]
     for mode in px.MODES:
-        mean = px.mixing_time_proxy(attn, mode=mode, max_steps=m)
-        worst = px.mixing_time_proxy(attn, mode=mode, max_steps=m, reduce="max")
-        longer = px.mixing_time_proxy(attn, mode=mode, max_steps=m + 5)
+        mean = px.mixing_time_proxy(pattern, mode=mode, max_steps=m)
+        worst = px.mixing_time_proxy(pattern, mode=mode, max_steps=m, reduce="max")
+        longer = px.mixing_time_proxy(pattern, mode=mode, max_steps=m + 5)
         assert (T - 1) / T - 1e-12 <= mean <= worst + 1e-12
         assert worst <= m + 1e-9
         assert longer >= mean - 1e-12
@@ -427,10 +427,10 @@ def test_early_exit_with_trapped_start_is_exact():
     # paper mode: position 0 of causal attention never moves (C[0, 0] = 1 makes its
     # cumulative sums reach 1 at once), so its row is a trap contributing exactly M
     rng = np.random.default_rng(14)
-    attn = softmax_attention(rng, (30, 2), 25, scale=0.1)
-    fast = px.mixing_time_proxy(attn, max_steps=100, reduce="none")
+    pattern = softmax_attention(rng, (30, 2), 25, scale=0.1)
+    fast = px.mixing_time_proxy(pattern, max_steps=100, reduce="none")
     assert np.all(fast[:, 0] == 100.0)
-    slow = _without_tail_cutoff(attn)
+    slow = _without_tail_cutoff(pattern)
     np.testing.assert_array_equal(fast, slow)
 
 

@@ -81,14 +81,14 @@ def test_sequence_metrics_match_direct_proxies():
     x = torch.randint(0, 256, (5, 12))
     m = sequence_metrics(model, x, max_steps=40, horizon=30, batch_size=2)
     with torch.no_grad():
-        _, attn = model(x, return_attention=True)  # (L, B, H, T, T)
+        _, pattern = model(x, return_attention=True)  # (L, B, H, T, T)
     w = px.head_weights(torch.stack([b.attn.out.weight for b in model.blocks]), 4)[:, None]
     for mode in px.MODES:
         np.testing.assert_allclose(m[f"mixing_time.{mode}"],
-                                   px.mixing_time_proxy(attn, w, mode=mode, max_steps=40))
+                                   px.mixing_time_proxy(pattern, w, mode=mode, max_steps=40))
         np.testing.assert_allclose(m[f"fidelity.{mode}"],
-                                   px.minimax_fidelity_proxy(attn, w, mode=mode, horizon=30))
-        best = px.best_head_vs_combined(attn, w, mode=mode, horizon=30)
+                                   px.minimax_fidelity_proxy(pattern, w, mode=mode, horizon=30))
+        best = px.best_head_vs_combined(pattern, w, mode=mode, horizon=30)
         np.testing.assert_allclose(m[f"best_head.individual.{mode}"], best["individual"])
         np.testing.assert_allclose(m[f"best_head.combined.{mode}"], best["combined"])
         np.testing.assert_array_equal(m[f"best_head.head.{mode}"], best["best_head"])
