@@ -301,8 +301,8 @@ def sample_hitting_times(
     else:
         limit = positive_int(max_steps, "max_steps")
     Q, order = _sink_last(P, sink)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    steps = absorbing.sample_walks(np.cumsum(Q, axis=-1), limit, num_walks, rng)
+    steps = absorbing.sample_walks(np.cumsum(Q, axis=-1), limit, num_walks,
+                                   np.random.default_rng(seed))
     samples = _in_old_order(steps, order, P.shape[:-2]).astype(np.float64)  # (..., n, S)
     mean = samples.mean(axis=-1)
     stderr = samples.std(axis=-1, ddof=1) / math.sqrt(num_walks) if num_walks > 1 else (

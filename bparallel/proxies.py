@@ -32,6 +32,7 @@ rollout of Abnar & Zuidema (2020).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -187,11 +188,18 @@ class Walk:
         self.batch: tuple[int, ...] = C.shape[:-2]
         self.T: int = C.shape[-1]
         T = self.T
-        self.forward = np.ascontiguousarray(np.swapaxes(C.reshape(-1, T, T), -1, -2),
-                                            dtype=np.float64)  # (N, T, T): P = C^T
+        # P = C^T of every graph as an (N, T, T) view: no copy (float32 kept for one float32
+        # head), for node fidelity, which copies it chunk by chunk; the walk's chains read
+        # the float64 copy, :attr:`forward`, made when first needed
+        self._view = np.swapaxes(C.reshape(-1, T, T), -1, -2)
         self._moves: dict[str, np.ndarray] = {}
         self._chains: dict[str, np.ndarray] = {}
         self._survival: dict[tuple[str, int], np.ndarray] = {}
+
+    @functools.cached_property
+    def forward(self) -> np.ndarray:
+        """``P = C^T`` of every graph, ``(N, T, T)`` float64, C-contiguous."""
+        return np.ascontiguousarray(self._view, dtype=np.float64)
 
     def shaped(self, values: np.ndarray) -> np.ndarray:
         """Flat per-graph ``values`` ``(N, ...)`` reshaped to ``pattern.shape[:-3] + (...)``."""
@@ -247,7 +255,7 @@ class Walk:
                       ) -> tuple[np.ndarray, np.ndarray | None]:
         """``max_t (P^t)[j, T-1]`` per node and its first argmax, ``(N, T)`` each (Algorithm
         2; the modes differ only in the minimum over nodes)."""
-        return _node_fidelity(self.forward, horizon, with_times=times)
+        return _node_fidelity(self._view, horizon, with_times=times)
 
 
 def transition_matrix(pattern: Any, head_weights: Any = None, *, mode: str = "paper") -> np.ndarray:
@@ -447,7 +455,8 @@ def _node_fidelity(
     P: np.ndarray, horizon: int, with_times: bool = True
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``max_t (P^t)[j, T-1]`` and its first argmax for every node ``j``, ``(N, T)``, for
-    ``P`` ``(N, T, T)`` float64 C-contiguous.
+    ``P`` ``(N, T, T)`` of any dtype and strides (a view: each chunk is copied into a reused
+    contiguous float64 buffer, which stays in cache, so the whole of ``P`` is never copied).
 
     Only the sink column of ``P^t`` is needed: ``u_t = P u_{t-1}``, ``u_1 = P[:, T-1]``.
     Both modes use ``t = 1..horizon``, as Algorithm 2 and ``bparallel.fidelity`` do (at
@@ -457,9 +466,11 @@ def _node_fidelity(
     phi = np.zeros((N, T))
     t_opt = np.zeros((N, T), dtype=np.int64) if with_times else None
     ubuf = np.empty((2, min(_FIDELITY_CHUNK, N), T, 1))
+    pbuf = np.empty((min(_FIDELITY_CHUNK, N), T, T))
     for s in range(0, N, _FIDELITY_CHUNK):
-        Pc = P[s : s + _FIDELITY_CHUNK]  # (n, T, T)
-        n = Pc.shape[0]
+        n = min(_FIDELITY_CHUNK, N - s)
+        Pc = pbuf[:n]  # (n, T, T)
+        np.copyto(Pc, P[s : s + n])
         u, spare = ubuf[0, :n], ubuf[1, :n]
         u[...] = Pc[..., -1:]  # (n, T, 1): t = 1
         best = phi[s : s + n]  # (n, T), written in place
