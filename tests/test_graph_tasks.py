@@ -88,6 +88,16 @@ def test_rho_verdict_thresholds():
     assert gt.rho_verdict([]) is Verdict.NOT_TESTABLE
 
 
+def _evidence(rows):
+    """What the chapter computes before its verdicts: changes, agreement and rhos."""
+    changes = {what: gt.head_count_change(rows, what)
+               for what in (w for _, w in gt.CLAIMS.values() if isinstance(w, str))}
+    agreement = {pair: gt.proxy_rank_agreement(rows, *pair)
+                 for _, w in gt.CLAIMS.values() if isinstance(w, tuple) for pair in w}
+    rhos = [r["fidelity_impact_rho"] for r in rows if r.get("fidelity_impact_rho") is not None]
+    return changes, agreement, rhos
+
+
 def test_claim_verdicts_from_rows():
     from bparallel.book.verdicts import Verdict
 
@@ -98,7 +108,7 @@ def test_claim_verdicts_from_rows():
                              **{"mixing.definition": mix * (1 + d),
                                 "fidelity.definition": 20.0 - h * (1 + d)},
                              fidelity_impact_rho=0.8 if h > 1 else None))
-    out = {v["slug"]: v for v in gt.claim_verdicts(rows)}
+    out = {v["slug"]: v for v in gt.claim_verdicts(*_evidence(rows))}
     assert list(out) == list(gt.CLAIMS)
     assert out["mixing"]["verdict"] is Verdict.HOLDS  # 9 -> 7 steps (x 1.1) in every seed
     assert out["mixing"]["evidence"] == "first: more heads better"
@@ -109,8 +119,12 @@ def test_claim_verdicts_from_rows():
     assert out["rank_accuracy"]["verdict"] is Verdict.NOT_SUPPORTED
     assert out["rank_accuracy"]["evidence"].startswith("fidelity: median ρ")
     assert out["heads"]["verdict"] is Verdict.HOLDS and "over 9 models" in out["heads"]["evidence"]
-    few = gt.claim_verdicts(rows[:4])  # one seed
+    few = gt.claim_verdicts(*_evidence(rows[:4]))  # one seed
     assert {v["slug"]: v["verdict"] for v in few}["mixing"] is Verdict.NOT_TESTABLE
+    changes, agreement, rhos = _evidence(rows)
+    del changes["accuracy"]
+    with pytest.raises(KeyError, match="accuracy"):
+        gt.claim_verdicts(changes, agreement, rhos)
 
 
 def test_proxy_rank_agreement():

@@ -365,31 +365,32 @@ CLAIMS: dict[str, tuple[str, Any]] = {
 }
 
 
-def claim_verdicts(rows: Sequence[Mapping[str, Any]], *, level: float = 0.95
-                   ) -> list[dict[str, Any]]:
-    """The chapter's verdict table: per claim of :data:`CLAIMS`, its ``slug``, ``claim``,
-    ``verdict`` (:class:`Verdict`) and ``evidence`` (a sentence), from the model rows of
-    every task, head count and seed (:func:`model_row`)."""
+def claim_verdicts(changes: Mapping[str, Sequence[Mapping[str, Any]]],
+                   agreement: Mapping[tuple[str, str], Mapping[str, Any]],
+                   rhos: Sequence[float]) -> list[dict[str, Any]]:
+    """The chapter's verdict table from the evidence the chapter has computed: per claim of
+    :data:`CLAIMS`, its ``slug``, ``claim``, ``verdict`` (:class:`Verdict`) and ``evidence``
+    (a sentence). ``changes`` holds :func:`head_count_change` by quantity, ``agreement``
+    :func:`proxy_rank_agreement` by (proxy, outcome), and ``rhos`` the per-model correlation
+    of head fidelity with head impact (``fidelity_impact_rho`` of :func:`model_row`, over
+    the models that have one); a claim whose evidence is missing is a ``KeyError``."""
     out = []
     for slug, (claim, what) in CLAIMS.items():
         if isinstance(what, str):
-            changes = head_count_change(rows, what, level=level)
-            verdict = tally(changes)
-            evidence = "; ".join(f"{c['task']}: {c['verdict']}" for c in changes) or "—"
+            verdict = tally(changes[what])
+            evidence = "; ".join(f"{c['task']}: {c['verdict']}" for c in changes[what]) or "—"
         elif what is not None:
-            agreement = {pair: proxy_rank_agreement(rows, *pair) for pair in what}
-            verdict = rho_verdict([a["median"] for a in agreement.values()
-                                   if a["median"] is not None])
+            medians = [agreement[pair]["median"] for pair in what]
+            verdict = rho_verdict([m for m in medians if m is not None])
             evidence = "; ".join(
-                f"{proxy.split('.')[0]}: " + ("—" if a["median"] is None else
-                                              f"median ρ {a['median']:.2f} over {a['tasks']} tasks")
-                for (proxy, _), a in agreement.items())
+                f"{proxy.split('.')[0]}: " + ("—" if m is None else
+                                              f"median ρ {m:.2f} over "
+                                              f"{agreement[(proxy, o)]['tasks']} tasks")
+                for (proxy, o), m in zip(what, medians, strict=True))
         else:
-            rhos = [r["fidelity_impact_rho"] for r in rows
-                    if r.get("fidelity_impact_rho") is not None]
             verdict = Verdict.NOT_TESTABLE if len(rhos) < 3 else rho_verdict(rhos)
             evidence = (f"median ρ {np.median(rhos):.2f} with the head impact over {len(rhos)} "
-                        "models with reliable layers" if rhos else
+                        "models with reliable layers" if len(rhos) else
                         "no layer with a reliable head impact")
         out.append({"slug": slug, "claim": claim, "verdict": verdict, "evidence": evidence})
     return out
