@@ -12,8 +12,8 @@ import torch
 
 from bparallel.transformer import ablation as ab
 from bparallel.transformer.data import make_dataset
+from bparallel.transformer.evaluation import TokenScores, evaluate_accuracy
 from bparallel.transformer.model import ModelConfig, Transformer
-from bparallel.transformer.train import TokenScores, evaluate_accuracy
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -108,3 +108,16 @@ def test_inline_membership_checks_go_through_one_of():
     found = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
              if pattern.search(p.read_text())]
     assert not found, found
+
+
+#: The most lines a module of the package may have: past it, a module holds more than one
+#: idea and is split (claims, plotting: packages whose modules say which chapters they serve).
+MAX_MODULE_LINES = 700
+
+
+def test_no_module_of_the_package_is_over_700_lines():
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
+             for p in PACKAGE.rglob("*.py")}
+    assert len(sizes) > 30  # the glob found the package
+    over = {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert not over, over

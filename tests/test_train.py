@@ -12,6 +12,7 @@ from torch import nn
 
 from bparallel.transformer import train as tr
 from bparallel.transformer.data import make_dataset
+from bparallel.transformer.evaluation import TokenScores, evaluate_accuracy
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -157,9 +158,9 @@ class _Oracle(nn.Module):
 
 def test_evaluate_accuracy_values():
     copy = make_dataset("copy", 30, seed=0, seq_len=10)
-    assert tr.evaluate_accuracy(_Oracle(0), copy)["accuracy"] == 1.0
+    assert evaluate_accuracy(_Oracle(0), copy)["accuracy"] == 1.0
     cycle = make_dataset("cycle", 30, seed=0, seq_len=10)
-    ev = tr.evaluate_accuracy(_Oracle(1), cycle)
+    ev = evaluate_accuracy(_Oracle(1), cycle)
     # positions 1..9 right; position 0 right only when x_0 == x_9
     lucky = (cycle.inputs[:, 0] == cycle.inputs[:, -1]).float().mean().item()
     assert ev["accuracy_predictable"] == 1.0
@@ -239,7 +240,7 @@ def test_token_scores_predictable_loss_leaves_out_position_0():
     targets = torch.randint(0, 256, (6, 10), generator=gen)
     per_token = nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
     for task, first in (("copy", 0), ("cycle", 1)):
-        scores = tr.TokenScores(task, 10)
+        scores = TokenScores(task, 10)
         scores.add(logits[:4], targets[:4])
         scores.add(logits[4:], targets[4:])  # two batches, summed
         out = scores.result()
@@ -258,9 +259,9 @@ def test_token_scores_resolve_saturated_losses_in_float64():
     targets = torch.arange(10).view(2, 5)
     logits.scatter_(-1, targets[..., None], 30.0)
     exact = math.log1p(255 * math.exp(-30))
-    f64 = tr.TokenScores("copy", 5, loss_dtype=torch.float64)
+    f64 = TokenScores("copy", 5, loss_dtype=torch.float64)
     f64.add(logits, targets)
-    f32 = tr.TokenScores("copy", 5)
+    f32 = TokenScores("copy", 5)
     f32.add(logits, targets)
     assert f64.result()["loss"] == pytest.approx(exact, rel=1e-6)
     assert f32.result()["loss"] == 0.0

@@ -13,7 +13,7 @@ modified: :func:`ablated` applies a mask through forward pre-hooks, and an all-o
 leaves the logits bitwise unchanged.
 
 **Measures** (:func:`evaluate_ablation`, for a batch of masks): the held-out loss and
-accuracies of :class:`~bparallel.transformer.train.TokenScores`, and on the predictable
+accuracies of :class:`~bparallel.transformer.evaluation.TokenScores`, and on the predictable
 positions the mean :func:`logit_margin` (the target's logit minus the largest other one)
 and the KL divergence of the ablated next-token distribution from the intact one. The
 trained models are saturated (token losses of ``1e-9`` nats), so a loss change is mostly
@@ -39,8 +39,8 @@ from torch import Tensor
 
 from .._checks import nonnegative_int, positive_int
 from .data import SequenceDataset
+from .evaluation import TokenScores
 from .model import Transformer
-from .train import TokenScores
 
 METRICS = ("loss", "accuracy", "loss_predictable", "accuracy_predictable")
 PRUNING_METRICS = ("accuracy_predictable", "margin", "kl")
@@ -237,7 +237,7 @@ def evaluate_ablation(
 
     ``masks`` ``(..., L, H)`` (1 keeps a head, 0 removes it; ``fill``: what a removed head
     outputs, see :func:`ablated`); each result has shape ``masks.shape[:-2]``. The first four
-    are those of :func:`~bparallel.transformer.train.evaluate_accuracy`
+    are those of :func:`~bparallel.transformer.evaluation.evaluate_accuracy`
     (:class:`TokenScores`), computed in eval mode under ``torch.no_grad`` over
     ``batch_size`` sequences at a time; an all-ones mask gives exactly
     ``evaluate_accuracy(model, dataset, batch_size, loss_dtype=...)``. ``margin`` is the

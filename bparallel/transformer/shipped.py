@@ -31,13 +31,13 @@ import torch
 from .._checks import one_of
 from .._io import atomic_write_text, file_lock
 from .data import PAPER_TASKS, TASKS
+from .evaluation import evaluate_accuracy
 from .train import (
     DEFAULT_SEED,
     HEADS,
     LEGACY_ATTENTION_PATH,
     Checkpoint,
     Profile,
-    evaluate_accuracy,
     export_weights,
     get_profile,
     hardware_string,

@@ -1,16 +1,8 @@
-"""The chapter tables of Sections 2-3: each claim of the paper tested on graph ensembles.
+"""The claims of Section 2 tested on graph ensembles: Theorem 2.8's bound (Eqs. 3, 12, 20),
+the head-set searches of Section 2.2 (Eq. 5), and the best-head laws of Eqs. 16-19.
 
-Built on the batched primitives of :mod:`bparallel.ensembles` (and the exact theory of
-:mod:`bparallel.markov` / :mod:`bparallel.fidelity`), one function per experiment, each
-returning a pandas DataFrame and taking an explicit ``seed`` (an int or a shared
-``np.random.Generator``, consumed in a documented order, so a chapter that passes one
-generator through several calls gets one stream).
-
-Every frame is keyed by snake_case identifiers (``t_mix``, ``amplified_uniform_pct``), so
-code and tests index columns by name; :data:`LABELS` holds the label a reader sees for each
-identifier and :func:`labelled` renames a frame for display.
-
-Chapter-support code: it lives in the book layer because only the chapters need it.
+One function per experiment, each returning a pandas DataFrame (columns named as in
+:data:`~bparallel.book.claims.labels.LABELS`) and taking an explicit ``seed``.
 """
 
 from __future__ import annotations
@@ -23,140 +15,27 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import exact, fidelity, graphs, markov
-from .._checks import positive_int, square_matrices, unit_interval
-from ..ensembles import (
-    FAMILIES,
-    FidelityComparison,
+from ... import exact, graphs, markov
+from ..._checks import positive_int, square_matrices, unit_interval
+from ...ensembles import (
     MixingComparison,
     best_head_exceedance,
     binomial_mixing_bound,
     cdf_below,
-    compare_fidelity,
     compare_mixing,
-    cross_head_share,
     edge_count,
-    edge_jaccard,
     enumerate_feedforward_adjacency,
     family_adjacency,
     head_tuples,
     lazy_path_walk,
-    new_walk_share,
-    node_best_head_gain,
     random_head_stacks,
     random_weighted_walk,
 )
+from .labels import _pd
 
 if TYPE_CHECKING:
     import pandas as pd
 
-
-
-#: Amplification counts only above this (``phi_min`` gains of 1e-9 or less are rounding).
-AMP_TOL = 1e-9
-
-#: Columns of :func:`amplification_table` for the head-set searches of Section 3.1.
-SEARCH_COLUMNS = (
-    "head_sets", "amplified_uniform_pct", "mean_amp_uniform", "max_amp_uniform",
-    "amplified_best_pct", "max_amp_best", "worst_nodes_differ_pct", "mean_complementarity",
-)
-#: Columns of :func:`amplification_table` for the horizon sweep.
-HORIZON_COLUMNS = (
-    "amplified_uniform_pct", "amplified_best_pct", "max_amp_best", "mean_best_head_phi_min",
-)
-#: Candidate explanations of amplification in :func:`amplification_features`.
-FEATURES = ("jaccard", "complementarity", "mixed_sequence_share", "new_walk_share")
-
-#: The label shown to readers for each column (and index) identifier of this module's frames.
-LABELS: dict[str, str] = {
-    # Theorem 2.8 and Eq. 20 (head_mixing_frame, combination_mixing_frame, bound_ratios)
-    "kind": "kind",
-    "n": "n",
-    "density": "density",
-    "p": "p",
-    "p_times_n": "pN",
-    "t_mix": "T_mix",
-    "bound_2n_over_p": "2N/p",
-    "t_star": "t*",
-    "p_chain": "p_chain",
-    "bound_2n_over_max_p_h": "2N/max p_h",
-    "bound_2n_over_min_p_h": "2N/min p_h",
-    "ratio": "T_mix / (2N/p)",
-    "t_mix_over_t_star": "T_mix / t*",
-    # bound_summary
-    "graphs": "graphs",
-    "median_ratio": "median T_mix / (2N/p)",
-    "max_ratio": "max T_mix / (2N/p)",
-    "max_t_mix_over_t_star": "max T_mix / t*",
-    "small_p_times_n": "pN ≤ ln(1/ε)",
-    "exceed": "over the bound",
-    # lazy_path_eps_table
-    "eps": "ε",
-    "bound_holds": "bound holds",
-    # eq20_checks
-    "eq20_left_holds": "2N/max p_h ≤ T_mix (Eq. 20, left)",
-    "eq3_holds": "T_mix ≤ 2N/p, p of Eq. 12 (Eq. 3)",
-    "eq20_right_holds": "T_mix ≤ 2N/min p_h (Eq. 20, right)",
-    "p_chain_at_least_eq12": "p_chain ≥ p of Eq. 12",
-    # mixing_search_table
-    "search": "search",
-    "num_heads": "H",
-    "head_sets": "head sets",
-    "uniform_faster": "uniform < fastest",
-    "best_faster": "best grid < fastest",
-    "uniform_slower": "uniform > slowest",
-    "max_speedup_steps": "max speed-up (steps)",
-    "uniform_faster_pct": "uniform < fastest (%)",
-    "best_faster_pct": "best grid < fastest (%)",
-    "uniform_slower_pct": "uniform > slowest (%)",
-    # amplification_summary / amplification_table
-    "horizon": "horizon T",
-    "amplified_uniform_pct": "amplified, uniform β (%)",
-    "mean_amp_uniform": "mean amp., uniform β",
-    "max_amp_uniform": "max amp., uniform β",
-    "amplified_best_pct": "amplified, best β (%)",
-    "max_amp_best": "max amp., best β",
-    "worst_nodes_differ_pct": "worst nodes differ (%)",
-    "mean_complementarity": "mean complementarity",
-    "mean_best_head_phi_min": "mean best-head φ_min",
-    # amplification_features
-    "amplification": "amplification",
-    "amplified": "amplified",
-    "jaccard": "jaccard",
-    "complementarity": "complementarity",
-    "mixed_sequence_share": "mixed-sequence share",
-    "new_walk_share": "new-walk share",
-    # top_amplifying
-    "pair": "pair",
-    "phi_min_head_1": "φ_min head 1",
-    "phi_min_head_2": "φ_min head 2",
-    "phi_min_uniform": "φ_min multi (β = 1/2)",
-    "best_beta_1": "best β_1",
-    "amp_at_best_beta": "amp. at best β",
-    # tradeoff_table
-    "phi_min": "φ_min",
-    # best_head_simulation, atom_best_head_table (Eq. 18)
-    "law": "F",
-    "pbar": "p̄",
-    "simulated": "simulated",
-    "theory": "1 - F(p̄)^H",
-    "z": "z",
-}
-
-
-def labelled(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` for display: every identifier of :data:`LABELS` that names a column or a
-    row (at any level of the axes) or an axis becomes its label; other names are kept."""
-    out = frame.rename(columns=LABELS, index=LABELS)
-    out.columns = out.columns.set_names([LABELS.get(x, x) for x in out.columns.names])
-    out.index = out.index.set_names([LABELS.get(x, x) for x in out.index.names])
-    return out
-
-
-def _pd():
-    import pandas as pd  # lazy: pandas is a dependency of the book, not of the package
-
-    return pd
 
 
 def head_mixing_frame(
@@ -518,232 +397,6 @@ def exact_matrices_table(
     return pd.concat({name: pd.DataFrame([[str(x) for x in row] for row in M], index=index,
                                          columns=senders)
                       for name, M in zip(names, matrices, strict=True)}, axis=1)
-
-
-def fidelity_search(
-    keys: list[tuple[str, int, int]],
-    horizon: int,
-    *,
-    grid_steps: int | dict[int, int] = 10,
-    num: int | dict[int, int] | None = None,
-    densities: ArrayLike | None = None,
-    seed: int | np.random.Generator | None = None,
-) -> dict[tuple[str, int, int], tuple[NDArray[np.float64], FidelityComparison]]:
-    """:func:`compare_fidelity` (Section 3.1) on the head sets of each ``(search, n, H)``.
-
-    As :func:`mixing_search`, on the diffusion matrices (Eq. 21) of the same head sets.
-    """
-    return _over_head_sets(keys, num, densities, seed, lambda A, H: compare_fidelity(
-        graphs.diffusion_matrix_from_adjacency(A), horizon,
-        grid_steps=_per_H(grid_steps, H, "grid_steps")))
-
-
-def amplification_summary(fc: FidelityComparison) -> dict[str, float]:
-    """Summary of a :func:`compare_fidelity` result: how often and how much the combination
-    amplifies minimax fidelity (Defs. 3.11-3.12, gains above ``AMP_TOL``), how often the
-    heads' worst nodes differ, the mean :func:`node_best_head_gain` and best-head ``phi_min``."""
-    return {
-        "head_sets": len(fc.heads),
-        "amplified_uniform_pct": 100 * (fc.amp_uniform > AMP_TOL).mean(),
-        "mean_amp_uniform": fc.amp_uniform.mean(),
-        "max_amp_uniform": fc.amp_uniform.max(),
-        "amplified_best_pct": 100 * (fc.amp_best > AMP_TOL).mean(),
-        "max_amp_best": fc.amp_best.max(),
-        "worst_nodes_differ_pct": 100 * (np.ptp(fc.node[..., :-1].argmin(-1), axis=-1) > 0).mean(),
-        "mean_complementarity": node_best_head_gain(fc.node).mean(),
-        "mean_best_head_phi_min": fc.best_head.mean(),
-    }
-
-
-def amplification_table(
-    comparisons: dict, names: tuple[str, ...], columns: tuple[str, ...] = SEARCH_COLUMNS
-) -> pd.DataFrame:
-    """:func:`amplification_summary` of each comparison, indexed by its key.
-
-    ``comparisons`` maps keys (tuples named by ``names``, or scalars when there is one
-    name) to :class:`FidelityComparison` or ``(adjacency, FidelityComparison)`` values.
-    """
-    names = tuple(names)
-    rows = []
-    for key, value in comparisons.items():
-        fc = value[1] if isinstance(value, tuple) else value
-        key = key if isinstance(key, tuple) else (key,)
-        if len(key) != len(names):
-            raise ValueError(f"key {key} does not match names {names}")
-        summary = amplification_summary(fc)
-        bad = [c for c in columns if c not in summary]
-        if bad:
-            raise ValueError(f"unknown columns {bad}; valid: {list(summary)}")
-        rows.append({**dict(zip(names, key, strict=True)), **{c: summary[c] for c in columns}})
-    return _pd().DataFrame(rows).set_index(list(names))
-
-
-def horizon_sweep(
-    D_heads: ArrayLike, horizons: ArrayLike, *, grid_steps: int = 10
-) -> dict[int, FidelityComparison]:
-    """:func:`compare_fidelity` of the same head stacks at each horizon ``T``: ``{T: result}``."""
-    return {T: compare_fidelity(D_heads, T, grid_steps=grid_steps)
-            for T in np.atleast_1d(horizons).tolist()}
-
-
-def amplification_features(
-    adjacency_pairs: ArrayLike, fc: FidelityComparison, horizon: int
-) -> pd.DataFrame:
-    """Candidate explanations of equal-weight amplification, one row per pair of heads.
-
-    ``adjacency_pairs`` ``(sets, 2, n, n)`` and its :func:`compare_fidelity` result ``fc``.
-    Columns: ``amplification`` (``fc.amp_uniform``), ``amplified``, ``jaccard``
-    (:func:`edge_jaccard`), ``complementarity`` (:func:`node_best_head_gain`),
-    ``mixed_sequence_share`` (:func:`cross_head_share`, Remark 3.7), ``new_walk_share``
-    (:func:`new_walk_share`) and ``t_star``, the worst node's optimal time.
-    """
-    A = np.asarray(adjacency_pairs, dtype=np.float64)
-    if A.ndim != 4 or A.shape[1] != 2:
-        raise ValueError(f"adjacency_pairs must have shape (sets, 2, n, n), got {A.shape}")
-    if len(fc.heads) != A.shape[0]:
-        raise ValueError(f"fc has {len(fc.heads)} head sets, adjacency_pairs {A.shape[0]}")
-    D = graphs.diffusion_matrix_from_adjacency(A)
-    amp = fc.amp_uniform
-    feat = _pd().DataFrame({
-        "amplification": amp, "amplified": amp > AMP_TOL,
-        "jaccard": edge_jaccard(A[:, 0], A[:, 1]),
-        "complementarity": node_best_head_gain(fc.node)})
-    feat["mixed_sequence_share"], _, t_star = cross_head_share(D, [0.5, 0.5], horizon)
-    feat["new_walk_share"], _, _ = new_walk_share(D, [0.5, 0.5], horizon)
-    feat["t_star"] = t_star
-    return feat
-
-
-def feature_correlations(
-    feat: pd.DataFrame, columns: tuple[str, ...] = FEATURES, target: str = "amplification"
-) -> dict[str, float]:
-    """Spearman rank correlation of each feature column with ``target``: ``{column: rho}``."""
-    from scipy import stats
-
-    missing = [c for c in (*columns, target) if c not in feat]
-    if missing:
-        raise ValueError(f"feat is missing the columns {missing}")
-    return {c: stats.spearmanr(feat[c], feat[target])[0] for c in columns}
-
-
-def amplified_by_jaccard(feat: pd.DataFrame, bins: int = 10) -> pd.Series:
-    """Share of amplifying pairs per bin of edge Jaccard overlap (``bins`` equal bins on
-    ``[0, 1]``, empty bins left out), indexed by the bin's interval."""
-    bins = positive_int(bins, "bins")
-    jb = _pd().cut(feat.jaccard, np.linspace(0, 1, bins + 1), include_lowest=True)
-    return feat.groupby(jb, observed=True).amplified.mean()
-
-
-def top_amplifying(
-    store: dict[tuple[str, int, int], tuple[NDArray[np.float64], FidelityComparison]],
-    keys: list[tuple[str, int, int]],
-) -> pd.DataFrame:
-    """The pair with the largest equal-weight amplification for each key of a
-    :func:`fidelity_search` store: its heads' and the combination's ``phi_min`` (Def. 3.5),
-    the best grid weight and its amplification; ``pair`` is its index in the store."""
-    rows = []
-    for key in keys:
-        _, fc = store[key]
-        if fc.heads.shape[-1] != 2:
-            raise ValueError(f"top_amplifying needs pairs of heads, {key} has H = "
-                             f"{fc.heads.shape[-1]}")
-        k = int(np.argmax(fc.amp_uniform))
-        rows.append({"n": key[1], "search": key[0], "pair": k,
-                     "phi_min_head_1": fc.heads[k, 0], "phi_min_head_2": fc.heads[k, 1],
-                     "phi_min_uniform": fc.uniform[k], "amplification": fc.amp_uniform[k],
-                     "best_beta_1": fc.best_weights[k, 0], "amp_at_best_beta": fc.amp_best[k]})
-    return _pd().DataFrame(rows)
-
-
-# ------------------------------------------------------------- Section 4 (trade-off)
-def _tradeoff_frame(n, kind, density, W, D, eps, horizon):
-    return _pd().DataFrame({"n": n, "kind": kind, "density": density,
-                            "t_mix": markov.mixing_time(W, eps),
-                            "phi_min": fidelity.minimax_fidelity(D, horizon)})
-
-
-def tradeoff_draws(
-    sizes: ArrayLike,
-    densities: ArrayLike,
-    num: int,
-    seed: int | np.random.Generator | None = None,
-    *,
-    families: tuple[str, ...] = FAMILIES,
-) -> Iterator[tuple[int, str, float, NDArray[np.float64]]]:
-    """The graphs of :func:`tradeoff_table`, lazily in its order: ``(n, kind, density, A)``.
-
-    ``A`` is ``(graphs, n, n)`` adjacency, or ``(graphs, 2, n, n)`` for the equal-weight
-    pairs (kind ``"random pair (β = 1/2)"``); ``density`` is NaN where it does not apply.
-    """
-    num = positive_int(num, "num")
-    rng = np.random.default_rng(seed)
-    dens = np.atleast_1d(densities).tolist()
-    for n in np.atleast_1d(sizes).tolist():
-        for fam in families:
-            yield n, fam, np.nan, family_adjacency(fam, n)[None]
-        for d in dens:
-            yield n, "random", d, graphs.random_feedforward_adjacency(num, n, d, rng)
-        A2, _ = random_head_stacks(len(dens) * num, 2, n, dens, rng)
-        yield n, "random pair (β = 1/2)", np.nan, A2
-
-
-def tradeoff_table(
-    sizes: ArrayLike,
-    densities: ArrayLike,
-    num: int,
-    eps: float = 0.25,
-    horizon: int = 100,
-    seed: int | np.random.Generator | None = None,
-    *,
-    families: tuple[str, ...] = FAMILIES,
-) -> pd.DataFrame:
-    """Exact ``T_mix`` of ``W`` (Def. 2.7) and ``phi_min`` of ``Delta`` (Def. 3.5) per graph.
-
-    For each ``n`` of ``sizes``, in this order (the draws from ``seed``, made by
-    :func:`tradeoff_draws`): the ``families``; ``num`` random graphs per density;
-    ``len(densities) * num`` equal-weight pairs of random heads (:func:`random_head_stacks`).
-    Columns ``n, kind, density, t_mix, phi_min``.
-    """
-    rows = []
-    for n, kind, d, A in tradeoff_draws(sizes, densities, num, seed, families=families):
-        W = graphs.walk_matrix_from_adjacency(A)
-        D = graphs.diffusion_matrix_from_adjacency(A)
-        if A.ndim == 4:  # a pair of heads, combined with equal weights
-            W, D = W.mean(axis=1), D.mean(axis=1)
-        rows.append(_tradeoff_frame(n, kind, d, W, D, eps, horizon))
-    return _pd().concat(rows, ignore_index=True)
-
-
-def tradeoff_correlation(trade: pd.DataFrame, kind: str = "random") -> dict[int, float]:
-    """Spearman rank correlation of ``T_mix`` and ``phi_min`` among graphs of ``kind``, per
-    ``n`` of a :func:`tradeoff_table` (negative: slow mixing goes with low fidelity)."""
-    from scipy import stats
-
-    out = {}
-    for n in trade.n.unique().tolist():
-        d = trade[(trade.n == n) & (trade.kind == kind)]
-        if len(d) < 2:
-            raise ValueError(f"need at least 2 graphs of kind {kind!r} at n = {n}, got {len(d)}")
-        out[n] = stats.spearmanr(d.t_mix, d.phi_min)[0]
-    return out
-
-
-def dominated_fraction(
-    trade: pd.DataFrame, kind: str = "random", families: tuple[str, ...] = FAMILIES
-) -> dict[int, float]:
-    """Per ``n`` of a :func:`tradeoff_table`: the share of graphs of ``kind`` for which some
-    family mixes no slower *and* keeps at least the same ``phi_min`` (Pareto-dominated)."""
-    out = {}
-    for n in trade.n.unique().tolist():
-        d = trade[(trade.n == n) & (trade.kind == kind)]
-        fam = trade[(trade.n == n) & trade.kind.isin(families)]
-        if len(d) == 0:
-            raise ValueError(f"no graphs of kind {kind!r} at n = {n}")
-        dom = ((fam.t_mix.values[None, :] <= d.t_mix.values[:, None])
-               & (fam.phi_min.values[None, :] >= d.phi_min.values[:, None])).any(axis=1)
-        out[n] = dom.mean()
-    return out
-
 
 # ---------------------------------------------------------------- Eqs. 16-19 (tables)
 def weighted_forward_probabilities(

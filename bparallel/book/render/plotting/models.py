@@ -1,0 +1,286 @@
+"""The figures of the trained models' chapters (07-12): training and learning curves,
+Figure 4, Definition 2.7 against Algorithm 1, hitting profiles, pruning."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...._io import atomic_write
+from ...published import LAYERS, MODE_NAMES, verdict
+from .style import TEXT_WIDTH, _require_columns
+
+
+def plot_training_curves(histories: Mapping[tuple[str, int], Mapping[str, Sequence[float]]]) -> Any:
+    """Training loss (top, log scale) and held-out token accuracy (bottom) per epoch, one
+    column per task and one colour per head count. ``histories`` maps ``(task, heads)`` to a
+    training history (``epoch``, ``train_loss``, ``heldout_accuracy``). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not histories:
+        raise ValueError("histories is empty: no model to draw")
+    tasks = sorted({task for task, _ in histories})
+    heads = sorted({h for _, h in histories})
+    fig, axes = plt.subplots(2, len(tasks), figsize=(TEXT_WIDTH, 5.4), sharex=True,
+                             squeeze=False, layout="constrained")
+    for col, task in enumerate(tasks):
+        for i, h in enumerate(heads):
+            hist = histories.get((task, h))
+            if hist is None:
+                continue
+            for key in ("epoch", "train_loss", "heldout_accuracy"):
+                if key not in hist:
+                    raise ValueError(f"history of {task}, {h} heads has no {key!r}")
+            label = f"{h} head{'s' * (h > 1)}"
+            axes[0, col].plot(hist["epoch"], hist["train_loss"], color=f"C{i}", label=label)
+            axes[1, col].plot(hist["epoch"], 100 * np.asarray(hist["heldout_accuracy"]),
+                              color=f"C{i}", label=label)
+        axes[0, col].set_title(f"{task}: training loss")
+        axes[0, col].set_yscale("log")
+        axes[1, col].set_title(f"{task}: held-out token accuracy (%)")
+        axes[1, col].set_xlabel("epoch")
+    axes[0, 0].legend()
+    return fig
+
+
+def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
+    """Tables 5-6 as a picture: per cell (task, heads, layer), the best single head's fidelity
+    (x) against the combination's (y). Above the diagonal the combination amplifies. ``panels``
+    maps a title to a frame with columns ``task``, ``heads``, ``layer``, ``individual``,
+    ``combined`` (e.g. the published rows and this book's); colour is the head count, the
+    marker the task. Titles count the cells above, on and below the line at two decimals,
+    as :func:`bparallel.book.published.amplification_agreement` does. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+
+    if not panels:
+        raise ValueError("plot_best_head_vs_combined needs at least one panel")
+    for title, frame in panels.items():
+        _require_columns(frame, ("task", "heads", "layer", "individual", "combined"),
+                         f"plot_best_head_vs_combined (panel {title!r})")
+    fig, axes = plt.subplots(1, len(panels), figsize=(TEXT_WIDTH, 3.9), squeeze=False,
+                             layout="constrained")
+    heads = sorted({int(h) for f in panels.values() for h in f.heads})
+    colors = {h: f"C{i}" for i, h in enumerate(heads)}
+    markers = {"copy": "o", "cycle": "s"}
+    top = max(max(float(f.individual.max()), float(f.combined.max())) for f in panels.values())
+    lim = 1.05 * top if top > 0 else 1.0
+    for ax, (title, frame) in zip(axes[0], panels.items(), strict=True):
+        for (task, h), d in frame.groupby(["task", "heads"]):
+            ax.scatter(d.individual, d.combined, color=colors[int(h)],
+                       marker=markers.get(task, "^"), s=30, alpha=0.85,
+                       label=f"{task}, {int(h)} heads")
+        ax.plot([0, lim], [0, lim], "k--", lw=0.8)
+        verdicts = [verdict(float(c), float(i))
+                    for c, i in zip(frame.combined, frame.individual, strict=True)]
+        won, tied = verdicts.count(1), verdicts.count(0)
+        ax.set_title(f"{title}\n{won} above, {tied} on, {len(frame) - won - tied} below",
+                     fontsize="small")
+        ax.set_xlim(0, lim)
+        ax.set_ylim(0, lim)
+        ax.set_aspect("equal")
+        ax.set_xlabel("best head (%)")
+    axes[0, 0].set_ylabel("combined heads (%)")
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncol=3)
+    return fig
+
+
+def plot_figure4(
+    rows: Sequence[Mapping[str, Any]],
+    path: str | os.PathLike | None = None,
+    *,
+    mode: str = "paper",
+    protocol: str = "paper",
+    title: str | None = None,
+) -> Any:
+    """Figure 4: mixing time (a, b) and fidelity (c, d) per layer, one line per head count.
+
+    ``rows`` are Tables 1-4 rows (:func:`evaluate_models` or :func:`published_rows`); error
+    bars are the standard deviations. Saved as PNG (atomically) when ``path`` is given.
+    Returns the matplotlib figure.
+    """
+    from matplotlib.figure import Figure  # no pyplot: no global state, works headless
+
+    sel = [r for r in rows if r.get("mode", mode) == mode
+           and r.get("protocol", protocol) == protocol and "mean" in r]
+    if not sel:
+        raise ValueError(f"no Tables 1-4 rows for mode={mode!r}, protocol={protocol!r}")
+    fig = Figure(figsize=(TEXT_WIDTH, 6.4), layout="constrained")
+    axes = fig.subplots(2, 2)
+    panels = [("mixing_time", "copy", "(a) Mixing time for Sequence Copying"),
+              ("mixing_time", "cycle", "(b) Mixing time for Sequence Cycling"),
+              ("fidelity", "copy", "(c) Fidelity for Sequence Copying"),
+              ("fidelity", "cycle", "(d) Fidelity for Sequence Cycling")]
+    for ax, (quantity, task, label) in zip(axes.flat, panels, strict=True):
+        heads = sorted({r["heads"] for r in sel if r["quantity"] == quantity
+                        and r["task"] == task})
+        for i, h in enumerate(heads):
+            pts = sorted((r["layer"], r["mean"], r.get("std", 0.0)) for r in sel
+                         if r["quantity"] == quantity and r["task"] == task
+                         and r["heads"] == h)
+            x, y, e = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+            ax.errorbar(x, y, yerr=e, marker="o", capsize=3, color=f"C{i}",
+                        label=f"{h} head{'s' if h > 1 else ''}")
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("steps" if quantity == "mixing_time" else "fidelity (%)")
+        ax.set_xticks(range(1, LAYERS + 1))
+        if heads:
+            ax.legend(fontsize="small")
+    fig.suptitle(title or f"Figure 4 ({MODE_NAMES[mode]}, {protocol} protocol)")
+    if path is not None:
+        atomic_write(path, lambda fh: fig.savefig(fh, dpi=120, format="png"))
+    return fig
+
+
+def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int = 100) -> Any:
+    """Section 4 as defined: per task (panel) and head count (colour), Definition 2.7's
+    median mixing time (solid, log scale) against Algorithm 1's mean truncated hitting time
+    (dashed, same colour) per layer, with the cutoff ``M`` dotted. ``rows`` are
+    :func:`bparallel.book.section4.definition_rows`; a median that is infinite (the walk
+    never mixes) is drawn as an upward triangle at the top. Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    if not rows:
+        raise ValueError("rows is empty: nothing to draw")
+    tasks = sorted({r["task"] for r in rows})
+    heads = sorted({r["heads"] for r in rows})
+    finite = [r["t_mix_median"] for r in rows if np.isfinite(r["t_mix_median"])]
+    top = 10 ** np.ceil(np.log10(max(finite + [cutoff]) * 10))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(TEXT_WIDTH, 3.9), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax, task in zip(axes[0], tasks, strict=True):
+        for i, h in enumerate(heads):
+            pts = sorted((r["layer"], r["t_mix_median"], r["proxy_definition"]) for r in rows
+                         if r["task"] == task and r["heads"] == h)
+            if not pts:
+                continue
+            layer, t_mix, proxy = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+            label = f"{h} head{'s' * (h > 1)}"
+            ax.plot(layer, np.where(np.isfinite(t_mix), t_mix, np.nan), "o-", color=f"C{i}",
+                    label=f"{label}: Def. 2.7")
+            never = ~np.isfinite(t_mix)
+            ax.plot(layer[never], np.full(never.sum(), top), "^", color=f"C{i}", ms=9)
+            ax.plot(layer, proxy, "s--", color=f"C{i}", alpha=0.8, label=f"{label}: Alg. 1")
+        ax.axhline(cutoff, color="gray", ls=":", lw=1, label=f"cutoff M = {cutoff}")
+        ax.set_yscale("log")
+        ax.set_title(task)
+        ax.set_xlabel("layer")
+        ax.set_xticks(sorted({r["layer"] for r in rows}))
+    axes[0, 0].set_ylabel("steps (log scale)")
+    keys = [Line2D([], [], color=f"C{i}", lw=3, label=f"{h} head{'s' * (h > 1)}")
+            for i, h in enumerate(heads)]
+    keys += [Line2D([], [], color="k", marker="o", label="Def. 2.7 (median)"),
+             Line2D([], [], color="k", ls="--", marker="s", label="Alg. 1 (mean)"),
+             Line2D([], [], color="gray", ls=":", label=f"cutoff M = {cutoff}")]
+    fig.legend(handles=keys, loc="outside lower center", ncol=4, fontsize="small")
+    return fig
+
+
+def plot_hitting_profiles(
+    profiles: Mapping[str, np.ndarray], *, cutoff: int = 100
+) -> Any:
+    """Expected hitting time of the sink per start position (exact, log scale), averaged
+    over sequences, one line per labelled model/layer; the cutoff ``M`` of Algorithm 1
+    dotted: above it, the proxy counts only ``M``. ``profiles`` maps a label to an array
+    ``(N, T)`` of exact hitting times (``inf`` entries are left out of the mean and marked
+    by the share of sequences that never arrive). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not profiles:
+        raise ValueError("profiles is empty: nothing to draw")
+    fig, ax = plt.subplots(figsize=(6.8, 3.8), layout="constrained")
+    for i, (label, h) in enumerate(profiles.items()):
+        h = np.asarray(h, dtype=float)
+        if h.ndim != 2:
+            raise ValueError(f"profiles[{label!r}] has shape {h.shape}: expected (N, T)")
+        finite = np.where(np.isfinite(h), h, np.nan)
+        mean = np.nanmean(np.where(np.isnan(finite).all(0), 0.0, finite), axis=0)
+        ax.plot(np.arange(h.shape[1] - 1), mean[:-1], color=f"C{i}", label=label)
+    ax.axhline(cutoff, color="gray", ls=":", lw=1, label=f"cutoff M = {cutoff}")
+    ax.set_yscale("log")
+    ax.set_xlabel("start position j")
+    ax.set_ylabel("E[τ_j] (steps, log scale)")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_pruning_curves(
+    panels: Mapping[str, Mapping[str, Any]],
+    *,
+    metrics: Sequence[str] = ("accuracy_predictable", "margin"),
+) -> Any:
+    """Pruning curves: held-out ``metrics`` (one row of panels each) against the number of
+    heads kept per layer, heads removed from every layer at once in the order of each
+    ranking (lowest first), one column per model. ``panels`` maps a title to an
+    :func:`~bparallel.transformer.importance.importance_study` ``"pruning"`` result; its
+    ``"random"`` orders are drawn as their mean with the range shaded. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not panels:
+        raise ValueError("panels is empty: nothing to draw")
+    names = {"mean.margin": "by ablation impact (oracle)", "weight": "by head weight w_h",
+             "gradient": "by gradient importance",
+             "fidelity.definition": "by fidelity (definition)",
+             "fidelity.paper": "by fidelity (published-code mode)"}
+    ylabel = {"accuracy_predictable": "accuracy (%)", "margin": "mean logit margin",
+              "kl": "KL from intact (nats)"}
+    scale = {"accuracy_predictable": 100.0}
+    fig, axes = plt.subplots(len(metrics), len(panels), figsize=(TEXT_WIDTH, 2.6 * len(metrics)),
+                             squeeze=False, sharex=True, layout="constrained")
+    for col, (title, pruning) in enumerate(panels.items()):
+        kept = np.asarray(pruning["heads_kept"])
+        for row, metric in enumerate(metrics):
+            ax = axes[row, col]
+            k = scale.get(metric, 1.0)
+            for i, (key, label) in enumerate(names.items()):
+                if key in pruning:
+                    ax.plot(kept, k * np.asarray(pruning[key][metric], dtype=float), "o-",
+                            ms=3, color=f"C{i}", label=label)
+            if "random" in pruning:
+                r = k * np.asarray(pruning["random"][metric], dtype=float).reshape(-1, len(kept))
+                ax.fill_between(kept, r.min(0), r.max(0), color="gray", alpha=0.25)
+                ax.plot(kept, r.mean(0), "k--", lw=1, label=f"random order (mean of {len(r)})")
+            if row == 0:
+                ax.set_title(title)
+            if col == 0:
+                ax.set_ylabel(ylabel.get(metric, metric))
+            if row == len(metrics) - 1:
+                ax.set_xlabel("heads kept per layer")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8)
+    return fig
+
+
+def plot_learning_curves(curves: Mapping[tuple[str, int, int], Sequence[float]]) -> Any:
+    """Learning curves, one panel per task: held-out accuracy (percent) after every epoch,
+    the mean over seeds per head count with the range over seeds shaded. ``curves`` maps
+    ``(task, heads, seed)`` to the accuracy per epoch. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not curves:
+        raise ValueError("curves is empty: nothing to draw")
+    tasks = list(dict.fromkeys(k[0] for k in sorted(curves)))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(TEXT_WIDTH, 2.8), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax, task in zip(axes[0], tasks, strict=True):
+        heads = sorted({k[1] for k in curves if k[0] == task})
+        for i, h in enumerate(heads):
+            runs = [np.asarray(c, dtype=float) for k, c in curves.items() if k[:2] == (task, h)]
+            n = min(len(r) for r in runs)
+            stack = 100 * np.stack([r[:n] for r in runs])  # (seeds, epochs)
+            epochs = np.arange(1, n + 1)
+            ax.plot(epochs, stack.mean(0), color=f"C{i}", lw=1.5,
+                    label=f"{h} head{'s' * (h > 1)}")
+            if len(runs) > 1:
+                ax.fill_between(epochs, stack.min(0), stack.max(0), color=f"C{i}", alpha=0.2)
+        ax.set_title(task)
+        ax.set_xlabel("epoch")
+    axes[0, 0].set_ylabel("held-out accuracy (%)")
+    axes[0, -1].legend(fontsize=8, loc="lower right")
+    return fig
