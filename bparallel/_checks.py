@@ -1,6 +1,7 @@
 """Argument checks at the package's boundaries: one function per kind of check, for scalars
 (``positive_int``, ``nonnegative_int``, ``one_of``, ``unit_interval``) and arrays
-(``finite_array``, ``square_matrices``).
+(``finite_array``, ``square_matrices``) and attention (``attention_pattern``,
+``head_weight_vectors``).
 
 Each raises ``ValueError`` whose message names the argument and its bad value
 (``"horizon=0: must be a positive integer"``, ``"W has shape (3, 4): expected square
@@ -86,3 +87,45 @@ def square_matrices(
         raise ValueError(f"{name} has shape {a.shape}: expected square matrices {layout}"
                          + (f" with n >= {min_n}" if min_n > 1 else ""))
     return a
+
+
+def attention_pattern(
+    pattern: Any, name: str = "pattern", layout: str = "(..., H, T, T)"
+) -> np.ndarray:
+    """``pattern`` as attention weights ``layout``: finite and nonnegative, float64 (float32
+    kept as is, to be combined in float64 later), at least the named dimensions, the last two
+    equal, at least one head and one position."""
+    a = finite_array(pattern, name, keep_float32=True, nonnegative=True)
+    dims = layout.count(",")  # the named dimensions after "..."
+    if a.ndim < dims:
+        raise ValueError(f"{name} has shape {a.shape}: expected {layout}, at least {dims} dims")
+    if a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{name} has shape {a.shape}: the last two dimensions must be equal")
+    if a.shape[-1] < 1 or a.shape[-3] < 1:
+        raise ValueError(f"{name} has shape {a.shape}: needs at least one head and one position")
+    return a
+
+
+def head_weight_vectors(head_weights: Any, pattern: np.ndarray) -> np.ndarray:
+    """``head_weights`` checked against a checked ``pattern`` ``(..., H, T, T)`` and
+    broadcast to ``pattern.shape[:-2]`` = ``(..., H)``: finite, nonnegative, not all zero
+    for any graph; ``None`` is uniform, ``1/H`` each."""
+    H = pattern.shape[-3]
+    if head_weights is None:
+        return np.full(pattern.shape[:-2], 1.0 / H)
+    w = finite_array(head_weights, "head_weights", nonnegative=True)
+    if w.ndim == 0 or w.shape[-1] != H:
+        raise ValueError(
+            f"head_weights has shape {w.shape}: its last dimension must equal the "
+            f"number of heads H={H} of pattern (shape {pattern.shape})"
+        )
+    try:
+        w = np.broadcast_to(w, pattern.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"head_weights has shape {w.shape}: does not broadcast against "
+            f"pattern.shape[:-2]={pattern.shape[:-2]}"
+        ) from None
+    if w.size and np.any(w.sum(-1) == 0):
+        raise ValueError("head_weights are all zero for at least one graph")
+    return w

@@ -38,7 +38,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import absorbing, graphs
-from ._checks import finite_array, one_of, positive_int, unit_interval
+from ._checks import (
+    attention_pattern,
+    finite_array,
+    head_weight_vectors,
+    one_of,
+    positive_int,
+    unit_interval,
+)
 
 MODES = ("paper", "definition")
 METHODS = ("exact", "monte-carlo")
@@ -49,44 +56,6 @@ _FIDELITY_CHUNK = 32  # node fidelity: graphs per batched matrix-vector product 
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _check_pattern(
-    pattern: Any, name: str = "pattern", layout: str = "(..., H, T, T)"
-) -> np.ndarray:
-    """Validated attention, float64 (float32 input stays float32 until combined)."""
-    a = finite_array(pattern, name, keep_float32=True, nonnegative=True)
-    dims = layout.count(",")  # the named dimensions after "..."
-    if a.ndim < dims:
-        raise ValueError(f"{name} has shape {a.shape}: expected {layout}, at least {dims} dims")
-    if a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"{name} has shape {a.shape}: the last two dimensions must be equal")
-    if a.shape[-1] < 1 or a.shape[-3] < 1:
-        raise ValueError(f"{name} has shape {a.shape}: needs at least one head and one position")
-    return a
-
-
-def _check_weights(head_weights: Any, pattern: np.ndarray) -> np.ndarray:
-    """Weights broadcast to ``pattern.shape[:-2]`` = ``(..., H)``."""
-    H = pattern.shape[-3]
-    if head_weights is None:
-        return np.full(pattern.shape[:-2], 1.0 / H)
-    w = finite_array(head_weights, "head_weights", nonnegative=True)
-    if w.ndim == 0 or w.shape[-1] != H:
-        raise ValueError(
-            f"head_weights has shape {w.shape}: its last dimension must equal the "
-            f"number of heads H={H} of pattern (shape {pattern.shape})"
-        )
-    try:
-        w = np.broadcast_to(w, pattern.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"head_weights has shape {w.shape}: does not broadcast against "
-            f"pattern.shape[:-2]={pattern.shape[:-2]}"
-        ) from None
-    if w.size and np.any(w.sum(-1) == 0):
-        raise ValueError("head_weights are all zero for at least one graph")
-    return w
 
 
 # --------------------------------------------------------------------------- head weights
@@ -122,8 +91,8 @@ def _sum_heads(a: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def combine_heads(pattern: Any, head_weights: Any = None) -> np.ndarray:
     """``C = sum_h w_h A[h]``, ``(..., T, T)`` (Definition 3.6; Algorithms 1-2, line 2)."""
-    a = _check_pattern(pattern)
-    return _sum_heads(a, _check_weights(head_weights, a))  # (..., T, T)
+    a = attention_pattern(pattern)
+    return _sum_heads(a, head_weight_vectors(head_weights, a))  # (..., T, T)
 
 
 # --------------------------------------------------------------------------- the walk
@@ -179,8 +148,8 @@ class Walk:
     """
 
     def __init__(self, pattern: Any, head_weights: Any = None) -> None:
-        a = _check_pattern(pattern)
-        w = _check_weights(head_weights, a)
+        a = attention_pattern(pattern)
+        w = head_weight_vectors(head_weights, a)
         if a.shape[-3] == 1 and np.all(w == 1.0):
             C = a[..., 0, :, :]  # one head of weight 1 is its own combination (1 * A = A)
         else:
@@ -545,7 +514,7 @@ def best_head_vs_combined(
     ``phi_min^multi`` with ``head_weights``, ``"best_head"`` = ``h_*`` (Eq. 31), and
     ``"per_head"`` = all ``phi_min^(h)``, ``(..., H)``; all in percent.
     """
-    a = _check_pattern(pattern)
+    a = attention_pattern(pattern)
     combined = minimax_fidelity_proxy(a, head_weights, mode=mode, horizon=horizon)
     single = a[..., :, None, :, :]  # (..., H, 1, T, T): each head as a 1-head graph
     per_head = minimax_fidelity_proxy(single, np.ones(1), mode=mode, horizon=horizon)
@@ -576,7 +545,7 @@ def attention_rollout(
     causal patterns give lower-triangular rollouts.
     """
     residual = unit_interval(residual, "residual", closed=True)
-    a = _check_pattern(patterns, "patterns", "(..., L, H, T, T)")
+    a = attention_pattern(patterns, "patterns", "(..., L, H, T, T)")
     C = combine_heads(a, head_weights)  # (..., L, T, T)
     T = C.shape[-1]
     A = residual * np.eye(T) + (1.0 - residual) * C  # (..., L, T, T)
