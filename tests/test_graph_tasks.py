@@ -196,3 +196,56 @@ def test_graph_models_quick_trains_and_shipped_loads(tmp_path):
         gt.graph_models("best")
     with pytest.raises(FileNotFoundError, match="no seed of 'first'"):
         gt.graph_models("paper", models_root=tmp_path / "nothing")
+
+
+def test_evidence_covers_every_claim_and_its_results_are_the_numbers():
+    rows = []
+    for s, d in zip((42, 43, 44), (0.10, 0.12, 0.11), strict=True):
+        for h in HEADS:
+            rows.append(_row("first", h, s, accuracy=0.5 + d * h / 16, epochs_to_99=10 + h,
+                             **{q: 1.0 + h * d for q in gt.CHANGED if q not in
+                                ("accuracy", "epochs_to_99")},
+                             fidelity_impact_rho=0.3 if h > 1 else None))
+    changes, agreement, rhos = gt.evidence(rows)
+    assert set(changes) == set(gt.CHANGED) and len(agreement) == 8 and rhos == [0.3] * 9
+    # the verdicts find every piece of evidence they judge
+    assert [v["slug"] for v in gt.claim_verdicts(changes, agreement, rhos)] == list(gt.CLAIMS)
+    out = gt.evidence_results(changes, agreement, rhos)
+    assert out["change.accuracy.first"] == changes["accuracy"][0]["change"]
+    assert out["change.accuracy.first"] == pytest.approx(0.11 * 15 / 16)
+    assert out["agreement.mixing.paper.accuracy.median"] == agreement[
+        ("mixing.paper", "accuracy")]["median"]
+    assert out["heads.fidelity_impact.models"] == 9
+    assert out["heads.fidelity_impact.median"] == 0.3
+    assert "heads.fidelity_impact.median" not in gt.evidence_results(changes, agreement, [])
+
+
+def test_summary_results_names_every_task_and_head_count():
+    summary = [_row("first", h, None, accuracy=0.9, epochs_to_99=3.0, knockout_all=k)
+               for h, k in ((1, 0.01), (16, 0.03))]
+    paper = [_row("copy", 1, None, knockout_all=1.0)]
+    out = gt.summary_results(summary, paper)
+    assert out["knockout.first.h16.all.accuracy"] == 0.03
+    assert out["first.h1.epochs_to_99"] == 3.0 and out["knockout.copy.h1.all.accuracy"] == 1.0
+    assert (out["knockout.all.min"], out["knockout.all.max"]) == (0.01, 0.03)  # graph tasks only
+
+
+def test_mean_interval_formats_one_seed_several_and_infinity():
+    row = {"a": 0.5, "a.low": 0.25, "a.high": 0.75, "b": 12.0, "c": math.inf}
+    assert gt.mean_interval(row, "a", scale=100) == "50.0 [25.0, 75.0]"
+    assert gt.mean_interval(row, "a", 2) == "0.50 [0.25, 0.75]"
+    assert gt.mean_interval(row, "b") == "12.0"  # one seed: no interval, same decimals
+    assert gt.mean_interval(row, "c") == "∞"
+
+
+def test_the_graph_tasks_need_attention_and_their_table_says_so():
+    rows = {r["task"]: r for r in gt.task_rows(num=50)}
+    assert list(rows) == ["copy", "cycle", *GRAPH_TASKS]
+    assert rows["copy"]["target = current token"] == 1.0  # copy: no attention needed
+    assert rows["cycle"]["target = current token"] < 0.02
+    for task in GRAPH_TASKS:
+        assert rows[task]["target = current token"] < 0.5, task
+        assert rows[task]["training"] == f"{gt.training_epochs(task)} epochs"
+    assert rows["induction"]["predictable positions"] == pytest.approx(0.49, abs=0.02)
+    # majority: above one in four (a token just seen is more often the mode), below half
+    assert 0.25 < gt.no_attention_ceiling("majority", 200) < 0.5

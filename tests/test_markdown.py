@@ -117,3 +117,24 @@ def test_frame_table_drops_an_unnamed_default_index_even_after_a_rename():
     header = [line for line in text.splitlines() if line.startswith("|")][0]
     assert header == "| eps | holds |"
     assert "| 0.25 | yes |" in text and "| 0.1 | no |" in text
+
+
+def test_glue_table_glues_the_pipe_table_that_table_captions(monkeypatch):
+    import myst_nb
+
+    from bparallel.book.render import markdown as md
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, obj, display: glued.update(
+        {name: (obj.data, display)}))
+    rows = [{"task": "copy", "accuracy": 0.5}, {"task": "cycle|x", "accuracy": 1.0}]
+    assert md.glue_table("tbl-x", rows, formats={"accuracy": ".0%"}) is None
+    body, display = glued["tbl-x"]
+    assert display is False and body == md.pipe_table(rows, formats={"accuracy": ".0%"})
+    assert body.splitlines()[1] == "| :--- | ---: |" and "cycle\\|x" in body and "50%" in body
+    captioned = md.table(rows, caption="A caption.", name="tbl-x", formats={"accuracy": ".0%"})
+    assert captioned == f":::{{table}} A caption.\n:name: tbl-x\n\n{body}:::\n"
+    with pytest.raises(ValueError, match="name='Tbl X'"):
+        md.glue_table("Tbl X", rows)
+    with pytest.raises(ValueError, match="rows is empty"):
+        md.pipe_table([])

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._checks import one_of
 from ..transformer.ablation import rank_correlation
-from ..transformer.data import GRAPH_TASKS, PAPER_TASKS, TASKS
+from ..transformer.data import GRAPH_TASKS, HOPS, PAPER_TASKS, TASKS, heldout_dataset
 from ..transformer.importance import RELIABLE
 from ..transformer.shipped import (
     MODELS_ROOT,
@@ -36,9 +36,9 @@ from ..transformer.shipped import (
     shipped_seeds,
     train_quick,
 )
-from ..transformer.train import DEFAULT_SEED, HEADS
+from ..transformer.train import DEFAULT_SEED, HEADS, get_profile
 from .section4 import threshold_verdict
-from .seeds import paired_effect, seed_interval
+from .seeds import fmt_interval, paired_effect, seed_interval
 from .verdicts import Verdict
 
 QUICK_PROFILE = "graph-quick"
@@ -396,13 +396,142 @@ def claim_verdicts(changes: Mapping[str, Sequence[Mapping[str, Any]]],
     return out
 
 
+
+# --------------------------------------------------------------------------- the chapter's steps
+
+#: The quantities whose change from 1 to 16 heads the verdicts judge, in the table's order.
+CHANGED = ("mixing.paper", "mixing.definition", "t_mix", "fidelity.paper",
+           "fidelity.definition", "accuracy", "epochs_to_99")
+#: The proxies ranked against the outcomes (rank agreement across models).
+RANKED = ("mixing.paper", "mixing.definition", "fidelity.paper", "fidelity.definition")
+#: The outcomes a proxy should rank the models by: final accuracy and learning speed.
+OUTCOMES = ("accuracy", "epochs_to_99")
+
+
+def no_attention_ceiling(task: str, num: int = 500, seed: int = DEFAULT_SEED) -> float:
+    """The share of ``task``'s predictable held-out positions whose target is the current
+    token itself: the most a model can get right there without attention."""
+    ds = heldout_dataset(task, num, seed=seed)
+    own = (ds.inputs == ds.targets) & ds.mask
+    return float(own.sum() / ds.mask.sum())
+
+
+def task_rows(num: int = 200, seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
+    """One row per task (the paper's, then the graph tasks): what its target needs
+    (:data:`~bparallel.transformer.data.HOPS`), the share of predictable positions, the
+    no-attention ceiling (:func:`no_attention_ceiling`) and the training profile's length."""
+    rows = []
+    for task in (*PAPER_TASKS, *GRAPH_TASKS):
+        ds = heldout_dataset(task, num, seed=seed)
+        rows.append({"task": task, "what the target needs": HOPS[task],
+                     "predictable positions": float(ds.mask.float().mean()),
+                     "target = current token": no_attention_ceiling(task, seed=seed),
+                     "training": f"{training_epochs(task)} epochs"})
+    return rows
+
+
+def training_epochs(task: str) -> int:
+    """Epochs of the profile that trains ``task``'s models: its own for a graph task, the
+    paper profile for copy and cycle."""
+    return get_profile(task if task in GRAPH_TASKS else "paper").epochs
+
+
+def measure(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
+            reference_sequences: int, max_steps: int, cache_dir: str | os.PathLike | None,
+            impact: bool = True) -> dict[tuple[str, int, int], tuple[dict, dict]]:
+    """``{key: (defined, heads)}`` for every model of ``models`` (keyed ``(task, heads,
+    seed)``): the ``defined`` measure on the first ``num_sequences`` held-out sequences of
+    its task, and the ``heads`` measure (knockouts; with ``impact``, per-head margin impact
+    by mean ablation over the next ``reference_sequences``, its reliability and per-head
+    fidelity), unflattened; both through the metrics cache."""
+    from ..transformer.metrics_cache import cached_metrics_many, unflatten
+
+    keys = sorted(models)
+    x = {task: heldout_dataset(task, num_sequences + reference_sequences, seed=DEFAULT_SEED).inputs
+         for task in {k[0] for k in keys}}
+    defined = cached_metrics_many(
+        "defined", [(models[k], x[k[0]][:num_sequences],
+                     {"max_steps": max_steps, "horizon": max_steps}) for k in keys],
+        cache_dir=cache_dir)
+    heads = cached_metrics_many(
+        "heads", [(models[k], x[k[0]], {"task": k[0], "reference_sequences": reference_sequences,
+                                        "horizon": max_steps, "impact": impact}) for k in keys],
+        cache_dir=cache_dir)
+    return {k: (d, unflatten(h)) for k, d, h in zip(keys, defined, heads, strict=True)}
+
+
+def summary_results(summary: Sequence[Mapping[str, Any]],
+                    paper_summary: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The chapter's recorded values of :func:`across_seeds` summaries: per graph task and
+    head count, the accuracy, epochs to 99% and the all-attention knockout; per paper task
+    the knockout; and the knockouts' range over the graph tasks."""
+    out: dict[str, float] = {}
+    for r in summary:
+        name = f"{r['task']}.h{r['heads']}"
+        out[f"knockout.{name}.all.accuracy"] = r["knockout_all"]
+        out[f"{name}.accuracy"] = r["accuracy"]
+        out[f"{name}.epochs_to_99"] = r["epochs_to_99"]
+    for r in paper_summary:
+        out[f"knockout.{r['task']}.h{r['heads']}.all.accuracy"] = r["knockout_all"]
+    out["knockout.all.max"] = max(r["knockout_all"] for r in summary)
+    out["knockout.all.min"] = min(r["knockout_all"] for r in summary)
+    return out
+
+
+def mean_interval(row: Mapping[str, Any], quantity: str, decimals: int = 1,
+                  scale: float = 1.0) -> str:
+    """``row[quantity]`` (a mean over seeds, times ``scale``) with its interval when
+    :func:`across_seeds` gave one, as ``"12.3 [10.1, 14.5]"``; ``"∞"`` for an infinite value
+    (a graph that never mixes)."""
+    value = row[quantity]
+    if not math.isfinite(value):
+        return "∞"
+    low, high = row.get(f"{quantity}.low"), row.get(f"{quantity}.high")
+    return fmt_interval(scale * value, None if low is None else scale * low,
+                        None if high is None else scale * high, decimals)
+
+
+def evidence(rows: Sequence[Mapping[str, Any]], level: float = 0.95
+             ) -> tuple[dict[str, list[dict[str, Any]]], dict[tuple[str, str], dict[str, Any]],
+                        list[float]]:
+    """What the verdicts judge (:func:`claim_verdicts`): the change of every quantity of
+    :data:`CHANGED` from 1 to 16 heads per task (:func:`head_count_change`), the rank
+    agreement of every proxy of :data:`RANKED` with every outcome of :data:`OUTCOMES`
+    (:func:`proxy_rank_agreement`), and the per-model correlations of per-head fidelity with
+    head impact."""
+    changes = {q: head_count_change(rows, q, level=level) for q in CHANGED}
+    agreement = {(p, o): proxy_rank_agreement(rows, p, o) for p in RANKED for o in OUTCOMES}
+    rhos = [r["fidelity_impact_rho"] for r in rows if r.get("fidelity_impact_rho") is not None]
+    return changes, agreement, rhos
+
+
+def evidence_results(changes: Mapping[str, Sequence[Mapping[str, Any]]],
+                     agreement: Mapping[tuple[str, str], Mapping[str, Any]],
+                     rhos: Sequence[float]) -> dict[str, float]:
+    """The chapter's recorded values of :func:`evidence`: ``change.<q>.<task>``,
+    ``agreement.<proxy>.<outcome>.median`` and the per-head correlations' count and median."""
+    out: dict[str, float] = {}
+    for q, cs in changes.items():
+        for c in cs:
+            out[f"change.{q}.{c['task']}"] = c["change"]
+    for (p, o), a in agreement.items():
+        if a["median"] is not None:
+            out[f"agreement.{p}.{o}.median"] = a["median"]
+    out["heads.fidelity_impact.models"] = len(rhos)
+    if rhos:
+        out["heads.fidelity_impact.median"] = float(np.median(rhos))
+    return out
+
+
 def defaults(profile: str) -> dict[str, int]:
     """Sequences per model: measured and reference (for mean ablation)."""
     return {"paper": {"measured": 50, "reference": 25},
             "quick": {"measured": 20, "reference": 10}}[profile]
 
 
-__all__ = ["CLAIMS", "DEFAULT_SEED", "GraphModels", "across_seeds", "claim_verdicts",
-           "complete_seeds", "defaults", "epochs_to_fraction", "graph_models",
-           "head_count_change", "model_row", "paper_models", "proxy_rank_agreement",
-           "resolve_profile", "rho_verdict", "tally"]
+__all__ = ["CHANGED", "CLAIMS", "DEFAULT_SEED", "OUTCOMES", "RANKED", "GraphModels",
+           "across_seeds", "claim_verdicts", "complete_seeds", "defaults", "epochs_to_fraction",
+           "evidence", "evidence_results", "graph_models", "head_count_change",
+           "mean_interval", "measure", "model_row", "no_attention_ceiling", "paper_models",
+           "proxy_rank_agreement", "resolve_profile", "rho_verdict", "summary_results",
+           "tally", "task_rows", "training_epochs"]

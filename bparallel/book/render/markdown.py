@@ -43,24 +43,17 @@ def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def table(
+def pipe_table(
     rows: Sequence[Mapping[str, Any]],
     *,
-    caption: str,
-    name: str,
     formats: Mapping[str, str | Callable[[Any], str]] | None = None,
     align: Mapping[str, str] | None = None,
 ) -> str:
-    """A numbered, captioned MyST table (``:::{table}``) of ``rows`` (columns in first-seen
-    order, no index column). ``formats`` per column (format spec or function); ``align`` per
-    column ``"left" | "right" | "center"`` (default: right for numbers, left otherwise);
-    ``name`` is the label for ``{numref}`` (lower case, digits, hyphens)."""
+    """The Markdown pipe table of ``rows`` (columns in first-seen order, no index column).
+    ``formats`` per column (format spec or function); ``align`` per column ``"left" |
+    "right" | "center"`` (default: right for numbers, left otherwise)."""
     if not rows:
         raise ValueError("rows is empty: nothing to show")
-    if not caption.strip():
-        raise ValueError("caption is empty: every table needs one")
-    if not _NAME.match(name):
-        raise ValueError(f"name={name!r}: use lower case letters, digits and hyphens")
     formats, align = dict(formats or {}), dict(align or {})
     columns: list[str] = []
     for row in rows:
@@ -77,10 +70,57 @@ def table(
         rule.append(marks[side])
     for r in rows:
         body.append([cell(r.get(c), formats.get(c, "")) for c in columns])
-    lines = [f":::{{table}} {caption.strip()}", f":name: {name}", ""]
-    lines += ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
     lines += ["| " + " | ".join(b) + " |" for b in body]
-    return "\n".join(lines + [":::"]) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def table(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    caption: str,
+    name: str,
+    formats: Mapping[str, str | Callable[[Any], str]] | None = None,
+    align: Mapping[str, str] | None = None,
+) -> str:
+    """A numbered, captioned MyST table (``:::{table}``) of ``rows``: the
+    :func:`pipe_table` of ``rows`` under ``caption``; ``name`` is the label for
+    ``{numref}`` (lower case, digits, hyphens)."""
+    if not caption.strip():
+        raise ValueError("caption is empty: every table needs one")
+    _check_name(name)
+    body = pipe_table(rows, formats=formats, align=align)
+    return f":::{{table}} {caption.strip()}\n:name: {name}\n\n{body}:::\n"
+
+
+def glue_table(
+    name: str,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    formats: Mapping[str, str | Callable[[Any], str]] | None = None,
+    align: Mapping[str, str] | None = None,
+) -> None:
+    """Glue the :func:`pipe_table` of ``rows`` under ``name`` (not shown where the cell is),
+    so that the chapter's prose holds the caption and places the table::
+
+        :::{table} The caption, in the prose.
+        :name: tbl-name
+        ```{glue:md} tbl-name
+        :format: myst
+        ```
+        :::
+    """
+    _check_name(name)
+    body = pipe_table(rows, formats=formats, align=align)
+    from IPython.display import Markdown
+    from myst_nb import glue  # the book's dependency, not the package's
+
+    glue(name, Markdown(body), display=False)
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise ValueError(f"name={name!r}: use lower case letters, digits and hyphens")
 
 
 def tabs(items: Mapping[str, str]) -> str:
