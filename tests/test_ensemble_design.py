@@ -104,3 +104,16 @@ def test_the_profiles_and_bad_input():
         SectionStreams({"profile": "quick"}, 0)
     with pytest.raises(ValueError, match="section must be one of"):
         SectionStreams(TINY, 0)["Section 1"]
+
+
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_the_designs_named_in_the_claims_chapters_prose(profile):
+    """Chapters 03 and 06 name these sizes in their prose (n = 3, 4, 5 exhaustively, random
+    heads up to 20 nodes, the bound up to 100, the five densities, horizons 5 to 100, the
+    horizon sweep on 8 nodes, the trade-off on 8, 16 and 32): both profiles keep them."""
+    d = EnsembleDesign.for_profile(profile)
+    assert d.exhaustive_n == (3, 4, 5) and max(d.random_sizes) == 20
+    assert max(d.bound_sizes) == 100
+    assert d.search_densities == (0.1, 0.2, 0.35, 0.5, 0.7)
+    assert (d.horizons[0], d.horizons[-1]) == (5, 100) and d.horizon_sweep_n == 8
+    assert d.tradeoff_sizes == (8, 16, 32)
