@@ -138,3 +138,20 @@ def test_glue_table_glues_the_pipe_table_that_table_captions(monkeypatch):
         md.glue_table("Tbl X", rows)
     with pytest.raises(ValueError, match="rows is empty"):
         md.pipe_table([])
+
+
+def test_table_directives_in_the_prose_keep_their_caption_on_one_line():
+    """A MyST directive's argument is its first line: a caption continued on the next lines
+    would become the table's content ("exactly one table expected")."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    found = 0
+    for path in [*root.glob("notebooks/*.md"), *root.glob("book/*.md")]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith(":::{table}"):
+                found += 1
+                assert lines[i + 1].startswith(":") or not lines[i + 1].strip(), (
+                    f"{path.name}:{i + 1}: the caption continues on the next line")
+    assert found >= 17  # the glued tables of chapters 10-12

@@ -101,7 +101,8 @@ def glue_table(
     align: Mapping[str, str] | None = None,
 ) -> None:
     """Glue the :func:`pipe_table` of ``rows`` under ``name`` (not shown where the cell is),
-    so that the chapter's prose holds the caption and places the table::
+    so that the chapter's prose holds the caption (on one line: a directive's argument
+    is its first line) and places the table::
 
         :::{table} The caption, in the prose.
         :name: tbl-name
