@@ -368,9 +368,15 @@ def test_every_figure_is_numbered_and_captioned(docname, built_html):
 @pytest.mark.parametrize("docname", CAPTIONED)
 def test_every_table_is_numbered_and_captioned(docname, built_html):
     main = _page_main(built_html, docname)
-    tables = main.select(".cell_output table, .output table")
-    assert tables, f"{docname}: no output tables found (did the page change?)"
-    for t in main.find_all("table"):  # the prose's tables too, not only the outputs'
+    tables = main.find_all("table")  # the outputs' and the prose's (glued tables sit there)
+    assert tables, f"{docname}: no tables found (did the page change?)"
+    # every table the chapter names (a {table} directive's :name:, a table(name=...) call)
+    # is on the page under that id
+    source = (ROOT / f"{docname}.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"""(?:^:name: |name=["'])(tbl-[a-z0-9-]+)""", source, flags=re.M))
+    missing = named - {t.get("id") for t in tables}
+    assert not missing, f"{docname}: named tables not on the page: {sorted(missing)}"
+    for t in tables:
         caption = t.find("caption")
         assert caption is not None, f"{docname}: a table has no caption: {t.get_text()[:60]}"
         text = caption.get_text(" ", strip=True)
