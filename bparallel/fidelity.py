@@ -15,11 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import positive_int
+from ._checks import one_of, positive_int
 from .graphs import check_stochastic, convex_combination
 
 __all__ = [
     "signal_at_sink",
+    "sink_rows",
+    "sink_peaks",
     "node_fidelity",
     "minimax_fidelity",
     "worst_node",
@@ -42,32 +44,62 @@ def _delta(delta: ArrayLike, name: str = "delta") -> NDArray[np.float64]:
     return check_stochastic(delta, axis=-1, name=name)
 
 
-def sink_rows(M: NDArray[np.float64], horizon: int) -> NDArray[np.float64]:
+def sink_rows(M: ArrayLike, horizon: int, *, product: str = "einsum") -> NDArray[np.float64]:
     """``(M^t)[tau, :]`` for ``t = 0 .. horizon``, ``(..., horizon + 1, n)``, any square ``M``.
 
     The row recursion ``e_tau^T M^(t+1) = (e_tau^T M^t) M``: one vector-matrix product per
-    step. The one place this recursion lives: :func:`signal_at_sink` (``M = Delta``) and
-    :func:`bparallel.ensembles.tv_curves` (``M = W``) call it. Inputs are not validated.
+    step. The one place this recursion lives: :func:`signal_at_sink` (``M = Delta``),
+    :func:`sink_peaks` (node fidelity, here and on trained attention in
+    :class:`bparallel.proxies.Walk`) and :func:`bparallel.ensembles.tv_curves` (``M = W``)
+    call it. Inputs are not validated; any dtype and strides (each chunk is read once as
+    contiguous float64).
+
+    ``product`` (:data:`PRODUCTS`) is how a step is computed: ``"einsum"``, the row times
+    the matrix in numpy's einsum loop, the arithmetic every theory chapter's reference
+    values were computed with; ``"matmul"``, the same row as the column
+    ``(M^T)^t e_tau`` by BLAS matrix-vector products, about twice as fast on attention-size
+    batches (``n = 100``), what :class:`bparallel.proxies.Walk` uses. The two agree within
+    a few ulps; a quantity that turns on exact ties (an argmin among equal fidelities) can
+    differ between them, so each caller keeps one.
 
     A batch of matrices is walked :data:`SINK_ROWS_CHUNK` matrices at a time, all steps per
     chunk, so that a chunk's matrices stay in the CPU cache across the steps (the same
-    arithmetic in the same order: bitwise the unchunked result, about twice as fast on
-    large batches).
+    arithmetic per matrix as unchunked; about twice as fast on large batches).
     """
+    one_of(product, "product", PRODUCTS)
     n = M.shape[-1]
-    out = np.empty(M.shape[:-2] + (horizon + 1, n), dtype=np.result_type(M, np.float64))
+    out = np.empty(M.shape[:-2] + (horizon + 1, n), dtype=np.float64)
     flat_m = M.reshape(-1, n, n)
     flat_out = out.reshape(-1, horizon + 1, n)
     for start in range(0, flat_m.shape[0], SINK_ROWS_CHUNK):
-        m = flat_m[start : start + SINK_ROWS_CHUNK]
-        row = np.zeros(m.shape[:-1])
+        chunk = slice(start, start + SINK_ROWS_CHUNK)
+        _walk_chunk(flat_m[chunk], flat_out[chunk], product)
+    return out
+
+
+#: The ways :func:`sink_rows` computes a step.
+PRODUCTS = ("einsum", "matmul")
+
+
+def _walk_chunk(m: ArrayLike, o: NDArray[np.float64], product: str) -> None:
+    """Rows ``(m^t)[tau, :]`` of a chunk ``m`` ``(c, n, n)`` into ``o`` ``(c, horizon + 1, n)``."""
+    if product == "einsum":
+        m = np.ascontiguousarray(m, dtype=np.float64)  # no copy for float64 C-contiguous input
+        row = np.zeros(m.shape[:-1])  # (c, n)
         row[:, -1] = 1.0
-        o = flat_out[start : start + SINK_ROWS_CHUNK]
         o[:, 0] = row
-        for t in range(1, horizon + 1):
+        for t in range(1, o.shape[1]):
             row = np.einsum("bk,bkj->bj", row, m)
             o[:, t] = row
-    return out
+        return
+    mt = np.ascontiguousarray(np.swapaxes(m, -1, -2), dtype=np.float64)  # (c, n, n): M^T
+    u, spare = np.zeros(mt.shape[:-1] + (1,)), np.empty(mt.shape[:-1] + (1,))  # (c, n, 1)
+    u[:, -1] = 1.0
+    o[:, 0] = u[..., 0]
+    for t in range(1, o.shape[1]):
+        np.matmul(mt, u, out=spare)  # the column (M^T)^t e_tau = the row (M^t)[tau, :]
+        u, spare = spare, u
+        o[:, t] = u[..., 0]
 
 
 #: Matrices per chunk in :func:`sink_rows` (64 matrices of 100 x 100 float64: 5 MB).
@@ -82,11 +114,42 @@ def signal_at_sink(delta: ArrayLike, horizon: int) -> NDArray[np.float64]:
     return sink_rows(_delta(delta), positive_int(horizon, "horizon"))
 
 
-def _peaks(signal: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+def _peaks(signal: NDArray[np.float64], times: bool = True
+           ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
     s = signal[..., 1:, :]  # t >= 1
     phi = s.max(axis=-2)
+    if not times:
+        return phi, None
     t = np.argmax(s >= phi[..., None, :] - PEAK_ATOL, axis=-2) + 1  # earliest peak time
     return phi, t
+
+
+def sink_peaks(
+    M: ArrayLike, horizon: int, *, times: bool = True, product: str = "einsum"
+) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
+    """``max_{1<=t<=horizon} (M^t)[tau, j]`` and the earliest ``t`` attaining it (ties
+    within :data:`PEAK_ATOL`), each ``(..., n)``, for any square ``M`` (not validated);
+    ``None`` times when ``times=False``; ``product`` as in :func:`sink_rows`.
+
+    Definitions 3.3-3.4 on a batch of any size: the rows of :func:`sink_rows` are held for
+    one chunk of :data:`SINK_ROWS_CHUNK` matrices at a time, never for the whole batch.
+    """
+    one_of(product, "product", PRODUCTS)
+    n = M.shape[-1]
+    flat_m = M.reshape(-1, n, n)
+    N = flat_m.shape[0]
+    phi = np.empty((N, n))
+    t_opt = np.empty((N, n), dtype=np.int64) if times else None
+    rows = np.empty((min(SINK_ROWS_CHUNK, N), horizon + 1, n))
+    for start in range(0, N, SINK_ROWS_CHUNK):
+        stop = min(start + SINK_ROWS_CHUNK, N)
+        _walk_chunk(flat_m[start:stop], rows[: stop - start], product)
+        peak, t = _peaks(rows[: stop - start], times)
+        phi[start:stop] = peak
+        if times:
+            t_opt[start:stop] = t
+    shape = M.shape[:-2] + (n,)
+    return phi.reshape(shape), None if t_opt is None else t_opt.reshape(shape)
 
 
 def node_fidelity(
@@ -95,9 +158,10 @@ def node_fidelity(
     """Node fidelity and optimal fidelity time (Definitions 3.3-3.4, Eqs. 23-24).
 
     Returns ``(phi, t)``, each of shape ``(..., n)``: ``phi[j] = max_{1<=t<=horizon}
-    phi_j(t)`` and ``t[j]`` the earliest time attaining it (ties within ``PEAK_ATOL``).
+    phi_j(t)`` and ``t[j]`` the earliest time attaining it (ties within ``PEAK_ATOL``), by
+    :func:`sink_peaks`.
     """
-    return _peaks(signal_at_sink(delta, horizon))
+    return sink_peaks(_delta(delta), positive_int(horizon, "horizon"))
 
 
 def _min_over_nodes(phi: NDArray[np.float64], exclude_sink: bool) -> NDArray[np.float64]:

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import absorbing, graphs
+from . import absorbing, fidelity, graphs
 from ._checks import (
     attention_pattern,
     finite_array,
@@ -50,12 +50,6 @@ from ._checks import (
 MODES = ("paper", "definition")
 METHODS = ("exact", "monte-carlo")
 REDUCTIONS = ("mean", "max", "none")
-
-_FIDELITY_CHUNK = 32  # node fidelity: graphs per batched matrix-vector product (1.17x
-# faster than absorbing.CHUNK's 8 here; the same values)
-
-
-# --------------------------------------------------------------------------- validation
 
 
 # --------------------------------------------------------------------------- head weights
@@ -144,7 +138,8 @@ class Walk:
     or by sampling (:meth:`sampled_hitting_times`), Definition 2.7 (:meth:`mixing_time`),
     the hitting times (:meth:`hitting_times`) and Algorithm 2's node fidelity
     (:meth:`node_fidelity`). Results are flat, ``(N, ...)``; :meth:`shaped` restores
-    ``pattern.shape[:-3]``. The algorithms themselves are :mod:`bparallel.absorbing`'s.
+    ``pattern.shape[:-3]``. The algorithms themselves are :mod:`bparallel.absorbing`'s and
+    :mod:`bparallel.fidelity`'s.
     """
 
     def __init__(self, pattern: Any, head_weights: Any = None) -> None:
@@ -157,10 +152,10 @@ class Walk:
         self.batch: tuple[int, ...] = C.shape[:-2]
         self.T: int = C.shape[-1]
         T = self.T
-        # P = C^T of every graph as an (N, T, T) view: no copy (float32 kept for one float32
-        # head), for node fidelity, which copies it chunk by chunk; the walk's chains read
-        # the float64 copy, :attr:`forward`, made when first needed
-        self._view = np.swapaxes(C.reshape(-1, T, T), -1, -2)
+        # C of every graph, (N, T, T), no copy (float32 kept for one float32 head): node
+        # fidelity reads it chunk by chunk; the walk's chains read P = C^T, :attr:`forward`,
+        # a float64 copy made when first needed
+        self._combined = C.reshape(-1, T, T)
         self._moves: dict[str, np.ndarray] = {}
         self._chains: dict[str, np.ndarray] = {}
         self._survival: dict[tuple[str, int], np.ndarray] = {}
@@ -168,7 +163,7 @@ class Walk:
     @functools.cached_property
     def forward(self) -> np.ndarray:
         """``P = C^T`` of every graph, ``(N, T, T)`` float64, C-contiguous."""
-        return np.ascontiguousarray(self._view, dtype=np.float64)
+        return np.ascontiguousarray(np.swapaxes(self._combined, -1, -2), dtype=np.float64)
 
     def shaped(self, values: np.ndarray) -> np.ndarray:
         """Flat per-graph ``values`` ``(N, ...)`` reshaped to ``pattern.shape[:-3] + (...)``."""
@@ -222,9 +217,11 @@ class Walk:
 
     def node_fidelity(self, horizon: int, times: bool = True
                       ) -> tuple[np.ndarray, np.ndarray | None]:
-        """``max_t (P^t)[j, T-1]`` per node and its first argmax, ``(N, T)`` each (Algorithm
-        2; the modes differ only in the minimum over nodes)."""
-        return _node_fidelity(self._view, horizon, with_times=times)
+        """``max_t (P^t)[j, T-1] = max_t (C^t)[T-1, j]`` per node and the earliest ``t``
+        attaining it, ``(N, T)`` each, ``t = 1..horizon`` (Algorithm 2 by
+        :func:`bparallel.fidelity.sink_peaks`, the recursion of the theory chapters, with
+        BLAS products; the modes differ only in the minimum over nodes)."""
+        return fidelity.sink_peaks(self._combined, horizon, times=times, product="matmul")
 
 
 def transition_matrix(pattern: Any, head_weights: Any = None, *, mode: str = "paper") -> np.ndarray:
@@ -420,45 +417,6 @@ class NodeFidelity(NamedTuple):
     t_opt: np.ndarray | None
 
 
-def _node_fidelity(
-    P: np.ndarray, horizon: int, with_times: bool = True
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """``max_t (P^t)[j, T-1]`` and its first argmax for every node ``j``, ``(N, T)``, for
-    ``P`` ``(N, T, T)`` of any dtype and strides (a view: each chunk is copied into a reused
-    contiguous float64 buffer, which stays in cache, so the whole of ``P`` is never copied).
-
-    Only the sink column of ``P^t`` is needed: ``u_t = P u_{t-1}``, ``u_1 = P[:, T-1]``.
-    Both modes use ``t = 1..horizon``, as Algorithm 2 and ``bparallel.fidelity`` do (at
-    ``t = 0`` only the sink has signal); the modes differ in the walk and the minimum.
-    """
-    N, T, _ = P.shape
-    phi = np.zeros((N, T))
-    t_opt = np.zeros((N, T), dtype=np.int64) if with_times else None
-    ubuf = np.empty((2, min(_FIDELITY_CHUNK, N), T, 1))
-    pbuf = np.empty((min(_FIDELITY_CHUNK, N), T, T))
-    for s in range(0, N, _FIDELITY_CHUNK):
-        n = min(_FIDELITY_CHUNK, N - s)
-        Pc = pbuf[:n]  # (n, T, T)
-        np.copyto(Pc, P[s : s + n])
-        u, spare = ubuf[0, :n], ubuf[1, :n]
-        u[...] = Pc[..., -1:]  # (n, T, 1): t = 1
-        best = phi[s : s + n]  # (n, T), written in place
-        if with_times:
-            arg = t_opt[s : s + n]
-            arg[:] = 1
-        for t in range(1, horizon + 1):
-            if t > 1:
-                np.matmul(Pc, u, out=spare)  # (n, T, 1): sink column of P^t
-                u, spare = spare, u
-            if with_times:
-                better = u[..., 0] > best
-                best[better] = u[..., 0][better]
-                arg[better] = t
-            else:
-                np.maximum(best, u[..., 0], out=best)
-    return phi, t_opt
-
-
 def node_fidelity_proxy(
     pattern: Any,
     head_weights: Any = None,
@@ -471,8 +429,9 @@ def node_fidelity_proxy(
 
     ``phi_j = 100 max_t (C^t)[T-1, j]`` with ``C`` the weighted combination playing the role
     of the diffusion matrix ``Delta``; ``t`` ranges over ``1..horizon`` in both modes (as in
-    ``bparallel.fidelity``); ``t_j`` is the first time attaining the max (``None`` when
-    ``times=False``, which is faster). Both arrays are ``pattern.shape[:-3] + (T,)``.
+    ``bparallel.fidelity``); ``t_j`` is the earliest time attaining the max, ties within
+    :data:`bparallel.fidelity.PEAK_ATOL` (``None`` when ``times=False``, which is faster).
+    Both arrays are ``pattern.shape[:-3] + (T,)``.
     """
     one_of(mode, "mode", MODES)
     positive_int(horizon, "horizon")
@@ -533,29 +492,35 @@ def attention_rollout(
     patterns: Any, head_weights: Any = None, *, residual: float = 0.5
 ) -> np.ndarray:
     """Attention rollout (Abnar & Zuidema, 2020, "Quantifying Attention Flow in
-    Transformers", ACL; ``abnar2020quantifying`` in ``book/references.bib``), ``(..., L, T, T)``.
+    Transformers", ACL; ``abnar2020quantifying`` in ``book/references.bib``), ``(L, ..., T, T)``.
 
-    ``patterns`` are the patterns of ``L`` layers, ``(..., L, H, T, T)`` (layers on axis
-    -4); ``head_weights`` ``(..., L, H)`` or anything that broadcasts to it, ``None`` for the
-    head average of the original. Per layer: ``A_l = sum_h w_h A_l[h]``
-    (:func:`combine_heads`), ``A^_l = residual I + (1 - residual) A_l`` with its rows
-    re-normalised (a row without weight keeps its own position), and the rollout after layer
-    ``l`` is ``A^_l @ ... @ A^_1``. Entry ``[..., l, i, j]`` is the share of position ``i``'s
-    representation after layer ``l + 1`` traceable to input token ``j``: rows sum to 1, and
-    causal patterns give lower-triangular rollouts.
+    ``patterns`` are the patterns of ``L`` layers, layers first as the model returns them,
+    ``(L, ..., H, T, T)``; ``head_weights`` ``(L, H)`` (one vector per layer, as
+    :func:`bparallel.transformer.measure.model_head_weights` returns them), ``(L, ..., H)``,
+    ``(H,)``, or ``None`` for the head average of the original. Per layer:
+    ``A_l = sum_h w_h A_l[h]`` (:func:`combine_heads`), ``A^_l = residual I + (1 - residual)
+    A_l`` with its rows re-normalised (a row without weight keeps its own position), and the
+    rollout after layer ``l`` is ``A^_l @ ... @ A^_1``. Entry ``[l, ..., i, j]`` is the share
+    of position ``i``'s representation after layer ``l + 1`` traceable to input token ``j``:
+    rows sum to 1, and causal patterns give lower-triangular rollouts.
     """
     residual = unit_interval(residual, "residual", closed=True)
-    a = attention_pattern(patterns, "patterns", "(..., L, H, T, T)")
-    C = combine_heads(a, head_weights)  # (..., L, T, T)
+    a = attention_pattern(patterns, "patterns", "(L, ..., H, T, T)")
+    if head_weights is not None:
+        w = np.asarray(head_weights)
+        if w.ndim == 2 and a.ndim > 4:  # (L, H): the same weights for every graph of a layer
+            w = w.reshape(w.shape[:1] + (1,) * (a.ndim - 4) + w.shape[1:])
+        head_weights = w
+    C = combine_heads(a, head_weights)  # (L, ..., T, T)
     T = C.shape[-1]
-    A = residual * np.eye(T) + (1.0 - residual) * C  # (..., L, T, T)
-    sums = A.sum(-1, keepdims=True)  # (..., L, T, 1)
+    A = residual * np.eye(T) + (1.0 - residual) * C  # (L, ..., T, T)
+    sums = A.sum(-1, keepdims=True)  # (L, ..., T, 1)
     empty = np.nonzero(sums[..., 0] == 0)
     A[(*empty, empty[-1])] = 1.0  # A^[..., i, i] = 1 for a row without weight
     sums[empty] = 1.0
     A /= sums
-    out = np.empty_like(A)  # (..., L, T, T)
-    out[..., 0, :, :] = A[..., 0, :, :]
-    for layer in range(1, A.shape[-3]):
-        np.matmul(A[..., layer, :, :], out[..., layer - 1, :, :], out=out[..., layer, :, :])
+    out = np.empty_like(A)  # (L, ..., T, T)
+    out[0] = A[0]
+    for layer in range(1, A.shape[0]):
+        np.matmul(A[layer], out[layer - 1], out=out[layer])
     return out

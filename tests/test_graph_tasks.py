@@ -9,6 +9,7 @@ import pytest
 
 from bparallel.book import graph_tasks as gt
 from bparallel.book.seeds import seed_interval
+from bparallel.book.verdicts import Outcome
 from bparallel.transformer.data import GRAPH_TASKS
 from bparallel.transformer.shipped import ship_run
 from bparallel.transformer.train import HEADS
@@ -41,7 +42,7 @@ def test_across_seeds_intervals_and_infinite_values():
     assert out["seeds"] == 3 and "fidelity.paper" not in out
 
 
-def test_head_count_change_verdicts():
+def test_head_count_change_outcomes():
     rows = []
     for s, d in zip((42, 43, 44), (0.10, 0.12, 0.11), strict=True):
         rows += [_row("first", 1, s, accuracy=0.5, epochs_to_99=10),
@@ -49,23 +50,25 @@ def test_head_count_change_verdicts():
         rows += [_row("majority", 1, s, accuracy=0.5 + d * (s - 43)),
                  _row("majority", 16, s, accuracy=0.5)]
     acc = {c["task"]: c for c in gt.head_count_change(rows, "accuracy")}
-    assert acc["first"]["verdict"] == "more heads better"
+    assert acc["first"]["outcome"] is Outcome.AS_CLAIMED
     assert acc["first"]["change"] == pytest.approx(0.11)
-    assert acc["majority"]["verdict"] == "no resolved change"
+    assert acc["majority"]["outcome"] is Outcome.NOT_RESOLVED
     (slow,) = gt.head_count_change(rows, "epochs_to_99")
-    assert slow["verdict"] == "more heads worse"  # more epochs: slower
+    assert slow["outcome"] is Outcome.AGAINST  # more epochs: slower
     one = gt.head_count_change([r for r in rows if r["seed"] == 42], "accuracy")
-    assert one[0]["verdict"] == "more heads better (one seed)" and one[0]["low"] is None
+    assert one[0]["outcome"] is Outcome.AS_CLAIMED_ONE_SEED and one[0]["low"] is None
+    with pytest.raises(ValueError, match="knockout_all.*no claimed direction"):
+        gt.head_count_change(rows, "knockout_all")
 
 
-def _change(task, verdict, seeds=3):
-    return {"task": task, "verdict": verdict, "seeds": seeds}
+def _change(task, outcome, seeds=3):
+    return {"task": task, "outcome": outcome, "seeds": seeds}
 
 
 def test_tally_reads_every_task_and_needs_two_seeds():
     from bparallel.book.verdicts import Verdict
 
-    better, worse, open_ = "more heads better", "more heads worse", "no resolved change"
+    better, worse, open_ = Outcome.AS_CLAIMED, Outcome.AGAINST, Outcome.NOT_RESOLVED
     assert gt.tally([_change("first", better), _change("cycle", better)]) is Verdict.HOLDS
     assert gt.tally([_change("first", worse), _change("cycle", worse)]) is Verdict.FAILS
     assert gt.tally([_change("first", better), _change("cycle", worse)]) \
@@ -111,7 +114,7 @@ def test_claim_verdicts_from_rows():
     out = {v["slug"]: v for v in gt.claim_verdicts(*_evidence(rows))}
     assert list(out) == list(gt.CLAIMS)
     assert out["mixing"]["verdict"] is Verdict.HOLDS  # 9 -> 7 steps (x 1.1) in every seed
-    assert out["mixing"]["evidence"] == "first: more heads better"
+    assert out["mixing"]["evidence"] == "first: as claimed"
     assert out["fidelity"]["verdict"] is Verdict.FAILS  # 19 -> 4 (about)
     assert out["accuracy"]["verdict"] is Verdict.HOLDS
     assert out["speed"]["verdict"] is Verdict.FAILS  # 11 -> 28 epochs (about)

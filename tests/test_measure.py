@@ -40,9 +40,9 @@ def test_defined_metrics_equal_the_proxies_on_the_extracted_patterns(small):
 def test_defined_metrics_rollout_is_the_sinks_row(small):
     model, x = small
     m = defined_metrics(model, x)
-    pattern = np.swapaxes(extract_patterns(model, x), 0, 1)  # (N, L, H, T, T)
-    full = proxies.attention_rollout(pattern, model_head_weights(model))  # (N, L, T, T)
-    np.testing.assert_allclose(m["rollout.weighted"], np.swapaxes(full[..., -1, :], 0, 1))
+    pattern = extract_patterns(model, x)  # (L, N, H, T, T)
+    full = proxies.attention_rollout(pattern, model_head_weights(model))  # (L, N, T, T)
+    np.testing.assert_allclose(m["rollout.weighted"], full[..., -1, :])
     np.testing.assert_allclose(m["rollout.weighted"].sum(-1), 1.0, atol=1e-12)
     np.testing.assert_allclose(m["rollout.uniform"].sum(-1), 1.0, atol=1e-12)
     with pytest.raises(ValueError, match="inputs has shape"):

@@ -740,38 +740,38 @@ def test_rollout_hand_example_two_layers():
 
 def test_rollout_one_layer_no_residual_is_the_combination_and_identity():
     rng = np.random.default_rng(28)
-    pattern = softmax_attention(rng, (5, 1, 3), 7)  # (B, L=1, H, T, T)
-    w = rng.dirichlet(np.ones(3), size=(5, 1))
-    np.testing.assert_allclose(px.attention_rollout(pattern, w, residual=0.0)[:, 0],
-                               px.combine_heads(pattern[:, 0], w[:, 0]), rtol=1e-14)
+    pattern = softmax_attention(rng, (1, 5, 3), 7)  # (L=1, B, H, T, T)
+    w = rng.dirichlet(np.ones(3), size=(1, 5))
+    np.testing.assert_allclose(px.attention_rollout(pattern, w, residual=0.0)[0],
+                               px.combine_heads(pattern[0], w[0]), rtol=1e-14)
     eye = np.broadcast_to(np.eye(7), (2, 4, 3, 7, 7))
     for residual in (0.0, 0.5, 1.0):
         np.testing.assert_allclose(px.attention_rollout(eye, residual=residual),
                                    np.broadcast_to(np.eye(7), (2, 4, 7, 7)))
-    np.testing.assert_allclose(px.attention_rollout(pattern, residual=1.0)[:, 0],
+    np.testing.assert_allclose(px.attention_rollout(pattern, residual=1.0)[0],
                                np.broadcast_to(np.eye(7), (5, 7, 7)))
 
 
 def test_rollout_equals_plain_loop_rows_sum_to_one_causal():
     rng = np.random.default_rng(29)
     B, L, H, T = 3, 4, 2, 6
-    pattern = softmax_attention(rng, (B, L, H), T)
+    pattern = softmax_attention(rng, (L, B, H), T)  # layers first, as the model returns them
     w = rng.dirichlet(np.ones(H), size=(L,))  # (L, H): one weight vector per layer
     out = px.attention_rollout(pattern, w, residual=0.3)
-    assert out.shape == (B, L, T, T)
+    assert out.shape == (L, B, T, T)
     for b in range(B):
         roll = np.eye(T)
         for layer in range(L):
-            A = sum(w[layer, h] * pattern[b, layer, h] for h in range(H))
+            A = sum(w[layer, h] * pattern[layer, b, h] for h in range(H))
             A = 0.3 * np.eye(T) + 0.7 * A
             A = A / A.sum(1, keepdims=True)
             roll = np.linalg.multi_dot([A, roll])
-            np.testing.assert_allclose(out[b, layer], roll, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(out[layer, b], roll, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(out.sum(-1), 1.0, rtol=1e-13)
     assert np.all(np.triu(out, 1) == 0)
-    # (L, H) weights broadcast over the batch; None is the head average
+    # (L, H) weights hold for every graph of their layer; None is the head average
     np.testing.assert_allclose(out, px.attention_rollout(
-        pattern, np.broadcast_to(w, (B, L, H)), residual=0.3))
+        pattern, np.broadcast_to(w[:, None], (L, B, H)), residual=0.3))
     np.testing.assert_allclose(px.attention_rollout(pattern),
                                px.attention_rollout(pattern, np.full(H, 1 / H)))
     assert not np.allclose(px.attention_rollout(pattern), out)

@@ -123,3 +123,33 @@ def test_threshold_verdict():
     assert str(threshold_verdict(0.1, 0.7, 0.3)) == "not supported"  # the word, as before
     with pytest.raises(ValueError, match="must not exceed"):
         threshold_verdict(0.5, 0.3, 0.7)
+
+
+def test_claim_verdicts_by_hand():
+    from bparallel.book.section4 import claim_verdicts, proxy_order_rho
+    from bparallel.book.verdicts import Verdict
+
+    rows = [{"t_mix_median": t, "proxy_definition": p, "starts_beyond_cutoff": b,
+             "rollout_fidelity_rho": r}
+            for t, p, b, r in ((10, 5, 0.0, 0.8), (20, 6, 0.1, 0.9), (math.inf, 9, 0.3, 0.2),
+                               (30, 7, 0.0, 0.75))]
+    assert proxy_order_rho(rows) == pytest.approx(1.0)  # the finite cells in the same order
+    heads = [{"faster": True}, {"faster": True}, {"faster": False}]
+    ko = [{"task": "copy", "none.accuracy": 1.0, "all.accuracy": 1.0},
+          {"task": "copy", "none.accuracy": 1.0, "all.accuracy": 0.5},
+          {"task": "cycle", "none.accuracy": 1.0, "all.accuracy": 0.01}]
+    layers = [{"rho_fidelity": 0.6}, {"rho_fidelity": None}]
+    out = claim_verdicts(rows, heads, ko, layers, [0.1, 0.3, 0.25])
+    verdict = {r["claim (Section 4)"]: r["verdict under the definition"] for r in out}
+    assert verdict["More heads mix faster (Tables 1-2)"] is Verdict.HOLDS_WITH_CONDITIONS  # 2/3
+    assert verdict["Algorithm 1 stands in for Definition 2.7"] is Verdict.HOLDS_WITH_CONDITIONS
+    assert verdict["Fidelity says which positions reach the last one"] is Verdict.HOLDS  # 0.775
+    assert verdict["The tasks exercise the attention graph"] is Verdict.FAILS  # 1 copy model
+    assert verdict["Per-head fidelity says which heads matter (pruning)"] \
+        is Verdict.HOLDS_WITH_CONDITIONS  # median 0.25
+    assert verdict["The layers a task needs are the good graphs"] is Verdict.NOT_TESTABLE
+    keys = {r["claim (Section 4)"]: r["key number"] for r in out}
+    assert keys["The tasks exercise the attention graph"].startswith("copy: 1 of 2 models")
+    assert "30% of starts beyond M" in keys["Algorithm 1 stands in for Definition 2.7"]
+    with pytest.raises(ValueError, match="rows has 1 cells"):
+        proxy_order_rho(rows[2:3] + rows[:1])

@@ -103,8 +103,8 @@ def _by_seed():
 def test_effect_outcome():
     from bparallel.book.seeds import Interval
 
-    assert effect_outcome(Interval(-6, -8, -4, 3, 0.95), -1) == "survives"
-    assert effect_outcome(Interval(6, 4, 8, 3, 0.95), -1) == "reversed"
+    assert effect_outcome(Interval(-6, -8, -4, 3, 0.95), -1) == "as claimed"
+    assert effect_outcome(Interval(6, 4, 8, 3, 0.95), -1) == "against the claim"
     assert effect_outcome(Interval(-1, -3, 1, 3, 0.95), -1) == "not resolved"
     assert effect_outcome(Interval(0, 0, 0, 3, 0.95), 1) == "no change"
     assert effect_outcome(Interval(2, None, None, 1, 0.95), 1) == "as claimed (one seed)"
@@ -124,13 +124,14 @@ def test_head_count_effects_by_hand():
     # closed form P(|T| > t) = 1 - t / sqrt(t^2 + 2)
     t = 6 * math.sqrt(3)
     assert mix["p_value"] == pytest.approx(1 - t / math.sqrt(t * t + 2))
-    assert mix["outcome"] == "survives"
+    assert mix["outcome"] == "as claimed"
     fid = rows["fidelity"]
     assert fid["effect"] == pytest.approx(0.0, abs=1e-12) and fid["outcome"] == "not resolved"
     # Holm over the two tests: the smaller p doubles, the larger is at least that
     assert mix["p_holm"] == pytest.approx(min(1.0, 2 * mix["p_value"]))
     assert fid["p_holm"] == pytest.approx(max(mix["p_holm"], fid["p_value"]))
-    assert mix["outcome_holm"] == ("survives" if mix["p_holm"] <= 0.05 else "not after Holm")
+    assert mix["outcome_holm"] == ("as claimed" if mix["p_holm"] <= 0.05
+                                  else "as claimed, not after Holm")
 
 
 def test_tables_1_4_across_seeds_by_hand():

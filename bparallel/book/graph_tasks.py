@@ -38,8 +38,8 @@ from ..transformer.shipped import (
 )
 from ..transformer.train import DEFAULT_SEED, HEADS, get_profile
 from .section4 import threshold_verdict
-from .seeds import fmt_interval, paired_effect, seed_interval
-from .verdicts import Verdict
+from .seeds import effect_outcome, fmt_interval, paired_effect, seed_interval
+from .verdicts import Outcome, Verdict
 
 QUICK_PROFILE = "graph-quick"
 BOOK_PROFILES = ("auto", "quick", "paper")
@@ -259,9 +259,13 @@ def head_count_change(rows: Sequence[Mapping[str, Any]], quantity: str, *, fewer
                       more: int = 16, level: float = 0.95) -> list[dict[str, Any]]:
     """Per task: the change of ``quantity`` from ``fewer`` to ``more`` heads, paired by seed,
     with its t-interval and paired p-value, and whether it goes the claimed way
-    (:data:`SUMMARY`'s direction): ``"more heads better"``, ``"more heads worse"``, ``"no
-    resolved change"`` (the interval holds 0), or with one seed only its sign."""
+    (:data:`SUMMARY`'s direction, more heads better): its ``outcome``
+    (:class:`~bparallel.book.verdicts.Outcome`, by
+    :func:`~bparallel.book.seeds.effect_outcome`, the words of chapter 11)."""
     direction = SUMMARY[quantity]
+    if not direction:
+        raise ValueError(f"quantity={quantity!r} has no claimed direction: use one of "
+                         f"{[q for q, d in SUMMARY.items() if d]}")
     out = []
     for task in sorted({r["task"] for r in rows}, key=TASKS.index):
         lo = {r["seed"]: r[quantity] for r in rows if r["task"] == task and r["heads"] == fewer
@@ -273,23 +277,11 @@ def head_count_change(rows: Sequence[Mapping[str, Any]], quantity: str, *, fewer
             continue
         pe = paired_effect([lo[s] for s in seeds], [hi[s] for s in seeds], level)
         e = pe.effect
-        if e.low is None:
-            sign = np.sign(e.mean) * direction
-            verdict = ("no change" if e.mean == 0 else
-                       "more heads better (one seed)" if sign > 0 else
-                       "more heads worse (one seed)")
-        elif e.low == e.high == 0:
-            verdict = "no change"
-        elif direction * e.low > 0 and direction * e.high > 0:
-            verdict = "more heads better"
-        elif direction * e.low < 0 and direction * e.high < 0:
-            verdict = "more heads worse"
-        else:
-            verdict = "no resolved change"
         out.append({"task": task, "quantity": quantity, "seeds": len(seeds),
                     "fewer": float(np.mean([lo[s] for s in seeds])),
                     "more": float(np.mean([hi[s] for s in seeds])), "change": e.mean,
-                    "low": e.low, "high": e.high, "p_value": pe.p_value, "verdict": verdict})
+                    "low": e.low, "high": e.high, "p_value": pe.p_value,
+                    "outcome": effect_outcome(e, direction)})
     return out
 
 
@@ -324,8 +316,8 @@ def tally(changes: Sequence[Mapping[str, Any]]) -> Verdict:
     no task, or with a task of fewer than two seeds (no interval across seeds)."""
     if not changes or min(c["seeds"] for c in changes) < 2:
         return Verdict.NOT_TESTABLE
-    better = sum(c["verdict"] == "more heads better" for c in changes)
-    worse = sum(c["verdict"] == "more heads worse" for c in changes)
+    better = sum(c["outcome"] == Outcome.AS_CLAIMED for c in changes)
+    worse = sum(c["outcome"] == Outcome.AGAINST for c in changes)
     if better == len(changes):
         return Verdict.HOLDS
     if worse == len(changes):
@@ -378,7 +370,7 @@ def claim_verdicts(changes: Mapping[str, Sequence[Mapping[str, Any]]],
     for slug, (claim, what) in CLAIMS.items():
         if isinstance(what, str):
             verdict = tally(changes[what])
-            evidence = "; ".join(f"{c['task']}: {c['verdict']}" for c in changes[what]) or "—"
+            evidence = "; ".join(f"{c['task']}: {c['outcome']}" for c in changes[what]) or "—"
         elif what is not None:
             medians = [agreement[pair]["median"] for pair in what]
             verdict = rho_verdict([m for m in medians if m is not None])

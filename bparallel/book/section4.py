@@ -257,3 +257,77 @@ def threshold_verdict(value: float, holds: float, conditions: float) -> Verdict:
     if value >= holds:
         return Verdict.HOLDS
     return Verdict.HOLDS_WITH_CONDITIONS if value >= conditions else Verdict.NOT_SUPPORTED
+
+
+def proxy_order_rho(rows: Sequence[Mapping[str, Any]]) -> float:
+    """Does Algorithm 1 order the (model, layer) cells as Definition 2.7 does? Spearman's
+    rho between the median mixing time and definition mode's proxy over the cells of
+    :func:`definition_rows` whose median is finite."""
+    finite = [(r["t_mix_median"], r["proxy_definition"]) for r in rows
+              if math.isfinite(r["t_mix_median"])]
+    if len(finite) < 2:
+        raise ValueError(f"rows has {len(finite)} cells with a finite median mixing time: "
+                         "need at least 2 for a rank correlation")
+    x, y = (np.array(v, dtype=np.float64) for v in zip(*finite, strict=True))
+    return float(rank_correlation(x, y))
+
+
+def _ranking_verdict(values: Sequence[float], cells_needed: int = 3) -> Verdict:
+    """A claim on rankings from its per-cell correlations: by their median (0.5 holds, 0.2
+    with conditions); not testable with fewer than ``cells_needed`` cells."""
+    if len(values) < cells_needed:
+        return Verdict.NOT_TESTABLE
+    return threshold_verdict(float(np.median(values)), 0.5, 0.2)
+
+
+def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[str, Any]],
+                   knockouts: Sequence[Mapping[str, Any]], layers: Sequence[Mapping[str, Any]],
+                   head_rhos: Sequence[float]) -> list[dict[str, Any]]:
+    """The chapter's verdict table: one row per Section 4 claim measured as defined, with
+    its :class:`Verdict` by a fixed threshold on its key number, the key number and where
+    the evidence is.
+
+    ``rows``: :func:`definition_rows`; ``heads``: :func:`heads_verdicts`; ``knockouts``:
+    :func:`knockout_rows`; ``layers``: :func:`layer_rows` of the models that need attention
+    (:func:`uses_attention`); ``head_rhos``: per reliable (model, layer) cell, the rank
+    correlation of per-head fidelity with the head impact.
+    """
+    faster = sum(v["faster"] for v in heads)
+    order_rho = proxy_order_rho(rows)
+    rho_roll = float(np.median([r["rollout_fidelity_rho"] for r in rows]))
+    rho_layers = [r["rho_fidelity"] for r in layers if r["rho_fidelity"] is not None]
+    copy = [r for r in knockouts if r["task"] == "copy"]
+    copy_free = [r for r in copy if not uses_attention(r)]
+    verdict = "verdict under the definition"
+    return [
+        {"claim (Section 4)": "More heads mix faster (Tables 1-2)",
+         verdict: threshold_verdict(faster / len(heads), 1.0, 0.5),
+         "key number": f"16 heads faster in {faster} of {len(heads)} (task, layer) cells",
+         "evidence": "{numref}`tbl-heads-verdicts`"},
+        {"claim (Section 4)": "Algorithm 1 stands in for Definition 2.7",
+         verdict: threshold_verdict(order_rho, 2.0, 0.7),
+         "key number": f"same order (Spearman {order_rho:.2f} over (model, layer) cells, "
+                       "results key verdict.order_rho); up to "
+                       f"{max(r['starts_beyond_cutoff'] for r in rows):.0%} of starts beyond M",
+         "evidence": "{numref}`tbl-definition-vs-proxy`"},
+        {"claim (Section 4)": "Fidelity says which positions reach the last one",
+         verdict: threshold_verdict(rho_roll, 0.7, 0.3),
+         "key number": f"median Spearman {rho_roll:.2f} with attention rollout",
+         "evidence": "{numref}`tbl-rollout-fidelity`"},
+        {"claim (Section 4)": "The tasks exercise the attention graph",
+         verdict: Verdict.FAILS if copy_free else Verdict.HOLDS,
+         "key number": f"copy: {len(copy_free)} of {len(copy)} models keep ≥ "
+                       f"{min(r['all.accuracy'] for r in copy):.0%} accuracy with no attention",
+         "evidence": "{numref}`tbl-knockouts`"},
+        {"claim (Section 4)": "Per-head fidelity says which heads matter (pruning)",
+         verdict: _ranking_verdict(head_rhos),
+         "key number": (f"median Spearman {np.median(head_rhos):.2f} with the head impact, in "
+                        f"{len(head_rhos)} reliable (model, layer) cells" if head_rhos else
+                        "no layer with a reliable head impact"),
+         "evidence": "{numref}`tbl-ablation`"},
+        {"claim (Section 4)": "The layers a task needs are the good graphs",
+         verdict: _ranking_verdict(rho_layers),
+         "key number": (f"median Spearman {np.median(rho_layers):.2f} over {len(rho_layers)} "
+                        "models that need attention" if rho_layers else "no model to test"),
+         "evidence": "{numref}`tbl-layers`"},
+    ]

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import stats
 
 from .published import MODE_NAMES
-from .verdicts import Verdict
+from .verdicts import Outcome, Verdict
 
 
 @dataclass(frozen=True)
@@ -96,31 +96,31 @@ CLAIMED_DIRECTION = {"mixing_time": -1, "fidelity": +1}
 
 #: Outcomes of one paired effect (:func:`effect_outcome`): a statistical result per cell, not
 #: a verdict on a claim (those are :class:`~bparallel.book.verdicts.Verdict`).
-OUTCOMES = ("survives", "reversed", "not resolved", "as claimed (one seed)",
-            "against the claim (one seed)", "no change")
+OUTCOMES = tuple(Outcome)
 
 
-def effect_outcome(effect: Interval, direction: int) -> str:
+def effect_outcome(effect: Interval, direction: int) -> Outcome:
     """Does a change across seeds go the ``direction`` a claim says (``-1``: down, ``+1``:
-    up)? ``"survives"`` when the whole interval lies on the claimed side of 0,
-    ``"reversed"`` when it lies on the other side, ``"not resolved"`` when it holds 0, and
-    with one seed (no interval) only the sign of that seed's change."""
+    up)? :class:`~bparallel.book.verdicts.Outcome`: ``AS_CLAIMED`` when the whole interval
+    lies on the claimed side of 0, ``AGAINST`` when it lies on the other side,
+    ``NOT_RESOLVED`` when it holds 0, and with one seed (no interval) only the sign of that
+    seed's change."""
     if direction not in (-1, 1):
         raise ValueError(f"direction={direction!r}: must be -1 or +1")
     if effect.low is None:
         if effect.mean == 0:
-            return "no change"
-        return ("as claimed (one seed)" if np.sign(effect.mean) == direction
-                else "against the claim (one seed)")
+            return Outcome.NO_CHANGE
+        return (Outcome.AS_CLAIMED_ONE_SEED if np.sign(effect.mean) == direction
+                else Outcome.AGAINST_ONE_SEED)
     if effect.low == effect.high == 0:
-        return "no change"
+        return Outcome.NO_CHANGE
     low, high = direction * effect.low, direction * effect.high
     lo, hi = min(low, high), max(low, high)
     if lo > 0:
-        return "survives"
+        return Outcome.AS_CLAIMED
     if hi < 0:
-        return "reversed"
-    return "not resolved"
+        return Outcome.AGAINST
+    return Outcome.NOT_RESOLVED
 
 
 def _cells(by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]], table: str,
@@ -201,9 +201,9 @@ def head_count_effects(
                          f"mode={mode!r}")
     for r, adjusted in zip(rows, holm([r["p_value"] for r in rows]), strict=True):
         r["p_holm"] = adjusted
-        r["outcome_holm"] = (r["outcome"] if r["outcome"] != "survives"
-                             else "survives" if adjusted is not None and adjusted <= 1 - level
-                             else "not after Holm")
+        r["outcome_holm"] = (r["outcome"] if r["outcome"] != Outcome.AS_CLAIMED
+                             else Outcome.AS_CLAIMED if adjusted is not None
+                             and adjusted <= 1 - level else Outcome.NOT_AFTER_HOLM)
     return rows
 
 
@@ -261,10 +261,10 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
             n = min(r["seeds"] for r in rows)
             count = {v: sum(r["outcome"] == v for r in rows) for v in OUTCOMES}
             out.append({"claim": claim, "task": task, "seeds": n, "units": len(rows),
-                        "holds": count["survives"] + count["as claimed (one seed)"],
-                        "against": count["reversed"] + count["against the claim (one seed)"],
-                        "undecided": count["not resolved"] + count["no change"],
-                        "verdict": _claim_verdict(n, count["survives"], len(rows))})
+                        "holds": count[Outcome.AS_CLAIMED] + count[Outcome.AS_CLAIMED_ONE_SEED],
+                        "against": count[Outcome.AGAINST] + count[Outcome.AGAINST_ONE_SEED],
+                        "undecided": count[Outcome.NOT_RESOLVED] + count[Outcome.NO_CHANGE],
+                        "verdict": _claim_verdict(n, count[Outcome.AS_CLAIMED], len(rows))})
     for task in sorted({r["task"] for r in amplification}):
         rows = [r for r in amplification if r["task"] == task]
         n = min(r["seeds"] for r in rows)

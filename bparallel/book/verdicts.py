@@ -14,6 +14,10 @@ extension, :mod:`bparallel.book.render.sphinxext`, which refuses any text that i
 coloured per verdict (``book/_static/verdicts.css``, with dark-mode and print styles and a
 glyph beside the word): the word is always shown, so colour is never the only signal.
 
+One level below a verdict, the outcome of one measured change across seeds (a layer's
+1 -> 16-head change in chapter 11, a task's in chapter 12) is one member of
+:class:`Outcome`: a statistical result per cell, which the verdicts tally.
+
 The vocabulary is closed: the browser tests check that every verdict on every page is one of
 :data:`LABELS`. Conditions ("for epsilon >= e^-2", "in most layers") are not part of a
 verdict; they go beside it, in the key number or the prose.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["LABELS", "MEANINGS", "Verdict", "cell", "legend"]
+__all__ = ["LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "legend"]
 
 
 class Verdict(enum.StrEnum):
@@ -86,6 +90,33 @@ class Verdict(enum.StrEnum):
             raise ValueError(
                 f"verdict={text!r} is not in the book's vocabulary: use one of {list(LABELS)}"
             ) from None
+
+
+class Outcome(enum.StrEnum):
+    """Where one change across seeds (paired by seed, with its t-interval) lies relative to
+    the direction a claim says it goes; the value is the word a reader sees.
+
+    - ``AS_CLAIMED``, "as claimed": the whole interval lies on the claimed side of 0 (the
+      change survives the seeds);
+    - ``AGAINST``, "against the claim": the whole interval lies on the other side;
+    - ``NOT_RESOLVED``, "not resolved": the interval holds 0;
+    - ``AS_CLAIMED_ONE_SEED``, ``AGAINST_ONE_SEED``: one seed, no interval, only the sign;
+    - ``NO_CHANGE``, "no change": every seed's change is exactly 0;
+    - ``NOT_AFTER_HOLM``, "as claimed, not after Holm": as claimed by its own interval, but
+      not after Holm's correction over a table's tests (chapter 11).
+
+    Computed by :func:`bparallel.book.seeds.effect_outcome`; the chapters' verdicts count
+    them (:func:`bparallel.book.seeds.claim_summary`,
+    :func:`bparallel.book.graph_tasks.tally`).
+    """
+
+    AS_CLAIMED = "as claimed"
+    AGAINST = "against the claim"
+    NOT_RESOLVED = "not resolved"
+    AS_CLAIMED_ONE_SEED = "as claimed (one seed)"
+    AGAINST_ONE_SEED = "against the claim (one seed)"
+    NO_CHANGE = "no change"
+    NOT_AFTER_HOLM = "as claimed, not after Holm"
 
 
 _SLUGS = {

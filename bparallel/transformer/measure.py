@@ -234,9 +234,6 @@ def defined_metrics(
         put("hitting.truncated", walk.shaped(walk.truncated_hitting_times("definition",
                                                                           max_steps)))
         put("fidelity.node", _node_fidelity(walk, horizon))
-        by_sequence = np.swapaxes(pattern, 0, 1)  # (B, L, H, T, T)
-        put("rollout.weighted", np.swapaxes(
-            proxies.attention_rollout(by_sequence, w)[..., -1, :], 0, 1))  # (L, B, T)
-        put("rollout.uniform", np.swapaxes(
-            proxies.attention_rollout(by_sequence)[..., -1, :], 0, 1))
+        put("rollout.weighted", proxies.attention_rollout(pattern, w)[..., -1, :])  # (L, B, T)
+        put("rollout.uniform", proxies.attention_rollout(pattern)[..., -1, :])
     return out.joined()

@@ -10,12 +10,14 @@ generator through several calls gets one stream).
   head-set searches, the best-head laws of Eqs. 16-19;
 - :mod:`~bparallel.book.claims.fidelity`: Section 3 (chapter 06): amplification of minimax
   fidelity, its features, the mixing-fidelity trade-off;
+- :mod:`~bparallel.book.claims.head_sets`: the head sets both searches walk (Sections 2.2
+  and 3.1), in one draw order;
 - :mod:`~bparallel.book.claims.labels`: the label a reader sees for each column identifier.
 
 Every frame is keyed by snake_case identifiers (``t_mix``, ``amplified_uniform_pct``), so
 code and tests index columns by name; :data:`LABELS` holds the label a reader sees for each
 identifier and :func:`labelled` renames a frame for display. This package re-exports the
-three modules' public names, so ``claims.theorem_2_8_ensemble`` reads as before.
+modules' public names, so ``claims.theorem_2_8_ensemble`` reads as before.
 
 Chapter-support code: it lives in the book layer because only the chapters need it.
 """
@@ -38,6 +40,7 @@ from .fidelity import (
     tradeoff_draws,
     tradeoff_table,
 )
+from .head_sets import head_set_draws, head_sets
 from .labels import (
     LABELS,
     labelled,
@@ -54,8 +57,6 @@ from .mixing import (
     exact_matrices_table,
     fewest_edges_index,
     head_mixing_frame,
-    head_set_draws,
-    head_sets,
     lazy_path_eps_table,
     mixing_search,
     mixing_search_table,

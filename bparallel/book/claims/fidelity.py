@@ -27,8 +27,8 @@ from ...ensembles import (
     node_best_head_gain,
     random_head_stacks,
 )
+from .head_sets import over_head_sets, per_H
 from .labels import _pd
-from .mixing import _over_head_sets, _per_H
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,9 +63,9 @@ def fidelity_search(
 
     As :func:`mixing_search`, on the diffusion matrices (Eq. 21) of the same head sets.
     """
-    return _over_head_sets(keys, num, densities, seed, lambda A, H: compare_fidelity(
+    return over_head_sets(keys, num, densities, seed, lambda A, H: compare_fidelity(
         graphs.diffusion_matrix_from_adjacency(A), horizon,
-        grid_steps=_per_H(grid_steps, H, "grid_steps")))
+        grid_steps=per_H(grid_steps, H, "grid_steps")))
 
 
 def amplification_summary(fc: FidelityComparison) -> dict[str, float]:

@@ -24,13 +24,11 @@ from ...ensembles import (
     cdf_below,
     compare_mixing,
     edge_count,
-    enumerate_feedforward_adjacency,
     family_adjacency,
-    head_tuples,
     lazy_path_walk,
-    random_head_stacks,
     random_weighted_walk,
 )
+from .head_sets import over_head_sets, per_H
 from .labels import _pd
 
 if TYPE_CHECKING:
@@ -248,64 +246,7 @@ def eq20_checks(pairs: pd.DataFrame) -> pd.DataFrame:
     return checks
 
 
-# ------------------------------------------------------- head-set searches (Sections 2-3)
-def head_sets(
-    search: str,
-    n: int,
-    H: int,
-    *,
-    num: int | None = None,
-    densities: ArrayLike | None = None,
-    seed: int | np.random.Generator | None = None,
-) -> NDArray[np.float64]:
-    """Adjacency of the head sets searched in Sections 2-3: ``(sets, H, n, n)``.
-
-    ``search="exhaustive"``: every set of ``H`` distinct feedforward graphs with unique sink
-    on ``n`` nodes (:func:`enumerate_feedforward_adjacency`, :func:`head_tuples`; no draws).
-    ``search="random"``: ``num`` stacks from :func:`random_head_stacks` with ``densities``.
-    """
-    if search == "exhaustive":
-        A = enumerate_feedforward_adjacency(n)
-        return A[head_tuples(len(A), H)]
-    if search == "random":
-        if num is None or densities is None:
-            raise ValueError("search='random' needs num and densities")
-        return random_head_stacks(num, H, n, densities, seed)[0]
-    raise ValueError(f"search must be 'exhaustive' or 'random', got {search!r}")
-
-
-def _per_H(value: int | dict[int, int] | None, H: int, name: str) -> int | None:
-    if isinstance(value, dict):
-        if H not in value:
-            raise ValueError(f"{name} has no entry for H = {H}: {value}")
-        return value[H]
-    return value
-
-
-def head_set_draws(
-    keys: list[tuple[str, int, int]],
-    num: int | dict[int, int] | None = None,
-    densities: ArrayLike | None = None,
-    seed: int | np.random.Generator | None = None,
-) -> Iterator[tuple[tuple[str, int, int], NDArray[np.float64]]]:
-    """``(key, adjacency)`` per ``(search, n, H)`` of ``keys`` (:func:`head_sets`), lazily.
-
-    Random keys draw from one generator made from ``seed``, in the order of ``keys``; this
-    is the draw order of :func:`mixing_search` and :func:`fidelity_search`.
-    """
-    rng = np.random.default_rng(seed)
-    for search, n, H in keys:
-        yield (search, n, H), head_sets(search, n, H, num=_per_H(num, H, "num"),
-                                        densities=densities, seed=rng)
-
-
-def _over_head_sets(keys, num, densities, seed, compare):
-    """``{(search, n, H): (A, compare(A, H))}`` for the head sets ``A`` of each key
-    (:func:`head_set_draws`)."""
-    return {key: (A, compare(A, key[2]))
-            for key, A in head_set_draws(keys, num, densities, seed)}
-
-
+# ------------------------------------------------------- head-set searches (Section 2.2)
 def mixing_search(
     keys: list[tuple[str, int, int]],
     eps: float = 0.25,
@@ -320,8 +261,8 @@ def mixing_search(
     Random keys draw from ``seed`` in the order of ``keys``; ``grid_steps`` and ``num`` are
     ints or dicts keyed by ``H``. Returns ``{key: (adjacency (sets, H, n, n), comparison)}``.
     """
-    return _over_head_sets(keys, num, densities, seed, lambda A, H: compare_mixing(
-        graphs.walk_matrix_from_adjacency(A), eps, grid_steps=_per_H(grid_steps, H, "grid_steps")))
+    return over_head_sets(keys, num, densities, seed, lambda A, H: compare_mixing(
+        graphs.walk_matrix_from_adjacency(A), eps, grid_steps=per_H(grid_steps, H, "grid_steps")))
 
 
 def mixing_search_table(
