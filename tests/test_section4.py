@@ -153,3 +153,27 @@ def test_claim_verdicts_by_hand():
     assert "30% of starts beyond M" in keys["Algorithm 1 stands in for Definition 2.7"]
     with pytest.raises(ValueError, match="rows has 1 cells"):
         proxy_order_rho(rows[2:3] + rows[:1])
+
+
+def test_definition_table_and_results_by_hand():
+    from bparallel.book.section4 import LABELS, definition_results, definition_table
+
+    rows = []
+    for h in (1, 16):
+        for layer in (1, 2, 3, 4):
+            rows.append({"task": "copy", "heads": h, "layer": layer,
+                         "t_mix_median": (math.inf if (h, layer) == (1, 3) else 10.0 * layer / h),
+                         "t_mix_p90": 1.0, "never_mixes": 0.0, "proxy_definition": 5.0 + layer,
+                         "proxy_paper": 6.0, "starts_beyond_cutoff": 0.1 * layer / h,
+                         "worst_start": 0 if layer < 4 else 7, "rollout_fidelity_rho": 0.5,
+                         "lost_same": 1.0})
+    shown = definition_table(rows)
+    assert list(shown[0]) == [LABELS[k] for k in ("task", "heads", "layer", "t_mix_median",
+                                                  "never_mixes", "proxy_definition",
+                                                  "starts_beyond_cutoff", "worst_start")]
+    out = definition_results(rows)
+    assert "copy.h1.L3.t_mix_median" not in out  # infinite: not recorded
+    assert out["copy.h1.deep.t_mix_min"] == 20.0 and out["copy.h1.deep.proxy_max"] == 9.0
+    assert out["copy.h16.t_mix_max"] == 2.5
+    assert out["starts_beyond_cutoff.max"] == pytest.approx(0.4)
+    assert out["worst_start_is_0.share"] == 0.75

@@ -331,3 +331,44 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
                         "models that need attention" if rho_layers else "no model to test"),
          "evidence": "{numref}`tbl-layers`"},
     ]
+
+
+#: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
+DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",
+                    "starts_beyond_cutoff", "worst_start")
+DEFINITION_FORMATS = {LABELS["t_mix_median"]: fmt_steps, LABELS["t_mix_p90"]: fmt_steps,
+                      LABELS["never_mixes"]: ".0%", LABELS["proxy_definition"]: ".1f",
+                      LABELS["proxy_paper"]: ".1f", LABELS["starts_beyond_cutoff"]: ".0%"}
+
+
+def definition_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`definition_rows` as the chapter shows them: the columns of
+    :data:`DEFINITION_SHOWN` under their :data:`LABELS` (format with
+    :data:`DEFINITION_FORMATS`)."""
+    return [{LABELS[k]: r[k] for k in DEFINITION_SHOWN} for r in rows]
+
+
+def definition_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The values the chapter records from :func:`definition_rows`: per (task, heads, layer)
+    the proxies, the share of starts beyond the cutoff, the share of sequences that never
+    mix, the rollout agreement and the median mixing time where finite
+    (``<task>.h<H>.L<l>.<column>``); the single-head copy model's deep layers (2-4): their
+    smallest median mixing time and largest proxy; the 16-head copy model's largest median;
+    the largest share of starts beyond the cutoff; the share of cells whose worst start is
+    position 0."""
+    out: dict[str, float] = {}
+    by = {(r["task"], r["heads"], r["layer"]): r for r in rows}
+    for (task, h, layer), r in by.items():
+        for k in ("proxy_definition", "proxy_paper", "starts_beyond_cutoff", "never_mixes",
+                  "rollout_fidelity_rho", "lost_same"):
+            out[f"{task}.h{h}.L{layer}.{k}"] = r[k]
+        if np.isfinite(r["t_mix_median"]):
+            out[f"{task}.h{h}.L{layer}.t_mix_median"] = r["t_mix_median"]
+    deep = [by[("copy", 1, layer)] for layer in (2, 3, 4)]
+    out["copy.h1.deep.t_mix_min"] = min(r["t_mix_median"] for r in deep)
+    out["copy.h1.deep.proxy_max"] = max(r["proxy_definition"] for r in deep)
+    out["copy.h16.t_mix_max"] = max(by[("copy", 16, layer)]["t_mix_median"]
+                                    for layer in (1, 2, 3, 4))
+    out["starts_beyond_cutoff.max"] = max(r["starts_beyond_cutoff"] for r in rows)
+    out["worst_start_is_0.share"] = float(np.mean([r["worst_start"] == 0 for r in rows]))
+    return out
