@@ -473,14 +473,15 @@ def summary_results(summary: Sequence[Mapping[str, Any]],
 def mean_interval(row: Mapping[str, Any], quantity: str, decimals: int = 1,
                   scale: float = 1.0) -> str:
     """``row[quantity]`` (a mean over seeds, times ``scale``) with its interval when
-    :func:`across_seeds` gave one, as ``"12.3 [10.1, 14.5]"``; ``"∞"`` for an infinite value
-    (a graph that never mixes)."""
+    :func:`across_seeds` gave one, as ``"12.3 [10.1, 14.5]"``, the interval clipped at 0
+    (every quantity of :data:`SUMMARY` is a nonnegative time, share or count); ``"∞"`` for
+    an infinite value (a graph that never mixes)."""
     value = row[quantity]
     if not math.isfinite(value):
         return "∞"
     low, high = row.get(f"{quantity}.low"), row.get(f"{quantity}.high")
     return fmt_interval(scale * value, None if low is None else scale * low,
-                        None if high is None else scale * high, decimals)
+                        None if high is None else scale * high, decimals, floor=0.0)
 
 
 def evidence(rows: Sequence[Mapping[str, Any]], level: float = 0.95

@@ -378,11 +378,25 @@ def outside_tail(outside: int, cells: int, seeds: int) -> float:
 _QUANTITY = {"mixing_time": "mixing time (steps)", "fidelity": "minimax fidelity (%)"}
 
 
-def fmt_interval(mean: float, low: float | None, high: float | None, decimals: int = 2) -> str:
-    """``"12.30 [10.10, 14.50]"``; with one seed (no interval) the mean alone."""
+def _fixed(x: float, decimals: int) -> str:
+    """``x`` with ``decimals`` decimals; 1e5 and beyond in three significant digits
+    (``"9.84e+08"``); never ``"-0.00"``."""
+    if abs(x) >= 1e5:
+        return f"{x:.3g}"
+    text = f"{x:.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def fmt_interval(mean: float, low: float | None, high: float | None, decimals: int = 2,
+                 *, floor: float | None = None) -> str:
+    """``"12.30 [10.10, 14.50]"``; with one seed (no interval) the mean alone. ``floor``: the
+    smallest value the quantity can take (0 for a time or a share): the interval's ends are
+    clipped to it (a t-interval of a skewed quantity can reach below)."""
     if low is None or high is None:
-        return f"{mean:.{decimals}f}"
-    return f"{mean:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+        return _fixed(mean, decimals)
+    if floor is not None:
+        low, high = max(low, floor), max(high, floor)
+    return f"{_fixed(mean, decimals)} [{_fixed(low, decimals)}, {_fixed(high, decimals)}]"
 
 
 def fmt_p(p: float | None) -> str:
