@@ -177,3 +177,14 @@ def test_definition_table_and_results_by_hand():
     assert out["copy.h16.t_mix_max"] == 2.5
     assert out["starts_beyond_cutoff.max"] == pytest.approx(0.4)
     assert out["worst_start_is_0.share"] == 0.75
+
+
+def test_rho_verdict_by_median_and_cells_needed():
+    from bparallel.book.section4 import rho_verdict
+    from bparallel.book.verdicts import Verdict
+
+    assert rho_verdict([0.9, 0.5, 0.1]) is Verdict.HOLDS  # median 0.5
+    assert rho_verdict([0.9, 0.5], cells_needed=3) is Verdict.NOT_TESTABLE
+    assert rho_verdict([0.3, 0.2, -0.9], cells_needed=3) is Verdict.HOLDS_WITH_CONDITIONS
+    with pytest.raises(ValueError, match="cells_needed=0"):
+        rho_verdict([0.5], cells_needed=0)

@@ -37,7 +37,7 @@ from ..transformer.shipped import (
     train_quick,
 )
 from ..transformer.train import DEFAULT_SEED, HEADS, get_profile
-from .section4 import threshold_verdict
+from .section4 import rho_verdict
 from .seeds import effect_outcome, fmt_interval, paired_effect, seed_interval
 from .verdicts import Outcome, Verdict
 
@@ -327,19 +327,6 @@ def tally(changes: Sequence[Mapping[str, Any]]) -> Verdict:
     return Verdict.NOT_SUPPORTED if worse else Verdict.NOT_TESTABLE
 
 
-#: Rank agreement (Spearman's rho) at which a "the proxies rank the models" claim holds, and
-#: at which it holds with conditions; below, it is not supported.
-RHO_HOLDS, RHO_CONDITIONS = 0.5, 0.2
-
-
-def rho_verdict(rhos: Sequence[float]) -> Verdict:
-    """The verdict of a rank-agreement claim from its correlations: by their median against
-    :data:`RHO_HOLDS` and :data:`RHO_CONDITIONS`; not testable with none."""
-    if len(rhos) == 0:
-        return Verdict.NOT_TESTABLE
-    return threshold_verdict(float(np.median(rhos)), RHO_HOLDS, RHO_CONDITIONS)
-
-
 #: The claims the chapter tests, by slug (the results key ``verdict.<slug>``): the claim and
 #: the quantity of :func:`head_count_change`, or the (proxy, outcome) pairs of
 #: :func:`proxy_rank_agreement`, or (``heads``) the per-head correlation.
@@ -380,7 +367,7 @@ def claim_verdicts(changes: Mapping[str, Sequence[Mapping[str, Any]]],
                                               f"{agreement[(proxy, o)]['tasks']} tasks")
                 for (proxy, o), m in zip(what, medians, strict=True))
         else:
-            verdict = Verdict.NOT_TESTABLE if len(rhos) < 3 else rho_verdict(rhos)
+            verdict = rho_verdict(rhos, cells_needed=3)
             evidence = (f"median ρ {np.median(rhos):.2f} with the head impact over {len(rhos)} "
                         "models with reliable layers" if len(rhos) else
                         "no layer with a reliable head impact")

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import positive_int
 from ..transformer.ablation import rank_correlation
 from ..transformer.importance import RELIABLE
 from .verdicts import Verdict
@@ -272,12 +273,18 @@ def proxy_order_rho(rows: Sequence[Mapping[str, Any]]) -> float:
     return float(rank_correlation(x, y))
 
 
-def _ranking_verdict(values: Sequence[float], cells_needed: int = 3) -> Verdict:
-    """A claim on rankings from its per-cell correlations: by their median (0.5 holds, 0.2
-    with conditions); not testable with fewer than ``cells_needed`` cells."""
-    if len(values) < cells_needed:
+#: Rank agreement (the median of Spearman's rho over cells) at which a "this measure ranks
+#: what matters" claim holds, and at which it holds with conditions; below, not supported.
+RHO_HOLDS, RHO_CONDITIONS = 0.5, 0.2
+
+
+def rho_verdict(rhos: Sequence[float], cells_needed: int = 1) -> Verdict:
+    """The verdict of a rank-agreement claim from its per-cell correlations: by their median
+    against :data:`RHO_HOLDS` and :data:`RHO_CONDITIONS`; not testable with fewer than
+    ``cells_needed`` cells (chapters 10 and 12)."""
+    if len(rhos) < positive_int(cells_needed, "cells_needed"):
         return Verdict.NOT_TESTABLE
-    return threshold_verdict(float(np.median(values)), 0.5, 0.2)
+    return threshold_verdict(float(np.median(rhos)), RHO_HOLDS, RHO_CONDITIONS)
 
 
 def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[str, Any]],
@@ -320,13 +327,13 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
                        f"{min(r['all.accuracy'] for r in copy):.0%} accuracy with no attention",
          "evidence": "{numref}`tbl-knockouts`"},
         {"claim (Section 4)": "Per-head fidelity says which heads matter (pruning)",
-         verdict: _ranking_verdict(head_rhos),
+         verdict: rho_verdict(head_rhos, cells_needed=3),
          "key number": (f"median Spearman {np.median(head_rhos):.2f} with the head impact, in "
                         f"{len(head_rhos)} reliable (model, layer) cells" if head_rhos else
                         "no layer with a reliable head impact"),
          "evidence": "{numref}`tbl-ablation`"},
         {"claim (Section 4)": "The layers a task needs are the good graphs",
-         verdict: _ranking_verdict(rho_layers),
+         verdict: rho_verdict(rho_layers, cells_needed=3),
          "key number": (f"median Spearman {np.median(rho_layers):.2f} over {len(rho_layers)} "
                         "models that need attention" if rho_layers else "no model to test"),
          "evidence": "{numref}`tbl-layers`"},
