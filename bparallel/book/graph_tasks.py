@@ -383,8 +383,9 @@ CHANGED = ("mixing.paper", "mixing.definition", "t_mix", "fidelity.paper",
            "fidelity.definition", "accuracy", "epochs_to_99")
 #: The proxies ranked against the outcomes (rank agreement across models).
 RANKED = ("mixing.paper", "mixing.definition", "fidelity.paper", "fidelity.definition")
-#: The outcomes a proxy should rank the models by: final accuracy and learning speed.
-OUTCOMES = ("accuracy", "epochs_to_99")
+#: What the models learn, which a proxy should rank them by: final accuracy and learning speed
+#: (not :class:`~bparallel.book.verdicts.Outcome`, the outcome of a change across seeds).
+LEARNED = ("accuracy", "epochs_to_99")
 
 
 def no_attention_ceiling(task: str, num: int = 500, seed: int = DEFAULT_SEED) -> float:
@@ -476,11 +477,11 @@ def evidence(rows: Sequence[Mapping[str, Any]], level: float = 0.95
                         list[float]]:
     """What the verdicts judge (:func:`claim_verdicts`): the change of every quantity of
     :data:`CHANGED` from 1 to 16 heads per task (:func:`head_count_change`), the rank
-    agreement of every proxy of :data:`RANKED` with every outcome of :data:`OUTCOMES`
+    agreement of every proxy of :data:`RANKED` with every quantity of :data:`LEARNED`
     (:func:`proxy_rank_agreement`), and the per-model correlations of per-head fidelity with
     head impact."""
     changes = {q: head_count_change(rows, q, level=level) for q in CHANGED}
-    agreement = {(p, o): proxy_rank_agreement(rows, p, o) for p in RANKED for o in OUTCOMES}
+    agreement = {(p, o): proxy_rank_agreement(rows, p, o) for p in RANKED for o in LEARNED}
     rhos = [r["fidelity_impact_rho"] for r in rows if r.get("fidelity_impact_rho") is not None]
     return changes, agreement, rhos
 
@@ -509,7 +510,7 @@ def defaults(profile: str) -> dict[str, int]:
             "quick": {"measured": 20, "reference": 10}}[profile]
 
 
-__all__ = ["CHANGED", "CLAIMS", "DEFAULT_SEED", "OUTCOMES", "RANKED", "GraphModels",
+__all__ = ["CHANGED", "CLAIMS", "DEFAULT_SEED", "LEARNED", "RANKED", "GraphModels",
            "across_seeds", "claim_verdicts", "complete_seeds", "defaults", "epochs_to_fraction",
            "evidence", "evidence_results", "graph_models", "head_count_change",
            "mean_interval", "measure", "model_row", "no_attention_ceiling", "paper_models",

@@ -94,11 +94,6 @@ def share_of_seeds(wins: Sequence[bool]) -> float:
 #: The direction each Section 4 claim gives the change from fewer to more heads.
 CLAIMED_DIRECTION = {"mixing_time": -1, "fidelity": +1}
 
-#: Outcomes of one paired effect (:func:`effect_outcome`): a statistical result per cell, not
-#: a verdict on a claim (those are :class:`~bparallel.book.verdicts.Verdict`).
-OUTCOMES = tuple(Outcome)
-
-
 def effect_outcome(effect: Interval, direction: int) -> Outcome:
     """Does a change across seeds go the ``direction`` a claim says (``-1``: down, ``+1``:
     up)? :class:`~bparallel.book.verdicts.Outcome`: ``AS_CLAIMED`` when the whole interval
@@ -259,7 +254,7 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
             if not rows:
                 continue
             n = min(r["seeds"] for r in rows)
-            count = {v: sum(r["outcome"] == v for r in rows) for v in OUTCOMES}
+            count = {v: sum(r["outcome"] == v for r in rows) for v in Outcome}
             out.append({"claim": claim, "task": task, "seeds": n, "units": len(rows),
                         "holds": count[Outcome.AS_CLAIMED] + count[Outcome.AS_CLAIMED_ONE_SEED],
                         "against": count[Outcome.AGAINST] + count[Outcome.AGAINST_ONE_SEED],
