@@ -483,6 +483,24 @@ def test_head_sets():
         claims.head_sets("random", 4, 2)
 
 
+def test_head_set_helpers_per_H_and_over_head_sets():
+    from bparallel.book.claims.head_sets import over_head_sets, per_H
+
+    assert per_H(7, 3, "num") == 7 and per_H(None, 3, "num") is None
+    assert per_H({2: 5, 3: 9}, 3, "num") == 9
+    with pytest.raises(ValueError, match="num has no entry for H = 4"):
+        per_H({2: 5}, 4, "num")
+    keys = [("exhaustive", 4, 2), ("random", 5, 3)]
+    out = over_head_sets(keys, {2: 1, 3: 6}, [0.3], 11, lambda A, H: (A.shape, H))
+    assert list(out) == keys
+    assert out[("exhaustive", 4, 2)][1] == ((210, 2, 4, 4), 2)
+    A, (shape, H) = out[("random", 5, 3)]
+    assert shape == (6, 3, 5, 5) and H == 3
+    # the random key draws from the one generator made from the seed, after no other draw
+    np.testing.assert_array_equal(A, claims.head_sets("random", 5, 3, num=6, densities=[0.3],
+                                                       seed=np.random.default_rng(11)))
+
+
 def test_mixing_search_and_table():
     keys = [("exhaustive", 3, 2), ("random", 5, 2), ("random", 4, 3)]
     store = claims.mixing_search(keys, grid_steps={2: 4, 3: 3}, num={2: 6, 3: 4},
