@@ -259,3 +259,42 @@ def test_mean_interval_clips_at_zero_and_reads_large_values():
            "f.high": 0.003}
     assert gt.mean_interval(row, "t") == "9.84e+08 [0.0, 4.4e+09]"
     assert gt.mean_interval(row, "f", 2) == "0.00 [0.00, 0.00]"  # never "-0.00"
+
+
+def test_mean_interval_shows_a_whole_count_without_decimals():
+    row = {"epochs_to_99": 1.0, "epochs_to_99.low": 1.0, "epochs_to_99.high": 1.0,
+           "accuracy": 1.0, "accuracy.low": 1.0, "accuracy.high": 1.0}
+    assert gt.mean_interval(row, "epochs_to_99") == "1 [1, 1]"
+    assert gt.mean_interval(row, "accuracy") == "1.0 [1.0, 1.0]"  # a share keeps its decimals
+    row.update({"epochs_to_99": 4 / 3, "epochs_to_99.high": 2.1})
+    assert gt.mean_interval(row, "epochs_to_99") == "1.3 [1.0, 2.1]"  # a mean of counts
+
+
+def test_summary_table_columns_per_table_and_bad_name():
+    row = {"task": "first", "heads": 4, "seeds": 3, "accuracy": 0.5, "accuracy.low": 0.25,
+           "accuracy.high": 0.75, "knockout_all": 0.01, "epochs_to_99": 7.0}
+    knock = gt.summary_table([row], "tbl-graph-knockouts")
+    assert knock == [{"task": "first", "heads": 4, "seeds": 3,
+                      "accuracy, intact (%)": "50.0 [25.0, 75.0]",
+                      "accuracy, no attention (%)": "1.0"}]
+    learn = gt.summary_table([row], "tbl-graph-learning")[0]
+    assert "seeds" not in learn and learn["epochs to 99% of it"] == "7"  # one seed, whole
+    for name, (columns, _) in gt.TABLES.items():
+        assert {q for _, q, _, _ in columns} <= set(gt.SUMMARY), name
+    with pytest.raises(ValueError, match="name='tbl-x'"):
+        gt.summary_table([row], "tbl-x")
+
+
+def test_verdict_rows_and_results():
+    from bparallel.book.verdicts import Verdict
+
+    verdicts = [{"slug": "mixing", "claim": "c", "verdict": Verdict.HOLDS, "evidence": "e"}]
+    assert gt.verdict_rows(verdicts) == [{"claim": "c", "verdict": Verdict.HOLDS,
+                                          "evidence": "e"}]
+    assert gt.verdict_results(verdicts) == {"verdict.mixing": list(Verdict).index(Verdict.HOLDS)}
+
+
+def test_paper_beside_checks_the_profile_and_reads_no_models_from_an_empty_folder(tmp_path):
+    with pytest.raises(ValueError, match="profile='auto'"):
+        gt.paper_beside("auto", models_root=tmp_path)
+    assert gt.paper_beside("paper", models_root=tmp_path) == ({}, {})

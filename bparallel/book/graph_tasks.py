@@ -440,6 +440,82 @@ def measure(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
     return {k: (d, unflatten(h)) for k, d, h in zip(keys, defined, heads, strict=True)}
 
 
+def paper_beside(profile: str, *, models_root: str | os.PathLike = MODELS_ROOT,
+                 runs_dir: str | os.PathLike = RUNS_DIR,
+                 ) -> tuple[dict[tuple[str, int, int], Any], dict[tuple[str, int, int], Any]]:
+    """The paper tasks' models that join the graph tasks' tables, keyed like
+    :class:`GraphModels`' with their metadata: for a resolved ``profile`` of ``"paper"``
+    the shipped paper-profile models (:func:`paper_models`), for ``"quick"`` the book's
+    quick-profile models (seed 42, trained by the build when absent)."""
+    one_of(profile, "profile", ("quick", "paper"), "resolved profiles")
+    if profile == "paper":
+        return paper_models(Path(models_root) / "paper")
+    from ..transformer.shipped import book_models
+
+    quick = book_models("quick", runs_dir=runs_dir)
+    return ({(t, h, DEFAULT_SEED): m for (t, h), m in quick.models.items()},
+            {(t, h, DEFAULT_SEED): m for (t, h), m in quick.metas.items()})
+
+
+def model_rows(models: Mapping[tuple[str, int, int], Any],
+               metas: Mapping[tuple[str, int, int], Mapping[str, Any]], **measuring: Any,
+               ) -> list[dict[str, Any]]:
+    """:func:`model_row` of every model of ``models``, measured by :func:`measure` with the
+    keyword arguments ``measuring``, in the order of the keys."""
+    measured = measure(models, **measuring)
+    return [model_row(k, *measured[k], metas[k]) for k in measured]
+
+
+def learning_curves(bundle: GraphModels) -> dict[tuple[str, int, int], list[float]]:
+    """Every model's learning curve (held-out accuracy on the predictable positions after
+    every epoch), keyed like the models, as
+    :func:`~bparallel.book.render.plotting.plot_learning_curves` takes them."""
+    return {k: _curve(bundle.metas[k]) for k in bundle.models}
+
+
+#: The chapter's three tables of summaries across seeds: per table, its columns as
+#: (header, quantity of :data:`SUMMARY`, decimals, scale), and whether it shows the seeds.
+TABLES: dict[str, tuple[tuple[tuple[str, str, int, float], ...], bool]] = {
+    "tbl-graph-knockouts": ((("accuracy, intact (%)", "accuracy", 1, 100.0),
+                             ("accuracy, no attention (%)", "knockout_all", 1, 100.0)), True),
+    "tbl-graph-learning": ((("final accuracy (%)", "accuracy", 1, 100.0),
+                            ("epochs to 99% of it", "epochs_to_99", 1, 1.0)), False),
+    "tbl-graph-proxies": ((("Alg. 1, published code", "mixing.paper", 1, 1.0),
+                           ("Alg. 1, definition", "mixing.definition", 1, 1.0),
+                           ("Def. 2.7 T_mix", "t_mix", 1, 1.0),
+                           ("φ_min, published code (%)", "fidelity.paper", 2, 1.0),
+                           ("φ_min, definition (%)", "fidelity.definition", 2, 1.0),
+                           ("rollout min", "rollout_min", 2, 1.0)), False),
+}
+
+
+def summary_table(summary: Sequence[Mapping[str, Any]], name: str) -> list[dict[str, str]]:
+    """The rows of the chapter's table ``name`` (a key of :data:`TABLES`): per (task,
+    heads) of ``summary`` (:func:`across_seeds`), each column's :func:`mean_interval`."""
+    one_of(name, "name", tuple(TABLES), "tables")
+    columns, with_seeds = TABLES[name]
+    rows = []
+    for r in summary:
+        row: dict[str, Any] = {"task": r["task"], "heads": r["heads"]}
+        if with_seeds:
+            row["seeds"] = r["seeds"]
+        row.update({header: mean_interval(r, q, decimals, scale)
+                    for header, q, decimals, scale in columns})
+        rows.append(row)
+    return rows
+
+
+def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The verdict table's rows (claim, verdict, evidence) of :func:`claim_verdicts`."""
+    return [{k: v[k] for k in ("claim", "verdict", "evidence")} for v in verdicts]
+
+
+def verdict_results(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The recorded verdicts: ``verdict.<slug>`` is the verdict's index in :class:`Verdict`
+    (the regression references compare numbers)."""
+    return {f"verdict.{v['slug']}": list(Verdict).index(v["verdict"]) for v in verdicts}
+
+
 def summary_results(summary: Sequence[Mapping[str, Any]],
                     paper_summary: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The chapter's recorded values of :func:`across_seeds` summaries: per graph task and
@@ -458,16 +534,25 @@ def summary_results(summary: Sequence[Mapping[str, Any]],
     return out
 
 
+#: Quantities of :data:`SUMMARY` that count (epochs): shown without decimals when their
+#: mean and interval are whole numbers.
+COUNTS = ("epochs_to_99",)
+
+
 def mean_interval(row: Mapping[str, Any], quantity: str, decimals: int = 1,
                   scale: float = 1.0) -> str:
     """``row[quantity]`` (a mean over seeds, times ``scale``) with its interval when
     :func:`across_seeds` gave one, as ``"12.3 [10.1, 14.5]"``, the interval clipped at 0
     (every quantity of :data:`SUMMARY` is a nonnegative time, share or count); ``"∞"`` for
-    an infinite value (a graph that never mixes)."""
+    an infinite value (a graph that never mixes); a count of :data:`COUNTS` whose mean and
+    interval are whole numbers without decimals."""
     value = row[quantity]
     if not math.isfinite(value):
         return "∞"
     low, high = row.get(f"{quantity}.low"), row.get(f"{quantity}.high")
+    ends = [scale * v for v in (value, low, high) if v is not None]
+    if quantity in COUNTS and all(float(v).is_integer() for v in ends):
+        decimals = 0  # every seed took the same whole number: "1 [1, 1]", not "1.0 [1.0, 1.0]"
     return fmt_interval(scale * value, None if low is None else scale * low,
                         None if high is None else scale * high, decimals, floor=0.0)
 
@@ -513,6 +598,7 @@ def defaults(profile: str) -> dict[str, int]:
 __all__ = ["CHANGED", "CLAIMS", "DEFAULT_SEED", "LEARNED", "RANKED", "GraphModels",
            "across_seeds", "claim_verdicts", "complete_seeds", "defaults", "epochs_to_fraction",
            "evidence", "evidence_results", "graph_models", "head_count_change",
-           "mean_interval", "measure", "model_row", "no_attention_ceiling", "paper_models",
-           "proxy_rank_agreement", "resolve_profile", "rho_verdict", "summary_results",
-           "tally", "task_rows", "training_epochs"]
+           "learning_curves", "mean_interval", "measure", "model_row", "model_rows",
+           "no_attention_ceiling", "paper_beside", "paper_models", "proxy_rank_agreement",
+           "resolve_profile", "rho_verdict", "summary_results", "summary_table", "tally",
+           "task_rows", "training_epochs", "verdict_results", "verdict_rows", "TABLES"]
