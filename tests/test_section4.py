@@ -156,7 +156,8 @@ def test_claim_verdicts_by_hand():
 
 
 def test_definition_table_and_results_by_hand():
-    from bparallel.book.section4 import LABELS, definition_results, definition_table
+    from bparallel.book.section4 import LABELS
+    from bparallel.book.section4_report import definition_results, definition_table
 
     rows = []
     for h in (1, 16):
@@ -188,3 +189,103 @@ def test_rho_verdict_by_median_and_cells_needed():
     assert rho_verdict([0.3, 0.2, -0.9], cells_needed=3) is Verdict.HOLDS_WITH_CONDITIONS
     with pytest.raises(ValueError, match="cells_needed=0"):
         rho_verdict([0.5], cells_needed=0)
+
+
+def test_report_tables_and_results_by_hand():
+    """Chapter 10's tables and recorded values (section4_report) of the hand-made studies."""
+    from bparallel.book import section4_report as report
+    from bparallel.book.section4 import (
+        knockout_rows,
+        layer_rows,
+        ranking_rows,
+        reliability_rows,
+        synergy_rows,
+    )
+
+    studies = {("copy", 3): _study([0.9, 0.5], [0.1, -0.2], [0.6, np.nan],
+                                   _knock(1.0, 1.0, 1.0, 1.0)),
+               ("cycle", 3): _study([0.95, 0.85], [0.3, 0.0], [-0.4, 0.2],
+                                    _knock(1.0, 0.004, 0.3, 0.9))}
+    ko = knockout_rows(studies)
+    table = report.knockout_table(ko)
+    assert table[1] == {"task": "cycle", "heads": 3, "intact": "100% (10.0)",
+                        "no attention": "0% (1.0)", "without L1": "30% (4.0)",
+                        "without L2": "90% (8.0)"}
+    assert report.knockout_table(ko, only=True)[0] == {"task": "copy", "heads": 3,
+                                                       "only L1": "50% (2.0)",
+                                                       "only L2": "40% (1.5)"}
+    out = report.knockout_results(ko)
+    assert out["knockout.cycle.h3.L1.accuracy"] == 0.3
+    assert out["knockout.copy.h3.only_L2.margin"] == 1.5
+    assert out["knockout.cycle.uses_attention.models"] == 1
+    assert out["knockout.copy.uses_attention.models"] == 0 and out["knockout.models"] == 2
+    assert "knockout.copy.h3.none.accuracy" not in out  # intact: the table shows it
+    # ranking: copy layer 2 is below the floor; its correlations read so
+    rank = ranking_rows(studies)
+    shown = report.ranking_table(rank)
+    assert shown[1]["ρ(w_h)"] == report.BELOW and shown[0]["ρ(w_h)"] == "0.60"
+    assert shown[0]["ρ(φ, definition)"] == "—"  # reliable, but no such correlation
+    res = report.ranking_results(rank)
+    assert res["ablation.reliable.cells"] == 3 and res["ablation.cells"] == 4
+    assert res["ablation.rho_weight.median"] == pytest.approx(0.2)  # of .6, -.4, .2
+    assert res["ablation.rho_weight.positive_share"] == pytest.approx(2 / 3)
+    assert res["ablation.rho_fidelity_definition.cells"] == 0
+    assert "ablation.rho_fidelity_definition.median" not in res
+    assert res["ablation.cycle.reliable.cells"] == 2
+    assert report.fidelity_rhos(rank) == []
+    syn = report.synergy_results(synergy_rows(studies))
+    assert syn["pairs.models"] == 2 and syn["pairs.reliable.models"] == 2
+    assert report.synergy_table(synergy_rows(studies))[0]["above the noise floor"] == "yes"
+    rel = reliability_rows({k: {**st, "reliability": {m: np.array([0.9, 0.5])
+                                                      for m in report.MEASURES},
+                                "scores": {m: np.array([[0.1, -0.5]]) for m in report.MEASURES}}
+                            for k, st in studies.items()})
+    floor = report.noise_floor_table(rel)
+    assert [r["measure"] for r in floor] == list(report.MEASURES.values())
+    assert report.noise_floor_results(rel)["head_impact.margin.max"] == 0.5
+    # layers: only the model that needs attention is judged
+    defined = [{"task": t, "heads": 3, "layer": la, "t_mix_median": tm}
+               for t in ("copy", "cycle") for la, tm in ((1, 5.0), (2, 50.0))]
+    fid = {("copy", 3): np.array([1.0, 2.0]), ("cycle", 3): np.array([10.0, 1.0])}
+    lr = layer_rows(ko, defined, fid)
+    assert [r["task"] for r in report.attention_layers(lr, ko)] == ["cycle"]
+    assert report.layers_table(lr, ko)[1]["needs attention"] == "yes"
+    lres = report.layers_results(lr, ko)
+    assert lres["layers.rho_fidelity.models"] == 1 and lres["layers.cycle.h3.most_needed"] == 1
+    assert lres["layers.rho_fidelity.median"] == pytest.approx(1.0)
+
+
+def test_report_heads_rollout_and_pruning_by_hand():
+    from bparallel.book import section4_report as report
+
+    heads = [{"task": "copy", "layer": 1, "lo": math.inf, "hi": 12.0, "faster": True,
+              "monotone": False}]
+    assert report.heads_table(heads) == [{"task": "copy", "layer": 1, "1 head": "∞",
+                                          "16 heads": "12", "16 heads faster": "yes",
+                                          "falls with every added head": "no"}]
+    assert report.heads_results(heads) == {"heads.faster.cells": 1, "heads.monotone.cells": 0,
+                                           "heads.cells": 1}
+    rows = [{"task": "copy", "heads": 1, "layer": la, "rollout_fidelity_rho": rho,
+             "lost_same": same} for la, rho, same in ((1, 0.2, 1.0), (2, 0.8, 0.0), (3, 0.5, 0.5))]
+    out = report.rollout_results(rows)
+    assert (out["rollout.rho.median"], out["rollout.rho.min"], out["rollout.rho.max"]) == (
+        0.5, 0.2, 0.8)
+    assert out["rollout.lost_same.mean"] == 0.5
+    curve = {m: np.array([[1.0, 0.5, 0.0]]) for m in ("accuracy_predictable", "margin")}
+    studies = {("copy", 1): {}, ("copy", 4): {"pruning": {k: curve for k in
+                                                          report.PRUNING_ORDERS}}}
+    pr = report.pruning_results(studies)
+    assert len(pr) == 2 * len(report.PRUNING_ORDERS)  # the one-head model is not pruned
+    assert pr["pruning.copy.h4.fidelity_definition.margin.area"] == 0.5
+    metrics = {("copy", 1): {"fidelity.node": np.array([[[0.5, 0.2, 1.0], [0.3, 0.4, 1.0]]])}}
+    np.testing.assert_allclose(report.layer_fidelity(metrics)[("copy", 1)], [0.25])
+
+
+def test_report_measures_check_their_counts():
+    from bparallel.book import section4_report as report
+
+    with pytest.raises(ValueError, match="num_sequences"):
+        report.defined_measures(None, num_sequences=0, eps=0.25, max_steps=100)
+    with pytest.raises(ValueError, match="skip"):
+        report.ablation_studies(None, skip=-1, num_sequences=5, reference_sequences=5,
+                                horizon=100)

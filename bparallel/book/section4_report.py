@@ -1,0 +1,364 @@
+"""What chapter 10 ("Section 4 as defined") measures, shows and records: the models'
+measures through the metrics cache (:func:`defined_measures`, :func:`ablation_studies`),
+and, for each of the rows of :mod:`bparallel.book.section4`, the table the chapter shows
+(``*_table``, with its ``*_FORMATS``) and the values it records (``*_results``, flat dicts
+under the keys of its regression references).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._checks import positive_int
+from ..transformer.importance import RELIABLE
+from .section4 import LABELS, RANKINGS, fmt_steps, pruning_area, uses_attention
+
+#: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
+DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",
+                    "starts_beyond_cutoff", "worst_start")
+DEFINITION_FORMATS = {LABELS["t_mix_median"]: fmt_steps, LABELS["t_mix_p90"]: fmt_steps,
+                      LABELS["never_mixes"]: ".0%", LABELS["proxy_definition"]: ".1f",
+                      LABELS["proxy_paper"]: ".1f", LABELS["starts_beyond_cutoff"]: ".0%"}
+
+
+def definition_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`definition_rows` as the chapter shows them: the columns of
+    :data:`DEFINITION_SHOWN` under their :data:`LABELS` (format with
+    :data:`DEFINITION_FORMATS`)."""
+    return [{LABELS[k]: r[k] for k in DEFINITION_SHOWN} for r in rows]
+
+
+def definition_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The values the chapter records from :func:`definition_rows`: per (task, heads, layer)
+    the proxies, the share of starts beyond the cutoff, the share of sequences that never
+    mix, the rollout agreement and the median mixing time where finite
+    (``<task>.h<H>.L<l>.<column>``); the single-head copy model's deep layers (2-4): their
+    smallest median mixing time and largest proxy; the 16-head copy model's largest median;
+    the largest share of starts beyond the cutoff; the share of cells whose worst start is
+    position 0."""
+    out: dict[str, float] = {}
+    by = {(r["task"], r["heads"], r["layer"]): r for r in rows}
+    for (task, h, layer), r in by.items():
+        for k in ("proxy_definition", "proxy_paper", "starts_beyond_cutoff", "never_mixes",
+                  "rollout_fidelity_rho", "lost_same"):
+            out[f"{task}.h{h}.L{layer}.{k}"] = r[k]
+        if np.isfinite(r["t_mix_median"]):
+            out[f"{task}.h{h}.L{layer}.t_mix_median"] = r["t_mix_median"]
+    deep = [by[("copy", 1, layer)] for layer in (2, 3, 4)]
+    out["copy.h1.deep.t_mix_min"] = min(r["t_mix_median"] for r in deep)
+    out["copy.h1.deep.proxy_max"] = max(r["proxy_definition"] for r in deep)
+    out["copy.h16.t_mix_max"] = max(by[("copy", 16, layer)]["t_mix_median"]
+                                    for layer in (1, 2, 3, 4))
+    out["starts_beyond_cutoff.max"] = max(r["starts_beyond_cutoff"] for r in rows)
+    out["worst_start_is_0.share"] = float(np.mean([r["worst_start"] == 0 for r in rows]))
+    return out
+
+
+# --------------------------------------------------------------------------- measuring the models
+
+
+def defined_measures(bundle: Any, *, num_sequences: int, eps: float, max_steps: int,
+                     cache_dir: Any = None) -> dict[tuple[str, int], dict[str, np.ndarray]]:
+    """Per model of ``bundle`` (:func:`~bparallel.transformer.shipped.book_models`), keyed
+    ``(task, heads)``: :func:`~bparallel.transformer.measure.defined_metrics` (Definition
+    2.7, Algorithms 1-2 in both modes, hitting times, rollout) on its first
+    ``num_sequences`` held-out sequences, through the metrics cache."""
+    from ..transformer.measure import evaluation_inputs
+    from ..transformer.metrics_cache import cached_metrics_many
+
+    positive_int(num_sequences, "num_sequences")
+    keys = sorted(bundle.models)
+    defined = cached_metrics_many(
+        "defined", [(bundle.models[key], evaluation_inputs(key[0], "heldout", bundle.profile,
+                                                           num_sequences=num_sequences),
+                     {"eps": eps, "max_steps": max_steps}) for key in keys],
+        cache_dir=cache_dir)
+    return dict(zip(keys, defined, strict=True))
+
+
+def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_sequences: int,
+                     horizon: int, cache_dir: Any = None,
+                     ) -> dict[tuple[str, int], dict[str, Any]]:
+    """Per model of ``bundle``, keyed ``(task, heads)``: the
+    :func:`~bparallel.transformer.importance.importance_study` (knockouts, head impact by
+    mean and zero ablation, gradient importance, pruning, pair synergy; three random
+    orders, seed 0), unflattened, on held-out sequences disjoint from the first ``skip``
+    (those :func:`defined_measures` used): ``num_sequences`` measured, then
+    ``reference_sequences`` for the means of mean ablation; through the metrics cache."""
+    from ..transformer.measure import evaluation_inputs
+    from ..transformer.metrics_cache import cached_metrics_many, unflatten
+
+    for name, value in (("skip", skip), ("num_sequences", num_sequences),
+                        ("reference_sequences", reference_sequences)):
+        positive_int(value, name)
+    keys = sorted(bundle.models)
+    x = {key: evaluation_inputs(key[0], "heldout", bundle.profile,
+                                num_sequences=skip + num_sequences + reference_sequences)[skip:]
+         for key in keys}
+    jobs = [(bundle.models[key], x[key],
+             {"task": key[0], "reference_sequences": reference_sequences, "horizon": horizon,
+              "num_random": 3, "seed": 0}) for key in keys]
+    return {key: unflatten(m) for key, m in
+            zip(keys, cached_metrics_many("ablation", jobs, cache_dir=cache_dir), strict=True)}
+
+
+def layer_fidelity(metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]],
+                   ) -> dict[tuple[str, int], np.ndarray]:
+    """Per model, the layer means ``(L,)`` over sequences of the combined heads' minimax
+    fidelity as defined (Algorithm 2 over the non-sink nodes; Tables 3-4's quantity), for
+    :func:`layer_rows`."""
+    return {key: np.nanmin(m["fidelity.node"][..., :-1], axis=-1).mean(-1)
+            for key, m in metrics.items()}
+
+
+# --------------------------------------------------------------------------- the chapter's tables
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _fmt_rho(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def heads_table(heads: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The rows of :func:`heads_verdicts` as the chapter shows them."""
+    return [{"task": v["task"], "layer": v["layer"], "1 head": fmt_steps(v["lo"]),
+             "16 heads": fmt_steps(v["hi"]), "16 heads faster": _yes(v["faster"]),
+             "falls with every added head": _yes(v["monotone"])} for v in heads]
+
+
+def heads_results(heads: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many (task, layer) cells of :func:`heads_verdicts` mix faster with 16 heads than
+    with 1, how many fall with every added head, and how many there are."""
+    return {"heads.faster.cells": sum(v["faster"] for v in heads),
+            "heads.monotone.cells": sum(v["monotone"] for v in heads),
+            "heads.cells": len(heads)}
+
+
+#: Formats of :func:`rollout_table`.
+ROLLOUT_FORMATS = {LABELS["rollout_fidelity_rho"]: ".2f", LABELS["lost_same"]: ".0%"}
+
+
+def rollout_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per (model, layer) of :func:`definition_rows`: the rank agreement of rollout with
+    fidelity and whether both lose the same position (format with :data:`ROLLOUT_FORMATS`)."""
+    return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
+             LABELS["rollout_fidelity_rho"]: r["rollout_fidelity_rho"],
+             LABELS["lost_same"]: r["lost_same"]} for r in rows]
+
+
+def rollout_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The median, smallest and largest rank agreement of rollout with fidelity over the
+    (model, layer) cells, and the mean share where both lose the same position."""
+    rho = np.array([r["rollout_fidelity_rho"] for r in rows])
+    return {"rollout.rho.median": np.median(rho), "rollout.rho.min": rho.min(),
+            "rollout.rho.max": rho.max(),
+            "rollout.lost_same.mean": np.mean([r["lost_same"] for r in rows])}
+
+
+def _knockout_cell(row: Mapping[str, Any], name: str) -> str:
+    return f"{row[name + '.accuracy']:.0%} ({row[name + '.margin']:.1f})"
+
+
+def knockout_table(knockouts: Sequence[Mapping[str, Any]], *, only: bool = False,
+                   ) -> list[dict[str, str]]:
+    """The rows of :func:`knockout_rows` as the chapter shows them, each cell "accuracy
+    (mean margin)": intact, with no attention and without each layer's; with ``only``, with
+    each layer's attention alone."""
+    out = []
+    for r in knockouts:
+        layers = _layers(r)
+        row: dict[str, Any] = {"task": r["task"], "heads": r["heads"]}
+        if only:
+            row.update({f"only L{la}": _knockout_cell(r, f"only_L{la}") for la in layers})
+        else:
+            row.update({"intact": _knockout_cell(r, "none"),
+                        "no attention": _knockout_cell(r, "all"),
+                        **{f"without L{la}": _knockout_cell(r, f"L{la}") for la in layers}})
+        out.append(row)
+    return out
+
+
+def _layers(row: Mapping[str, Any]) -> list[int]:
+    """The layers (1-based) of a :func:`knockout_rows` row."""
+    return sorted(int(k[1:].split(".")[0]) for k in row
+                  if k.startswith("L") and k.endswith(".accuracy"))
+
+
+def knockout_results(knockouts: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Every knockout's accuracy and margin (``knockout.<task>.h<H>.<knockout>.<m>``), per
+    task the range of the no-attention accuracy and how many models need attention
+    (:func:`uses_attention`), and the number of models."""
+    out: dict[str, float] = {}
+    for r in knockouts:
+        layers = _layers(r)
+        for name in ("all", *[f"{p}L{la}" for la in layers for p in ("", "only_")]):
+            for m in ("accuracy", "margin"):
+                out[f"knockout.{r['task']}.h{r['heads']}.{name}.{m}"] = r[f"{name}.{m}"]
+    for task in sorted({r["task"] for r in knockouts}):
+        mine = [r for r in knockouts if r["task"] == task]
+        out[f"knockout.{task}.all.accuracy_min"] = min(r["all.accuracy"] for r in mine)
+        out[f"knockout.{task}.all.accuracy_max"] = max(r["all.accuracy"] for r in mine)
+        out[f"knockout.{task}.uses_attention.models"] = sum(uses_attention(r) for r in mine)
+    out["knockout.models"] = len(knockouts)
+    return out
+
+
+#: The per-head measures of the noise-floor table, and their display names.
+MEASURES = {"mean.margin": "margin drop, mean ablation",
+            "zero.margin": "margin drop, zero ablation",
+            "mean.kl": "KL, mean ablation", "zero.kl": "KL, zero ablation",
+            "mean.loss": "loss rise, mean ablation", "zero.loss": "loss rise, zero ablation",
+            "gradient": "gradient importance"}
+_SHARE = f"share of layers with ρ ≥ {RELIABLE:g}"
+#: Formats of :func:`noise_floor_table`.
+NOISE_FORMATS = {"median split-half ρ": ".2f", _SHARE: ".0%", "largest mean effect": ".2e"}
+
+
+def noise_floor_table(reliability: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`reliability_rows` of the measures of :data:`MEASURES`, in its
+    order, as the chapter shows them (format with :data:`NOISE_FORMATS`)."""
+    rel = {r["measure"]: r for r in reliability}
+    return [{"measure": name, "median split-half ρ": rel[k]["median_rho"],
+             _SHARE: rel[k]["reliable_share"], "largest mean effect": rel[k]["max_effect"]}
+            for k, name in MEASURES.items()]
+
+
+def noise_floor_results(reliability: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The recorded split-half reliabilities (median) and largest effects of the head
+    measures (:func:`reliability_rows`), and the reliability threshold."""
+    rel = {r["measure"]: r for r in reliability}
+    return {"reliable": RELIABLE,
+            "head_impact.split_half_rho.median": rel["mean.margin"]["median_rho"],
+            "head_impact.zero.split_half_rho.median": rel["zero.margin"]["median_rho"],
+            "head_impact.loss.split_half_rho.median": rel["zero.loss"]["median_rho"],
+            "head_impact.kl.split_half_rho.median": rel["mean.kl"]["median_rho"],
+            "head_impact.gradient.split_half_rho.median": rel["gradient"]["median_rho"],
+            "head_impact.reliable_share": rel["mean.margin"]["reliable_share"],
+            "head_impact.margin.max": rel["mean.margin"]["max_effect"],
+            "head_impact.zero.margin.max": rel["zero.margin"]["max_effect"],
+            "head_impact.loss.max": rel["zero.loss"]["max_effect"]}
+
+
+#: Formats of :func:`ranking_table`.
+RANKING_FORMATS = {"reliability": ".2f", "largest impact": ".2f"}
+BELOW = "below noise floor"
+
+
+def ranking_table(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`ranking_rows` as the chapter shows them: a correlation with an
+    impact below the noise floor reads :data:`BELOW` (format with :data:`RANKING_FORMATS`)."""
+    return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
+             "reliability": r["reliability"],
+             **{f"ρ({label})": (BELOW if not r["reliable"] else _fmt_rho(r[k]))
+                for k, label in RANKINGS.items()},
+             "largest impact": r["max_impact"]} for r in ranking]
+
+
+def fidelity_rhos(ranking: Sequence[Mapping[str, Any]]) -> list[float]:
+    """Per reliable (model, layer) cell of :func:`ranking_rows`, the rank correlation of
+    per-head fidelity as defined with the head impact (what :func:`claim_verdicts` judges)."""
+    return [r["fidelity.definition"] for r in ranking
+            if r["reliable"] and r["fidelity.definition"] is not None]
+
+
+def ranking_results(ranking: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """How many (model, layer) cells have a reliable head impact (in all, per task), and per
+    ranking of :data:`RANKINGS` the median and positive share of its correlations there."""
+    reliable = [r for r in ranking if r["reliable"]]
+    out: dict[str, float] = {"ablation.reliable.cells": len(reliable),
+                             "ablation.cells": len(ranking)}
+    for k in RANKINGS:
+        vals = [r[k] for r in reliable if r[k] is not None]
+        name = f"ablation.rho_{k.replace('.', '_')}"
+        if vals:
+            out[f"{name}.median"] = float(np.median(vals))
+            out[f"{name}.positive_share"] = float(np.mean(np.array(vals) > 0))
+        out[f"{name}.cells"] = len(vals)
+    for task in sorted({r["task"] for r in ranking}):
+        out[f"ablation.{task}.reliable.cells"] = sum(r["reliable"] for r in ranking
+                                                     if r["task"] == task)
+    return out
+
+
+#: The orders of the pruning curves whose areas the chapter records.
+PRUNING_ORDERS = ("mean.margin", "weight", "gradient", "fidelity.definition", "random")
+
+
+def pruning_results(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> dict[str, float]:
+    """Per multi-head model and order of :data:`PRUNING_ORDERS`, the :func:`pruning_area`
+    of its accuracy and margin curves."""
+    out: dict[str, float] = {}
+    for (task, heads), st in studies.items():
+        if heads < 2:
+            continue
+        for key in PRUNING_ORDERS:
+            for m in ("accuracy_predictable", "margin"):
+                out[f"pruning.{task}.h{heads}.{key.replace('.', '_')}.{m}.area"] = \
+                    pruning_area(st["pruning"][key][m])
+    return out
+
+
+#: Formats of :func:`synergy_table`.
+SYNERGY_FORMATS = {"pairs with positive synergy": ".0%", "split-half ρ": ".2f"}
+
+
+def synergy_table(synergy: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`synergy_rows` as the chapter shows them (format with
+    :data:`SYNERGY_FORMATS`)."""
+    return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
+             "mean synergy": f"{r['mean']:.3f} ± {r['half_width']:.3f}",
+             "pairs with positive synergy": r["share_positive"],
+             "split-half ρ": r["reliability"],
+             "above the noise floor": _yes(r["reliable"])} for r in synergy]
+
+
+def synergy_results(synergy: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Per multi-head model the pair synergy's mean, half-width, positive share and
+    split-half reliability; how many models have a reliable one, and how many there are."""
+    out: dict[str, float] = {}
+    for r in synergy:
+        base = f"pairs.{r['task']}.h{r['heads']}.synergy"
+        out.update({f"{base}.mean": r["mean"], f"{base}.half_width": r["half_width"],
+                    f"{base}.share_positive": r["share_positive"],
+                    f"{base}.split_half_rho": r["reliability"]})
+    out["pairs.reliable.models"] = sum(r["reliable"] for r in synergy)
+    out["pairs.models"] = len(synergy)
+    return out
+
+
+def layers_table(layers: Sequence[Mapping[str, Any]], knockouts: Sequence[Mapping[str, Any]],
+                 ) -> list[dict[str, str]]:
+    """The rows of :func:`layer_rows` beside whether their model needs attention
+    (:func:`uses_attention` of the matching :func:`knockout_rows` row)."""
+    return [{"task": r["task"], "heads": r["heads"], "needs attention": _yes(uses_attention(k)),
+             "layer most needed": r["most_needed_layer"],
+             "ρ(damage, fidelity)": _fmt_rho(r["rho_fidelity"]),
+             "ρ(damage, −T_mix)": _fmt_rho(r["rho_mixing"])}
+            for r, k in zip(layers, knockouts, strict=True)]
+
+
+def attention_layers(layers: Sequence[Mapping[str, Any]],
+                     knockouts: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rows of :func:`layer_rows` whose model needs attention (what
+    :func:`claim_verdicts` judges)."""
+    return [r for r, k in zip(layers, knockouts, strict=True) if uses_attention(k)]
+
+
+def layers_results(layers: Sequence[Mapping[str, Any]],
+                   knockouts: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Per model its most needed layer; over the models that need attention, the median
+    and number of the correlations of the damage with fidelity and with speed."""
+    out: dict[str, float] = {f"layers.{r['task']}.h{r['heads']}.most_needed":
+                             r["most_needed_layer"] for r in layers}
+    used = attention_layers(layers, knockouts)
+    for name in ("rho_fidelity", "rho_mixing"):
+        vals = [r[name] for r in used if r[name] is not None]
+        if vals:
+            out[f"layers.{name}.median"] = float(np.median(vals))
+        out[f"layers.{name}.models"] = len(vals)
+    return out
