@@ -13,8 +13,9 @@ the statistics across seeds (:mod:`bparallel.book.seeds`):
 - chapter 09: Tables 5-6 summarised (:func:`amplification_summary`), against the published
   ones (:func:`amplification_agreements`), as a picture (:func:`best_head_panels`);
 - chapter 11: the seeds and their machines (:func:`seed_model_rows`, :func:`machines_note`),
-  the 1 -> 16-head changes (:func:`effects_table`, :func:`effects_results`), the seed trained
-  alone on its machine (:func:`odd_seed_comparison`), Tables 5-6 and the claims over seeds.
+  the 1 -> 16-head changes (:func:`effects_results`; shown by
+  :func:`~bparallel.book.seeds.effects_table`), the seed trained alone on its machine
+  (:func:`odd_seed_comparison`), Tables 5-6 and the claims over seeds.
 
 Table rows are plain dicts keyed by the column a reader sees (numbers formatted with
 :data:`FORMATS`); the chapters glue them (:func:`bparallel.book.render.markdown.glue_table`)
@@ -40,7 +41,7 @@ from .published import (
     published_agreement,
     published_rows,
 )
-from .seeds import changes_by_seed, fmt_interval, fmt_p, hardware_kind, odd_seed_out, outside_tail
+from .seeds import changes_by_seed, hardware_kind, odd_seed_out, outside_tail
 from .tables import evaluate_models, flat_results
 from .verdicts import Outcome, Verdict
 
@@ -63,7 +64,6 @@ FORMATS = {
 }
 
 #: How chapter 11's tables name the Section 4 quantities (with their units).
-QUANTITY_NAMES = {"mixing_time": "mixing time (steps)", "fidelity": "minimax fidelity (%)"}
 
 
 def _bundle(bundle: Any) -> None:
@@ -449,17 +449,6 @@ def machines_note(overview: Sequence[Mapping[str, Any]]) -> str:
                  "them may come from the seed or from the hardware (see *Seed or machine?* "
                  "below).")
     return text
-
-
-def effects_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of :func:`~bparallel.book.seeds.head_count_effects` as shown: the means over
-    seeds with 1 and 16 heads, the change with its interval across seeds, the paired
-    p-value, Holm's adjusted one and the outcome after it."""
-    return [{"quantity": QUANTITY_NAMES[r["quantity"]], "task": r["task"], "layer": r["layer"],
-             "1 head": r["fewer"], "16 heads": r["more"],
-             "change [interval]": fmt_interval(r["effect"], r["low"], r["high"]),
-             "paired p": fmt_p(r["p_value"]), "Holm p": fmt_p(r["p_holm"]),
-             "outcome": r["outcome_holm"]} for r in rows]
 
 
 def effects_results(effects: Mapping[str, Sequence[Mapping[str, Any]]], *, n_seeds: int

@@ -435,15 +435,16 @@ def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "
     return tabs(items)
 
 
-def effects_markdown(rows: Sequence[Mapping[str, Any]], *, caption: str, name: str) -> str:
-    """:func:`head_count_effects` rows as one numbered captioned table: the means, the change
-    with its interval, the paired p-value, Holm's adjusted one and the outcome after it."""
-    from .render.markdown import table
+#: Formats of :func:`effects_table`.
+EFFECT_FORMATS = {"1 head": ".2f", "16 heads": ".2f"}
 
-    shown = [{"quantity": _QUANTITY[r["quantity"]], "task": r["task"], "layer": r["layer"],
-              "1 head": r["fewer"], "16 heads": r["more"],
-              "change [interval]": fmt_interval(r["effect"], r["low"], r["high"]),
-              "paired p": fmt_p(r["p_value"]), "Holm p": fmt_p(r["p_holm"]),
-              "outcome": r["outcome_holm"]} for r in rows]
-    return table(shown, caption=caption, name=name,
-                 formats={"1 head": ".2f", "16 heads": ".2f"})
+
+def effects_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`head_count_effects` rows as shown (format with :data:`EFFECT_FORMATS`): the
+    means over seeds with 1 and 16 heads, the change with its interval across seeds, the
+    paired p-value, Holm's adjusted one and the outcome after it."""
+    return [{"quantity": _QUANTITY[r["quantity"]], "task": r["task"], "layer": r["layer"],
+             "1 head": r["fewer"], "16 heads": r["more"],
+             "change [interval]": fmt_interval(r["effect"], r["low"], r["high"]),
+             "paired p": fmt_p(r["p_value"]), "Holm p": fmt_p(r["p_holm"]),
+             "outcome": r["outcome_holm"]} for r in rows]
