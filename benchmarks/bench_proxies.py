@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 
+from bparallel import absorbing
 from bparallel import proxies as px
 from bparallel.book.tables import evaluate_models
 from bparallel.transformer.measure import (
@@ -72,8 +73,8 @@ def main() -> None:
     t_mc, (mc, se) = best_of(lambda: px.mixing_time_proxy(
         pattern, w, method="monte-carlo", num_simulations=S, seed=0, return_stderr=True), reps)
     s_loop = 25 if args.quick else 100  # the loop is timed on fewer walks and scaled
-    t_loop, times = best_of(lambda: px.reference_walk_times(
-        pattern, w, num_simulations=s_loop, seed=0), 1)
+    moves = px.Walk(pattern, w).moves("paper")[0]  # (T, T): the walk's moves, paper mode
+    t_loop, times = best_of(lambda: absorbing.reference_walks(moves, 100, s_loop, seed=0), 1)
     t_loop *= S / s_loop
     print("\n1. one sample-layer (T = 100, 8 heads, paper mode, M = 100)")
     print(f"   exact        {t_exact * 1e3:9.2f} ms   value {float(exact):.4f}")

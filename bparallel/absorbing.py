@@ -11,7 +11,8 @@ is read from the survival vectors ``v_t = Q v_{t-1}``, ``v_0 = 1`` off the sink.
 - :func:`survival_sums`: ``E[min(tau, M)]`` per start (Algorithm 1's expectation, exactly);
 - :func:`mixing_times`: Definition 2.7 (Eq. 2), exact, per walk;
 - :func:`hitting_times`: ``E[tau]`` per start, ``inf`` where the sink is missed;
-- :func:`sample_walks`: Algorithm 1's sampler, every walk of every graph stepped at once.
+- :func:`sample_walks`: Algorithm 1's sampler, every walk of every graph stepped at once;
+  :func:`reference_walks` the same walks one by one, as plain loops (tests, benchmarks).
 
 These are the one implementation of each algorithm: :mod:`bparallel.proxies` builds ``Q``
 from attention (Algorithm 1's two walks) and calls them; :mod:`bparallel.markov`'s
@@ -25,7 +26,8 @@ import numpy as np
 
 from .graphs import reaches
 
-__all__ = ["CHUNK", "hitting_times", "lost_starts", "mixing_times", "sample_walks",
+__all__ = ["CHUNK", "hitting_times", "lost_starts", "mixing_times", "reference_walks",
+           "sample_walks",
            "survival_sums", "traps"]
 
 CHUNK = 8  # graphs per batched matrix-vector product (stays in cache at T = 100)
@@ -262,6 +264,31 @@ def _lift_to_mixing(
     return np.where(top >= 0, s + 1.0, np.inf)
 
 
+def reference_walks(P: np.ndarray, max_steps: int, num_simulations: int, *,
+                    normalise: bool = False, seed: int | None = None) -> np.ndarray:
+    """The walks of :func:`sample_walks` one by one, as plain Python loops (slow; an
+    independent check for tests and benchmarks), on one graph's moves ``P`` ``(T, T)``:
+    hitting times ``min(tau, max_steps)``, ``(T, num_simulations)`` int. Without
+    ``normalise`` a step draws ``r ~ U(0, 1)`` and takes the first ``k`` whose unnormalised
+    cumulative sum of row ``j`` is ``>= r``, clipped to the sink (the published sampler);
+    with it, ``k`` is drawn from row ``j`` divided by its sum (Definition 2.3)."""
+    T = P.shape[-1]
+    rng = np.random.default_rng(seed)
+    cs = np.cumsum(P, axis=-1)
+    times = np.zeros((T, num_simulations), dtype=np.int64)
+    for i in range(T):
+        for s in range(num_simulations):
+            j, t = i, 0
+            while j != T - 1 and t < max_steps:
+                if normalise:
+                    j = int(rng.choice(T, p=P[j] / P[j].sum()))
+                else:
+                    j = min(int(np.searchsorted(cs[j], rng.random(), side="left")), T - 1)
+                t += 1
+            times[i, s] = t
+    return times
+
+
 def mixing_times(Q: np.ndarray, eps: float) -> np.ndarray:
     """Definition 2.7 for every walk of ``Q`` ``(N, T, T)``: the least integer ``t >= 0`` with
     ``max_i P(tau_i > t) <= eps``, ``(N,)`` float64; ``inf`` where some start never gets
@@ -271,6 +298,16 @@ def mixing_times(Q: np.ndarray, eps: float) -> np.ndarray:
     within ``_DIRECT_STEPS`` steps, then galloping on ``Q^(2^k)`` and binary lifting
     (``O(T^3 log t)``) for the slow ones; memory stays bounded (:data:`CHUNK` walks at a
     time, at most ``_POWER_BYTES`` of stored powers in phase 2).
+
+    Precision: survivals are sums of non-negative terms (no ``1 - x`` cancellation) with
+    relative rounding error up to about ``t T u`` (``u = 2^-53``), while near the crossing
+    they fall by a relative ``ln(1/eps) / t`` a step; so ``t`` is exact to the step while
+    ``t^2 T u << ln(1/eps)`` (up to ``t ~ 1e6`` at ``T = 100``), and beyond that carries a
+    relative uncertainty of about ``t T u``: on the shipped single-head copy model
+    (``t ~ 5e7 .. 1e12``) this function and ``markov.mixing_time`` differ by 1 step to a
+    relative ``1e-5``. A position that leaves with probability at most ``T 2^-52`` a step
+    counts as a trap (its leaving is rounding, e.g. of the head weights' sum): ``inf``.
+    Mixing times beyond ``2^62`` steps are ``inf``; finite ones above ``2^53`` are rounded.
     """
     N, T, _ = Q.shape
     out = np.zeros(N)

@@ -24,6 +24,7 @@ __all__ = [
     "sink_peaks",
     "node_fidelity",
     "minimax_fidelity",
+    "min_over_nodes",
     "worst_node",
     "multi_head_operator",
     "multi_head_node_fidelity",
@@ -164,7 +165,11 @@ def node_fidelity(
     return sink_peaks(_delta(delta), positive_int(horizon, "horizon"))
 
 
-def _min_over_nodes(phi: NDArray[np.float64], exclude_sink: bool) -> NDArray[np.float64]:
+def min_over_nodes(phi: ArrayLike, exclude_sink: bool = True) -> NDArray[np.float64]:
+    """``min_j phi_j`` over the last axis (Def. 3.5, Eq. 25): over the non-sink nodes, or with
+    ``exclude_sink=False`` over all, the sink included, as the authors' code takes it (a
+    graph of the sink alone keeps its one node either way)."""
+    phi = np.asarray(phi)
     return (phi[..., :-1] if exclude_sink and phi.shape[-1] > 1 else phi).min(axis=-1)
 
 
@@ -177,7 +182,7 @@ def minimax_fidelity(
     includes the sink, as the authors' code does (see ``bparallel.proxies``).
     """
     phi, _ = node_fidelity(delta, horizon)
-    out = _min_over_nodes(phi, exclude_sink)
+    out = min_over_nodes(phi, exclude_sink)
     return float(out) if out.ndim == 0 else out
 
 
@@ -280,7 +285,7 @@ def fidelity_report(deltas: ArrayLike, beta: ArrayLike, horizon: int) -> Fidelit
     bar = multi_head_operator(D, beta)
     phi, t = node_fidelity(D, horizon)
     mphi, mt = node_fidelity(bar, horizon)
-    head_min = _min_over_nodes(phi, True)
+    head_min = min_over_nodes(phi, True)
     h = int(np.argmax(head_min))
     return FidelityReport(
         horizon=positive_int(horizon, "horizon"),
@@ -290,7 +295,7 @@ def fidelity_report(deltas: ArrayLike, beta: ArrayLike, horizon: int) -> Fidelit
         multi_phi=mphi,
         multi_t=mt,
         head_minimax=head_min,
-        multi_minimax=float(_min_over_nodes(mphi, True)),
+        multi_minimax=float(min_over_nodes(mphi, True)),
         best_head=h,
         best_head_minimax=float(head_min[h]),
     )

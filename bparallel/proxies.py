@@ -40,7 +40,6 @@ import numpy as np
 from . import absorbing, fidelity, graphs
 from ._checks import (
     attention_pattern,
-    finite_array,
     head_weight_vectors,
     one_of,
     positive_int,
@@ -52,29 +51,7 @@ METHODS = ("exact", "monte-carlo")
 REDUCTIONS = ("mean", "max", "none")
 
 
-# --------------------------------------------------------------------------- head weights
-
-
-def head_weights(out_proj_weight: Any, num_heads: int) -> np.ndarray:
-    """Learned head importances of Section 4.2, ``(..., H)``, summing to 1.
-
-    ``out_proj_weight`` is the output projection's weight ``(..., d_out, d_in)``; its
-    columns are split into ``num_heads`` blocks of ``d_in / num_heads`` columns (one per
-    head, in concatenation order); each head's raw score is the Frobenius norm of its block.
-    """
-    w = finite_array(out_proj_weight, "out_proj_weight")
-    positive_int(num_heads, "num_heads")
-    if w.ndim < 2:
-        raise ValueError(f"out_proj_weight has shape {w.shape}: expected (..., d_out, d_in)")
-    d_in = w.shape[-1]
-    if d_in % num_heads:
-        raise ValueError(f"num_heads={num_heads} does not divide d_in={d_in} of out_proj_weight")
-    blocks = w.reshape(*w.shape[:-1], num_heads, d_in // num_heads)  # (..., d_out, H, D)
-    norms = np.sqrt((blocks**2).sum(axis=(-3, -1)))  # (..., H)
-    total = norms.sum(-1, keepdims=True)
-    if np.any(total == 0):
-        raise ValueError("out_proj_weight is all zero: head weights are undefined")
-    return norms / total
+# --------------------------------------------------------------------------- combining heads
 
 
 def _sum_heads(a: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -238,14 +215,6 @@ def transition_matrix(pattern: Any, head_weights: Any = None, *, mode: str = "pa
 # --------------------------------------------------------------------------- Algorithm 1
 
 
-def _reduce_starts(values: np.ndarray, reduce: str) -> np.ndarray:
-    if reduce == "mean":
-        return values.mean(-1)
-    if reduce == "max":
-        return values.max(-1)
-    return values
-
-
 def mixing_time_proxy(
     pattern: Any,
     head_weights: Any = None,
@@ -282,56 +251,15 @@ def mixing_time_proxy(
         per_start = times.mean(-1)  # (N, T)
         var = times.var(-1, ddof=1) if num_simulations > 1 else np.zeros_like(per_start)
         stderr_start = np.sqrt(var / num_simulations)  # (N, T)
-    value = _reduce_starts(per_start, reduce)
     if reduce == "mean":
-        stderr = np.sqrt((stderr_start**2).sum(-1)) / walk.T
+        value, stderr = per_start.mean(-1), np.sqrt((stderr_start**2).sum(-1)) / walk.T
     elif reduce == "max":
+        value = per_start.max(-1)
         stderr = np.take_along_axis(stderr_start, per_start.argmax(-1)[:, None], -1)[:, 0]
     else:
-        stderr = stderr_start
+        value, stderr = per_start, stderr_start
     value, stderr = walk.shaped(value), walk.shaped(stderr)
     return (value, stderr) if return_stderr else value
-
-
-def reference_walk_times(
-    pattern: Any,
-    head_weights: Any = None,
-    *,
-    mode: str = "paper",
-    max_steps: int = 100,
-    num_simulations: int = 500,
-    seed: int | None = None,
-) -> np.ndarray:
-    """Algorithm 1 walk by walk, as plain Python loops (slow; for tests and benchmarks).
-
-    One graph only (``pattern`` shaped ``(H, T, T)``). Returns the hitting times
-    ``min(tau, max_steps)``, ``(T, num_simulations)`` int. Paper mode draws ``r`` and takes
-    the first index whose unnormalised cumulative sum is ``>= r``, clipped to the sink;
-    definition mode draws from the normalised row.
-    """
-    one_of(mode, "mode", MODES)
-    positive_int(max_steps, "max_steps")
-    positive_int(num_simulations, "num_simulations")
-    walk = Walk(pattern, head_weights)
-    if walk.batch:
-        raise ValueError(f"pattern has shape {np.shape(pattern)}: expected one graph (H, T, T)")
-    P = walk.moves(mode)[0]
-    T = walk.T
-    rng = np.random.default_rng(seed)
-    cs = np.cumsum(P, axis=-1)
-    times = np.zeros((T, num_simulations), dtype=np.int64)
-    for i in range(T):
-        for s in range(num_simulations):
-            j, t = i, 0
-            while j != T - 1 and t < max_steps:
-                if mode == "paper":
-                    r = rng.random()
-                    j = min(int(np.searchsorted(cs[j], r, side="left")), T - 1)
-                else:
-                    j = int(rng.choice(T, p=P[j] / P[j].sum()))
-                t += 1
-            times[i, s] = t
-    return times
 
 
 # --------------------------------------------------------------------------- Definition 2.7
@@ -354,17 +282,8 @@ def worst_case_mixing_time(
     The same numbers as ``markov.mixing_time(Q^T, eps)`` (its ``W`` is column-stochastic;
     it counts distances within ``1e-12`` of ``eps`` as reached and gives up after ``2^40``
     steps), computed by :func:`bparallel.absorbing.mixing_times` in two phases: step by
-    step for the walks that mix fast, then galloping on ``Q^(2^k)`` and binary lifting.
-
-    Precision: survivals are sums of non-negative terms (no ``1 - x`` cancellation) with
-    relative rounding error up to about ``t T u`` (``u = 2^-53``), while near the crossing
-    they fall by a relative ``ln(1/eps) / t`` a step; so ``t`` is exact to the step while
-    ``t^2 T u << ln(1/eps)`` (up to ``t ~ 1e6`` at ``T = 100``), and beyond that carries a
-    relative uncertainty of about ``t T u``: on the shipped single-head copy model
-    (``t ~ 5e7 .. 1e12``) this function and ``markov.mixing_time`` differ by 1 step to a
-    relative ``1e-5``. A position that leaves with probability at most ``T 2^-52`` a step
-    counts as a trap (its leaving is rounding, e.g. of the head weights' sum): ``inf``.
-    Mixing times beyond ``2^62`` steps are ``inf``; finite ones above ``2^53`` are rounded.
+    step for the walks that mix fast, then galloping on ``Q^(2^k)`` and binary lifting
+    (its docstring states the precision: exact to the step up to ``t ~ 1e6`` at ``T = 100``).
     """
     one_of(mode, "mode", MODES)
     eps = unit_interval(eps, "eps", closed=False)
@@ -440,14 +359,6 @@ def node_fidelity_proxy(
     return NodeFidelity(100.0 * walk.shaped(phi), None if t_opt is None else walk.shaped(t_opt))
 
 
-def _minimax(phi: np.ndarray, mode: str) -> np.ndarray:
-    if mode == "paper":
-        return phi.min(-1)  # all start nodes, the sink included
-    if phi.shape[-1] < 2:
-        raise ValueError("definition mode needs T >= 2: the min runs over non-sink nodes")
-    return phi[..., :-1].min(-1)  # Definition 3.5: non-sink nodes
-
-
 def minimax_fidelity_proxy(
     pattern: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
 ) -> np.ndarray:
@@ -460,7 +371,7 @@ def minimax_fidelity_proxy(
     positive_int(horizon, "horizon")
     walk = Walk(pattern, head_weights)
     phi, _ = walk.node_fidelity(horizon, times=False)
-    return _minimax(walk.shaped(phi), mode) * 100.0
+    return fidelity.min_over_nodes(walk.shaped(phi), exclude_sink=mode == "definition") * 100.0
 
 
 def best_head_vs_combined(

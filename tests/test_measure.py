@@ -5,7 +5,12 @@ import pytest
 import torch
 
 from bparallel import proxies
-from bparallel.transformer.measure import defined_metrics, extract_patterns, model_head_weights
+from bparallel.transformer.measure import (
+    defined_metrics,
+    extract_patterns,
+    head_weights,
+    model_head_weights,
+)
 from bparallel.transformer.model import ModelConfig, Transformer
 
 
@@ -47,3 +52,37 @@ def test_defined_metrics_rollout_is_the_sinks_row(small):
     np.testing.assert_allclose(m["rollout.uniform"].sum(-1), 1.0, atol=1e-12)
     with pytest.raises(ValueError, match="inputs has shape"):
         defined_metrics(model, x[0])
+
+
+# ---------------------------------------------------------------- head weights (Section 4.2)
+
+
+def test_head_weights_split_columns_closed_form():
+    # d_out = 2, d_in = 4, two heads of 2 columns: blocks [[3,0],[4,0]] (norm 5), [[1,0],[0,0]]
+    # (norm 1) -> (5/6, 1/6). Splitting rows instead would give sqrt(10) and 4.
+    W = np.array([[3.0, 0, 1, 0], [4.0, 0, 0, 0]])
+    np.testing.assert_allclose(head_weights(W, 2), [5 / 6, 1 / 6])
+    np.testing.assert_allclose(head_weights(W, 1), [1.0])
+    # four heads of one column: norms 5, 0, 1, 0
+    np.testing.assert_allclose(head_weights(W, 4), [5 / 6, 0, 1 / 6, 0])
+
+
+def test_head_weights_batched_and_torch():
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(4, 64, 64))
+    w = head_weights(torch.tensor(W, dtype=torch.float32), 8)
+    assert w.shape == (4, 8)
+    np.testing.assert_allclose(w.sum(-1), 1.0)
+    blocks = W[1][:, 24:32]  # layer 1, head 3
+    expected = np.linalg.norm(blocks) / sum(np.linalg.norm(W[1][:, 8 * h : 8 * h + 8])
+                                            for h in range(8))
+    np.testing.assert_allclose(w[1, 3], expected, rtol=1e-6)
+
+
+def test_head_weights_validation():
+    with pytest.raises(ValueError, match="num_heads=3 does not divide d_in=4"):
+        head_weights(np.ones((2, 4)), 3)
+    with pytest.raises(ValueError, match="all zero"):
+        head_weights(np.zeros((2, 4)), 2)
+    with pytest.raises(ValueError, match="num_heads=0"):
+        head_weights(np.ones((2, 4)), 0)

@@ -77,37 +77,6 @@ def _without_tail_cutoff(pattern):
         absorbing._TAIL_TOL = old
 
 
-def test_head_weights_split_columns_closed_form():
-    # d_out = 2, d_in = 4, two heads of 2 columns: blocks [[3,0],[4,0]] (norm 5), [[1,0],[0,0]]
-    # (norm 1) -> (5/6, 1/6). Splitting rows instead would give sqrt(10) and 4.
-    W = np.array([[3.0, 0, 1, 0], [4.0, 0, 0, 0]])
-    np.testing.assert_allclose(px.head_weights(W, 2), [5 / 6, 1 / 6])
-    np.testing.assert_allclose(px.head_weights(W, 1), [1.0])
-    # four heads of one column: norms 5, 0, 1, 0
-    np.testing.assert_allclose(px.head_weights(W, 4), [5 / 6, 0, 1 / 6, 0])
-
-
-def test_head_weights_batched_and_torch():
-    rng = np.random.default_rng(0)
-    W = rng.normal(size=(4, 64, 64))
-    w = px.head_weights(torch.tensor(W, dtype=torch.float32), 8)
-    assert w.shape == (4, 8)
-    np.testing.assert_allclose(w.sum(-1), 1.0)
-    blocks = W[1][:, 24:32]  # layer 1, head 3
-    expected = np.linalg.norm(blocks) / sum(np.linalg.norm(W[1][:, 8 * h : 8 * h + 8])
-                                            for h in range(8))
-    np.testing.assert_allclose(w[1, 3], expected, rtol=1e-6)
-
-
-def test_head_weights_validation():
-    with pytest.raises(ValueError, match="num_heads=3 does not divide d_in=4"):
-        px.head_weights(np.ones((2, 4)), 3)
-    with pytest.raises(ValueError, match="all zero"):
-        px.head_weights(np.zeros((2, 4)), 2)
-    with pytest.raises(ValueError, match="num_heads=0"):
-        px.head_weights(np.ones((2, 4)), 0)
-
-
 # --------------------------------------------------------------------------- combination
 
 
@@ -293,8 +262,8 @@ def test_sampler_matches_walk_by_walk_reference_in_distribution(mode):
     if mode == "definition":
         cs = cs / cs[..., -1:]
     fast = absorbing.sample_walks(cs, M, S, np.random.default_rng(7))[0]  # (T, S)
-    slow = px.reference_walk_times(pattern, w, mode=mode, max_steps=M, num_simulations=S,
-                                   seed=8)
+    slow = absorbing.reference_walks(px.Walk(pattern, w).moves(mode)[0], M, S,
+                                     normalise=mode == "definition", seed=8)
     for start in range(4):
         surv = survival_curve(Q, start, M)
         pmf = np.append(-np.diff(surv), surv[-1])  # P(min(tau, M) = t), t = 1..M

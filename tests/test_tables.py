@@ -28,7 +28,12 @@ from bparallel.transformer.data import (
     make_dataset,
     paper_protocol_sequences,
 )
-from bparallel.transformer.measure import evaluation_inputs, load_run_models, sequence_metrics
+from bparallel.transformer.measure import (
+    evaluation_inputs,
+    head_weights,
+    load_run_models,
+    sequence_metrics,
+)
 from bparallel.transformer.metrics_cache import (
     cached_metrics_many,
     cached_sequence_metrics,
@@ -82,7 +87,7 @@ def test_sequence_metrics_match_direct_proxies():
     m = sequence_metrics(model, x, max_steps=40, horizon=30, batch_size=2)
     with torch.no_grad():
         _, pattern = model(x, return_attention=True)  # (L, B, H, T, T)
-    w = px.head_weights(torch.stack([b.attn.out.weight for b in model.blocks]), 4)[:, None]
+    w = head_weights(torch.stack([b.attn.out.weight for b in model.blocks]), 4)[:, None]
     for mode in px.MODES:
         np.testing.assert_allclose(m[f"mixing_time.{mode}"],
                                    px.mixing_time_proxy(pattern, w, mode=mode, max_steps=40))

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .. import proxies
-from .._checks import one_of, positive_int, unit_interval
+from .._checks import finite_array, one_of, positive_int, unit_interval
 from .data import (
     TASKS,
     ShuffledLoader,
@@ -81,9 +81,32 @@ def extract_patterns(model: Transformer, inputs: torch.Tensor) -> np.ndarray:
     return pattern.numpy()
 
 
+def head_weights(out_proj_weight: Any, num_heads: int) -> np.ndarray:
+    """Learned head importances of Section 4.2, ``(..., H)``, summing to 1.
+
+    ``out_proj_weight`` is the output projection's weight ``(..., d_out, d_in)``; its
+    columns are split into ``num_heads`` blocks of ``d_in / num_heads`` columns (one per
+    head, in concatenation order); each head's raw score is the Frobenius norm of its block.
+    """
+    w = finite_array(out_proj_weight, "out_proj_weight")
+    positive_int(num_heads, "num_heads")
+    if w.ndim < 2:
+        raise ValueError(f"out_proj_weight has shape {w.shape}: expected (..., d_out, d_in)")
+    d_in = w.shape[-1]
+    if d_in % num_heads:
+        raise ValueError(f"num_heads={num_heads} does not divide d_in={d_in} of out_proj_weight")
+    blocks = w.reshape(*w.shape[:-1], num_heads, d_in // num_heads)  # (..., d_out, H, D)
+    norms = np.sqrt((blocks**2).sum(axis=(-3, -1)))  # (..., H)
+    total = norms.sum(-1, keepdims=True)
+    if np.any(total == 0):
+        raise ValueError("out_proj_weight is all zero: head weights are undefined")
+    return norms / total
+
+
 def model_head_weights(model: Transformer) -> np.ndarray:
-    """Learned head importances of every layer, ``(L, H)`` (Section 4.2)."""
-    return proxies.head_weights(model.out_proj_weights(), model.config.n_heads)
+    """Learned head importances of every layer, ``(L, H)`` (Section 4.2, :func:`head_weights`
+    of each layer's output projection)."""
+    return head_weights(model.out_proj_weights(), model.config.n_heads)
 
 
 class _Parts(dict):
