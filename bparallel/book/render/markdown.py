@@ -135,18 +135,47 @@ def tabs(items: Mapping[str, str]) -> str:
     return "\n".join(out + [":::::"]) + "\n"
 
 
+FrameFormats = str | Callable[[Any], str] | Mapping[str, str | Callable[[Any], str]] | None
+
+
 def frame_table(
     frame: Any,
     *,
     caption: str,
     name: str,
     decimals: int | None = None,
-    formats: str | Callable[[Any], str] | Mapping[str, str | Callable[[Any], str]] | None = None,
+    formats: FrameFormats = None,
     na: str | None = None,
 ) -> str:
-    """:func:`table` of a pandas DataFrame: the index levels become the first columns
-    (left-aligned; an unnamed default index ``0, 1, 2, ...`` is dropped), column levels are
-    joined with " · " and the value columns right-aligned.
+    """:func:`table` of a pandas DataFrame (:func:`frame_rows`)."""
+    rows, align = frame_rows(frame, decimals=decimals, formats=formats, na=na)
+    return table(rows, caption=caption, name=name, align=align)
+
+
+def glue_frame(
+    name: str,
+    frame: Any,
+    *,
+    decimals: int | None = None,
+    formats: FrameFormats = None,
+    na: str | None = None,
+) -> None:
+    """:func:`glue_table` of a pandas DataFrame (:func:`frame_rows`): the caption goes in the
+    prose."""
+    rows, align = frame_rows(frame, decimals=decimals, formats=formats, na=na)
+    glue_table(name, rows, align=align)
+
+
+def frame_rows(
+    frame: Any,
+    *,
+    decimals: int | None = None,
+    formats: FrameFormats = None,
+    na: str | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The rows and alignment of a pandas DataFrame as a table: the index levels become the
+    first columns (left-aligned; an unnamed default index ``0, 1, 2, ...`` is dropped),
+    column levels are joined with " · " and the value columns right-aligned.
 
     ``formats`` is one format (spec or function) for every value column, or one per column
     label as shown; other floats get ``decimals`` decimals (all the same, e.g. "0.500"), or
@@ -192,8 +221,7 @@ def frame_table(
         return v
 
     rows = [{k: shown(k, v) for k, v in r.items()} for r in df.to_dict("records")]
-    align = {**dict.fromkeys(index, "left"), **dict.fromkeys(values, "right")}
-    return table(rows, caption=caption, name=name, align=align)
+    return rows, {**dict.fromkeys(index, "left"), **dict.fromkeys(values, "right")}
 
 
 def latex_number(x: float, max_denominator: int = 64) -> str:

@@ -1,0 +1,369 @@
+"""The claims chapters' tables and recorded values (chapter 03: claims.mixing_report, chapter
+06: claims.fidelity_report): the checks the chapters made with asserts,
+on the chapters' own exhaustive searches (no draws: the same head sets as the chapter) and on
+small seeded ensembles, and the recorded keys by hand."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bparallel import graphs, markov
+from bparallel.book import claims
+from bparallel.book.claims import fidelity_report as fr
+from bparallel.book.claims import mixing_report as mr
+from bparallel.book.ensemble_design import EnsembleDesign, SectionStreams
+from bparallel.book.render.markdown import frame_rows, frame_table, glue_frame, pipe_table
+
+EPS = 0.25
+DENSITIES = (0.1, 0.2, 0.35, 0.5, 0.7)  # the chapters' search densities
+E2 = math.exp(-2)
+
+
+# ---------------------------------------------------------------------------- frames
+def test_frame_rows_are_the_table_frame_table_makes():
+    frame = pd.DataFrame({"kind": ["a", "b"], "n": [3, 4], "x": [0.5, 0.25]}).set_index(
+        ["kind", "n"])
+    rows, align = frame_rows(frame, decimals=2)
+    full = frame_table(frame, caption="A caption.", name="a-table", decimals=2)
+    body = pipe_table(rows, align=align)
+    assert full == f":::{{table}} A caption.\n:name: a-table\n\n{body}:::\n"
+    assert body.splitlines()[0] == "| kind | n | x |" and "| a | 3 | 0.50 |" in body
+    assert align == {"kind": "left", "n": "left", "x": "right"}
+    with pytest.raises(ValueError, match="name"):
+        glue_frame("bad name", frame)
+
+
+# ------------------------------------------------------------- chapter 03: Theorem 2.8
+@pytest.fixture(scope="module")
+def bound():
+    heads, pairs = claims.theorem_2_8_ensemble((5, 100), (0.2, 0.5), 4, EPS, 7)
+    return heads, pairs, claims.bound_ratios(heads, pairs)
+
+
+def test_theorem_2_8_holds_on_every_graph_by_the_exact_coupling(bound):
+    heads, _, allm = bound
+    assert (allm.t_mix <= allm.t_star).all()              # the coupling argument, exactly
+    assert (allm.t_star <= allm.bound_2n_over_p).all()    # so the bound holds on every graph
+    path = allm[allm.kind == "path"]
+    assert len(path) == 2 and (path.t_mix == path.t_star).all()  # the lazy path is the worst
+    assert (heads[heads.kind == "unweighted"].p == 0.5).all()  # p_h = 1/2 for Eq. 1's walks
+    W = graphs.walk_matrix_from_adjacency(graphs.random_feedforward_adjacency(50, 9, 0.4, 1))
+    assert np.all(markov.forward_probability(W) == 0.5)
+
+
+def test_theorem_2_8_results_and_table(bound):
+    _, _, allm = bound
+    out = mr.theorem_2_8_results(allm, EPS)
+    kinds = [k.replace(" ", "_") for k in mr.BOUND_KINDS]
+    assert list(out) == [
+        "thm28.graphs", "thm28.exceed", "thm28.max_ratio", "thm28.max_T_over_tstar",
+        "thm28.min_pN", "thm28.small_pN.count", "thm28.small_pN.max_ratio",
+        *[f"thm28.{k}.{s}" for k in kinds for s in ("max_ratio", "median_ratio")],
+        "thm28.path.n100.ratio", "thm28.complete.n100.ratio"]
+    assert out["thm28.graphs"] == len(allm) and out["thm28.exceed"] == 0
+    assert out["thm28.max_ratio"] == allm.ratio.max() <= 1
+    assert out["thm28.max_T_over_tstar"] <= 1
+    assert out["thm28.small_pN.count"] == (allm.p_times_n <= math.log(4)).sum()
+    path = graphs.walk_matrix(graphs.line_graph_edges(100), 100)
+    assert out["thm28.path.n100.ratio"] == markov.mixing_time(path, EPS) / (4 * 99)  # p = 1/2
+    table = mr.bound_table(allm, EPS)
+    assert table.index.names == ["kind", "n"] and list(table.columns) == list(mr.BOUND_FORMATS)
+    assert table["graphs"].sum() == len(allm)
+    with pytest.raises(ValueError, match="eps"):
+        mr.theorem_2_8_results(allm, 0)
+    with pytest.raises(ValueError, match="ratio"):
+        mr.theorem_2_8_results(allm.drop(columns="ratio"), EPS)
+
+
+def test_bound_kinds_are_the_figures():
+    from bparallel.book.render.plotting import BOUND_KINDS
+
+    assert mr.BOUND_KINDS == BOUND_KINDS
+
+
+def test_the_proof_made_exact_on_the_grid():
+    grid = mr.binomial_bound_grid(EPS)
+    assert grid.tails.shape == grid.ratios.shape == (7, 1200)
+    assert grid.tails.max() < E2 + 1e-6 and grid.ratios.max() < 1  # Theorem 2.8 at eps >= e^-2
+    assert grid.results() == {"sup_tail_at_bound": grid.tails.max(),
+                              "sup_worst_case_ratio": grid.ratios.max()}
+    assert mr.binomial_bound_grid(0.05, N=(1,), num_p=50).ratios.max() > 1  # eps < e^-2 breaks it
+    with pytest.raises(ValueError, match="eps"):
+        mr.binomial_bound_grid(1.5)
+    with pytest.raises(ValueError, match="num_p"):
+        mr.binomial_bound_grid(EPS, num_p=0)
+
+
+def test_lazy_path_table_the_constant_2_needs_eps_at_least_e_minus_2():
+    lazy = mr.lazy_path_table()
+    assert list(lazy.columns) == ["ε", "T_mix", "2N/p", "bound holds"]
+    assert lazy["bound holds"].tolist() == [e >= E2 for e in mr.LAZY_EPS]
+    assert lazy["ε"].tolist() == list(mr.LAZY_EPS)
+
+
+def test_eq20_the_right_side_holds_the_left_does_not(bound):
+    _, pairs, _ = bound
+    checks = claims.eq20_checks(pairs)
+    assert checks.eq20_right_holds.all() and checks.eq3_holds.all()
+    assert checks.p_chain_at_least_eq12.all()
+    out = mr.eq20_results(checks)
+    assert list(out) == ["eq20.left.frac_holds.unweighted", "eq20.left.frac_holds.weighted",
+                         "eq20.right.frac_holds"]
+    assert out["eq20.left.frac_holds.unweighted"] < 1 and out["eq20.left.frac_holds.weighted"] < 1
+    assert out["eq20.right.frac_holds"] == 1
+    table = mr.eq20_table(checks)
+    assert list(table.columns) == ["unweighted pair", "weighted pair"]
+    assert table.loc["2N/max p_h ≤ T_mix (Eq. 20, left)", "weighted pair"] == (
+        out["eq20.left.frac_holds.weighted"])
+    with pytest.raises(ValueError, match="kind"):
+        mr.eq20_results(checks.drop(columns="kind"))
+
+
+# ------------------------------------------------- chapter 03: Section 2.2 and Eq. 5
+MIXING_KEYS = [("exhaustive", 3, 2), ("exhaustive", 3, 3), ("exhaustive", 4, 2),
+               ("exhaustive", 4, 3), ("exhaustive", 5, 2), ("random", 6, 2)]
+
+
+@pytest.fixture(scope="module")
+def mixing():
+    # the exhaustive searches are the chapter's (no draws; the quick grid of 10 steps)
+    store = claims.mixing_search(MIXING_KEYS, EPS, grid_steps={2: 10, 3: 10}, num=300,
+                                 densities=DENSITIES, seed=1)
+    return store, claims.mixing_search_table(store)
+
+
+def test_eq5_and_the_counts_the_chapter_states(mixing):
+    store, _ = mixing
+    for _, mc in store.values():
+        assert np.all(mc.best <= mc.fastest)  # Eq. 5: the grid holds every head
+    m3, m4, m5 = (store[("exhaustive", n, 2)][1] for n in (3, 4, 5))
+    t4, r6 = store[("exhaustive", 4, 3)][1], store[("random", 6, 2)][1]
+    assert m3.uniform_beats_fastest.sum() == 0  # "for n = 3 no pair mixes faster combined"
+    assert (m4.uniform_beats_fastest.sum(), m4.best_beats_fastest.sum()) == (9, 13)
+    assert m4.uniform_slower_than_slowest.sum() == 1  # "the only n = 4 pair"
+    assert m5.uniform_slower_than_slowest.sum() == 259 > 0  # the other direction fails too
+    assert (m5.uniform_beats_fastest.sum(), len(m5.heads)) == (3019, 49455)
+    assert t4.uniform_beats_fastest.sum() > 0 and r6.uniform_beats_fastest.sum() > 0
+
+
+def test_mixing_search_results(mixing):
+    store, table = mixing
+    out = mr.mixing_search_results(store, table)
+    per_key = [f"mixing.{s}.n{n}.H{H}.{c}" for s, n, H in MIXING_KEYS
+               for c in ("sets", "uniform_faster", "best_faster", "uniform_slower")]
+    n5 = "mixing.exhaustive.n5.H2"
+    assert list(out) == [*per_key, f"{n5}.uniform_faster_frac", f"{n5}.best_faster_frac",
+                         f"{n5}.uniform_slower_frac", "mixing.random.H2.sets",
+                         "mixing.random.H2.uniform_faster", f"{n5}.max_gain_best",
+                         f"{n5}.max_gain_uniform", f"{n5}.max_loss_uniform"]
+    assert out[f"{n5}.uniform_faster_frac"] == 3019 / 49455
+    assert out[f"{n5}.uniform_slower_frac"] == 259 / 49455
+    assert out["mixing.random.H2.sets"] == 300
+    assert out["mixing.random.H2.uniform_faster"] == out["mixing.random.n6.H2.uniform_faster"]
+    assert out[f"{n5}.max_gain_best"] >= out[f"{n5}.max_gain_uniform"] > 0
+    assert out[f"{n5}.max_loss_uniform"] > 0
+    shown = mr.search_table(table)
+    assert shown.index.names == ["search", "n", "H"] and len(shown) == len(MIXING_KEYS)
+    with pytest.raises(ValueError, match="no head sets"):
+        mr.mixing_search_results({k: v for k, v in store.items() if k[1] != 5}, table)
+
+
+def test_the_smallest_speed_up_exactly_and_by_the_search(mixing):
+    store, _ = mixing
+    _, mc = store[("exhaustive", 4, 2)]
+    ce = mr.pair_example(store, "faster", EPS)
+    assert ce.edges == [[(1, 2), (0, 3), (2, 3)], [(0, 2), (1, 3), (2, 3)]]  # the prose's
+    assert ce.t_mix[2] < min(ce.t_mix[:2])
+    # two routes: exact rationals (the chapter) and the floating-point search agree exactly
+    assert ce.t_mix == [*mc.heads[ce.index].tolist(), int(mc.uniform[ce.index])]
+    assert ce.results() == {"T_head1": ce.t_mix[0], "T_head2": ce.t_mix[1],
+                            "T_uniform": ce.t_mix[2], "T_best": int(mc.best[ce.index])}
+    table = mr.matrices_table(ce)
+    assert table.shape == (4, 12) and table.index.tolist() == ["0", "1", "2", "τ"]
+    assert table[("W-bar", "from 0")].tolist() == ["1/2", "0", "1/4", "1/4"]
+
+
+def test_the_only_slow_down_on_4_nodes(mixing):
+    store, _ = mixing
+    _, mc = store[("exhaustive", 4, 2)]
+    slow = mr.pair_example(store, "slower", EPS)
+    assert slow.edges == [[(0, 2), (1, 2), (2, 3)], [(0, 1), (1, 3), (2, 3)]]  # the prose's
+    assert slow.t_mix[2] > max(slow.t_mix[:2])
+    assert slow.t_mix == [*mc.heads[slow.index].tolist(), int(mc.uniform[slow.index])]
+    assert list(slow.results()) == ["T_head1", "T_head2", "T_uniform"]
+    with pytest.raises(ValueError, match="which"):
+        mr.pair_example(store, "equal", EPS)
+    with pytest.raises(ValueError, match="no head sets"):
+        mr.pair_example(store, "faster", EPS, n=6)
+
+
+# ------------------------------------------------------------- chapter 03: Eqs. 16-19
+@pytest.fixture(scope="module")
+def best():
+    return mr.best_head_study(2000, np.random.default_rng(5))
+
+
+def test_eq18_simulation_agrees_and_atoms_need_the_left_limit(best):
+    zs = best.table.z.dropna()
+    assert len(zs) == 3 * len(mr.HS) and (zs.abs() < 4.5).all()  # simulation agrees with Eq. 18
+    atom = best.table[best.table.law.str.startswith("unweighted DAGs")]
+    assert (atom.simulated == 1).all()  # the best head always reaches p = 1/2 ...
+    assert sorted(set(atom.theory)) == [0.0, 1.0]  # ... which only F(p̄-) predicts
+    assert best.laws == ["Uniform(0, 1)", "Beta(2, 5)", "weighted DAGs (empirical)"]
+
+
+def test_best_head_results_and_table(best):
+    out = best.results()
+    laws = ("uniform(0,", "beta(2,", "weighted")
+    assert list(out) == [*[f"eq18.{law}.H{H}.{q}" for law in laws for H in mr.HS
+                           for q in ("theory", "simulated")],
+                         "eq18.max_abs_z", "eq18.weighted_dags.pbar"]
+    assert out["eq18.uniform(0,.H1.theory"] == pytest.approx(0.3)
+    assert out["eq18.max_abs_z"] == best.table.z.abs().max() < 4.5
+    assert 0 < out["eq18.weighted_dags.pbar"] == best.pbar_dag < 1
+    shown = best.shown()
+    assert list(shown.columns) == list(mr.HS) and len(shown) == 3 * 3 + 2 * 2  # no z for atoms
+    again = mr.best_head_study(2000, np.random.default_rng(5))
+    pd.testing.assert_frame_equal(again.table, best.table)  # one seed fixes every draw
+    with pytest.raises(ValueError, match="num_trials"):
+        mr.best_head_study(0, np.random.default_rng(5))
+
+
+# ---------------------------------------------------- chapter 06: amplification
+FIDELITY_KEYS = [("exhaustive", 4, 2), ("exhaustive", 5, 2), ("random", 6, 2),
+                 ("random", 8, 2), ("random", 10, 2), ("random", 20, 2)]
+
+
+@pytest.fixture(scope="module")
+def fidelity():
+    # the exhaustive searches are the chapter's (horizon 20, the quick grid of 10 steps)
+    return claims.fidelity_search(FIDELITY_KEYS, 20, grid_steps=10, num=200,
+                                  densities=DENSITIES, seed=3)
+
+
+def test_amplification_as_the_chapter_states(fidelity):
+    for _, fc in fidelity.values():
+        assert np.all(fc.amp_best >= -1e-12)  # the grid holds the best head
+    f5, f20 = fidelity[("exhaustive", 5, 2)][1], fidelity[("random", 20, 2)][1]
+    assert f5.amp_uniform.mean() < 0 < f5.amp_uniform.max()  # the typical 5-node pair loses
+    assert (f20.amp_uniform > claims.AMP_TOL).mean() > 0.5   # on 20 nodes most pairs amplify
+
+
+def test_search_results_and_histogram_sets(fidelity):
+    out = fr.search_results(fidelity)
+    stats = ("frac_amplified_uniform", "frac_amplified_best", "max_amp_uniform",
+             "max_amp_best", "mean_amp_uniform", "min_amp_uniform")
+    assert list(out) == [f"fidelity.{s}.n{n}.H{H}.{q}" for s, n, H in FIDELITY_KEYS
+                         for q in stats]
+    f5 = fidelity[("exhaustive", 5, 2)][1]
+    assert out["fidelity.exhaustive.n5.H2.mean_amp_uniform"] == f5.amp_uniform.mean()
+    sets = fr.histogram_sets(fidelity)
+    assert list(sets) == ["exhaustive, n = 5", "random, n = 10", "random, n = 20"]
+    assert sets["exhaustive, n = 5"] is f5
+    with pytest.raises(ValueError, match="no head sets"):
+        fr.histogram_sets(fidelity, (("random", 7),))
+
+
+def test_column_formats():
+    shown = claims.labelled(pd.DataFrame({"amplified_uniform_pct": [1.0], "max_amp_best": [0.1]}))
+    assert fr.column_formats(shown) == {"amplified, uniform β (%)": ".1f"}
+    table = pd.DataFrame([[3, 0.5]], columns=pd.MultiIndex.from_tuples(
+        [("T_mix", 8), ("φ_min", 8)]))
+    assert fr.column_formats(table) == {"T_mix · 8": ".0f"}
+
+
+def test_horizon_study_draws_one_stack_and_compares_it_at_each_horizon():
+    design = dataclasses.replace(EnsembleDesign.for_profile("quick"), num_pairs=40,
+                                 horizons=(5, 20), grid_steps=4)
+    a, b = np.random.default_rng(2), np.random.default_rng(2)
+    hz = fr.horizon_study(design, a)
+    claims.head_sets("random", 8, 2, num=40, densities=DENSITIES, seed=b)
+    assert a.bit_generator.state == b.bit_generator.state  # as EnsembleDesign.draw replays
+    assert list(hz.comparisons) == [5, 20] and hz.table.index.tolist() == [5, 20]
+    assert list(hz.table.columns) == list(claims.HORIZON_COLUMNS)
+    out = hz.results()
+    assert list(out) == [f"fidelity.horizon.T{T}.{q}" for T in (5, 20)
+                         for q in ("frac_amplified_uniform", "max_amp_best")]
+    assert out["fidelity.horizon.T5.frac_amplified_uniform"] * 100 == pytest.approx(
+        hz.table.loc[5, "amplified_uniform_pct"])
+
+
+@pytest.fixture(scope="module")
+def features(fidelity):
+    return fr.feature_study(*fidelity[("exhaustive", 5, 2)], 20)
+
+
+def test_which_pairs_amplify_as_the_chapter_states(features):
+    rho = features.rho
+    assert max(rho, key=rho.get) == "complementarity" and rho["mixed_sequence_share"] < 0
+    peak = features.by_jaccard.idxmax()
+    assert 0 < features.by_jaccard.index.get_loc(peak) < len(features.by_jaccard) - 1
+
+
+def test_feature_results_and_table(features):
+    out = features.results()
+    f = "fidelity.features"
+    assert list(out) == [
+        *[f"{f}.spearman.{k}" for k in ("jaccard", "complementarity", "mixed-sequence_share",
+                                         "new-walk_share")],
+        f"{f}.jaccard_peak.left", f"{f}.jaccard_peak.right", f"{f}.jaccard_peak.frac_amplified",
+        f"{f}.new_walk_share_zero_among_amplified", f"{f}.new_walk_share_mean_among_amplified",
+        f"{f}.amp_above_complementarity", f"{f}.mixed_sequence_share_mean"]
+    assert out[f"{f}.jaccard_peak.left"] < out[f"{f}.jaccard_peak.right"]
+    assert 0.5 < out[f"{f}.new_walk_share_zero_among_amplified"] <= 1  # new walks: rarely
+    table = features.table()
+    assert table.index.tolist() == [False, True, "Spearman ρ with amplification"]
+    assert table.loc["Spearman ρ with amplification", "complementarity"] == (
+        out[f"{f}.spearman.complementarity"])
+
+
+def test_top_pairs(fidelity):
+    top = claims.top_amplifying(fidelity, list(fr.TOP_KEYS))
+    out = fr.top_results(top)
+    assert list(out) == [f"fidelity.top.n{n}.amp_uniform" for n in (4, 5, 6, 8)]
+    assert out["fidelity.top.n5.amp_uniform"] == fidelity[("exhaustive", 5, 2)][1].amp_uniform.max()
+    assert "pair" not in fr.top_table(top).columns
+    for i, (_, n, _) in enumerate(fr.TOP_KEYS):
+        A, phi = fr.top_pair(fidelity, top, i)
+        assert A.shape == (2, n, n)
+        assert phi.tolist() == [top.phi_min_head_1.iloc[i], top.phi_min_head_2.iloc[i]]
+    with pytest.raises(ValueError, match="i=4"):
+        fr.top_pair(fidelity, top, 4)
+
+
+# --------------------------------------------------------- chapter 06: the trade-off
+@pytest.fixture(scope="module")
+def trade():
+    design = EnsembleDesign.for_profile("quick")  # the chapter's ensemble, from its stream
+    return claims.tradeoff_table(design.tradeoff_sizes, design.tradeoff_densities,
+                                 design.tradeoff_num, EPS, design.tradeoff_horizon,
+                                 SectionStreams(design, 0)["tradeoff"])
+
+
+def test_the_trade_off_is_a_frontier_not_a_correlation(trade):
+    at_32 = trade[trade.n == 32].set_index("kind")
+    fast = at_32.loc[["star", "path+star", "complete"]]
+    assert at_32.t_mix["path"] > at_32.t_mix["skip-2"] > fast.t_mix.max()  # the frontier:
+    assert at_32.phi_min["path"] > at_32.phi_min["skip-2"] > fast.phi_min.max()  # slower, sharper
+    rho = claims.tradeoff_correlation(trade)
+    assert max(rho.values()) < 0 and min(rho, key=rho.get) == 32  # negative, most at n = 32
+
+
+def test_tradeoff_results_and_family_table(trade):
+    from bparallel.ensembles import FAMILIES
+
+    out = fr.tradeoff_results(trade)
+    assert list(out)[:4] == ["tradeoff.n8.spearman_random",
+                             "tradeoff.n8.frac_random_dominated_by_families",
+                             f"tradeoff.n8.{FAMILIES[0]}.T_mix",
+                             f"tradeoff.n8.{FAMILIES[0]}.phi_min"]
+    assert len(out) == 3 * (2 + 2 * len(FAMILIES))
+    assert out["tradeoff.n32.spearman_random"] == claims.tradeoff_correlation(trade)[32]
+    assert 0 < out["tradeoff.n32.frac_random_dominated_by_families"] <= 1
+    fam = fr.family_table(trade)
+    assert sorted(fam.index) == sorted(FAMILIES)
+    assert fam.loc["path", ("T_mix", 32)] == out["tradeoff.n32.path.T_mix"]
+    assert fr.column_formats(fam) == {f"T_mix · {n}": ".0f" for n in (8, 16, 32)}
