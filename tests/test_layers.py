@@ -121,3 +121,32 @@ def test_no_module_of_the_package_is_over_700_lines():
     assert len(sizes) > 30  # the glob found the package
     over = {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES}
     assert not over, over
+
+
+def test_every_room_of_the_book_layer_is_named_where_it_says_what_goes_there():
+    """The book layer's docstring says where a new helper goes; each of its modules and
+    folders is named there (a module nobody lists is a room a newcomer cannot find)."""
+    import bparallel.book as book
+
+    doc = book.__doc__
+    names = [p.stem for p in (ROOT / "bparallel" / "book").glob("*.py")
+             if p.stem != "__init__"]
+    names += [p.name for p in (ROOT / "bparallel" / "book").iterdir()
+              if p.is_dir() and (p / "__init__.py").is_file()]
+    missing = [n for n in names if f"``{n}``" not in doc and f"book.{n}`" not in doc]
+    assert not missing, f"bparallel/book/__init__.py does not name {missing}"
+
+
+def test_the_api_page_names_modules_that_exist_and_every_book_module():
+    """book/api.md documents or lists every module of the book layer, by its real name."""
+    import importlib
+    import re
+
+    text = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"bparallel\.book(?:\.[a-z_0-9]+)+", text))
+    for name in sorted(named):
+        importlib.import_module(name)  # a stale name fails here
+    modules = {f"bparallel.book.{p.stem}" for p in (ROOT / "bparallel" / "book").glob("*.py")
+               if p.stem != "__init__"}
+    missing = sorted(modules - named)
+    assert not missing, f"book/api.md neither documents nor lists {missing}"

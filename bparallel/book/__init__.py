@@ -3,11 +3,15 @@
 Three rooms, one question each (where does a new helper go?):
 
 - **Chapter science, here** (``bparallel.book.*``): the numbers and verdicts a chapter
-  reports, beyond the theory and the Transformer layers -- ``claims`` and
-  ``ensemble_design`` (the graph ensembles of Sections 2-3), ``playground`` (the toy DAGs),
-  ``published`` and ``tables`` (Tables 1-6 against the paper's), ``section4``, ``seeds``
-  and ``graph_tasks`` (the statistics of chapters 10-12), ``verdicts`` (the one verdict
-  vocabulary). A helper that computes something a chapter shows goes here.
+  reports, beyond the theory and the Transformer layers, and the tables and recorded
+  values it builds from them, so that a chapter narrates and calls --
+  ``feedforward`` (chapter 01), ``mixing_bound`` (02), ``claims`` and ``ensemble_design``
+  (the graph ensembles of Sections 2-3, chapters 03 and 06), ``fidelity_examples`` (04,
+  05), ``playground`` (the toy DAGs), ``training`` (07), ``published``, ``tables`` and
+  ``section4_tables`` (Tables 1-6 against the paper's, chapters 08, 09 and 11),
+  ``section4`` and ``section4_report`` (10), ``seeds`` (11), ``graph_tasks`` (12),
+  ``verdicts`` (the one verdict vocabulary). A helper that computes something a chapter
+  shows goes here, in its chapter's module.
 - **Rendering**, :mod:`bparallel.book.render`: tables, figures, glue and results files,
   the in-page playground, the Sphinx extension. A helper that only changes how a result
   looks goes there.

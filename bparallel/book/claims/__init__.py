@@ -12,7 +12,11 @@ generator through several calls gets one stream).
   fidelity, its features, the mixing-fidelity trade-off;
 - :mod:`~bparallel.book.claims.head_sets`: the head sets both searches walk (Sections 2.2
   and 3.1), in one draw order;
-- :mod:`~bparallel.book.claims.labels`: the label a reader sees for each column identifier.
+- :mod:`~bparallel.book.claims.labels`: the label a reader sees for each column identifier;
+- :mod:`~bparallel.book.claims.mixing_report` and
+  :mod:`~bparallel.book.claims.fidelity_report`: what chapters 03 and 06 show and record of
+  those frames (their tables, glued with the captions in the prose, and their results
+  keys); not re-exported here: the chapters import them by name.
 
 Every frame is keyed by snake_case identifiers (``t_mix``, ``amplified_uniform_pct``), so
 code and tests index columns by name; :data:`LABELS` holds the label a reader sees for each
