@@ -10,7 +10,8 @@ from bparallel.book.tools.downloads import export_notebooks, main
 
 
 def _nb(outputs: bool) -> str:
-    cell = {"cell_type": "code", "source": "1 + 1", "metadata": {}, "execution_count": 1,
+    cell = {"cell_type": "code", "id": "c1", "source": "1 + 1", "metadata": {},
+            "execution_count": 1,
             "outputs": [{"output_type": "execute_result", "data": {"text/plain": "2"},
                          "metadata": {}, "execution_count": 1}] if outputs else []}
     return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]})

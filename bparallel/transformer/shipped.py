@@ -245,12 +245,13 @@ def train_quick(
 
 
 def _shown(folder: str | os.PathLike) -> str:
-    """``folder`` relative to the repository when it lies inside it (``models/paper/``)."""
+    """``folder`` as a page may show it: relative to the repository when it lies inside it
+    (``models/paper/``), else its name alone (no machine path reaches a page)."""
     path = Path(folder).resolve()
     try:
         return f"{path.relative_to(ROOT)}/"
     except ValueError:
-        return f"{path}/"
+        return f"{path.name}/ (outside the repository)"
 
 
 def resolve_profile(profile: str, shipped_dir: str | os.PathLike = SHIPPED_DIR) -> str:
