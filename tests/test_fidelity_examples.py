@@ -1,6 +1,6 @@
 """bparallel.book.fidelity_examples: chapters 04 and 05's examples in numbers (the checks the
 chapters made with asserts, the two routes to Example 3.13 against each other, and the
-recorded values by hand); and the heads figure of chapter 04 (render.plotting.heads)."""
+recorded values by hand); and the heads figure of chapter 04 (render.plotting.draw_heads)."""
 
 from fractions import Fraction
 
@@ -168,7 +168,7 @@ def test_draw_heads_one_panel_per_head():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bparallel.book.render.plotting.heads import draw_heads
+    from bparallel.book.render.plotting import draw_heads
 
     paper, code = example_3_13("paper"), example_3_13("code")
     fig = draw_heads([*paper.head_edges, code.head_edges[1]], labels=["u", "v", "w", "τ"],

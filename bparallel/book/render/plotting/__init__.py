@@ -30,6 +30,7 @@ from .style import (
 from .theory import (
     BOUND_KINDS,
     draw_dag,
+    draw_heads,
     plot_amplification_by_horizon_and_size,
     plot_amplification_features,
     plot_amplification_histograms,
@@ -53,6 +54,7 @@ __all__ = [
     "RASTERIZE_ABOVE",
     "TEXT_WIDTH",
     "draw_dag",
+    "draw_heads",
     "plot_amplification_by_horizon_and_size",
     "plot_amplification_features",
     "plot_amplification_histograms",
