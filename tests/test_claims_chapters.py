@@ -102,6 +102,8 @@ def test_lazy_path_table_the_constant_2_needs_eps_at_least_e_minus_2():
     assert list(lazy.columns) == ["ε", "T_mix", "2N/p", "bound holds"]
     assert lazy["bound holds"].tolist() == [e >= E2 for e in mr.LAZY_EPS]
     assert lazy["ε"].tolist() == list(mr.LAZY_EPS)
+    rows, _ = frame_rows(lazy, formats=mr.LAZY_FORMATS)
+    assert rows[0]["2N/p"] == "2000" and rows[0]["T_mix"] == 1386  # a whole bound, no ".0"
 
 
 def test_eq20_the_right_side_holds_the_left_does_not(bound):
@@ -367,3 +369,20 @@ def test_tradeoff_results_and_family_table(trade):
     assert sorted(fam.index) == sorted(FAMILIES)
     assert fam.loc["path", ("T_mix", 32)] == out["tradeoff.n32.path.T_mix"]
     assert fr.column_formats(fam) == {f"T_mix · {n}": ".0f" for n in (8, 16, 32)}
+
+
+def test_store_entry_reads_a_key_or_says_which_keys_there_are():
+    from bparallel.book.claims.head_sets import store_entry
+
+    store = {("exhaustive", 4, 2): ("sets", "comparison")}
+    assert store_entry(store, ("exhaustive", 4, 2)) == ("sets", "comparison")
+    with pytest.raises(ValueError, match=r"no head sets \('random', 6, 2\).*exhaustive"):
+        store_entry(store, ("random", 6, 2))
+
+
+def test_column_label_joins_levels_as_tables_show_them():
+    from bparallel.book.render.markdown import column_label
+
+    assert column_label(("T_mix", 5)) == "T_mix · 5" and column_label("n") == "n"
+    frame = pd.DataFrame({("T_mix", 4): [3.0], (4, "share (%)"): [12.0], ("φ_min", 4): [0.5]})
+    assert fr.column_formats(frame) == {"T_mix · 4": ".0f", "4 · share (%)": ".1f"}

@@ -4,7 +4,6 @@ made with asserts, and the recorded values by hand)."""
 import numpy as np
 import pytest
 
-from bparallel import markov
 from bparallel.book import mixing_bound as mb
 
 EPS = 0.25
@@ -24,22 +23,21 @@ def test_bound_holds_at_every_size(quick_table):
 
 
 @pytest.mark.parametrize("n", mb.SIZES["quick"])
-def test_path_mixing_time_is_the_binomial_law(n):
-    # on the path the proof's Bin(t, 1/2) is the exact law of the forward moves
-    from bparallel import graphs
+def test_path_mixing_time_is_the_binomial_law(n, quick_table):
+    # on the path the proof's Bin(t, 1/2) is the exact law of the forward moves: the
+    # chapter's exact column is the binomial route's (ensembles.binomial_mixing_bound)
+    from bparallel.ensembles import binomial_mixing_bound
 
-    W = graphs.walk_matrix(graphs.line_graph_edges(n), n)
-    assert mb.path_mixing_time_binomial(n, EPS) == markov.mixing_time(W, EPS)
+    path = quick_table[(quick_table.family == "path") & (quick_table.n == n)].iloc[0]
+    assert path["T_mix exact"] == binomial_mixing_bound(n - 1, 0.5, EPS)
 
 
 def test_binomial_route_by_hand():
     # n = 2: one forward move, Pr[Bin(t, 1/2) < 1] = 2^-t <= 1/4 first at t = 2
-    assert mb.path_mixing_time_binomial(2, EPS) == 2
-    assert mb.path_mixing_time_binomial(2, 0.5) == 1
-    with pytest.raises(ValueError, match="n=1"):
-        mb.path_mixing_time_binomial(1, EPS)
-    with pytest.raises(ValueError, match="eps"):
-        mb.path_mixing_time_binomial(3, 1.5)
+    from bparallel.ensembles import binomial_mixing_bound
+
+    assert binomial_mixing_bound(1, 0.5, EPS) == 2
+    assert binomial_mixing_bound(1, 0.5, 0.5) == 1
 
 
 def test_bound_results_and_rows(quick_table):
@@ -51,6 +49,10 @@ def test_bound_results_and_rows(quick_table):
     assert [r["n"] for r in rows] == mb.SIZES["quick"]
     assert rows[-1]["T_mix exact (path)"] == 207 and rows[-1]["ratio (complete DAG)"] == 8 / 396
     assert set(rows[0]) - {"n"} <= set(mb.FORMATS)
+    # the bound is a number of steps: a whole one reads without decimals
+    from bparallel.book.render.markdown import pipe_table
+
+    assert "| 100 | 207 | 396 | 0.523 | 8 | 396 | 0.020 |" in pipe_table(rows, formats=mb.FORMATS)
 
 
 def test_bound_vs_exact_refuses_bad_arguments():

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from bparallel.book.section4 import definition_rows, fmt_steps, heads_verdicts
+from bparallel.book.render.markdown import fmt_steps, pipe_table
+from bparallel.book.section4 import definition_rows, heads_verdicts
 
 
 def _metrics(wc, exact, roll, fid, proxy=1.0):
@@ -235,7 +236,7 @@ def test_report_tables_and_results_by_hand():
     assert report.fidelity_rhos(rank) == []
     syn = report.synergy_results(synergy_rows(studies))
     assert syn["pairs.models"] == 2 and syn["pairs.reliable.models"] == 2
-    assert report.synergy_table(synergy_rows(studies))[0]["above the noise floor"] == "yes"
+    assert report.synergy_table(synergy_rows(studies))[0]["above the noise floor"] is True
     rel = reliability_rows({k: {**st, "reliability": {m: np.array([0.9, 0.5])
                                                       for m in report.MEASURES},
                                 "scores": {m: np.array([[0.1, -0.5]]) for m in report.MEASURES}}
@@ -249,7 +250,8 @@ def test_report_tables_and_results_by_hand():
     fid = {("copy", 3): np.array([1.0, 2.0]), ("cycle", 3): np.array([10.0, 1.0])}
     lr = layer_rows(ko, defined, fid)
     assert [r["task"] for r in report.attention_layers(lr, ko)] == ["cycle"]
-    assert report.layers_table(lr, ko)[1]["needs attention"] == "yes"
+    assert report.layers_table(lr, ko)[1]["needs attention"] is True
+    assert "| cycle | 3 | yes |" in pipe_table(report.layers_table(lr, ko))  # as shown
     lres = report.layers_results(lr, ko)
     assert lres["layers.rho_fidelity.models"] == 1 and lres["layers.cycle.h3.most_needed"] == 1
     assert lres["layers.rho_fidelity.median"] == pytest.approx(1.0)
@@ -261,8 +263,9 @@ def test_report_heads_rollout_and_pruning_by_hand():
     heads = [{"task": "copy", "layer": 1, "lo": math.inf, "hi": 12.0, "faster": True,
               "monotone": False}]
     assert report.heads_table(heads) == [{"task": "copy", "layer": 1, "1 head": "∞",
-                                          "16 heads": "12", "16 heads faster": "yes",
-                                          "falls with every added head": "no"}]
+                                          "16 heads": "12", "16 heads faster": True,
+                                          "falls with every added head": False}]
+    assert "| copy | 1 | ∞ | 12 | yes | no |" in pipe_table(report.heads_table(heads))
     assert report.heads_results(heads) == {"heads.faster.cells": 1, "heads.monotone.cells": 0,
                                            "heads.cells": 1}
     rows = [{"task": "copy", "heads": 1, "layer": la, "rollout_fidelity_rho": rho,

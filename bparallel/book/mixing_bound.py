@@ -5,7 +5,8 @@ What the chapter shows, computed here and tested (``tests/test_mixing_bound.py``
 - :func:`bound_vs_exact`: the exact mixing time of Definition 2.7 next to Theorem 2.8's
   bound ``2N/p`` (Eq. 3) on the path and the complete DAG, with :func:`bound_vs_exact_rows`
   (the chapter's table) and :func:`bound_results` (its recorded values at the largest n);
-  :func:`path_mixing_time_binomial` is the proof's binomial law (Eq. 6), exact on the path;
+  on the path the proof's binomial law (Eq. 6) is exact:
+  :func:`bparallel.ensembles.binomial_mixing_bound` is that second route;
 - :func:`proof_replay`: the proof (Eqs. 6-10) replayed on a path, the truncated hitting time
   sampled and computed exactly, the exact shortfall ``Pr[X < N]`` and its Hoeffding bound;
 - :func:`combination_sweep`: a slow and a fast head combined with weight ``alpha`` (Eq. 12,
@@ -19,7 +20,7 @@ Rows are plain dicts keyed by the column a reader sees, formatted by :data:`FORM
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ from numpy.typing import NDArray
 
 from .. import graphs, markov
 from .._checks import positive_int, unit_interval
+from .render.markdown import fmt_steps
 
 __all__ = [
     "FAMILIES",
@@ -43,7 +45,6 @@ __all__ = [
     "bound_vs_exact_rows",
     "combination_sweep",
     "good_head_simulation",
-    "path_mixing_time_binomial",
     "proof_replay",
 ]
 
@@ -57,9 +58,9 @@ NUM_TRIALS = {"quick": 20000, "paper": 200000}
 FAMILIES = ("path", "complete DAG")
 
 #: Number formats of the chapter's tables, by column.
-FORMATS: dict[str, str] = {
+FORMATS: dict[str, str | Callable[[float], str]] = {
     **{f"T_mix exact ({f})": "d" for f in FAMILIES},
-    **{f"2N/p ({f})": ".1f" for f in FAMILIES},
+    **{f"2N/p ({f})": fmt_steps for f in FAMILIES},  # a bound on steps: "4", "13.3"
     **{f"ratio ({f})": ".3f" for f in FAMILIES},
     "simulated": ".4f", "1 - F(p̄)^H": ".4f", "z": ".2f",
 }
@@ -129,24 +130,6 @@ def bound_results(table: Any) -> dict[str, int | float]:
             "path.n_max.ratio": float(path["ratio"]),
             "complete.n_max.tmix": int(complete["T_mix exact"]),
             "complete.n_max.bound": float(complete["2N/p"])}
-
-
-def path_mixing_time_binomial(n: int, eps: float) -> int:
-    """The proof's law made exact on the path of ``n`` nodes: every step is forward with
-    probability 1/2 and exactly ``N = n - 1`` forward moves reach the sink, so the forward
-    count is ``X ~ Bin(t, 1/2)`` (Eq. 6) and ``T_mix(eps)`` is the least ``t`` with
-    ``Pr[X < N] <= eps`` (up to ``1e-12`` of rounding in the binomial CDF). An independent
-    route to :func:`bparallel.markov.mixing_time` of the path."""
-    from scipy.stats import binom
-
-    n = positive_int(n, "n")
-    if n < 2:
-        raise ValueError(f"n={n!r}: the path needs at least 2 nodes")
-    eps = unit_interval(eps, "eps")
-    t = 0
-    while binom.cdf(n - 2, t, 0.5) > eps + 1e-12:
-        t += 1
-    return t
 
 
 # ------------------------------------------------------------------- the proof, replayed
@@ -224,8 +207,9 @@ class CombinationSweep:
 
     @property
     def bound(self) -> NDArray[np.float64]:
-        """Theorem 2.8's ``2N/p`` with Eq. 12's ``p``."""
-        return 2 * (self.n - 1) / self.p_eq12
+        """Theorem 2.8's ``2N/p`` with Eq. 12's ``p``
+        (:func:`bparallel.markov.mixing_time_bound`)."""
+        return markov.mixing_time_bound(self.n, self.p_eq12)
 
     def results(self) -> dict[str, int]:
         """The values the chapter records: ``T_mix`` of the slow head alone, of the fast head
@@ -253,8 +237,9 @@ def combination_sweep(eps: float, n: int = 12, num_alphas: int = 21) -> Combinat
     alphas = np.linspace(0, 1, num_alphas)
     Wbar = np.stack([graphs.convex_combination(np.stack([W_slow, W_fast]), [1 - a, a])
                      for a in alphas])
-    p_eq12 = ((1 - alphas) * markov.forward_probability(W_slow)
-              + alphas * markov.forward_probability(W_fast))
+    p_eq12 = markov.effective_forward_probability(
+        [markov.forward_probability(W_slow), markov.forward_probability(W_fast)],
+        np.stack([1 - alphas, alphas], axis=-1))
     return CombinationSweep(n=n, alphas=alphas, t_mix=markov.mixing_time(Wbar, eps),
                             p_bar=markov.forward_probability(Wbar), p_eq12=p_eq12)
 
@@ -268,8 +253,12 @@ class GoodHeadSimulation:
     H: NDArray[np.int64]
     simulated: NDArray[np.float64]
     theory: NDArray[np.float64]
-    stderr: NDArray[np.float64]
     num_trials: int
+
+    @property
+    def stderr(self) -> NDArray[np.float64]:
+        """The simulation's binomial standard error at the theory, per ``H``."""
+        return np.sqrt(self.theory * (1 - self.theory) / self.num_trials)
 
     @property
     def z(self) -> NDArray[np.float64]:
@@ -291,9 +280,11 @@ def good_head_simulation(Hs: Sequence[int], num_trials: int, seed: int = 0, *,
     """Eqs. 16-19: heads' forward probabilities drawn i.i.d. from ``Beta(a, b)`` (CDF ``F``);
     for each ``H`` in ``Hs``, ``num_trials`` draws of ``H`` heads (one generator seeded by
     ``seed``, used in the order of ``Hs``) give the fraction whose best head reaches
-    ``pbar``, against Eq. 18's ``1 - F(pbar)^H``
-    (:func:`bparallel.markov.prob_best_head_at_least`)."""
+    ``pbar``, against Eq. 18's ``1 - F(pbar)^H``, by chapter 03's
+    :func:`bparallel.book.claims.mixing.best_head_simulation`."""
     from scipy import stats
+
+    from .claims.mixing import best_head_simulation
 
     H = np.array([positive_int(h, "Hs") for h in Hs])
     if H.size == 0:
@@ -303,10 +294,8 @@ def good_head_simulation(Hs: Sequence[int], num_trials: int, seed: int = 0, *,
     if not (a > 0 and b > 0):
         raise ValueError(f"a={a!r}, b={b!r}: the Beta parameters must be positive")
     rng = np.random.default_rng(seed)
-    F = stats.beta(a, b).cdf(pbar)
-    sim = np.array([(stats.beta(a, b).rvs((num_trials, h), random_state=rng).max(axis=1)
-                     >= pbar).mean() for h in H])
-    theory = markov.prob_best_head_at_least(F, H)
-    return GoodHeadSimulation(H=H, simulated=sim, theory=theory,
-                              stderr=np.sqrt(theory * (1 - theory) / num_trials),
-                              num_trials=num_trials)
+    law = stats.beta(a, b)
+    frame = best_head_simulation(lambda size: law.rvs(size, random_state=rng), pbar,
+                                 float(law.cdf(pbar)), H, num_trials)
+    return GoodHeadSimulation(H=H, simulated=frame.simulated.to_numpy(),
+                              theory=frame.theory.to_numpy(), num_trials=num_trials)

@@ -2,7 +2,8 @@
 :func:`bparallel.transformer.measure.defined_metrics` summarised per model and layer.
 
 Rows are plain dicts keyed by snake_case names (:data:`LABELS` gives the display labels);
-infinite mixing times stay ``inf`` here and read "∞" when shown (:func:`fmt_steps`).
+infinite mixing times stay ``inf`` here and read "∞" when shown
+(:func:`~bparallel.book.render.markdown.fmt_steps`).
 """
 
 from __future__ import annotations
@@ -31,13 +32,6 @@ LABELS = {
     "rollout_fidelity_rho": "ρ(rollout, fidelity)",
     "lost_same": "same lost position",
 }
-
-
-def fmt_steps(value: float) -> str:
-    """A number of steps for a table: ``inf`` reads "∞", large values in scientific form."""
-    if math.isinf(value):
-        return "∞"
-    return f"{value:.3g}" if value >= 1e4 else f"{value:.1f}".removesuffix(".0")
 
 
 def definition_rows(

@@ -14,7 +14,8 @@ import numpy as np
 
 from .._checks import positive_int
 from ..transformer.importance import RELIABLE
-from .section4 import LABELS, RANKINGS, fmt_steps, pruning_area, uses_attention
+from .render.markdown import fmt_steps
+from .section4 import LABELS, RANKINGS, pruning_area, uses_attention
 
 #: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
 DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",
@@ -115,10 +116,7 @@ def layer_fidelity(metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]],
 
 
 # --------------------------------------------------------------------------- the chapter's tables
-
-def _yes(flag: bool) -> str:
-    return "yes" if flag else "no"
-
+# (a bool reads "yes" / "no" and None "—" in a table cell: render.markdown.cell)
 
 def _fmt_rho(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
@@ -127,8 +125,8 @@ def _fmt_rho(value: float | None) -> str:
 def heads_table(heads: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     """The rows of :func:`heads_verdicts` as the chapter shows them."""
     return [{"task": v["task"], "layer": v["layer"], "1 head": fmt_steps(v["lo"]),
-             "16 heads": fmt_steps(v["hi"]), "16 heads faster": _yes(v["faster"]),
-             "falls with every added head": _yes(v["monotone"])} for v in heads]
+             "16 heads": fmt_steps(v["hi"]), "16 heads faster": bool(v["faster"]),
+             "falls with every added head": bool(v["monotone"])} for v in heads]
 
 
 def heads_results(heads: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -314,7 +312,7 @@ def synergy_table(synergy: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
              "mean synergy": f"{r['mean']:.3f} ± {r['half_width']:.3f}",
              "pairs with positive synergy": r["share_positive"],
              "split-half ρ": r["reliability"],
-             "above the noise floor": _yes(r["reliable"])} for r in synergy]
+             "above the noise floor": bool(r["reliable"])} for r in synergy]
 
 
 def synergy_results(synergy: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -335,7 +333,7 @@ def layers_table(layers: Sequence[Mapping[str, Any]], knockouts: Sequence[Mappin
                  ) -> list[dict[str, str]]:
     """The rows of :func:`layer_rows` beside whether their model needs attention
     (:func:`uses_attention` of the matching :func:`knockout_rows` row)."""
-    return [{"task": r["task"], "heads": r["heads"], "needs attention": _yes(uses_attention(k)),
+    return [{"task": r["task"], "heads": r["heads"], "needs attention": bool(uses_attention(k)),
              "layer most needed": r["most_needed_layer"],
              "ρ(damage, fidelity)": _fmt_rho(r["rho_fidelity"]),
              "ρ(damage, −T_mix)": _fmt_rho(r["rho_mixing"])}

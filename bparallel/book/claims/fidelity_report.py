@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from ... import graphs
 from ...ensembles import FAMILIES, FidelityComparison, random_head_stacks
+from ..render.markdown import column_label
 from .fidelity import (
     AMP_TOL,
     FEATURES,
@@ -42,6 +43,7 @@ from .fidelity import (
     horizon_sweep,
     tradeoff_correlation,
 )
+from .head_sets import store_entry
 from .labels import _pd, labelled
 
 if TYPE_CHECKING:
@@ -81,23 +83,16 @@ SPEARMAN_KEYS = {"jaccard": "jaccard", "complementarity": "complementarity",
 
 def column_formats(frame: pd.DataFrame) -> dict[str, str]:
     """Formats of a labelled frame's columns, by the label
-    :func:`~bparallel.book.render.markdown.frame_table` shows (levels joined by " · "):
+    :func:`~bparallel.book.render.markdown.column_label` shows (levels joined by " · "):
     shares in % with one decimal, mixing times (``T_mix · n``) as whole steps; other columns
     are left to ``decimals``."""
     out = {}
-    for c in frame.columns:
-        c = " · ".join(str(x) for x in c) if isinstance(c, tuple) else str(c)
+    for c in map(column_label, frame.columns):
         if c.endswith("(%)"):
             out[c] = ".1f"
         elif c.startswith("T_mix · "):
             out[c] = ".0f"
     return out
-
-
-def _get(store: Store, key: tuple[str, int, int]) -> tuple[NDArray[np.float64], FidelityComparison]:
-    if key not in store:
-        raise ValueError(f"the store has no head sets {key}: keys are {list(store)}")
-    return store[key]
 
 
 # --------------------------------------------------------- amplification (Section 1)
@@ -123,7 +118,7 @@ def histogram_sets(
 ) -> dict[str, FidelityComparison]:
     """The comparisons of the pairs of heads of ``keys`` (``(search, n)``), by the label the
     histograms figure gives them (``"random, n = 10"``)."""
-    return {f"{search}, n = {n}": _get(store, (search, n, 2))[1] for search, n in keys}
+    return {f"{search}, n = {n}": store_entry(store, (search, n, 2))[1] for search, n in keys}
 
 
 @dataclass(frozen=True)
@@ -229,7 +224,7 @@ def top_pair(
     if not 0 <= i < len(top):
         raise ValueError(f"i={i}: top has {len(top)} rows")
     row = top.iloc[i]
-    A, fc = _get(store, (row.search, int(row.n), 2))
+    A, fc = store_entry(store, (row.search, int(row.n), 2))
     return A[row.pair], fc.heads[row.pair]
 
 

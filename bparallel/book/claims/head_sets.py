@@ -4,12 +4,13 @@
 ``(search, n, H)`` key, :func:`head_set_draws` walks a list of keys in one documented draw
 order, and :func:`over_head_sets` applies a comparison (mixing in
 :func:`~bparallel.book.claims.mixing.mixing_search`, fidelity in
-:func:`~bparallel.book.claims.fidelity.fidelity_search`) to each key's sets.
+:func:`~bparallel.book.claims.fidelity.fidelity_search`) to each key's sets;
+:func:`store_entry` reads one key of the store a search returns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -82,3 +83,11 @@ def over_head_sets(
     (:func:`head_set_draws`)."""
     return {key: (A, compare(A, key[2]))
             for key, A in head_set_draws(keys, num, densities, seed)}
+
+
+def store_entry(store: Mapping[tuple[str, int, int], Any], key: tuple[str, int, int]) -> Any:
+    """The entry of a search's store (``{(search, n, H): (head sets, comparison)}``) under
+    ``key``; a clear error when the search did not cover it."""
+    if key not in store:
+        raise ValueError(f"the store has no head sets {key}: keys are {list(store)}")
+    return store[key]

@@ -35,6 +35,8 @@ from numpy.typing import NDArray
 from ... import graphs, markov
 from ..._checks import one_of, positive_int, unit_interval
 from ...ensembles import MixingComparison, cdf_below
+from ..render.markdown import fmt_steps
+from .head_sets import store_entry
 from .labels import _pd, labelled
 from .mixing import (
     atom_best_head_table,
@@ -57,6 +59,7 @@ __all__ = [
     "BOUND_KINDS",
     "HS",
     "LAZY_EPS",
+    "LAZY_FORMATS",
     "BestHeadStudy",
     "BinomialBound",
     "PairExample",
@@ -78,6 +81,8 @@ BOUND_KINDS = ("unweighted", "weighted", "path", "complete", "unweighted pair", 
 #: Number formats of :func:`bound_table`, by column label.
 BOUND_FORMATS = {"graphs": ",d", "median T_mix / (2N/p)": ".3f", "max T_mix / (2N/p)": ".3f",
                  "pN ≤ ln(1/ε)": ",d", "over the bound": ",d"}
+#: Number formats of :func:`lazy_path_table`: the bound, a number of steps, as one.
+LAZY_FORMATS = {"2N/p": fmt_steps}
 #: The thresholds of the lazy-path table (around e^-2 = 0.135).
 LAZY_EPS = (0.25, 0.2, 0.14, 0.13, 0.1, 0.05)
 #: The numbers of heads of Eq. 18's simulation.
@@ -204,7 +209,7 @@ def mixing_search_results(store: Store, table: pd.DataFrame) -> dict[str, Any]:
                     f"{key}.uniform_faster": mc.uniform_beats_fastest.sum(),
                     f"{key}.best_faster": mc.best_beats_fastest.sum(),
                     f"{key}.uniform_slower": mc.uniform_slower_than_slowest.sum()})
-    m5 = _comparison(store, ("exhaustive", 5, 2))
+    m5 = store_entry(store, ("exhaustive", 5, 2))[1]
     rand = table[(table.search == "random") & (table.num_heads == 2)]
     gain_u, gain_b = m5.fastest - m5.uniform, m5.fastest - m5.best
     key = "mixing.exhaustive.n5.H2"
@@ -216,12 +221,6 @@ def mixing_search_results(store: Store, table: pd.DataFrame) -> dict[str, Any]:
                 f"{key}.max_gain_best": gain_b.max(), f"{key}.max_gain_uniform": gain_u.max(),
                 f"{key}.max_loss_uniform": -gain_u.min()})
     return out
-
-
-def _comparison(store: Store, key: tuple[str, int, int]) -> MixingComparison:
-    if key not in store:
-        raise ValueError(f"the store has no head sets {key}: keys are {list(store)}")
-    return store[key][1]
 
 
 @dataclass(frozen=True)
@@ -255,8 +254,7 @@ def pair_example(store: Store, which: str, eps: float, n: int = 4) -> PairExampl
     times recomputed on exact rationals
     (:func:`~bparallel.book.claims.mixing.exact_combination_mixing`)."""
     one_of(which, "which", ("faster", "slower"))
-    _comparison(store, ("exhaustive", n, 2))  # a clear error when the search has none
-    A_pairs, mc = store[("exhaustive", n, 2)]
+    A_pairs, mc = store_entry(store, ("exhaustive", n, 2))
     mask = mc.uniform_beats_fastest if which == "faster" else mc.uniform_slower_than_slowest
     k = fewest_edges_index(A_pairs, mask)
     edges = [graphs.edges_from_adjacency(a) for a in A_pairs[k]]

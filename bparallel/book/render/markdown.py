@@ -43,6 +43,15 @@ def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def fmt_steps(value: float) -> str:
+    """A number of steps (a mixing time, a bound on one) for a table: a whole number without
+    decimals ("4", not "4.0"), else one decimal; ``inf`` reads "∞", values from ``1e4`` on
+    in three significant digits."""
+    if math.isinf(value):
+        return "∞"
+    return f"{value:.3g}" if value >= 1e4 else f"{value:.1f}".removesuffix(".0")
+
+
 def pipe_table(
     rows: Sequence[Mapping[str, Any]],
     *,
@@ -166,6 +175,11 @@ def glue_frame(
     glue_table(name, rows, align=align)
 
 
+def column_label(column: Any) -> str:
+    """A DataFrame column as a table shows it: the levels of a tuple joined by " · "."""
+    return " · ".join(str(x) for x in column) if isinstance(column, tuple) else str(column)
+
+
 def frame_rows(
     frame: Any,
     *,
@@ -186,8 +200,7 @@ def frame_rows(
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"frame is a {type(frame).__name__}: expected a pandas DataFrame")
     df = frame.copy()
-    df.columns = [" · ".join(str(x) for x in c) if isinstance(c, tuple) else str(c)
-                  for c in df.columns]
+    df.columns = [column_label(c) for c in df.columns]
     values = list(df.columns)
     if len(set(values)) < len(values):
         raise ValueError(f"frame has repeated column labels: {values}")
