@@ -67,3 +67,16 @@ def test_labels_and_bad_input():
             ff.combination_unique_fraction(bad, np.random.default_rng(0))
     with pytest.raises(ValueError, match="n=0"):
         ff.node_labels(0)
+
+
+def test_combination_ranges_are_the_draws_inclusive_ends():
+    from bparallel.book import feedforward as ff
+
+    assert ff.combination_ranges() == {"lemma_2_6.heads.min": 2, "lemma_2_6.heads.max": 8,
+                                       "lemma_2_6.nodes.max": 24}
+    # the draws stay inside them: 200 combinations from one stream
+    rng = np.random.default_rng(3)
+    draws = [(int(rng.integers(*ff.COMBINATION_HEADS)), int(rng.integers(*ff.COMBINATION_NODES)))
+             for _ in range(200)]
+    assert min(h for h, _ in draws) == 2 and max(h for h, _ in draws) == 8
+    assert max(n for _, n in draws) == 24

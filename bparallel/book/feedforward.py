@@ -29,9 +29,12 @@ from .. import graphs, markov
 from .._checks import positive_int, square_matrices
 
 __all__ = [
+    "COMBINATION_HEADS",
+    "COMBINATION_NODES",
     "FIGURE_1_EDGES",
     "NUM_GRAPHS",
     "TWO_SINKS",
+    "combination_ranges",
     "combination_unique_fraction",
     "node_labels",
     "single_head_unique_fraction",
@@ -43,6 +46,10 @@ __all__ = [
 
 #: Random graphs (and random combinations) of Lemmas 2.5 and 2.6, per profile.
 NUM_GRAPHS = {"quick": 300, "paper": 3000}
+#: Lemma 2.6's random combinations: numbers of heads ``H`` and of nodes ``n`` drawn
+#: uniformly from these half-open ranges (``rng.integers(low, high)``).
+COMBINATION_HEADS = (2, 9)
+COMBINATION_NODES = (2, 25)
 #: A feedforward DAG on n = 5 nodes with the unique sink τ = 4, as in the paper's Figure 1.
 FIGURE_1_EDGES: list[tuple[int, int]] = [(0, 1), (0, 2), (1, 3), (2, 3), (2, 4), (3, 4)]
 #: A feedforward graph on 4 nodes with two sinks (node 1 never passes anything on): Lemma
@@ -70,6 +77,13 @@ def walk_matrix_formats(n: int) -> dict[str, str]:
     return {f"from {lab}": ".3f" for lab in node_labels(n)}
 
 
+def _only_the_sink(W: np.ndarray) -> bool:
+    """Is the sink's point mass ``1_τ`` the one stationary distribution of ``W``
+    (:func:`bparallel.markov.stationary_distributions`)?"""
+    dists = markov.stationary_distributions(W)
+    return len(dists) == 1 and bool(np.allclose(dists[0], np.eye(W.shape[-1])[-1]))
+
+
 def single_head_unique_fraction(num_graphs: int, rng: np.random.Generator) -> float:
     """Lemma 2.5 on ``num_graphs`` random feedforward graphs with a unique sink: the share
     whose only stationary distribution is ``1_τ``.
@@ -85,8 +99,7 @@ def single_head_unique_fraction(num_graphs: int, rng: np.random.Generator) -> fl
     for n, d in zip(sizes, dens, strict=True):
         W = graphs.walk_matrix_from_adjacency(
             graphs.random_feedforward_adjacency(1, int(n), d, rng)[0])
-        dists = markov.stationary_distributions(W)
-        unique += len(dists) == 1 and np.allclose(dists[0], np.eye(int(n))[-1])
+        unique += _only_the_sink(W)
     return unique / num_graphs
 
 
@@ -94,19 +107,18 @@ def combination_unique_fraction(num_graphs: int, rng: np.random.Generator) -> fl
     """Lemma 2.6 on ``num_graphs`` random convex combinations ``W-bar = sum_h alpha_h W^(h)``
     of heads sharing the sink: the share whose only stationary distribution is ``1_τ``.
 
-    Per combination, drawn from ``rng`` in this order: ``H`` in ``[2, 9)``, ``n`` in
-    ``[2, 25)``, the heads (one edge density in ``[0.05, 0.8)`` for all of them) and
-    ``alpha ~ Dirichlet(1, ..., 1)``."""
+    Per combination, drawn from ``rng`` in this order: ``H`` in :data:`COMBINATION_HEADS`
+    (``[2, 9)``), ``n`` in :data:`COMBINATION_NODES` (``[2, 25)``), the heads (one edge
+    density in ``[0.05, 0.8)`` for all of them) and ``alpha ~ Dirichlet(1, ..., 1)``."""
     num_graphs = positive_int(num_graphs, "num_graphs")
     ok = 0
     for _ in range(num_graphs):
-        H = int(rng.integers(2, 9))
-        n = int(rng.integers(2, 25))
+        H = int(rng.integers(*COMBINATION_HEADS))
+        n = int(rng.integers(*COMBINATION_NODES))
         Ws = graphs.walk_matrix_from_adjacency(
             graphs.random_feedforward_adjacency(H, n, rng.uniform(0.05, 0.8), rng))
         alpha = rng.dirichlet(np.ones(H))
-        dists = markov.stationary_distributions(graphs.convex_combination(Ws, alpha))
-        ok += len(dists) == 1 and np.allclose(dists[0], np.eye(n)[-1])
+        ok += _only_the_sink(graphs.convex_combination(Ws, alpha))
     return ok / num_graphs
 
 
@@ -119,3 +131,11 @@ def sink_names(edges: Iterable[Sequence[int]], n: int) -> str:
     """The sinks of a graph (Definition 2.2) by name, joined by "and": ``"1 and τ"``."""
     labels = node_labels(n)
     return " and ".join(labels[k] for k in graphs.sinks(edges, n))
+
+
+def combination_ranges() -> dict[str, int]:
+    """The ranges of :func:`combination_unique_fraction`'s draws as a reader reads them
+    (inclusive): ``lemma_2_6.heads.min/max`` and ``lemma_2_6.nodes.max``."""
+    return {"lemma_2_6.heads.min": COMBINATION_HEADS[0],
+            "lemma_2_6.heads.max": COMBINATION_HEADS[1] - 1,
+            "lemma_2_6.nodes.max": COMBINATION_NODES[1] - 1}
