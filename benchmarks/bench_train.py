@@ -11,7 +11,15 @@ paper's, models per hour on this machine with two one-thread jobs (the sweep's s
 projected from the measured one-thread step, beside the epoch times that the sweep's own
 checkpoints recorded (``runs/sweep/<profile>/seed-*/``, when there are any).
 
-    python benchmarks/bench_train.py [--quick] [--all-heads] [--threads 1 2]
+Then the fresh-data grid of issue #33 (:mod:`bparallel.transformer.fresh`): for both arms
+(width: head size 64/H; head16: 16 dimensions per head) at every head count, one thread,
+the time of a training step with its fresh batch (drawn and scored), of a held-out
+evaluation and of a probe of the proxies, and from them the hours of one model trained to
+its whole budget (an upper bound: a run stops earlier when it converges), models per hour
+with two one-thread jobs, and the hours of the whole grid: induction and majority x 2 arms
+x 4 head counts x 3 seeds, less the shared 4 x 16 configuration (42 models).
+
+    python benchmarks/bench_train.py [--quick] [--all-heads] [--threads 1 2] [--fresh-only]
 
 Times are the minimum over repeats (the least disturbed run on a shared machine).
 """
@@ -26,8 +34,22 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from bparallel.transformer.fresh import (
+    ARMS,
+    FRESH_PROFILES,
+    arm_head_size,
+    fresh_batch,
+    fresh_heldout,
+)
+from bparallel.transformer.learning import probe_steps, training_probe
 from bparallel.transformer.model import ModelConfig, Transformer
-from bparallel.transformer.train import HEADS, get_profile, projected_hours
+from bparallel.transformer.train import (
+    HEADS,
+    get_profile,
+    ignore_unpredictable,
+    model_config,
+    projected_hours,
+)
 
 SWEEP_RUNS = Path(__file__).resolve().parents[1] / "runs" / "sweep"
 GRAPH_PROFILES = ("first", "induction", "majority", "paper")
@@ -68,7 +90,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--all-heads", action="store_true", help="heads 1 4 8 16 (default 1 16)")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--fresh-only", action="store_true",
+                    help="only the fresh-data grid (one thread)")
     args = ap.parse_args()
+    if args.fresh_only:
+        fresh_grid(quick=args.quick)
+        return
     heads_list = list(HEADS) if args.all_heads else [1, 16]
     repeats = 2 if args.quick else 4
     before = torch.get_num_threads()
@@ -107,6 +134,7 @@ def main() -> None:
               + ("" if len(times) == 4 else " (heads 4 and 8 lie in between: --all-heads)"))
     if 1 in fused_times:
         models_per_hour(fused_times[1])
+    fresh_grid(quick=args.quick)
 
 
 def measured_epoch_seconds(profile: str) -> dict[int, float]:
@@ -142,6 +170,95 @@ def models_per_hour(step_seconds: dict[int, float], jobs: int = 2) -> None:
             print(f"{name:>10} {p.epochs:>6} {h:>5} {hours:8.2f} {jobs / hours:9.1f} {shown}")
     print(f"(steps per epoch: {math.ceil(get_profile('first').num_train / 50)} at 5,000 "
           "sequences and batch 50, the same for every profile listed)")
+
+
+# --------------------------------------------------------------------------- fresh data
+
+FRESH_TASKS = ("induction", "majority")
+SEEDS = 3
+
+
+def fresh_configs() -> list[tuple[int, int | None, list[str]]]:
+    """The grid's configurations ``(heads, head_size, arms)``: both arms at every head count,
+    4 heads of 16 once (both arms' model)."""
+    out: dict[tuple[int, int | None], list[str]] = {}
+    for arm in ARMS:
+        for h in HEADS:
+            out.setdefault((h, arm_head_size(arm, h)), []).append(arm)
+    return [(h, hs, arms) for (h, hs), arms in out.items()]
+
+
+def time_fresh(task: str, heads: int, head_size: int | None, repeats: int,
+               num_eval: int) -> dict[str, float]:
+    """One thread: the minimum time of a fresh-data training step (batch drawn and scored,
+    forward, backward, Adam), a held-out evaluation per sequence, and one probe."""
+    from bparallel.transformer.evaluation import evaluate_accuracy
+
+    p = FRESH_PROFILES[f"{task}-fresh"]
+    torch.manual_seed(0)
+    model = Transformer(model_config(p, heads, head_size))
+    opt = torch.optim.Adam(model.parameters(), lr=p.lr)
+
+    def step(k: int) -> float:
+        t = time.perf_counter()
+        batch = ignore_unpredictable(fresh_batch(task, k, seed=42))
+        model.train()
+        loss = F.cross_entropy(model(batch.inputs).flatten(0, 1), batch.targets.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return time.perf_counter() - t
+
+    step(0)  # warm-up
+    step_s = min(step(k) for k in range(1, repeats + 1))
+    held = fresh_heldout(task, p)
+    t = time.perf_counter()
+    evaluate_accuracy(model, held.subset(slice(0, num_eval)))
+    eval_s = (time.perf_counter() - t) / num_eval  # per held-out sequence
+    t = time.perf_counter()
+    training_probe(model.eval(), held.subset(slice(0, p.probe_sequences)))
+    return {"step": step_s, "eval": eval_s, "probe": time.perf_counter() - t}
+
+
+def fresh_hours(task: str, t: dict[str, float]) -> float:
+    """Hours of one model of ``task``'s fresh profile trained to its whole budget."""
+    p = FRESH_PROFILES[f"{task}-fresh"]
+    evals = p.steps // p.eval_every + 1
+    seconds = (p.steps * t["step"] + evals * p.num_heldout * t["eval"]
+               + len(probe_steps(p.steps, p.probe_first)) * t["probe"])
+    return seconds / 3600.0
+
+
+def fresh_grid(quick: bool = False, jobs: int = 2) -> None:
+    """Models per hour of the fresh-data profiles, both arms, every head count, with ``jobs``
+    one-thread jobs; and the hours of the whole grid."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    repeats, num_eval = (2, 100) if quick else (5, 500)
+    configs = fresh_configs()
+    print(f"\nfresh data (issue #33), one thread per job, {jobs} jobs; step: fresh batch + "
+          f"forward + backward + Adam (min of {repeats}); a model to its whole budget "
+          "(upper bound: runs stop when converged)")
+    print(f"{'task':>9} {'arm':>12} {'heads':>5} {'head size':>9} {'params':>8} {'step s':>7} "
+          f"{'eval s':>7} {'probe s':>7} {'h/model':>8} {'models/h':>9}")
+    grid_models, grid_hours = 0, 0.0
+    for task in FRESH_TASKS:
+        p = FRESH_PROFILES[f"{task}-fresh"]
+        for heads, head_size, arms in configs:
+            cfg = model_config(p, heads, head_size)
+            t = time_fresh(task, heads, head_size, repeats, num_eval)
+            hours = fresh_hours(task, t)
+            grid_models += SEEDS
+            grid_hours += SEEDS * hours
+            print(f"{task:>9} {'+'.join(arms):>12} {heads:>5} {cfg.head_dim:>9} "
+                  f"{cfg.num_parameters():>8,} {t['step']:7.3f} {t['eval'] * p.num_heldout:7.2f} "
+                  f"{t['probe']:7.2f} {hours:8.2f} {jobs / hours:9.2f}")
+    torch.set_num_threads(before)
+    budgets = ", ".join(f"{t}: {FRESH_PROFILES[f'{t}-fresh'].steps:,} steps" for t in FRESH_TASKS)
+    print(f"whole grid: {len(FRESH_TASKS)} tasks x {len(ARMS)} arms x {len(HEADS)} heads x "
+          f"{SEEDS} seeds less the shared 4 x 16 = {grid_models} models, {grid_hours:.1f} "
+          f"model-hours -> {grid_hours / jobs:.1f} h with {jobs} one-thread jobs "
+          f"({budgets}; eval s: one held-out evaluation)")
 
 
 if __name__ == "__main__":

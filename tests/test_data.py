@@ -167,3 +167,86 @@ def test_without_the_inputs_history_the_graph_tasks_are_at_chance():
         ds = data.make_dataset(task, 400, seed=5)
         own = ((ds.inputs == ds.targets) & ds.mask).sum() / ds.mask.sum()
         assert own <= most, (task, float(own))
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(("inputs", "message"), [
+    (torch.tensor([[1.0, 2.0, 3.0]]), r"inputs has dtype torch.float32: token ids must be "
+                                      "integers"),
+    (torch.tensor([[True, False]]), "inputs has dtype torch.bool"),
+    (torch.tensor([1, 2, 3]), r"inputs has shape \(3,\): expected \(N, T\).*x\[None\]"),
+    (torch.zeros(2, 3, 4, dtype=torch.long), r"inputs has shape \(2, 3, 4\): expected \(N, T\)"),
+    (torch.zeros(2, 0, dtype=torch.long), r"inputs has shape \(2, 0\)"),
+    (torch.tensor([[0, 5, 256]]), r"tokens in \[0, 256\]: outside the vocabulary \[0, 256\)"),
+    (torch.tensor([[-1, 5, 3]]), r"tokens in \[-1, 5\]: outside the vocabulary"),
+    ([[1, 2, 3]], "inputs is a list: expected a torch tensor"),
+])
+@pytest.mark.parametrize("task", data.TASKS)
+def test_task_functions_refuse_bad_tokens(task, inputs, message):
+    calls = (lambda: data.make_targets(inputs, task), lambda: data.predictable(inputs, task),
+             lambda: data.SequenceDataset.of(task, inputs))
+    for call in calls:
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+def test_task_functions_refuse_a_wrong_task_and_name_the_vocabulary():
+    x = torch.tensor([[1, 2, 3]])
+    for fn in (data.make_targets, data.predictable):
+        with pytest.raises(ValueError, match=r"task='reverse': valid tasks are"):
+            fn(x, "reverse")
+    with pytest.raises(ValueError, match=r"task='reverse'"):
+        data.task_inputs("reverse", 2, seed=0)
+    # a smaller vocabulary is named in the message; tokens inside it pass
+    with pytest.raises(ValueError, match=r"outside the vocabulary \[0, 3\) \(vocab_size=3\)"):
+        data.make_targets(x, "copy", vocab_size=3)
+    assert data.make_targets(x, "copy", vocab_size=4).tolist() == [[1, 2, 3]]
+    with pytest.raises(ValueError, match="vocab_size=0"):
+        data.predictable(x, "copy", vocab_size=0)
+    # an empty batch of sequences is a batch: nothing to refuse
+    assert data.make_targets(torch.zeros(0, 5, dtype=torch.long), "majority").shape == (0, 5)
+
+
+@pytest.mark.parametrize("num", [0, -3, 2.5, True, "4"])
+@pytest.mark.parametrize("make", [
+    lambda n: data.random_sequences(n, seed=0),
+    lambda n: data.induction_sequences(n, seed=0),
+    lambda n: data.majority_sequences(n, seed=0),
+    lambda n: data.task_inputs("first", n, seed=0),
+    lambda n: data.make_dataset("majority", n, seed=0),
+    lambda n: data.heldout_dataset("induction", n, seed=0),
+], ids=["random", "induction", "majority", "task_inputs", "make_dataset", "heldout"])
+def test_generators_refuse_non_positive_counts(make, num):
+    with pytest.raises(ValueError, match=f"num={num!r}: must be a positive integer"):
+        make(num)
+
+
+def test_generators_refuse_bad_sizes_and_draws():
+    for kw, message in (({"seq_len": 0}, "seq_len=0"), ({"vocab_size": -1}, "vocab_size=-1"),
+                        ({"seed": 1.5}, "seed=1.5"), ({"stream": "step"}, "stream='step' needs "
+                                                      "step="),
+                        ({"stream": "step", "step": -1}, "step=-1")):
+        for task in data.TASKS:
+            with pytest.raises(ValueError, match=message):
+                data.make_dataset(task, 2, **{"seed": 0, **kw})
+
+
+def test_the_step_stream_draws_a_new_batch_every_step():
+    """Fresh-data training: the batch of step k is a pure function of (seed, k), new at every
+    step, from none of the other streams (SeedSequence pads with zeros, so step 0 of a
+    stream that had no extra word would be that stream itself)."""
+    for task in data.GRAPH_TASKS:
+        def batch(step, seed=7, task=task):
+            return data.make_dataset(task, 20, seed=seed, stream="step", step=step).inputs
+
+        b0, b1 = batch(0), batch(1)
+        assert torch.equal(b0, batch(0)) and not torch.equal(b0, b1)
+        assert not torch.equal(b0, batch(0, seed=8))
+        for stream in ("train", "heldout", "fresh"):
+            other = data.make_dataset(task, 20, seed=7, stream=stream).inputs
+            assert not (b0[:, None] == other[None]).all(-1).any(), stream
+        ds = data.make_dataset(task, 20, seed=7, stream="step", step=3)
+        assert torch.equal(ds.targets, data.make_targets(ds.inputs, task))
+        assert torch.equal(ds.mask, data.predictable(ds.inputs, task))

@@ -329,3 +329,83 @@ def test_cuda_jobs_ask_for_a_gpu(tmp_path):
     assert gpu._executor.parameters["gpus_per_node"] == 1
     with pytest.raises(ValueError, match="device='tpu'"):
         plan(profile="tiny", device="tpu")
+
+
+# --------------------------------------------------------------------------- fresh data
+
+
+def test_a_fresh_grid_has_both_arms_and_plans_the_shared_model_once(tmp_path):
+    runs = sw.plan(["induction"], [16, 8, 4, 1], [42], "induction-fresh", runs_dir=tmp_path)
+    assert [r.name for r in runs] == [
+        "induction-h01", "induction-h01-hs16", "induction-h04", "induction-h08",
+        "induction-h08-hs16", "induction-h16", "induction-h16-hs16"]  # 4 x 16: once
+    assert runs[0].models_dir == sw.MODELS_ROOT / "induction-fresh"
+    assert (runs[0].unit, runs[0].total) == ("step", 12000)
+    head16 = sw.plan(None, [1, 4], [43], "induction-fresh", arms=["head16"], budget_factor=5,
+                     runs_dir=tmp_path)
+    assert [(r.task, r.shipped_as, r.total) for r in head16] == [
+        ("induction", "induction-h01-hs16-x5-s43", 60000),
+        ("induction", "induction-h04-x5-s43", 60000)]
+    with pytest.raises(ValueError, match=r"finite data: arms=\['head16'\]"):
+        sw.plan(["copy"], [1], [42], "tiny", arms=["head16"])
+    with pytest.raises(ValueError, match="arms: 'narrow' is not an arm"):
+        sw.plan(["first"], [1], [42], "fresh-tiny", arms=["narrow"])
+    with pytest.raises(ValueError, match=r"profile='huge': valid profiles are \[.*'fresh-tiny'"):
+        sw.plan(["first"], [1], [42], "huge")
+
+
+def test_a_fresh_sweep_resumes_and_ships_both_arms(tmp_path, capsys):
+    from bparallel.transformer.fresh import train_fresh
+
+    runs = sw.plan(["first"], [1], [43], "fresh-tiny", runs_dir=tmp_path / "runs",
+                   models_dir=tmp_path / "models", threads=1)
+    width, head16 = runs
+    assert (width.name, head16.name) == ("first-h01", "first-h01-hs16")
+    # head16 was started and killed by `train_fresh` into the sweep's run folder
+    train_fresh("first", 1, "fresh-tiny", arm="head16", out_dir=head16.run_dir, seed=43,
+                stop_after=5, threads=1, progress=False)
+    argv = ["sweep", "--profile", "fresh-tiny", "--tasks", "first", "--heads", "1",
+            "--seeds", "43", "--runs-dir", str(tmp_path / "runs"),
+            "--models-dir", str(tmp_path / "models")]
+    assert main(argv + ["--snapshot"]) == 0
+    assert "first-h01-hs16 seed 43: step 5/12 ->" in capsys.readouterr().out
+    assert (tmp_path / "models" / "partial" / "seed-43" / "first-h01-hs16.ckpt.pt").is_file()
+    assert main(argv + ["--status"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("profile fresh-tiny (12 steps)")
+    assert out[2].split()[:4] == ["43", "first-h01", "pending", "0/12"]
+    assert out[3].split()[:4] == ["43", "first-h01-hs16", "partial", "5/12"]
+    assert out[3].split()[5] == "running"  # after the held-out accuracy: the outcome so far
+    head16.checkpoint.unlink()  # another machine: only the committed snapshot
+    results = sw.run_sweep(runs, "debug", echo=lambda _: None)
+    assert [(r["shipped_as"], r["status"], r["resumed_from"], r["steps"]) for r in results] == [
+        ("first-h01-s43", "shipped", 0, 12), ("first-h01-hs16-s43", "shipped", 5, 12)]
+    assert results[1]["restored"] and not (tmp_path / "models" / "partial" / "seed-43" /
+                                           "first-h01-hs16.ckpt.pt").exists()
+    manifest = shipped_manifest(tmp_path / "models")
+    assert manifest["profile"] == "fresh-tiny"
+    for run, arm, head_size in ((width, "width", 64), (head16, "head16", 16)):
+        entry = manifest["models"][run.shipped_as]
+        assert (entry["arms"], entry["head_size"], entry["seed"]) == ([arm], head_size, 43)
+        assert entry["outcome"] == "not learned" and entry["budget"] == 12
+        assert entry["sha256"] == sha256_file(tmp_path / "models" / entry["file"])
+        straight = train_fresh("first", 1, "fresh-tiny", arm=arm, seed=43, threads=1,
+                               progress=False)
+        assert _same_weights(tmp_path / "models" / entry["file"],
+                             straight.model.state_dict())
+    capsys.readouterr()  # the jobs' own lines (the debug executor runs them here)
+    assert main(argv + ["--status"]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:4]
+    assert [r.split()[2:4] for r in rows] == [["shipped", "12/12"]] * 2
+    assert all(r.split()[5:7] == ["not", "learned"] for r in rows)
+    again = sw.run_sweep(runs, "debug", echo=lambda _: None)
+    assert {r["status"] for r in again} == {"already shipped"}
+
+
+def test_arms_for_a_finite_profile_are_refused_on_the_command_line(tmp_path, capsys):
+    argv = ["sweep", "--profile", "tiny", "--tasks", "copy", "--heads", "1", "--arms",
+            "head16", "--runs-dir", str(tmp_path / "runs"), "--models-dir",
+            str(tmp_path / "models")]
+    assert main(argv) == 2
+    assert "apply to fresh-data profiles" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()

@@ -302,3 +302,29 @@ def test_cuda_training_resumes_and_loads_on_the_cpu(tmp_path):
     model, meta = tr.load_model(tmp_path / "g" / "copy-h04.ckpt.pt")
     assert meta["epoch"] == 2 and next(model.parameters()).device.type == "cpu"
     assert gpu.heads == 4
+
+
+def test_weights_files_round_trip_the_head_size(tmp_path):
+    """A weights file records ``head_size`` only when it is given: the shipped files, written
+    before the field existed, load as models of the default head size, and a default model
+    exported today writes the same config as they do."""
+    from pathlib import Path
+
+    from bparallel.transformer.model import ModelConfig, Transformer
+
+    shipped = Path(__file__).resolve().parents[1] / "models" / "paper" / "copy-h04.weights.pt"
+    stored = torch.load(shipped, weights_only=True)["model_config"]
+    assert "head_size" not in stored
+    model, _ = tr.load_weights(shipped)
+    assert model.config.head_size is None and model.config.head_dim == 16
+    res = tr.train("copy", 4, "tiny", epochs=1, progress=False)
+    tr.export_weights(res, tmp_path / "w.pt")
+    assert torch.load(tmp_path / "w.pt", weights_only=True)["model_config"].keys() == stored.keys()
+    # a model of 16 dimensions per head at 8 heads: config and weights come back
+    torch.manual_seed(0)
+    wide = Transformer(ModelConfig(n_heads=8, head_size=16, seq_len=16))
+    meta = {"task": "copy", "heads": 8}
+    tr.write_weights(tmp_path / "wide.pt", wide.config.to_dict(), wide.state_dict(), meta)
+    back, back_meta = tr.load_weights(tmp_path / "wide.pt")
+    assert back.config == wide.config and back.config.attention_width == 128
+    assert back_meta == meta and _states_equal(back.state_dict(), wide.state_dict())

@@ -66,14 +66,15 @@ def _check_mask(mask: Any, model: Transformer, name: str, batched: bool) -> Tens
 
 
 def _check_fill(fill: Any, model: Transformer) -> Tensor | None:
-    """``fill`` as float32 ``(L, T, C)`` (the replacement head outputs), or ``None``."""
+    """``fill`` as float32 ``(L, T, A)`` (the replacement head outputs, ``A`` the attention's
+    inner width ``H * head_size``), or ``None``."""
     if fill is None:
         return None
     f = fill if isinstance(fill, Tensor) else torch.as_tensor(np.asarray(fill))
     cfg = model.config
-    if f.ndim != 3 or f.shape[0] != cfg.n_layers or f.shape[2] != cfg.d_model:
-        raise ValueError(f"fill has shape {tuple(f.shape)}: expected (L, T, C) with L = "
-                         f"{cfg.n_layers}, C = {cfg.d_model} (head_means gives it)")
+    if f.ndim != 3 or f.shape[0] != cfg.n_layers or f.shape[2] != cfg.attention_width:
+        raise ValueError(f"fill has shape {tuple(f.shape)}: expected (L, T, A) with L = "
+                         f"{cfg.n_layers}, A = {cfg.attention_width} (head_means gives it)")
     if not torch.isfinite(f).all():
         raise ValueError("fill has non-finite values")
     return f.to(torch.float32)

@@ -38,10 +38,15 @@ for copy, cycle, first and induction it is the same for every sequence
 
 Randomness is a pure function of a seed. Independent streams are derived with
 :class:`numpy.random.SeedSequence` from ``(seed, stream)``: training inputs, held-out inputs,
-the loader's shuffle of every epoch, and the fresh sequences of Tables 5-6 never overlap.
-The paper's inputs do not depend on the task, so copy, cycle and first models see the same
-sequences; induction and majority draw sequences of their own structure from the same
-streams.
+the loader's shuffle of every epoch, the fresh sequences of Tables 5-6 and the training
+batches of fresh-data training (stream ``"step"``, one draw per step: ``(seed, "step",
+step)``, :mod:`bparallel.transformer.fresh`) never overlap. The paper's inputs do not depend
+on the task, so copy, cycle and first models see the same sequences; induction and majority
+draw sequences of their own structure from the same streams.
+
+The task functions check what they are given at the boundary (:func:`check_tokens`):
+``(N, T)`` integer tokens in ``[0, vocab_size)``, a known task, positive counts; anything
+else is a ``ValueError`` naming the argument and the problem.
 """
 
 from __future__ import annotations
@@ -70,19 +75,62 @@ HOPS = {
     "majority": "every earlier position, aggregated",
 }
 
-# Stream identifiers for numpy.random.SeedSequence([seed, stream, ...]).
-STREAMS = {"train": 0, "heldout": 1, "shuffle": 2, "fresh": 3}
+# Stream identifiers for numpy.random.SeedSequence([seed, stream, ...]). A SeedSequence
+# pads its entropy with zeros, so [seed, s] and [seed, s, 0] are the same stream: a stream
+# is used either without extra words ("train", "heldout", "fresh") or always with them
+# ("shuffle": the epoch, "step": the training step of fresh-data training).
+STREAMS = {"train": 0, "heldout": 1, "shuffle": 2, "fresh": 3, "step": 4}
 
 
 def _check_task(task: str) -> None:
     one_of(task, "task", TASKS, "tasks")
 
 
+def check_tokens(inputs: object, name: str = "inputs", vocab_size: int = VOCAB_SIZE
+                 ) -> torch.Tensor:
+    """``inputs`` checked as token sequences: a torch integer tensor ``(N, T)`` (``N >= 0``
+    sequences of ``T >= 1`` positions) with every token in ``[0, vocab_size)``.
+
+    A float or bool tensor, another number of dimensions (a single sequence ``(T,)`` too:
+    write ``x[None]``) or a token outside the vocabulary is a ``ValueError`` naming
+    ``name``. Returns ``inputs`` unchanged."""
+    positive_int(vocab_size, "vocab_size")
+    if not isinstance(inputs, torch.Tensor):
+        raise ValueError(f"{name} is a {type(inputs).__name__}: expected a torch tensor of "
+                         "token ids (N, T)")
+    if inputs.dtype == torch.bool or inputs.is_floating_point() or inputs.is_complex():
+        raise ValueError(f"{name} has dtype {inputs.dtype}: token ids must be integers "
+                         "(e.g. torch.int64)")
+    if inputs.ndim != 2 or inputs.shape[1] < 1:
+        raise ValueError(f"{name} has shape {tuple(inputs.shape)}: expected (N, T), N "
+                         "sequences of T >= 1 tokens (one sequence x: x[None])")
+    if inputs.numel():
+        lo, hi = int(inputs.min()), int(inputs.max())
+        if lo < 0 or hi >= vocab_size:
+            raise ValueError(f"{name} has tokens in [{lo}, {hi}]: outside the vocabulary "
+                             f"[0, {vocab_size}) (vocab_size={vocab_size})")
+    return inputs
+
+
 def stream_rng(seed: int, stream: str, *extra: int) -> np.random.Generator:
-    """The numpy Generator of one named stream (``STREAMS``) of ``seed``."""
+    """The numpy Generator of one named stream (``STREAMS``) of ``seed``; ``extra``
+    non-negative integers select one draw of it (the epoch of ``"shuffle"``, the step of
+    ``"step"``)."""
     nonnegative_int(seed, "seed")
     one_of(stream, "stream", STREAMS, "streams")
-    return np.random.default_rng(np.random.SeedSequence([int(seed), STREAMS[stream], *extra]))
+    for i, word in enumerate(extra):
+        nonnegative_int(word, f"extra[{i}]")
+    return np.random.default_rng(np.random.SeedSequence([int(seed), STREAMS[stream],
+                                                          *map(int, extra)]))
+
+
+def _rng(seed: int, stream: str, step: int | None) -> np.random.Generator:
+    """The stream's Generator, of draw ``step`` when given (``"step"`` needs one)."""
+    if stream == "step" and step is None:
+        raise ValueError("stream='step' needs step=: the training step whose batch to draw")
+    if step is not None:
+        return stream_rng(seed, stream, nonnegative_int(step, "step"))
+    return stream_rng(seed, stream)
 
 
 def random_sequences(
@@ -92,12 +140,15 @@ def random_sequences(
     stream: str = "train",
     seq_len: int = SEQ_LEN,
     vocab_size: int = VOCAB_SIZE,
+    step: int | None = None,
 ) -> torch.Tensor:
-    """``num`` sequences of i.i.d. uniform tokens, ``(num, seq_len)`` int64 (Section 4.1)."""
+    """``num`` sequences of i.i.d. uniform tokens, ``(num, seq_len)`` int64 (Section 4.1).
+
+    ``step``: the draw of a stream used per step (``"step"``: fresh-data training)."""
     positive_int(num, "num")
     positive_int(seq_len, "seq_len")
     positive_int(vocab_size, "vocab_size")
-    rng = stream_rng(seed, stream)
+    rng = _rng(seed, stream, step)
     tokens = rng.integers(0, vocab_size, size=(num, seq_len), dtype=np.int64)
     return torch.from_numpy(tokens)
 
@@ -113,7 +164,7 @@ def induction_split(seq_len: int) -> int:
 
 def induction_sequences(
     num: int, *, seed: int, stream: str = "train", seq_len: int = SEQ_LEN,
-    vocab_size: int = VOCAB_SIZE,
+    vocab_size: int = VOCAB_SIZE, step: int | None = None,
 ) -> torch.Tensor:
     """``num`` induction sequences ``(num, seq_len)`` int64 (see the module docstring).
 
@@ -128,7 +179,7 @@ def induction_sequences(
     if positive_int(vocab_size, "vocab_size") < s:
         raise ValueError(f"vocab_size={vocab_size}: induction needs at least {s} symbols for "
                          f"seq_len={seq_len} (the first {s} tokens are distinct)")
-    rng = stream_rng(seed, stream)
+    rng = _rng(seed, stream, step)
     first = rng.permuted(np.broadcast_to(np.arange(vocab_size), (num, vocab_size)),
                          axis=1)[:, :s]  # (N, s): distinct tokens
     picks = rng.permuted(np.broadcast_to(np.arange(s - 1), (num, s - 1)),
@@ -139,7 +190,7 @@ def induction_sequences(
 
 def majority_sequences(
     num: int, *, seed: int, stream: str = "train", seq_len: int = SEQ_LEN,
-    vocab_size: int = VOCAB_SIZE, symbols: int = MAJORITY_SYMBOLS,
+    vocab_size: int = VOCAB_SIZE, symbols: int = MAJORITY_SYMBOLS, step: int | None = None,
 ) -> torch.Tensor:
     """``num`` majority sequences ``(num, seq_len)`` int64: per sequence an alphabet of
     ``symbols`` distinct symbols drawn uniformly from ``vocab_size``, then i.i.d. uniform
@@ -149,7 +200,7 @@ def majority_sequences(
     positive_int(vocab_size, "vocab_size")
     if not 2 <= positive_int(symbols, "symbols") <= vocab_size:
         raise ValueError(f"symbols={symbols}: must lie in 2..vocab_size={vocab_size}")
-    rng = stream_rng(seed, stream)
+    rng = _rng(seed, stream, step)
     alphabet = rng.permuted(np.broadcast_to(np.arange(vocab_size), (num, vocab_size)),
                             axis=1)[:, :symbols]  # (N, k)
     which = rng.integers(0, symbols, size=(num, seq_len))
@@ -158,12 +209,14 @@ def majority_sequences(
 
 def task_inputs(
     task: str, num: int, *, seed: int, stream: str = "train", seq_len: int = SEQ_LEN,
-    vocab_size: int = VOCAB_SIZE,
+    vocab_size: int = VOCAB_SIZE, step: int | None = None,
 ) -> torch.Tensor:
     """The input sequences of ``task`` ``(num, seq_len)``: i.i.d. uniform for copy, cycle and
-    first (the same sequences for all three), structured for induction and majority."""
+    first (the same sequences for all three), structured for induction and majority;
+    ``step``: the draw of a per-step stream (:func:`random_sequences`)."""
     _check_task(task)
-    kw = {"seed": seed, "stream": stream, "seq_len": seq_len, "vocab_size": vocab_size}
+    kw = {"seed": seed, "stream": stream, "seq_len": seq_len, "vocab_size": vocab_size,
+          "step": step}
     if task == "induction":
         return induction_sequences(num, **kw)
     if task == "majority":
@@ -172,9 +225,16 @@ def task_inputs(
 
 
 def _first_occurrence(inputs: torch.Tensor) -> torch.Tensor:
-    """``f[..., t]``: the first position holding ``inputs[..., t]`` ``(..., T)``."""
-    same = inputs[..., :, None] == inputs[..., None, :]  # (..., T, T): [t, s] x_t == x_s
-    return same.to(torch.int8).argmax(-1)  # the first s with x_s == x_t (s = t at worst)
+    """``f[..., t]``: the first position holding ``inputs[..., t]`` ``(..., T)`` (tokens
+    non-negative): per sequence, the smallest position of each symbol, read at each token."""
+    flat = inputs.reshape(-1, inputs.shape[-1])  # (N, T)
+    N, T = flat.shape
+    if not flat.numel():
+        return torch.zeros_like(inputs)
+    pos = torch.arange(T, device=flat.device).expand(N, T)
+    first = torch.full((N, int(flat.max()) + 1), T, dtype=pos.dtype, device=flat.device)
+    first.scatter_reduce_(1, flat, pos, reduce="amin")  # (N, V): first position of a symbol
+    return first.gather(1, flat).view(inputs.shape)  # (..., T)
 
 
 def _majority(inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -192,20 +252,24 @@ def _majority(inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     first = _first_occurrence(flat)  # (N, T)
     is_first = first == torch.arange(T)  # (N, s): s is its symbol's first position
     holders = ((counts == top[:, :, None]) & is_first[:, None, :]).sum(-1)  # (N, T)
-    mode = torch.empty_like(flat)
+    # the mode changes only when x_t's count beats the old top: it is x at the last such t
     own = counts.diagonal(dim1=1, dim2=2)  # (N, T): count of x_t at t
-    mode[:, 0] = flat[:, 0]
-    for t in range(1, T):  # the mode changes only when x_t's count beats the old top
-        beats = own[:, t] > top[:, t - 1]
-        mode[:, t] = torch.where(beats, flat[:, t], mode[:, t - 1])
+    beats = torch.ones_like(flat, dtype=torch.bool)  # t = 0: x_0 is the first mode
+    beats[:, 1:] = own[:, 1:] > top[:, :-1]
+    last = torch.where(beats, torch.arange(T), 0).cummax(-1).values  # (N, T)
+    mode = flat.gather(1, last)
     return mode.view(inputs.shape), (holders == 1).view(inputs.shape)
 
 
-def make_targets(inputs: torch.Tensor, task: str) -> torch.Tensor:
-    """Targets of ``task`` for ``inputs`` ``(..., T)`` (definitions: the module docstring):
+def make_targets(inputs: torch.Tensor, task: str, *, vocab_size: int = VOCAB_SIZE
+                 ) -> torch.Tensor:
+    """Targets of ``task`` for ``inputs`` ``(N, T)`` (definitions: the module docstring):
     copy = identity, cycle = roll by one, first = ``x_0`` everywhere, induction = the
-    successor of the current token's first occurrence, majority = the running mode."""
+    successor of the current token's first occurrence, majority = the running mode.
+
+    ``inputs`` must be integer tokens in ``[0, vocab_size)`` (:func:`check_tokens`)."""
     _check_task(task)
+    check_tokens(inputs, "inputs", vocab_size)
     if task == "copy":
         return inputs.clone()
     if task == "cycle":
@@ -240,14 +304,17 @@ def predictable_mask(task: str, seq_len: int = SEQ_LEN) -> torch.Tensor:
     return mask
 
 
-def predictable(inputs: torch.Tensor, task: str) -> torch.Tensor:
-    """Boolean ``(..., T)``: the positions of ``inputs`` whose target is predictable.
+def predictable(inputs: torch.Tensor, task: str, *, vocab_size: int = VOCAB_SIZE
+                ) -> torch.Tensor:
+    """Boolean ``(N, T)``: the positions of ``inputs`` ``(N, T)`` whose target is predictable.
 
     :func:`predictable_mask` broadcast to the inputs, except for majority (no tie for the
     largest count so far) and induction on sequences not drawn by
-    :func:`induction_sequences` (there: the current token occurred earlier).
+    :func:`induction_sequences` (there: the current token occurred earlier). ``inputs`` as
+    for :func:`make_targets`.
     """
     _check_task(task)
+    check_tokens(inputs, "inputs", vocab_size)
     if task == "majority":
         return _majority(inputs)[1]
     if task == "induction":
@@ -270,10 +337,16 @@ class SequenceDataset:
         return int(self.inputs.shape[0])
 
     @classmethod
-    def of(cls, task: str, inputs: torch.Tensor) -> SequenceDataset:
-        """The dataset of ``task`` on ``inputs`` ``(N, T)``: targets and mask computed."""
+    def of(cls, task: str, inputs: torch.Tensor, *, vocab_size: int = VOCAB_SIZE
+           ) -> SequenceDataset:
+        """The dataset of ``task`` on ``inputs`` ``(N, T)``: targets and mask computed
+        (:func:`make_targets`, :func:`predictable`; majority's running mode once)."""
         _check_task(task)
-        return cls(task, inputs, make_targets(inputs, task), predictable(inputs, task))
+        check_tokens(inputs, "inputs", vocab_size)
+        if task == "majority":
+            return cls(task, inputs, *_majority(inputs))
+        return cls(task, inputs, make_targets(inputs, task, vocab_size=vocab_size),
+                   predictable(inputs, task, vocab_size=vocab_size))
 
     def subset(self, index: torch.Tensor | slice) -> SequenceDataset:
         """The sequences ``index`` (a slice or an index tensor) of this dataset."""
@@ -289,13 +362,16 @@ def make_dataset(
     stream: str = "train",
     seq_len: int = SEQ_LEN,
     vocab_size: int = VOCAB_SIZE,
+    step: int | None = None,
 ) -> SequenceDataset:
     """The dataset of ``task`` drawn from ``(seed, stream)``: Dataset I (copy) or II (cycle)
-    of Section 4.1, or a graph task's (:func:`task_inputs`)."""
+    of Section 4.1, or a graph task's (:func:`task_inputs`); ``step``: the draw of a
+    per-step stream (``"step"``: the batch of one step of fresh-data training)."""
     _check_task(task)
+    positive_int(num, "num")
     inputs = task_inputs(task, num, seed=seed, stream=stream, seq_len=seq_len,
-                         vocab_size=vocab_size)
-    return SequenceDataset.of(task, inputs)
+                         vocab_size=vocab_size, step=step)
+    return SequenceDataset.of(task, inputs, vocab_size=vocab_size)
 
 
 def heldout_dataset(

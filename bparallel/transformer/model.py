@@ -4,6 +4,14 @@ Token embedding + learned positional embedding, ``n_layers`` pre-norm blocks
 ``x = x + attn(rmsnorm(x))``, ``x = x + mlp(rmsnorm(x))``, no final norm, a linear head.
 At ``d_model = 64`` every head count in {1, 4, 8, 16} has exactly 172,800 parameters.
 
+The head size is ``d_model / n_heads`` (the paper's: 16 heads of 4 dimensions), unless
+``ModelConfig.head_size`` fixes it: then the attention's inner width is
+``n_heads * head_size``, the q, k, v projections map ``d_model -> n_heads * head_size`` and
+the output projection back. With head size ``d/H`` each head's query-key product has rank at
+most ``d/H`` (the low-rank bottleneck of Bhojanapalli et al. 2020); a fixed head size
+separates the number of heads from the size of each, at the price of more parameters
+(:meth:`ModelConfig.num_parameters`).
+
 Attention has three code paths that compute the same function:
 
 - ``"fused"`` (training): :func:`torch.nn.functional.scaled_dot_product_attention` wherever
@@ -19,7 +27,8 @@ Attention has three code paths that compute the same function:
 
 The paths differ only in rounding and, in training, in how the dropout masks are drawn.
 
-Shapes: B batch, T sequence length, C = d_model, H heads, D = C // H head dim, V vocab.
+Shapes: B batch, T sequence length, C = d_model, H heads, D head size (``C // H`` unless
+``head_size`` is given), A = H * D the attention's inner width (``C`` by default), V vocab.
 """
 
 from __future__ import annotations
@@ -39,7 +48,14 @@ ATTENTION_PATHS = ("fused", "sdpa", "explicit")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Hyper-parameters of the Section 4.1 model (defaults: the paper's, one head)."""
+    """Hyper-parameters of the Section 4.1 model (defaults: the paper's, one head).
+
+    ``head_size``: the dimensions of each head's queries, keys and values; ``None`` (the
+    default, every shipped model) is ``d_model // n_heads``, which then must divide evenly.
+    A model with ``head_size=None`` and one with ``head_size = d_model // n_heads`` are the
+    same model (same parameters, same state dict); only the first is recorded without the
+    field (:meth:`to_dict`), so every file written before the field existed still loads.
+    """
 
     n_heads: int = 1
     vocab_size: int = 256
@@ -48,24 +64,46 @@ class ModelConfig:
     n_layers: int = 4
     d_mlp: int = 128
     dropout: float = 0.1
+    head_size: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("n_heads", "vocab_size", "seq_len", "d_model", "n_layers", "d_mlp"):
             positive_int(getattr(self, name), name)
-        if self.d_model % self.n_heads:
+        if self.head_size is not None:
+            positive_int(self.head_size, "head_size")
+        elif self.d_model % self.n_heads:
             raise ValueError(
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}: "
-                "the heads split the model dimension into equal blocks"
+                "the heads split the model dimension into equal blocks (or give head_size)"
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout={self.dropout!r}: must lie in [0, 1)")
 
     @property
     def head_dim(self) -> int:
-        return self.d_model // self.n_heads
+        """Dimensions per head, ``D``: ``head_size``, else ``d_model // n_heads``."""
+        return self.d_model // self.n_heads if self.head_size is None else self.head_size
+
+    @property
+    def attention_width(self) -> int:
+        """The attention's inner width ``A = n_heads * head_dim`` (``d_model`` by default)."""
+        return self.n_heads * self.head_dim
+
+    def num_parameters(self) -> int:
+        """Parameters of the model, counted from the shapes (:meth:`Transformer.num_parameters`
+        counts the tensors): embeddings ``V C + T C``; per block two norms ``2 C``, q, k, v
+        ``3 (C A + A)``, output ``A C + C``, MLP ``C M + M + M C + C``; head ``C V + V``."""
+        C, A, M, V = self.d_model, self.attention_width, self.d_mlp, self.vocab_size
+        block = 2 * C + 3 * (C * A + A) + (A * C + C) + (C * M + M) + (M * C + C)
+        return V * C + self.seq_len * C + self.n_layers * block + C * V + V
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields as a dict, ``head_size`` left out when ``None`` (so that a model of the
+        default head size is recorded as before the field existed)."""
+        d = asdict(self)
+        if d["head_size"] is None:
+            del d["head_size"]
+        return d
 
 
 class CausalSelfAttention(nn.Module):
@@ -74,10 +112,11 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.n_heads, self.head_dim, self.dropout = cfg.n_heads, cfg.head_dim, cfg.dropout
-        self.q = nn.Linear(cfg.d_model, cfg.d_model)
-        self.k = nn.Linear(cfg.d_model, cfg.d_model)
-        self.v = nn.Linear(cfg.d_model, cfg.d_model)
-        self.out = nn.Linear(cfg.d_model, cfg.d_model)  # weight (C_out, C_in): columns = heads
+        A = cfg.attention_width
+        self.q = nn.Linear(cfg.d_model, A)
+        self.k = nn.Linear(cfg.d_model, A)
+        self.v = nn.Linear(cfg.d_model, A)
+        self.out = nn.Linear(A, cfg.d_model)  # weight (C, A): columns = heads, D each
         self.attn_dropout = nn.Dropout(cfg.dropout)
         mask = torch.tril(torch.ones(cfg.seq_len, cfg.seq_len, dtype=torch.bool))
         self.register_buffer("causal_mask", mask, persistent=False)  # (T_max, T_max)
@@ -101,7 +140,7 @@ class CausalSelfAttention(nn.Module):
             scores = scores.masked_fill(~self.causal_mask[:T, :T], float("-inf"))  # (B, H, T, T)
             pattern = torch.softmax(scores, dim=-1)  # (B, H, T, T) [batch, head, query, key]
             y = self.attn_dropout(pattern) @ v  # (B, H, T, D)
-        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C): heads concatenated
+        y = y.transpose(1, 2).reshape(B, T, H * D)  # (B, T, A): heads concatenated
         return self.out(y), pattern  # (B, T, C), (B, H, T, T) or None
 
 
@@ -177,8 +216,10 @@ class Transformer(nn.Module):
         return logits
 
     def out_proj_weights(self) -> Tensor:
-        """Output-projection weights of every layer, ``(L, C_out, C_in)`` (detached copy)."""
+        """Output-projection weights of every layer, ``(L, C, A)`` (detached copy): column
+        block ``h`` (``D`` columns) reads head ``h``."""
         return torch.stack([b.attn.out.weight.detach().clone() for b in self.blocks])
 
     def num_parameters(self) -> int:
+        """Parameters of the model, counted tensor by tensor."""
         return sum(p.numel() for p in self.parameters())

@@ -7,6 +7,10 @@ A checkpoint is written atomically after every epoch (model, optimiser, all RNG 
 the loader's state, histories, provenance); :func:`train` resumes from it and ends with
 bitwise the same weights as an uninterrupted run. Checkpoints and shipped weights load with
 ``torch.load(..., weights_only=True)``.
+
+This is training on a finite training set, in epochs (the paper's). Training on fresh data,
+a new batch every step, to convergence or a budget in steps (issue #33), is
+:mod:`bparallel.transformer.fresh`; it shares this module's files and helpers.
 """
 
 from __future__ import annotations
@@ -140,31 +144,38 @@ def profile_tasks(profile: str | Profile) -> tuple[str, ...]:
     return PROFILE_TASKS.get(get_profile(profile).name, TASKS)
 
 
-def model_config(profile: str | Profile, heads: int) -> ModelConfig:
-    """The Section 4.1 model for ``heads`` heads under ``profile``."""
-    p = get_profile(profile)
-    return ModelConfig(
-        n_heads=heads, vocab_size=p.vocab_size, seq_len=p.seq_len, dropout=p.dropout
-    )
+def model_config(profile: str | Profile, heads: int, head_size: int | None = None
+                 ) -> ModelConfig:
+    """The Section 4.1 model for ``heads`` heads under ``profile`` (any object with the
+    fields ``vocab_size``, ``seq_len``, ``dropout``), of head size ``head_size`` (``None``:
+    ``d_model / heads``, the paper's)."""
+    p = get_profile(profile) if isinstance(profile, str) else profile
+    return ModelConfig(n_heads=heads, vocab_size=p.vocab_size, seq_len=p.seq_len,
+                       dropout=p.dropout, head_size=head_size)
 
 
-def run_name(task: str, heads: int) -> str:
-    """File stem of one model's run, e.g. ``"copy-h04"``."""
-    return f"{task}-h{heads:02d}"
+def run_name(task: str, heads: int, head_size: int | None = None) -> str:
+    """File stem of one model's run, e.g. ``"copy-h04"``; a model of a fixed head size
+    (``ModelConfig.head_size``) adds it: ``"induction-h08-hs16"``."""
+    name = f"{task}-h{heads:02d}"
+    return name if head_size is None else f"{name}-hs{head_size:02d}"
 
 
-def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int) -> Path:
-    return Path(out_dir) / f"{run_name(task, heads)}.ckpt.pt"
+def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int,
+                    head_size: int | None = None) -> Path:
+    return Path(out_dir) / f"{run_name(task, heads, head_size)}.ckpt.pt"
 
 
-def weights_path(out_dir: str | os.PathLike, task: str, heads: int) -> Path:
-    return Path(out_dir) / f"{run_name(task, heads)}.weights.pt"
+def weights_path(out_dir: str | os.PathLike, task: str, heads: int,
+                 head_size: int | None = None) -> Path:
+    return Path(out_dir) / f"{run_name(task, heads, head_size)}.weights.pt"
 
 
-def lock_path(out_dir: str | os.PathLike, task: str, heads: int) -> Path:
+def lock_path(out_dir: str | os.PathLike, task: str, heads: int,
+              head_size: int | None = None) -> Path:
     """The lock file held by the process that trains this model into ``out_dir`` (the
     ``train`` command and ``sweep`` jobs), so that two never train it at once."""
-    return Path(out_dir) / f".{run_name(task, heads)}.lock"
+    return Path(out_dir) / f".{run_name(task, heads, head_size)}.lock"
 
 
 def hardware_string(device: str | torch.device = "cpu") -> str:
@@ -605,6 +616,13 @@ def export_weights(
                 "hardware": hardware_string(next(source.model.parameters()).device),
                 "attention_path": source.model.attention_path, "history": source.history}
         config, state = source.model.config.to_dict(), source.model.state_dict()
+    return write_weights(path, config, state, meta)
+
+
+def write_weights(path: str | os.PathLike, config: dict[str, Any],
+                  state: dict[str, torch.Tensor], meta: dict[str, Any]) -> str:
+    """Write a weights file (the model's config and weights, ``meta`` beside them: no
+    optimiser or RNG state), atomically; return its SHA-256. ``meta`` must be JSON data."""
     path = Path(path)
     # A JSON round trip makes the pickled bytes a function of the values only (pickle output
     # depends on which strings are shared objects), so equal weights get equal SHA-256s.
@@ -638,9 +656,12 @@ def load_weights(
 
 
 def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
-    """A model and its metadata from either a weights file or a training checkpoint.
+    """A model and its metadata from a weights file, a training checkpoint or a fresh-data
+    training checkpoint (:mod:`bparallel.transformer.fresh`).
 
     The file's own ``format`` field decides which it is."""
+    from .fresh import FRESH_CHECKPOINT_FORMAT, load_fresh_checkpoint
+
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"model file {path} does not exist")
@@ -648,9 +669,13 @@ def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
     fmt = obj.get("format") if isinstance(obj, dict) else None
     if fmt == WEIGHTS_FORMAT:
         return load_weights(path)
+    if fmt == FRESH_CHECKPOINT_FORMAT:
+        ck = load_fresh_checkpoint(path)
+        return ck.model(), ck.meta()
     if fmt != CHECKPOINT_FORMAT:
         raise ValueError(f"model file {path} is neither a {WEIGHTS_FORMAT} nor a "
-                         f"{CHECKPOINT_FORMAT} file (found {fmt!r})")
+                         f"{CHECKPOINT_FORMAT} or {FRESH_CHECKPOINT_FORMAT} file (found "
+                         f"{fmt!r})")
     ck = load_checkpoint(path)
     meta = {k: ck.data[k] for k in ("task", "heads", "seed", "profile", "epoch")}
     meta["history"] = ck.history

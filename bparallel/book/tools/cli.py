@@ -27,9 +27,15 @@ def _visible_profiles() -> list[str]:
     return [name for name, p in PROFILES.items() if not p.hidden]
 
 
-def _check_profile(parser: argparse.ArgumentParser, name: str) -> None:
-    if name not in PROFILES:
-        parser.error(f"unknown profile {name!r}; valid profiles: {', '.join(_visible_profiles())}")
+def _check_profile(parser: argparse.ArgumentParser, name: str, fresh: bool = False) -> None:
+    """Refuse an unknown profile; ``fresh``: the fresh-data profiles count too (``sweep``)."""
+    from ...transformer.fresh import FRESH_PROFILES
+
+    if name in PROFILES or (fresh and name in FRESH_PROFILES):
+        return
+    valid = _visible_profiles() + ([k for k, p in FRESH_PROFILES.items() if not p.hidden]
+                                   if fresh else [])
+    parser.error(f"unknown profile {name!r}; valid profiles: {', '.join(valid)}")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -232,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command in ("train", "evaluate", "sweep"):
-        _check_profile(parser, args.profile)
+        _check_profile(parser, args.profile, fresh=args.command == "sweep")
     try:
         return COMMANDS[args.command][2](args)
     except (ValueError, FileNotFoundError) as err:

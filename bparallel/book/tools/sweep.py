@@ -17,6 +17,15 @@ snapshot when the run folder has no checkpoint, resumes the checkpoint (bitwise,
 ships the model (:func:`~bparallel.transformer.shipped.ship_checkpoint`, which rewrites the manifest
 under a lock of its own). So a killed sweep, run again, picks up where it stopped, and a
 checkpoint that ``train --seed S --out-dir <runs>/<profile>/seed-S`` wrote is adopted.
+
+Fresh-data profiles (:data:`~bparallel.transformer.fresh.FRESH_PROFILES`, e.g.
+``induction-fresh``) train with :func:`~bparallel.transformer.fresh.train_fresh` (a budget in
+steps, stopped when converged) and ship with
+:func:`~bparallel.transformer.fresh.ship_fresh_checkpoint`, into ``models/<profile>/``. Their
+grid has arms too (``--arms width head16``): a model of the head16 arm is named with its
+head size, ``induction-h08-hs16[-s<S>]``; 4 heads of 16 is both arms' model, trained once.
+``--budget-factor 5`` trains 5 times the budget (the runs that say "never" or "later" for a
+model that did not learn), as ``<name>-x5``, starting from the plain run's checkpoint.
 """
 
 from __future__ import annotations
@@ -34,12 +43,22 @@ from typing import Any
 from ..._checks import one_of, positive_int
 from ..._io import atomic_copy, file_lock, is_locked
 from ...transformer.data import TASKS
+from ...transformer.fresh import (
+    ARMS,
+    FRESH_PROFILES,
+    FreshProfile,
+    arm_head_size,
+    fresh_model_name,
+    fresh_run_name,
+    load_fresh_checkpoint,
+    ship_fresh_checkpoint,
+    train_fresh,
+)
 from ...transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
     find_partial,
     is_shipped,
-    partial_path,
     ship_checkpoint,
     shipped_manifest,
     shipped_name,
@@ -49,14 +68,11 @@ from ...transformer.train import (
     HEADS,
     PROFILES,
     Profile,
-    checkpoint_path,
     device_name,
     get_profile,
     load_checkpoint,
-    lock_path,
     model_config,
     profile_tasks,
-    run_name,
     train,
 )
 
@@ -68,31 +84,54 @@ SLURM_TIME_MIN = 240
 SLURM_MAX_REQUEUES = 20  # a job at its time limit is requeued and resumes its checkpoint
 
 
-def default_models_dir(profile: str | Profile) -> Path:
+def sweep_profile(profile: str | Profile | FreshProfile) -> Profile | FreshProfile:
+    """The finite-data :class:`~bparallel.transformer.train.Profile` or the fresh-data
+    :class:`~bparallel.transformer.fresh.FreshProfile` named ``profile``."""
+    if isinstance(profile, (Profile, FreshProfile)):
+        return profile
+    if profile in FRESH_PROFILES:
+        return FRESH_PROFILES[profile]
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r}: valid profiles are "
+                         f"{[*PROFILES, *FRESH_PROFILES]}")
+    return get_profile(profile)
+
+
+def default_models_dir(profile: str | Profile | FreshProfile) -> Path:
     """``models/<profile>`` in the repository: where a profile's models are shipped."""
-    return MODELS_ROOT / get_profile(profile).name
+    return MODELS_ROOT / sweep_profile(profile).name
 
 
 @dataclass(frozen=True)
 class ModelRun:
-    """One model of a sweep: what a job trains, and where its files live."""
+    """One model of a sweep: what a job trains, and where its files live. ``head_size`` and
+    ``budget_factor``: fresh-data runs only (``None``: ``d_model / heads``)."""
 
     task: str
     heads: int
     seed: int
-    profile: Profile
+    profile: Profile | FreshProfile
     runs_dir: Path  # the sweep's root, e.g. runs/sweep
     models_dir: Path  # where it is shipped, e.g. models/paper
     threads: int | None = None
     device: str = "cpu"
+    head_size: int | None = None
+    budget_factor: int = 1
+
+    @property
+    def fresh(self) -> bool:
+        return isinstance(self.profile, FreshProfile)
 
     @property
     def name(self) -> str:
-        return run_name(self.task, self.heads)
+        return fresh_run_name(self.task, self.heads, self.head_size, self.budget_factor)
 
     @property
     def shipped_as(self) -> str:
-        return shipped_name(self.task, self.heads, self.seed)
+        if not self.fresh:
+            return shipped_name(self.task, self.heads, self.seed)
+        return fresh_model_name(self.task, self.heads, self.head_size, self.seed,
+                                self.budget_factor)
 
     @property
     def run_dir(self) -> Path:
@@ -100,11 +139,49 @@ class ModelRun:
 
     @property
     def checkpoint(self) -> Path:
-        return checkpoint_path(self.run_dir, self.task, self.heads)
+        """``<run_dir>/<name>.ckpt.pt`` (:func:`~bparallel.transformer.train.checkpoint_path`
+        for a finite-data run)."""
+        return self.run_dir / f"{self.name}.ckpt.pt"
 
     @property
     def lock(self) -> Path:
-        return lock_path(self.run_dir, self.task, self.heads)
+        """``<run_dir>/.<name>.lock`` (:func:`~bparallel.transformer.train.lock_path`)."""
+        return self.run_dir / f".{self.name}.lock"
+
+    @property
+    def unit(self) -> str:
+        """What the run counts: ``"epoch"`` (finite data) or ``"step"`` (fresh data)."""
+        return "step" if self.fresh else "epoch"
+
+    @property
+    def total(self) -> int:
+        """The last epoch, or the step budget."""
+        return self.profile.steps * self.budget_factor if self.fresh else self.profile.epochs
+
+    def partial_path(self) -> Path:
+        """Where its unfinished checkpoint is snapshotted, ``<models>/partial/seed-<S>/<name>
+        .ckpt.pt`` (:func:`~bparallel.transformer.shipped.partial_path`)."""
+        return self.models_dir / "partial" / f"seed-{self.seed}" / f"{self.name}.ckpt.pt"
+
+    def find_partial(self) -> Path | None:
+        """The committed snapshot of this run, if there is one (for a finite-data run, seed
+        42's older place too: :func:`~bparallel.transformer.shipped.find_partial`)."""
+        if not self.fresh:
+            return find_partial(self.models_dir, self.task, self.heads, self.seed)
+        return self.partial_path() if self.partial_path().is_file() else None
+
+    def load(self, path: Path) -> Any:
+        """The checkpoint ``path``, checked to be this run's (``ValueError`` otherwise)."""
+        if not self.fresh:
+            return load_checkpoint(path, task=self.task, heads=self.heads,
+                                   profile=self.profile, seed=self.seed)
+        return load_fresh_checkpoint(path, task=self.task, heads=self.heads,
+                                     head_size=self.head_size, profile=self.profile,
+                                     seed=self.seed)
+
+    def progress(self, ck: Any) -> int:
+        """How far the checkpoint ``ck`` is: its epoch, or its step."""
+        return ck.step if self.fresh else ck.epoch
 
     def __str__(self) -> str:
         return f"{self.name} seed {self.seed}"
@@ -114,26 +191,41 @@ def plan(
     tasks: Iterable[str] | None = None,
     heads: Iterable[int] = HEADS,
     seeds: Iterable[int] = (DEFAULT_SEED,),
-    profile: str | Profile = "quick",
+    profile: str | Profile | FreshProfile = "quick",
     *,
     runs_dir: str | os.PathLike = SWEEP_DIR,
     models_dir: str | os.PathLike | None = None,
     threads: int | None = None,
     device: str = "cpu",
+    arms: Iterable[str] | None = None,
+    budget_factor: int = 1,
 ) -> list[ModelRun]:
-    """The grid ``tasks x heads x seeds`` at ``profile``, cheapest first: fewest heads first,
-    then task, then seed, so that the seeds of one configuration train side by side and a
-    configuration is complete (all its seeds shipped) as early as possible.
+    """The grid ``tasks x heads x seeds`` (x ``arms`` for a fresh-data profile) at
+    ``profile``, cheapest first: fewest heads first, then head size, task, seed, so that the
+    seeds of one configuration train side by side and a configuration is complete (all its
+    seeds shipped) as early as possible.
 
-    Bad input (unknown profile or task, heads that do not divide the model width, negative
-    or repeated seeds, a device other than cpu/cuda) raises ``ValueError`` naming the
-    argument, before anything runs. ``device="cuda"`` is checked by the jobs, which may
-    run on another machine (a Slurm GPU node).
+    ``arms`` (fresh-data profiles; default both, :data:`~bparallel.transformer.fresh.ARMS`):
+    a configuration in both arms (4 heads of 16) is planned once. ``budget_factor``:
+    fresh-data runs of that many times the budget.
+
+    Bad input (unknown profile, task or arm, heads that do not divide the model width,
+    negative or repeated seeds, a device other than cpu/cuda, arms or a budget factor for a
+    finite-data profile) raises ``ValueError`` naming the argument, before anything runs.
+    ``device="cuda"`` is checked by the jobs, which may run on another machine (a Slurm GPU
+    node).
     """
-    p = get_profile(profile)
-    tasks = list(profile_tasks(p) if tasks is None else tasks)
+    p = sweep_profile(profile)
+    fresh = isinstance(p, FreshProfile)
+    tasks = list((p.tasks if fresh else profile_tasks(p)) if tasks is None else tasks)
     heads, seeds = list(heads), list(seeds)
-    for name, values in (("tasks", tasks), ("heads", heads), ("seeds", seeds)):
+    arms = list((ARMS if fresh else ("width",)) if arms is None else arms)
+    positive_int(budget_factor, "budget_factor")
+    if not fresh and (arms != ["width"] or budget_factor != 1):
+        raise ValueError(f"profile {p.name!r} trains on finite data: arms={arms} and "
+                         f"budget_factor={budget_factor} apply to fresh-data profiles "
+                         f"({', '.join(FRESH_PROFILES)}) only")
+    for name, values in (("tasks", tasks), ("heads", heads), ("seeds", seeds), ("arms", arms)):
         if not values:
             raise ValueError(f"{name}: give at least one")
         repeated = sorted({str(v) for v in values if values.count(v) > 1})
@@ -142,9 +234,17 @@ def plan(
     for task in tasks:
         if task not in TASKS:
             raise ValueError(f"tasks: {task!r} is not a task; valid tasks are {list(TASKS)}")
+    for arm in arms:
+        if arm not in ARMS:
+            raise ValueError(f"arms: {arm!r} is not an arm; valid arms are {list(ARMS)}")
+    configs: list[tuple[int, int | None]] = []  # (heads, head size), each once
     for h in heads:
         try:
-            model_config(p, h)  # ModelConfig's check: a positive divisor of the width
+            for arm in arms:
+                head_size = arm_head_size(arm, h) if fresh else None
+                model_config(p, h, head_size)  # ModelConfig's check: e.g. divides the width
+                if (h, head_size) not in configs:
+                    configs.append((h, head_size))
         except ValueError as err:
             raise ValueError(f"heads: {h!r} does not fit the model: {err}") from None
     for seed in seeds:
@@ -154,8 +254,9 @@ def plan(
         positive_int(threads, "threads")
     device_name(device)  # the name only: the jobs may run on another machine (a GPU node)
     models = default_models_dir(p) if models_dir is None else Path(models_dir)
-    return [ModelRun(t, h, s, p, Path(runs_dir), models, threads, device)
-            for h in sorted(heads) for t in tasks for s in seeds]
+    configs.sort(key=lambda c: (c[0], c[1] or 0))
+    return [ModelRun(t, h, s, p, Path(runs_dir), models, threads, device, hs, budget_factor)
+            for h, hs in configs for t in tasks for s in seeds]
 
 
 # --------------------------------------------------------------------------- one job
@@ -178,13 +279,12 @@ def _restore(run: ModelRun) -> bool:
     """Copy the committed snapshot into an empty run folder; ``True`` if it did."""
     if run.checkpoint.exists():
         return False
-    snapshot = find_partial(run.models_dir, run.task, run.heads, run.seed)
+    snapshot = run.find_partial()
     if snapshot is None:
         return False
-    ck = load_checkpoint(snapshot, task=run.task, heads=run.heads, profile=run.profile,
-                         seed=run.seed)  # refuse another run's file before copying it
+    ck = run.load(snapshot)  # refuse another run's file before copying it
     atomic_copy(snapshot, run.checkpoint)
-    _say(run, f"restored epoch {ck.epoch} from the snapshot {_shown(snapshot)}")
+    _say(run, f"restored {run.unit} {run.progress(ck)} from the snapshot {_shown(snapshot)}")
     return True
 
 
@@ -207,20 +307,34 @@ def train_and_ship(run: ModelRun) -> dict[str, Any]:
             return {**out, "status": "already shipped"}
         restored = _restore(run)
         t0 = time.perf_counter()
-        start = load_checkpoint(run.checkpoint).epoch if run.checkpoint.exists() else 0
-        _say(run, f"training epochs {start} -> {run.profile.epochs} in {_shown(run.run_dir)}, "
+        start = run.progress(run.load(run.checkpoint)) if run.checkpoint.exists() else 0
+        _say(run, f"training {run.unit}s {start} -> {run.total} in {_shown(run.run_dir)}, "
                   f"torch threads {run.threads or 'default'}, device {run.device}")
-        result = train(run.task, run.heads, run.profile, out_dir=run.run_dir, seed=run.seed,
-                       threads=run.threads, progress=False, device=run.device)
+        if run.fresh:
+            arm = "head16" if run.head_size is not None else "width"
+            result = train_fresh(run.task, run.heads, run.profile, arm=arm,
+                                 out_dir=run.run_dir, seed=run.seed,
+                                 budget_factor=run.budget_factor, threads=run.threads,
+                                 progress=False, device=run.device)
+            done, extra = result.step, {"steps": result.step, "outcome": result.outcome}
+            entry = ship_fresh_checkpoint(run.checkpoint, run.models_dir, profile=run.profile,
+                                          name=run.shipped_as)
+        else:
+            result = train(run.task, run.heads, run.profile, out_dir=run.run_dir,
+                           seed=run.seed, threads=run.threads, progress=False,
+                           device=run.device)
+            done, extra = result.epoch, {"epochs": result.epoch}
+            entry = ship_checkpoint(run.checkpoint, run.models_dir, profile=run.profile)
         seconds = time.perf_counter() - t0
-        entry = ship_checkpoint(run.checkpoint, run.models_dir, profile=run.profile)
-        while (snapshot := find_partial(run.models_dir, run.task, run.heads, run.seed)):
+        while (snapshot := run.find_partial()):
             snapshot.unlink()  # shipped: the snapshot has done its work
-        _say(run, f"epochs {result.resumed_from} -> {result.epoch} in {seconds:.0f} s; "
+        _say(run, f"{run.unit}s {result.resumed_from} -> {done} in {seconds:.0f} s; "
                   f"shipped as {_shown(run.models_dir / entry['file'])}, held-out accuracy "
-                  f"{entry['heldout_accuracy']:.4f}, sha256 {entry['sha256']}")
+                  f"{entry['heldout_accuracy']:.4f}"
+                  + (f", {entry['outcome']}" if run.fresh else "")
+                  + f", sha256 {entry['sha256']}")
         return {**out, "status": "shipped", "resumed_from": result.resumed_from,
-                "restored": restored, "epochs": result.epoch, "seconds": seconds,
+                "restored": restored, **extra, "seconds": seconds,
                 "sha256": entry["sha256"], "heldout_accuracy": entry["heldout_accuracy"]}
 
 
@@ -253,7 +367,8 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
     ``status``: ``"shipped"`` (in the manifest), ``"running"`` (a job holds its lock),
     ``"partial"`` (a checkpoint in the run folder, else a committed snapshot, at ``epoch``),
     ``"pending"`` (nothing yet) or ``"invalid"`` (a checkpoint that is corrupted or of
-    another run; ``error`` says which).
+    another run; ``error`` says which). A fresh-data run counts ``step`` instead of
+    ``epoch``, and has its ``outcome`` (converged, budget reached, not learned, running).
     """
     manifests: dict[Path, dict[str, Any]] = {}
     rows = []
@@ -261,27 +376,34 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
         if run.models_dir not in manifests:
             manifests[run.models_dir] = (shipped_manifest(run.models_dir) or {"models": {}})[
                 "models"]
+        unit = run.unit
         row: dict[str, Any] = {"seed": run.seed, "model": run.name, "status": "pending",
-                               "epoch": 0, "of": run.profile.epochs, "heldout_accuracy": None,
+                               unit: 0, "of": run.total, "heldout_accuracy": None,
                                "file": None}
+        if run.fresh:
+            row["outcome"] = None
         entry = manifests[run.models_dir].get(run.shipped_as)
         if entry is not None and entry.get("seed", DEFAULT_SEED) == run.seed:
-            row.update(status="shipped", epoch=entry["epochs"], file=run.models_dir / entry["file"],
+            row.update(status="shipped", file=run.models_dir / entry["file"],
                        heldout_accuracy=entry["heldout_accuracy"])
+            row[unit] = entry[f"{unit}s"]
+            if run.fresh:
+                row["outcome"] = entry["outcome"]
             rows.append(row)
             continue
-        source = (run.checkpoint if run.checkpoint.is_file()
-                  else find_partial(run.models_dir, run.task, run.heads, run.seed))
+        source = run.checkpoint if run.checkpoint.is_file() else run.find_partial()
         if source is not None:
             try:
-                ck = load_checkpoint(source, task=run.task, heads=run.heads,
-                                     profile=run.profile, seed=run.seed)
+                ck = run.load(source)
             except ValueError as err:
                 row.update(status="invalid", file=source, error=str(err))
             else:
                 acc = ck.history["heldout_accuracy"]
-                row.update(status="partial", epoch=ck.epoch, file=source,
+                row.update(status="partial", file=source,
                            heldout_accuracy=acc[-1] if acc else None)
+                row[unit] = run.progress(ck)
+                if run.fresh:
+                    row["outcome"] = ck.summary()["outcome"]
         if is_locked(run.lock):
             row["status"] = "running"
         rows.append(row)
@@ -289,13 +411,19 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
 
 
 def format_status(rows: Sequence[dict[str, Any]]) -> str:
-    """:func:`sweep_status` as a table, with a count per status."""
-    lines = [f"{'seed':>5}  {'model':<10} {'status':<10} {'epoch':>8}   {'held-out':>8}  file"]
+    """:func:`sweep_status` as a table, with a count per status (and, for fresh-data runs,
+    their outcome)."""
+    unit = "step" if rows and "step" in rows[0] else "epoch"
+    width = max([10, *(len(r["model"]) for r in rows)])
+    digits = max([4, *(len(str(r["of"])) for r in rows)])
+    lines = [f"{'seed':>5}  {'model':<{width}} {'status':<10} {unit:>{2 * digits + 1}}  "
+             f"{'held-out':>8}  " + ("outcome         " if unit == "step" else "") + "file"]
     for r in rows:
         acc = "" if r["heldout_accuracy"] is None else f"{r['heldout_accuracy']:.4f}"
         file = "" if r["file"] is None else _shown(r["file"])
-        lines.append(f"{r['seed']:>5}  {r['model']:<10} {r['status']:<10} "
-                     f"{r['epoch']:>4}/{r['of']:<4}  {acc:>8}  {file}")
+        outcome = f"{r.get('outcome') or '':<16}" if unit == "step" else ""
+        lines.append(f"{r['seed']:>5}  {r['model']:<{width}} {r['status']:<10} "
+                     f"{r[unit]:>{digits}}/{r['of']:<{digits}}  {acc:>8}  {outcome}{file}")
         if "error" in r:
             lines.append(f"{'':>17}{r['error']}")
     counts: dict[str, int] = {}
@@ -317,14 +445,12 @@ def snapshot(runs: Sequence[ModelRun], echo: Callable[[str], object] = print) ->
         if not run.checkpoint.is_file() or is_shipped(run.name, run.models_dir, seed=run.seed):
             continue
         try:
-            ck = load_checkpoint(run.checkpoint, task=run.task, heads=run.heads,
-                                 profile=run.profile, seed=run.seed)
+            ck = run.load(run.checkpoint)
         except ValueError as err:
             echo(f"[snapshot] {run}: not copied: {err}")
             continue
-        dest = atomic_copy(run.checkpoint,
-                           partial_path(run.models_dir, run.task, run.heads, run.seed))
-        echo(f"[snapshot] {run}: epoch {ck.epoch}/{run.profile.epochs} -> {_shown(dest)}")
+        dest = atomic_copy(run.checkpoint, run.partial_path())
+        echo(f"[snapshot] {run}: {run.unit} {run.progress(ck)}/{run.total} -> {_shown(dest)}")
         copies.append(dest)
     return copies
 
@@ -494,6 +620,14 @@ examples:
   (a job at its time limit is requeued and resumes)
     python -m bparallel sweep --profile paper --seeds 42 43 44 45 46 --executor slurm \\
         --jobs 16 --slurm-partition cpu --slurm-time 240 --slurm-cpus-per-task 2
+
+fresh data (issue #33): each step 50 new sequences, a budget in steps, stopped when the
+held-out accuracy has converged; both arms by default (width: head size 64/H, the paper's;
+head16: 16 dimensions per head), 4 heads of 16 trained once for both; shipped into
+models/<profile>/ with the outcome, learning curve and the proxies through training
+    python -m bparallel sweep --profile induction-fresh --seeds 42 43 44 --jobs 2 --threads 1
+    python -m bparallel sweep --profile induction-fresh --arms head16 --heads 16 --seeds 42 \\
+        --budget-factor 5          # 5x the budget, shipped as induction-h16-hs16-x5
 """
 
 
@@ -502,12 +636,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
     visible = ", ".join(name for name, prof in PROFILES.items() if not prof.hidden)
-    p.add_argument("--profile", required=True, help=f"training profile, one of {visible}")
+    fresh = ", ".join(name for name, prof in FRESH_PROFILES.items() if not prof.hidden)
+    p.add_argument("--profile", required=True,
+                   help=f"training profile, one of {visible}; on fresh data, one of {fresh}")
     p.add_argument("--tasks", nargs="+", default=None, choices=TASKS,
                    help="tasks (default: the profile's, copy cycle for paper and quick, "
                         "first induction majority for graph)")
     p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
                    help="head counts (default: 1 4 8 16)")
+    p.add_argument("--arms", nargs="+", default=None, choices=ARMS,
+                   help="fresh-data profiles: width (head size 64/H, the paper's) and/or "
+                        "head16 (16 dimensions per head at every head count); default both")
+    p.add_argument("--budget-factor", type=int, default=1, metavar="K",
+                   help="fresh-data profiles: train K times the step budget, shipped as "
+                        "<name>-xK and started from the plain run's checkpoint (default 1)")
     p.add_argument("--seeds", type=int, nargs="+", default=[DEFAULT_SEED], metavar="S",
                    help="seeds (default: 42, the paper's)")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
@@ -565,10 +707,11 @@ def run(args: argparse.Namespace) -> int:
     if threads is None:
         threads = default_threads(args.executor, args.jobs, args.slurm_cpus_per_task)
     runs = plan(args.tasks, args.heads, args.seeds, args.profile, runs_dir=args.runs_dir,
-                models_dir=args.models_dir, threads=threads, device=args.device)
+                models_dir=args.models_dir, threads=threads, device=args.device,
+                arms=args.arms, budget_factor=args.budget_factor)
     if args.status:
         p = runs[0].profile
-        print(f"profile {p.name} ({p.epochs} epochs): runs in "
+        print(f"profile {p.name} ({runs[0].total} {runs[0].unit}s): runs in "
               f"{_shown(runs[0].runs_dir / p.name)}, shipped in {_shown(runs[0].models_dir)}")
         print(format_status(sweep_status(runs)))
         return 0

@@ -1,0 +1,245 @@
+"""How fast a model learns, counting the models that do not (issue #33, items 2, 5 and 6).
+
+A learning curve is the held-out accuracy on the predictable positions after ``steps``
+optimiser steps (``curve_steps[0] = 0``: the untrained model). Its measures:
+
+- :func:`steps_to_threshold`: the first evaluated step whose accuracy reaches the task's
+  learning threshold (:data:`LEARNING_THRESHOLD`), or ``None``: *not learned within the
+  budget* (right-censored). A model below the threshold never gets a number, so a model that
+  never learns can neither look fast nor be averaged with those that did (what "epochs to
+  99% of the final accuracy" did: 99% of 1.3% is reached early).
+- :func:`learning_curve_area`: the area under the curve on ``[0, budget]`` divided by the
+  budget, in ``[0, 1]``: 1 for a model at 100% from the first step, the mean accuracy over
+  the budget otherwise. A run stopped by the convergence rule keeps its last value to the
+  budget (it had converged).
+- :func:`converged_at`: the convergence rule. A run has converged at an evaluation when it
+  has reached the learning threshold and its last ``patience`` evaluations (none before the
+  threshold was first reached) all lie within ``tolerance`` (0.5 points) of the best
+  accuracy so far: it no longer improves by more than ``tolerance``, and does not fall
+  back.
+- :func:`learning_summary`: all three and the run's outcome, ``"converged"``,
+  ``"budget reached"`` (learned, not converged within the budget), ``"not learned"``
+  (below the threshold at the budget) or ``"running"``.
+
+Learning thresholds (:data:`LEARNING_THRESHOLD`), on the held-out accuracy of the
+predictable positions: 0.9 for every graph task. A model without attention is near chance
+on first and induction and near 45% on majority (the current token is often the mode:
+``tests/test_data.py``), so 0.9 needs the attention graph to carry the answer for all three.
+
+The proxies through training (item 6): :func:`probe_steps` is the log-spaced schedule
+``0, 50, 100, 200, 400, ...`` (and the budget), and :func:`training_probe` measures one
+model on the fixed probe sequences with the functions the chapters use
+(:func:`~bparallel.transformer.measure.defined_metrics`): per layer, Algorithm 1 and
+Algorithm 2 in both modes, Definition 2.7 and attention rollout.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._checks import nonnegative_int, positive_int, unit_interval
+from .data import GRAPH_TASKS, SequenceDataset
+from .evaluation import evaluate_accuracy
+from .measure import MODES, defined_metrics
+from .model import Transformer
+
+#: The held-out accuracy on the predictable positions at which a model has learned its task.
+LEARNING_THRESHOLD = dict.fromkeys(GRAPH_TASKS, 0.9)
+#: Convergence rule: within this many accuracy points (fractions: 0.005 = 0.5 points) ...
+TOLERANCE = 0.005
+#: ... of the best, for this many consecutive evaluations.
+PATIENCE = 5
+OUTCOMES = ("converged", "budget reached", "not learned", "running")
+_SLACK = 1e-12  # comparisons of accuracies with a tolerance: exact to this
+
+
+def _curve(curve_steps: Any, accuracy: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``curve_steps`` (non-negative, strictly increasing integers) and ``accuracy`` (finite,
+    in [0, 1], one per step) as arrays, checked."""
+    steps = np.asarray(curve_steps)
+    acc = np.asarray(accuracy, dtype=np.float64)
+    if steps.ndim != 1 or acc.shape != steps.shape:
+        raise ValueError(f"curve_steps has shape {steps.shape} and accuracy {acc.shape}: "
+                         "expected two 1-D sequences of the same length")
+    if steps.size and (not np.issubdtype(steps.dtype, np.integer) or steps.min() < 0):
+        raise ValueError(f"curve_steps={steps.tolist()}: must be non-negative integers")
+    if np.any(np.diff(steps) <= 0):
+        raise ValueError(f"curve_steps={steps.tolist()}: must be strictly increasing")
+    if acc.size and not (np.isfinite(acc).all() and acc.min() >= 0 and acc.max() <= 1):
+        raise ValueError("accuracy must be finite and lie in [0, 1] (fractions, not percent)")
+    return steps.astype(np.int64), acc
+
+
+def steps_to_threshold(
+    curve_steps: Sequence[int], accuracy: Sequence[float], threshold: float, *,
+    budget: int | None = None,
+) -> int | None:
+    """The first step of ``curve_steps`` whose ``accuracy`` reaches ``threshold`` (``>=``),
+    or ``None`` when none does: *not learned within the budget*, a right-censored time.
+
+    ``budget``: evaluations after it are ignored (a run trained longer, judged at the
+    budget). Never a number for a curve that stays below the threshold.
+    """
+    steps, acc = _curve(curve_steps, accuracy)
+    threshold = unit_interval(threshold, "threshold", closed=True)
+    if budget is not None:
+        keep = steps <= nonnegative_int(budget, "budget")
+        steps, acc = steps[keep], acc[keep]
+    hit = np.nonzero(acc >= threshold)[0]
+    return int(steps[hit[0]]) if hit.size else None
+
+
+def learning_curve_area(curve_steps: Sequence[int], accuracy: Sequence[float], budget: int
+                        ) -> float:
+    """Area under the learning curve on ``[0, budget]``, divided by ``budget``: the mean
+    accuracy over the budget, in [0, 1] (trapezoids between evaluations).
+
+    The curve must start at step 0 (the untrained model). After its last evaluation the last
+    value is kept to the budget (a run stopped by the convergence rule); evaluations after
+    the budget are cut at it (linear interpolation).
+    """
+    steps, acc = _curve(curve_steps, accuracy)
+    positive_int(budget, "budget")
+    if not steps.size or steps[0] != 0:
+        raise ValueError(f"curve_steps starts at {steps[:1].tolist()}: the curve must start "
+                         "at step 0, the untrained model")
+    x = np.append(steps, budget).astype(np.float64)
+    y = np.append(acc, acc[-1])
+    if steps[-1] > budget:  # cut at the budget
+        y_end = float(np.interp(budget, steps, acc))
+        keep = x < budget
+        x, y = np.append(x[keep], budget), np.append(y[keep], y_end)
+    return float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2.0) / budget)
+
+
+def converged_at(
+    accuracy: Sequence[float], threshold: float, *, patience: int = PATIENCE,
+    tolerance: float = TOLERANCE,
+) -> int | None:
+    """Index of the first evaluation at which the run has converged (the rule: module
+    docstring), or ``None``.
+
+    At evaluation ``i``: the accuracy reached ``threshold`` at some evaluation ``r``, the
+    window ``i - patience + 1 .. i`` starts at ``r`` or later, and every accuracy in it is
+    at least ``max(accuracy[:i + 1]) - tolerance`` (to 1e-12).
+    """
+    acc = np.asarray(accuracy, dtype=np.float64)
+    _curve(np.arange(acc.size), acc)
+    threshold = unit_interval(threshold, "threshold", closed=True)
+    positive_int(patience, "patience")
+    tolerance = unit_interval(tolerance, "tolerance", closed=True)
+    reached = np.nonzero(acc >= threshold)[0]
+    if not reached.size:
+        return None
+    best = np.maximum.accumulate(acc)
+    for i in range(int(reached[0]) + patience - 1, acc.size):
+        if np.all(acc[i - patience + 1 : i + 1] >= best[i] - tolerance - _SLACK):
+            return i
+    return None
+
+
+def learning_summary(
+    curve_steps: Sequence[int], accuracy: Sequence[float], *, threshold: float, budget: int,
+    patience: int = PATIENCE, tolerance: float = TOLERANCE,
+) -> dict[str, Any]:
+    """The learning measures of one run's curve: ``outcome`` (:data:`OUTCOMES`),
+    ``steps_to_threshold`` (``None``: not learned), ``converged_at`` (the step at which the
+    convergence rule stopped it, or ``None``), ``curve_area`` (:func:`learning_curve_area`;
+    ``None`` while running) and ``budget``.
+
+    ``"running"``: the curve ends before the budget and has not converged.
+    """
+    steps, acc = _curve(curve_steps, accuracy)
+    positive_int(budget, "budget")
+    keep = steps <= budget
+    steps, acc = steps[keep], acc[keep]
+    to_threshold = steps_to_threshold(steps, acc, threshold)
+    at = converged_at(acc, threshold, patience=patience, tolerance=tolerance)
+    done_at = None if at is None else int(steps[at])
+    if done_at is not None:
+        outcome = "converged"
+    elif steps.size and steps[-1] >= budget:
+        outcome = "budget reached" if to_threshold is not None else "not learned"
+    else:
+        outcome = "running"
+    if done_at is not None:  # the curve as the rule left it
+        steps, acc = steps[: at + 1], acc[: at + 1]
+    area = None if outcome == "running" else learning_curve_area(steps, acc, budget)
+    return {"outcome": outcome, "steps_to_threshold": to_threshold, "converged_at": done_at,
+            "curve_area": area, "budget": int(budget)}
+
+
+# --------------------------------------------------------------------------- probes
+
+
+def probe_steps(budget: int, first: int = 50) -> list[int]:
+    """The log-spaced steps at which the proxies are recorded: ``0``, ``first``, then doubling
+    (``50, 100, 200, 400, 800, ...``) while below ``budget``, and ``budget`` itself. A run
+    that stops earlier (converged) is also probed at its last step."""
+    positive_int(budget, "budget")
+    positive_int(first, "first")
+    steps, s = [0], first
+    while s < budget:
+        steps.append(s)
+        s *= 2
+    return [*steps, budget]
+
+
+#: The per-layer measures of :func:`training_probe`, each a list of ``L`` values.
+PROBE_LAYER_KEYS = tuple(
+    f"{name}.{mode}" for name in ("mixing_time", "fidelity", "worst_case") for mode in MODES
+) + ("rollout_min.weighted", "rollout_min.uniform")
+#: Its scalar measures, on the probe sequences.
+PROBE_SCALAR_KEYS = ("accuracy", "loss", "accuracy_predictable", "loss_predictable")
+
+
+def _finite_or_none(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
+
+
+def training_probe(
+    model: Transformer, probes: SequenceDataset, *, eps: float = 0.25, max_steps: int = 100,
+    horizon: int = 100,
+) -> dict[str, Any]:
+    """One model at one step of training, on the probe sequences (``N`` sequences of the
+    fixed held-out set): what the model does and what its attention graphs are.
+
+    Scalars (:data:`PROBE_SCALAR_KEYS`): held-out loss and accuracy on these sequences
+    (:func:`~bparallel.transformer.evaluation.evaluate_accuracy`). Per layer, lists of ``L``
+    floats (:data:`PROBE_LAYER_KEYS`), from one call of
+    :func:`~bparallel.transformer.measure.defined_metrics` (heads combined with the learned
+    weights ``w_h``):
+
+    - ``mixing_time.<mode>``: Algorithm 1, mean over the sequences (cutoff ``max_steps``);
+    - ``fidelity.<mode>``: Algorithm 2, the minimax fidelity in percent (paper mode: minimum
+      over all nodes; definition mode: over the non-sink nodes, Definition 3.5), mean over
+      the sequences, as :func:`~bparallel.transformer.measure.sequence_metrics` gives it;
+    - ``worst_case.<mode>``: Definition 2.7's mixing time at ``eps``, the median over the
+      sequences (it is heavy-tailed); ``None`` where that median is infinite (at least half
+      the sequences have a start that never mixes);
+    - ``rollout_min.weighted``, ``rollout_min.uniform``: ``T`` times the smallest share of
+      the last position traced to any input token by attention rollout after the layer
+      (1: every token counts equally; 0: a token is lost), heads weighted by ``w_h`` or
+      averaged, mean over the sequences (as the chapter's ``rollout_min``).
+
+    A few tenths of a second for 20 sequences of 100 tokens on one CPU thread.
+    """
+    ev = evaluate_accuracy(model, probes)
+    d = defined_metrics(model, probes.inputs, eps=eps, max_steps=max_steps, horizon=horizon)
+    out: dict[str, Any] = {k: float(ev[k]) for k in PROBE_SCALAR_KEYS}
+    phi = d["fidelity.node"]  # (L, N, T) percent
+    minimax = {"paper": phi.min(-1), "definition": phi[..., :-1].min(-1)}  # (L, N)
+    T = phi.shape[-1]
+    for mode in MODES:
+        out[f"mixing_time.{mode}"] = [float(v) for v in d[f"mixing_time.{mode}"].mean(-1)]
+        out[f"fidelity.{mode}"] = [float(v) for v in minimax[mode].mean(-1)]
+        out[f"worst_case.{mode}"] = [_finite_or_none(v)
+                                     for v in np.median(d[f"worst_case.{mode}"], axis=-1)]
+    for kind in ("weighted", "uniform"):
+        share = d[f"rollout.{kind}"]  # (L, N, T): the sink's rollout row after each layer
+        out[f"rollout_min.{kind}"] = [float(v) for v in T * share.min(-1).mean(-1)]
+    return out
