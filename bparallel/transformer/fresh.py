@@ -149,9 +149,9 @@ class FreshProfile:
         """The learning threshold of ``task`` under this profile."""
         if self.threshold is not None:
             return self.threshold
-        if task not in LEARNING_THRESHOLD:
-            raise ValueError(f"task={task!r} has no learning threshold; give the profile one")
-        return LEARNING_THRESHOLD[task]
+        return LEARNING_THRESHOLD[one_of(task, "task", list(LEARNING_THRESHOLD),
+                                         "tasks with a learning threshold (else give the "
+                                         "profile one)")]
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
