@@ -310,3 +310,95 @@ def test_node_count_changes_agree_with_python():
                 assert note.startswith(f"Nodes {old} \u2192 {n}: the sink \u03c4 stays last")
             old = n
         assert pg.PlaygroundState(**js["state"]) == state, (config, sizes)
+
+
+# ------------------------------------------------------------- the page's display conventions
+PLAYGROUND = ROOT / "bparallel" / "book" / "render" / "js" / "playground.mjs"
+
+CONVENTIONS_DRIVER = """
+import { readFileSync } from "node:fs";
+const t = await import(TOYDAG_URL);
+const p = await import(PLAYGROUND_URL);
+const jobs = JSON.parse(readFileSync(0, "utf8"));
+const summary = (config) => {
+  const r = t.compute(config);
+  return [...r.head_mixing, r.multi_mixing].map(p.mixingText)
+    .concat([...r.head_hitting, r.multi_hitting].map(p.hittingText));
+};
+process.stdout.write(JSON.stringify({
+  grids: jobs.configs.map((config) => {
+    const state = t.normalizeState(config);
+    return state.heads.map((_, h) => p.gridCells(state, h));
+  }),
+  summaries: jobs.configs.map(summary),
+  beta_labels: jobs.beta.map(([raw, normalised]) => p.betaText(raw, normalised)),
+  constants: { NEVER_MIXES: p.NEVER_MIXES, NEVER_REACHES: p.NEVER_REACHES,
+               GRID_AXES: p.GRID_AXES },
+}));
+"""
+
+
+@pytest.fixture(scope="module")
+def conventions() -> dict[str, Any]:
+    """The interface helpers of playground.mjs (no DOM: Node imports the module) on the
+    presets and random head sets, and beta labels of random slider settings."""
+    configs = preset_configs() + random_configs(60, seed=36)
+    rng = np.random.default_rng(36)
+    states = [pg.PlaygroundState(n=3, heads=[set(), set()], raw_beta=raw.tolist())
+              for raw in np.round(rng.random((40, 2)), 2) + 0.01]
+    beta = [(s.raw_beta[0], float(s.beta[0])) for s in states] + [(0.8, 0.8 / 1.3)]
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
+    code = (CONVENTIONS_DRIVER.replace("TOYDAG_URL", json.dumps(TOYDAG.as_uri()))
+            .replace("PLAYGROUND_URL", json.dumps(PLAYGROUND.as_uri())))
+    proc = subprocess.run([node, "--input-type=module", "-e", code],
+                          input=json.dumps({"configs": configs, "beta": beta}),
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return {"configs": configs, "beta": beta, **json.loads(proc.stdout)}
+
+
+def test_grid_reads_as_the_books_matrices(conventions):
+    """Each head's grid is laid out as `graphs.adjacency_matrix` (and so as W and Delta): the
+    cell in row i and column j is the edge j -> i, present exactly where A[i, j] = 1, the
+    self-loop on the diagonal, backward edges (j > i) above it."""
+    from bparallel.graphs import adjacency_matrix, walk_matrix
+
+    for config, grids in zip(conventions["configs"], conventions["grids"], strict=True):
+        state = pg.PlaygroundState(**config)
+        for edges, cells in zip(state.edge_lists(), grids, strict=True):
+            A = adjacency_matrix(edges, state.n)
+            on = np.array([[c["on"] for c in row] for row in cells], dtype=float)
+            assert np.array_equal(on, A), (config, edges)
+            assert np.array_equal(on > 0, walk_matrix(edges, state.n) > 0)
+            for i, row in enumerate(cells):
+                for j, c in enumerate(row):
+                    assert (c["i"], c["j"]) == (i, j)
+                    assert c["self"] == (i == j) and c["backward"] == (j > i)
+    # Example 3.13 as printed: head 2's backward edge v -> u sits in row u, column v
+    paper = conventions["grids"][1][1]
+    assert paper[0][1] == {"i": 0, "j": 1, "self": False, "on": True, "backward": True}
+    assert pg.GRID_AXES == conventions["constants"]["GRID_AXES"] == "row receives, column sends"
+
+
+def test_beta_label_shows_the_slider_and_the_normalised_weight(conventions):
+    labels = conventions["beta_labels"]
+    assert labels[-1] == "0.80 (normalised 0.615)"  # the slider at 0.8 beside a head at 0.5
+    for (raw, normalised), label in zip(conventions["beta"], labels, strict=True):
+        assert label == f"{raw:.2f} (normalised {normalised:.3f})"
+
+
+def test_never_mixes_reads_as_in_the_static_tables(conventions):
+    """A walk that never mixes, and a sink that a start never reaches, read in the page as in
+    `bparallel.book.playground.summary_table` (what the static tables print)."""
+    constants = conventions["constants"]
+    assert constants["NEVER_MIXES"] == pg.NEVER_MIXES == "never mixes (\u221e)"
+    assert constants["NEVER_REACHES"] == pg.NEVER_REACHES
+    for config, shown in zip(conventions["configs"], conventions["summaries"], strict=True):
+        rows = pg.summary_table(pg.compute(pg.PlaygroundState(**config)))
+        mix = [str(r[next(k for k in r if k.startswith("T_mix"))]) for r in rows]
+        hit = [r["max_j E[τ_j]"] for r in rows]
+        hit = [h if isinstance(h, str) else f"{h:.3f}" for h in hit]
+        assert shown == mix + hit, config
+    assert any(pg.NEVER_MIXES in s for s in conventions["summaries"])  # Example 3.8 is there

@@ -107,6 +107,8 @@ def check_numbers(s: Session, state: pg.PlaygroundState) -> None:
     assert abs(float(amp) - rep.amplification) <= ATOL
     for h, m in enumerate(res.head_mixing):
         assert s.shown(f"mixing-{h}")[1] == ("null" if m is None else str(m))
+        # a walk that never mixes reads as in the static tables (summary_table)
+        assert s.shown(f"mixing-{h}")[0] == (pg.NEVER_MIXES if m is None else str(m))
     assert s.shown("mixing-multi")[1] == ("null" if res.multi_mixing is None
                                           else str(res.multi_mixing))
     shown = s.page.locator('.bp-pg [data-bp="warning"]').all_inner_texts()
@@ -138,6 +140,16 @@ def exercise(s: Session, url: str, screenshot: Path | None = None) -> None:
     assert any("head 2 is not feedforward" in w for w in
                s.page.locator('.bp-pg [data-bp="warning"]').all_inner_texts())
 
+    # the grid reads as W and Delta (graphs.adjacency_matrix): row i receives, column j
+    # sends, so row v, column u holds head 1's edge u -> v, and the backward v -> u of head 2
+    # sits above the diagonal (row u, column v)
+    rows = s.page.locator('.bp-pg [data-bp="grid-0"] tbody tr')
+    assert rows.nth(1).locator("td").nth(0).locator("button").get_attribute(
+        "data-bp") == "edge-0-0-1"
+    back = s.page.locator('.bp-pg [data-bp="grid-1"] tbody tr').nth(0).locator("td").nth(1)
+    assert back.locator("button").get_attribute("data-bp") == "edge-1-1-0"
+    assert "bp-pg-back" in back.locator("button").get_attribute("class")
+
     # click head 1's edge u -> tau, then lower head 2's raw beta from 0.5 to 0.3 by keyboard
     edge = s.page.locator('.bp-pg [data-bp="edge-0-0-3"]')
     assert edge.get_attribute("aria-pressed") == "false"
@@ -156,17 +168,19 @@ def exercise(s: Session, url: str, screenshot: Path | None = None) -> None:
     got = s.state()
     assert got == expected, f"the link holds {got}, expected {expected}"
     check_numbers(s, expected)
+    # the slider's own value and the normalised weight
     assert s.page.locator('.bp-pg [data-bp="beta-value-1"]').inner_text() == (
-        f"= {expected.beta[1]:.3f}"
+        f"{0.3:.2f} (normalised {expected.beta[1]:.3f})"
     )
 
-    # keyboard on the grid: arrows move between edges, Space toggles (head 2: v -> w)
+    # keyboard on the grid: arrows move between edges (down: the next receiver, in column
+    # v), stepping over the self-loop; Space toggles (head 2: v -> w)
     s.page.locator('.bp-pg [data-bp="edge-1-1-0"]').focus()
-    s.page.keyboard.press("ArrowRight")  # steps over the self-loop v -> v
-    s.page.keyboard.press("ArrowRight")
+    s.page.keyboard.press("ArrowDown")  # steps over the self-loop v -> v
+    s.page.keyboard.press("ArrowDown")
     focused = s.page.evaluate("() => document.activeElement.dataset.bp")
     assert focused == "edge-1-1-3"
-    s.page.keyboard.press("ArrowLeft")
+    s.page.keyboard.press("ArrowUp")
     s.page.keyboard.press("Space")
     expected.toggle(1, 1, 2)
     assert s.state() == expected

@@ -159,10 +159,21 @@ def test_widget_redraws_into_image_and_html():
     assert image.value[:8] == b"\x89PNG\r\n\x1a\n"
     assert "not feedforward" in info.value and "0.3750" in info.value
     head1 = w.children[1].children[0].children[0]
-    checkbox = head1.children[2].children[2]  # row u sends, column v receives: u -> v
-    assert checkbox.value is True
+    assert pg.GRID_AXES in head1.children[0].value
+    # as W and Delta: row i receives, column j sends; children: title, header, row 0, row 1 ...
+    checkbox = head1.children[3].children[1]  # row v (receives), column u (sends): u -> v
+    assert checkbox.value is True and checkbox.tooltip == "head 1: u -> v"
+    assert head1.children[2].children[2].value is False  # row u, column v: v -> u, absent
     checkbox.value = False  # remove u -> v from head 1: u no longer reaches tau in head 1
     assert "<td>0.0000</td>" in info.value
+
+
+def test_widget_says_never_mixes_as_the_tables_do():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    info = pg.build_widget(pg.from_preset("Example 3.8")).children[3].value
+    assert f"heads [{pg.NEVER_MIXES}, {pg.NEVER_MIXES}]" in info and "None" not in info
 
 
 def test_summary_table_says_never_instead_of_nan():

@@ -51,6 +51,11 @@ MAX_NODES = 12
 MIN_HEADS, MAX_HEADS = 2, 4
 #: Mixing times beyond this count as "does not mix" in the playground.
 MIX_CAP = 2**20
+#: The orientation of the playground's edge grids, the book's (``W[i, j]``, ``Delta[i, j]``
+#: for the edge ``j -> i``, :func:`bparallel.graphs.adjacency_matrix`): the cell in row ``i``
+#: and column ``j`` is the edge ``j -> i``. The browser playground says the same
+#: (``GRID_AXES`` in ``render/js/playground.mjs``).
+GRID_AXES = "row receives, column sends"
 
 
 @dataclass
@@ -443,7 +448,8 @@ def build_widget(state: PlaygroundState | None = None) -> Any:  # pragma: no cov
         plt.close(fig)
         image.value = buf.getvalue()
         rep = res.report
-        mix = ", ".join(str(m) for m in res.head_mixing)
+        mix = ", ".join(NEVER_MIXES if m is None else str(m) for m in res.head_mixing)
+        multi_mix = NEVER_MIXES if res.multi_mixing is None else res.multi_mixing
         warn = "".join(f"<p style='color:#b00'>&#9888; {w}</p>" for w in res.warnings)
         rows = fidelity_table(res)
         head = "".join(f"<th>{k}</th>" for k in rows[0])
@@ -459,18 +465,18 @@ def build_widget(state: PlaygroundState | None = None) -> Any:  # pragma: no cov
             f"combined: <b>{rep.multi_minimax:.4f}</b>; amplification "
             f"<b style='color:{'#080' if res.amplified else '#555'}'>"
             f"{rep.amplification:+.4f}</b>. Mixing times (eps={state.eps}): "
-            f"heads [{mix}], combined {res.multi_mixing}.</p>"
+            f"heads [{mix}], combined {multi_mix}.</p>"
             f"<table><tr>{head}</tr>{body}</table>"
         )
 
     def rebuild() -> None:
         labels = state.node_labels
         heads = []
-        for h in range(state.num_heads):
+        for h in range(state.num_heads):  # the grid reads as W and Delta: row i receives
             rows = []
-            for j in range(state.n):
-                cells = [W.Label(f"{labels[j]} ->", layout=W.Layout(width="50px"))]
-                for i in range(state.n):
+            for i in range(state.n):
+                cells = [W.Label(f"{labels[i]} <-", layout=W.Layout(width="50px"))]
+                for j in range(state.n):
                     cb = W.Checkbox(
                         value=(j, i) in state.heads[h] or i == j,
                         disabled=i == j,
@@ -492,7 +498,7 @@ def build_widget(state: PlaygroundState | None = None) -> Any:  # pragma: no cov
                 [W.Label("", layout=W.Layout(width="50px"))]
                 + [W.Label(lab, layout=W.Layout(width="28px")) for lab in labels]
             )
-            heads.append(W.VBox([W.HTML(f"<b>head {h + 1}</b> (row sends, column receives)"),
+            heads.append(W.VBox([W.HTML(f"<b>head {h + 1}</b> ({GRID_AXES})"),
                                  header, *rows]))
         grid_box.children = [W.HBox(heads)]
         sliders = []

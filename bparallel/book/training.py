@@ -1,20 +1,23 @@
 """Chapter support for "Training the Section 4 models" (chapter 07): the rows of its tables
-and the values it records, from the shipped models' manifests and checkpoints' histories.
+and the values it records, from the shipped models' manifests and checkpoints' histories;
+and the table of the machines and attention kernels that trained every shipped model, which
+the reproducibility page shows (:func:`machine_rows`: hardware lives in one place).
 
-Rows are plain dicts keyed by the column a reader sees; the chapter glues them
-(:func:`bparallel.book.render.markdown.glue_table`) under captions in its prose.
+Rows are plain dicts keyed by the column a reader sees; the pages glue them
+(:func:`bparallel.book.render.markdown.glue_table`) under captions in their prose.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..transformer.data import PAPER_TASKS
 from ..transformer.model import ModelConfig, Transformer
-from ..transformer.shipped import shipped_status
-from ..transformer.train import HEADS, PROFILES
+from ..transformer.shipped import MANIFEST, MODELS_ROOT, shipped_manifest, shipped_status
+from ..transformer.train import HEADS, LEGACY_ATTENTION_PATH, PROFILES, get_profile, model_config
 
 #: Number formats of the chapter's tables, by column.
 FORMATS = {"held-out accuracy": ".3f", "parameters": ",d", "training sequences": ",d",
@@ -24,13 +27,27 @@ FORMATS = {"held-out accuracy": ".3f", "parameters": ",d", "training sequences":
 
 def status_rows(models_dir: str | os.PathLike) -> list[dict[str, Any]]:
     """Per paper-profile model of seed 42 (:func:`~bparallel.transformer.shipped.shipped_status`):
-    its status (shipped, training, not started), epochs, held-out accuracy, the attention
-    kernel that trained it and the machine."""
+    its status (shipped, training, not started), epochs and held-out accuracy. The kernel and
+    the machine that trained it are in :func:`machine_rows`."""
     return [{"model": r["model"], "status": r["status"],
              "epochs": f"{r['epochs']} of {r['of_epochs']}",
-             "held-out accuracy": r.get("heldout_accuracy"),
-             "attention path": r.get("attention_path"), "hardware": r.get("hardware")}
+             "held-out accuracy": r.get("heldout_accuracy")}
             for r in shipped_status(models_dir)]
+
+
+def model_settings(profile: str = "paper") -> dict[str, int | float]:
+    """The settings of the Section 4.1 model and of its training that the prose quotes, as
+    the code uses them: ``model.*`` from :func:`~bparallel.transformer.train.model_config`
+    (vocabulary, sequence length, width, layers, MLP width, dropout) and ``training.*`` from
+    the profile (:data:`~bparallel.transformer.train.PROFILES`: sequences, epochs, batch
+    size, learning rate)."""
+    p = get_profile(profile)
+    config = model_config(p, 1)
+    return {"model.vocab_size": config.vocab_size, "model.seq_len": config.seq_len,
+            "model.d_model": config.d_model, "model.n_layers": config.n_layers,
+            "model.d_mlp": config.d_mlp, "model.dropout": config.dropout,
+            "training.num_train": p.num_train, "training.epochs": p.epochs,
+            "training.batch_size": p.batch_size, "training.lr": p.lr}
 
 
 def parameter_rows() -> list[dict[str, Any]]:
@@ -52,10 +69,25 @@ def profile_rows() -> list[dict[str, Any]]:
             for p in PROFILES.values() if not p.hidden]
 
 
-def run_rows(metas: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per model shown: epochs trained, the attention kernel that trained it and the machine."""
-    return [{"task": t, "heads": h, "epochs": m["epoch"], "attention path": m["attention_path"],
-             "hardware": m.get("hardware")} for (t, h), m in sorted(metas.items())]
+def machine_rows(models_root: str | os.PathLike = MODELS_ROOT) -> list[dict[str, Any]]:
+    """Which machine and which attention kernel trained every shipped model: one row per
+    model folder under ``models_root`` (``paper``, and the graph tasks' ``first``,
+    ``induction``, ``majority``), seed, attention kernel (``attention_path``; entries older
+    than the field were trained with ``sdpa``), machine (``hardware``: system, cores, torch
+    threads, GPU) and torch version, with the models so trained (named without their seed
+    suffix). Read from the manifests only; nothing is loaded."""
+    groups: dict[tuple, list[str]] = {}
+    folders = [p for p in Path(models_root).iterdir() if (p / MANIFEST).is_file()]
+    for folder in folders:
+        for name, entry in sorted(shipped_manifest(folder)["models"].items()):
+            seed = int(entry["seed"])
+            key = (folder.name, seed, entry.get("attention_path", LEGACY_ATTENTION_PATH),
+                   entry["hardware"], entry.get("torch_version", "not recorded"))
+            groups.setdefault(key, []).append(name.removesuffix(f"-s{seed}"))
+    return [{"folder": f"models/{folder}", "seed": seed, "attention kernel": path,
+             "machine": hardware, "torch": torch, "models": ", ".join(names)}
+            for (folder, seed, path, hardware, torch), names in sorted(
+                groups.items(), key=lambda kv: (kv[0][0] != "paper", kv[0]))]
 
 
 def final_rows(metas: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -11,6 +11,13 @@
  * (`#pg=...`, see `encodeState`), so a link reopens the same graphs, and one button writes
  * the Python code that rebuilds it with `bparallel`.
  *
+ * The conventions are the book's: a head's grid reads as its matrices W and Delta (row i
+ * receives, column j sends, so the cell in row i and column j is the edge j -> i and a
+ * forward edge sits below the diagonal; `gridCells`), a beta slider shows its own value and
+ * the normalised weight (`betaText`), and a walk that never mixes reads as in the static
+ * tables (`NEVER_MIXES`, `bparallel.book.playground.NEVER_MIXES`). These helpers touch no
+ * DOM, so Node imports this module and `tests/test_js_parity.py` checks them against Python.
+ *
  * All mathematics is in `toydag.mjs`; this file only draws. Every user-supplied string
  * (node labels come from the link) is written with `textContent`, never as HTML.
  */
@@ -44,6 +51,54 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const HASH_KEY = "#pg=";
 const MAX_HORIZON = 1000;
 const DEFAULT_PRESET = "Example 3.13 (paper)";
+
+/** How the static tables say it (`bparallel.book.playground.NEVER_MIXES`, `NEVER_REACHES`). */
+export const NEVER_MIXES = "never mixes (\u221e)";
+export const NEVER_REACHES = "\u221e (\u03c4 unreachable)";
+/** The grid's orientation, the book's: row i receives, column j sends (W[i, j], Delta[i, j]). */
+export const GRID_AXES = "row receives, column sends";
+
+// ------------------------------------------------------------------ display conventions
+
+/**
+ * The cells of head `h`'s grid, row by row, in the orientation of the book's matrices
+ * (`bparallel.graphs.adjacency_matrix`: `A[i][j] = 1` for the edge `j -> i`): row `i` is the
+ * receiving node, column `j` the sending one. Each cell is `{i, j, self, on, backward}`:
+ * `self` the fixed self-loop on the diagonal, `on` whether the edge (or self-loop) is
+ * present, `backward` an edge `j -> i` with `j > i` (above the diagonal), which breaks
+ * Definition 2.1.
+ * @param {object} state a normalised playground state
+ * @param {number} h the head
+ * @returns {Array<Array<{i: number, j: number, self: boolean, on: boolean, backward: boolean}>>}
+ */
+export function gridCells(state, h) {
+  const present = new Set(state.heads[h].map(([j, i]) => `${j},${i}`));
+  return Array.from({ length: state.n }, (_, i) =>
+    Array.from({ length: state.n }, (_, j) => ({
+      i, j, self: i === j, on: i === j || present.has(`${j},${i}`), backward: j > i,
+    })),
+  );
+}
+
+/**
+ * A beta slider's label: the slider's own (raw) value and the weight it becomes once the
+ * weights are normalised to sum 1 (Eq. 26), e.g. "0.80 (normalised 0.615)".
+ * @param {number} raw the slider's value
+ * @param {number} normalised the normalised weight
+ */
+export function betaText(raw, normalised) {
+  return `${pyFormatFixed(raw, 2)} (normalised ${pyFormatFixed(normalised, 3)})`;
+}
+
+/** A mixing time as the summary shows it: the steps, or `NEVER_MIXES` (`null`). */
+export function mixingText(steps) {
+  return steps === null ? NEVER_MIXES : String(steps);
+}
+
+/** A worst-start hitting time as the summary shows it: three decimals, or `NEVER_REACHES`. */
+export function hittingText(value) {
+  return value === null ? NEVER_REACHES : pyFormatFixed(value, 3);
+}
 
 // ---------------------------------------------------------------------------- helpers
 
@@ -415,8 +470,9 @@ function copyText(ui, text, what) {
 // ----------------------------------------------------------------------- head controls
 
 /**
- * One card per head: its beta slider (raw weight, normalised value shown) and its
- * adjacency grid (row sends, column receives; the diagonal self-loop is fixed).
+ * One card per head: its beta slider (raw weight and normalised value shown) and its
+ * adjacency grid (row receives, column sends, as the book's matrices; the diagonal
+ * self-loop is fixed).
  */
 function buildHeads(ui, app, refresh) {
   const { state } = app;
@@ -449,28 +505,28 @@ function buildHeads(ui, app, refresh) {
 }
 
 /**
- * The adjacency grid of head `h`: a button per ordered pair `j -> i` (row j sends, column i
- * receives) with `aria-pressed`; arrow keys move between buttons.
+ * The adjacency grid of head `h`, as the book's matrices: row i receives, column j sends
+ * (`gridCells`); a button per edge `j -> i` with `aria-pressed`; arrow keys move between
+ * buttons.
  */
 function buildGrid(state, h, labels, app, refresh) {
   const n = state.n;
-  const present = new Set(state.heads[h].map(([j, i]) => `${j},${i}`));
   const head = el("tr", {}, [
-    el("th", { scope: "col", class: "bp-pg-corner", title: "row sends, column receives", text: "j\u2192i" }),
-    ...labels.map((name) => el("th", { scope: "col", text: name })),
+    el("th", { scope: "col", class: "bp-pg-corner", title: `${GRID_AXES}: the cell in row i, column j is the edge j \u2192 i`, text: "i\u2190j" }),
+    ...labels.map((name) => el("th", { scope: "col", title: `${name} sends`, text: name })),
   ]);
-  const rows = labels.map((from, j) =>
+  const rows = gridCells(state, h).map((cells, i) =>
     el("tr", {}, [
-      el("th", { scope: "row", text: from }),
-      ...labels.map((to, i) => el("td", {}, [gridCell(h, j, i, from, to, present.has(`${j},${i}`), app, refresh)])),
+      el("th", { scope: "row", title: `${labels[i]} receives`, text: labels[i] }),
+      ...cells.map((c) => el("td", {}, [gridCell(h, c, labels, app, refresh)])),
     ]),
   );
   const cell = n > 8 ? "1.05rem" : n > 5 ? "1.25rem" : "1.45rem"; // two heads side by side
   const table = el("table", {
     class: "bp-pg-grid", "data-bp": `grid-${h}`, style: `--bp-cell: ${cell}`,
-    "aria-label": `head ${h + 1} edges: row sends, column receives`,
+    "aria-label": `head ${h + 1} edges: ${GRID_AXES}`,
   }, [
-    el("caption", { text: "row sends, column receives" }),
+    el("caption", { text: `${GRID_AXES} (as W and \u0394)` }),
     el("thead", {}, [head]),
     el("tbody", {}, rows),
   ]);
@@ -478,17 +534,19 @@ function buildGrid(state, h, labels, app, refresh) {
   return table;
 }
 
-/** One grid cell: the fixed self-loop, or a toggle button for edge `j -> i`. */
-function gridCell(h, j, i, from, to, on, app, refresh) {
-  if (i === j) {
+/** One grid cell of `gridCells`: the fixed self-loop, or a toggle button for edge `j -> i`. */
+function gridCell(h, { i, j, self, on, backward }, labels, app, refresh) {
+  const from = labels[j];
+  const to = labels[i];
+  if (self) {
     return el("span", { class: "bp-pg-cell bp-pg-self", title: `self-loop ${from} \u2192 ${to} (always present)`, text: "\u25cf" });
   }
   const button = el("button", {
     type: "button",
-    class: j > i ? "bp-pg-cell bp-pg-back" : "bp-pg-cell",
+    class: backward ? "bp-pg-cell bp-pg-back" : "bp-pg-cell",
     "aria-pressed": String(on),
-    "aria-label": `head ${h + 1}: edge ${from} \u2192 ${to}${j > i ? " (backward)" : ""}`,
-    title: `${from} \u2192 ${to}${j > i ? ": backward, breaks Definition 2.1" : ""}`,
+    "aria-label": `head ${h + 1}: edge ${from} \u2192 ${to}${backward ? " (backward)" : ""}`,
+    title: `${from} \u2192 ${to}${backward ? ": backward, breaks Definition 2.1" : ""}`,
     "data-j": j,
     "data-i": i,
     "data-bp": `edge-${h}-${j}-${i}`,
@@ -501,17 +559,20 @@ function gridCell(h, j, i, from, to, on, app, refresh) {
   return button;
 }
 
-/** Arrow keys move focus across a grid's buttons, stepping over the diagonal. */
+/**
+ * Arrow keys move focus across a grid's buttons, stepping over the diagonal: left and
+ * right change the column (the sender j), up and down the row (the receiver i).
+ */
 function moveFocus(event, table, n) {
   const steps = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
-  const step = steps[event.key];
+  const step = steps[event.key]; // [row, column] = [i, j]
   const from = event.target.closest("button[data-j]");
   if (!step || !from) return;
-  let j = Number(from.dataset.j) + step[0];
-  let i = Number(from.dataset.i) + step[1];
+  let i = Number(from.dataset.i) + step[0];
+  let j = Number(from.dataset.j) + step[1];
   if (j === i) {
-    j += step[0];
-    i += step[1];
+    i += step[0];
+    j += step[1];
   }
   if (j < 0 || i < 0 || j >= n || i >= n) return;
   const target = table.querySelector(`button[data-j="${j}"][data-i="${i}"]`);
@@ -526,8 +587,8 @@ function updateHeads(ui, app) {
   const { report, feedforward } = app.result;
   ui.headCards.forEach((card, h) => {
     card.slider.value = app.state.raw_beta[h];
-    card.shown.textContent = `= ${fmt(report.beta[h], 3)}`;
-    card.shown.title = `raw weight ${app.state.raw_beta[h]}, normalised ${report.beta[h]}`;
+    card.shown.textContent = betaText(app.state.raw_beta[h], report.beta[h]);
+    card.shown.title = `slider (raw weight) ${app.state.raw_beta[h]}, normalised to sum 1 (Eq. 26): ${report.beta[h]}`;
     card.badge.textContent = feedforward[h] ? "" : "not feedforward";
     card.badge.hidden = feedforward[h];
   });
@@ -663,14 +724,14 @@ function textAt(x, y, text, anchor, transform) {
 function renderSummary(ui, result) {
   const { report, state } = result;
   const cell = (value, shown, key) => el("td", { "data-value": value === null ? "null" : String(value), "data-bp": key, text: shown });
-  const mixing = (m) => (m === null ? `> ${MIX_CAP}` : String(m));
-  const hitting = (v) => (v === null ? "\u221e" : fmt(v, 3));
+  const mixing = mixingText;
+  const hitting = hittingText;
   const head = el("tr", {}, [
     el("th", { scope: "col", text: "" }),
     el("th", { scope: "col", text: "\u03b2", title: "normalised weight (Eq. 26)" }),
     el("th", { scope: "col", text: "\u03c6_min", title: "minimax fidelity (Definitions 3.5, 3.10)" }),
-    el("th", { scope: "col", text: `T_mix(${state.eps})`, title: `mixing time for \u03b5 = ${state.eps} (Definition 2.7)` }),
-    el("th", { scope: "col", text: "max E[\u03c4]", title: "expected hitting time of the sink from the worst start" }),
+    el("th", { scope: "col", text: `T_mix(${state.eps})`, title: `mixing time for \u03b5 = ${state.eps} (Definition 2.7); ${NEVER_MIXES}: some start never gets within \u03b5 of the sink (or not within ${MIX_CAP} steps)` }),
+    el("th", { scope: "col", text: "max E[\u03c4]", title: `expected hitting time of the sink from the worst start; ${NEVER_REACHES}: some start never reaches it` }),
   ]);
   const rows = state.heads.map((_, h) =>
     el("tr", { class: h === report.best_head ? "bp-pg-best" : "" }, [
