@@ -350,3 +350,19 @@ def test_mean_ablation_of_a_head_equals_putting_its_mean_in_by_hand(model, datas
     torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="fill has shape"):
         ab.ablated(model, mask, fill[:2]).__enter__()
+
+
+def test_mean_ablation_with_a_head_size_other_than_width_over_heads():
+    """The fixed-head-size arm (issue #33): 8 heads of 16 dimensions, an attention inner width
+    of 128 beside d_model = 64; mean ablation fills (L, T, 128)."""
+    from bparallel.transformer.importance import head_effects
+
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig(n_heads=8, head_size=16, seq_len=T, dropout=0.0)).eval()
+    data = make_dataset("cycle", 6, seed=1, seq_len=T)
+    fill = ab.head_means(model, make_dataset("cycle", 5, seed=2, seq_len=T).inputs)
+    assert tuple(fill.shape) == (L, T, 128)
+    eff = head_effects(model, data, removal="mean", fill=fill)["effect"]["margin"]
+    assert eff.shape == (L, 8, 6) and np.isfinite(eff).all()
+    with pytest.raises(ValueError, match="A = 128"):
+        ab.evaluate_ablation(model, data, torch.ones(L, 8), fill=fill[..., :64])

@@ -362,7 +362,9 @@ def test_every_figure_is_numbered_and_captioned(docname, built_html):
         caption = figure.find("figcaption") if figure else None
         assert caption is not None, f"{docname}: an output image has no caption"
         text = caption.get_text(" ", strip=True)
-        assert re.match(r"Fig\. \d+ \S", text), f"{docname}: caption not numbered: {text[:60]}"
+        # chapter-prefixed ("Fig. 10.2"): never a number that could be one of the paper's
+        assert re.match(r"Fig\. \d+\.\d+ \S", text), \
+            f"{docname}: caption not numbered by chapter: {text[:60]}"
 
 
 @pytest.mark.parametrize("docname", CAPTIONED)
@@ -380,7 +382,8 @@ def test_every_table_is_numbered_and_captioned(docname, built_html):
         caption = t.find("caption")
         assert caption is not None, f"{docname}: a table has no caption: {t.get_text()[:60]}"
         text = caption.get_text(" ", strip=True)
-        assert re.match(r"Table \d+ \S", text), f"{docname}: caption not numbered: {text[:60]}"
+        assert re.match(r"Table \d+\.\d+ \S", text), \
+            f"{docname}: caption not numbered by chapter: {text[:60]}"
 
 
 def test_chapter_download_menu_offers_the_executed_notebook(built_html, book_server, browser):
@@ -615,3 +618,74 @@ def test_cite_this_links_citation_cff_copied_into_the_book(built_html):
     copied = (built_html / "book" / link["href"]).resolve()
     assert copied.is_file() and copied.read_text() == (ROOT / "CITATION.cff").read_text()
     assert "@software{bparallel" in box.get_text()
+
+
+# ------------------------------------------------------------------ the text a reader reads
+
+#: What a template left on a page looks like: a range whose ends read the same ("between
+#: 100.0% and 100.0%"), a verb that did not agree with its count ("1 hold"), a bound that
+#: says nothing ("keep >= 100%", "at most 0.00%"), an internal name ("results key"), a note
+#: from an earlier version ("first edition").
+LEFTOVERS = {
+    "equal bounds": re.compile(r"\bbetween (-?[\d.,]+%?) and \1(?![\d.])"),
+    "equal range": re.compile(r"(?<![\d.])(-?[\d.,]+%?) to \1(?![\d.%])"),
+    "count agreement": re.compile(r"(?<![\d.,])1 (?:hold|fail|survive|remain)\b(?!s)"),
+    "vacuous bound": re.compile(r"(?:≥|>=)\s*100(?:\.0+)?%|at most 0(?:\.0+)?%"),
+    "results key": re.compile(r"results key|verdict\.order_rho"),
+    "earlier edition": re.compile(r"first edition"),
+}
+
+
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_no_template_leftovers_on_a_page(docname, built_html):
+    text = _page_main(built_html, docname).get_text(" ", strip=True)
+    found = {name: pat.search(text).group(0) for name, pat in LEFTOVERS.items()
+             if pat.search(text)}
+    assert not found, f"{docname}: template leftovers {found}"
+
+
+def test_leftover_patterns_catch_what_they_name():
+    samples = {"equal bounds": "between 100.0% and 100.0% of", "equal range": "from 3.1 to 3.1",
+               "count agreement": "1 hold with conditions", "vacuous bound": "keep ≥ 100% acc",
+               "results key": "results key verdict.order_rho", "earlier edition": "first edition"}
+    for name, text in samples.items():
+        assert LEFTOVERS[name].search(text), name
+    for fine in ("between 0.4% and 100.0%", "from 3.1 to 3.15", "2 hold", "11 of 16",
+                 "at most 0.5%", "1 holds"):
+        assert not any(p.search(fine) for p in LEFTOVERS.values()), fine
+
+
+def verdict_rows(main) -> list[tuple[str, str, str]]:
+    """Every table row of a page that holds a verdict badge: (claim, task, verdict), the
+    claim the row's first cell, the task its "task" column ("" without one)."""
+    out = []
+    for table in main.find_all("table"):
+        head = [th.get_text(" ", strip=True).lower() for th in table.select("thead th")]
+        for tr in table.select("tbody tr"):
+            badge = tr.select_one(".bp-verdict")
+            if badge is None:
+                continue
+            cells = [td.get_text(" ", strip=True) for td in tr.find_all("td")]
+            task = cells[head.index("task")] if "task" in head else ""
+            out.append((cells[0], task, badge.get_text(" ", strip=True)))
+    return out
+
+
+def test_one_verdict_per_claim_in_the_whole_book(built_html):
+    """A claim (a row's first cell, for the claim as a whole: no task, or task "all") reads
+    the same verdict on every page that states it: the introduction's findings and the
+    chapters' verdict tables come from the same recorded verdicts."""
+    seen: dict[str, tuple[str, str]] = {}
+    clashes = []
+    rows = 0
+    for docname in toc_docnames():
+        for claim, task, verdict in verdict_rows(_page_main(built_html, docname)):
+            if task not in ("", "all"):
+                continue
+            rows += 1
+            key = " ".join(claim.lower().split())
+            if key in seen and seen[key][1] != verdict:
+                clashes.append((claim, seen[key], (docname, verdict)))
+            seen.setdefault(key, (docname, verdict))
+    assert rows > 20, f"only {rows} verdict rows found: did the tables change?"
+    assert not clashes, f"claims with two verdicts: {clashes}"

@@ -62,30 +62,31 @@ def test_the_readme_table_is_the_generated_one():
     assert fd.run(argparse.Namespace(check=True)) == 0
 
 
-#: The intro's graph-task rows, by the slug of the chapter's verdict (``verdict.<slug>``).
-GRAPH_ROWS = {
-    "mixing": "On tasks where information must travel, more heads mix faster (Def. 2.7)",
-    "fidelity": "... and keep more fidelity", "accuracy": "... and so learn the task better",
-    "speed": "... and learn it faster",
-    "rank_accuracy": "The proxies rank the models as their accuracy does",
-    "rank_speed": "... and as their learning speed does",
-    "heads": "Per-head fidelity says which heads do the work"}
+def test_every_recorded_intro_verdict_is_the_chapters():
+    """The intro's verdicts of chapters 10-12 are written from the chapters' recorded
+    verdicts (``python -m bparallel findings``): every listed row exists, and each reads the
+    verdict its chapter's paper references record."""
+    refs = fd.load_references()
+    rows = {c[0]: c for table in fd.table_rows(fd.INTRO.read_text()) for c in table}
+    for claim in fd.INTRO_VERDICTS:
+        typed = rows[claim][1].removeprefix("{verdict}`").removesuffix("`")
+        assert typed == fd.recorded_verdict(claim, refs).value, claim
 
 
-def test_intro_graph_task_verdicts_are_the_chapters():
-    """The intro types each verdict of chapter 12 (a role cannot be glued); the chapter
-    records its verdicts (``verdict.<slug>``, the index in ``Verdict``) in its paper
-    references: the two must agree, so retraining that changes a verdict fails here until
-    the intro says so."""
-    from bparallel.book.graph_tasks import CLAIMS
-    from bparallel.book.verdicts import Verdict
-
-    assert set(GRAPH_ROWS) == set(CLAIMS)
-    refs = fd.load_references()["12_graph_tasks"]
-    rows = [cells for table in fd.table_rows(fd.INTRO.read_text()) for cells in table]
-    for slug, text in GRAPH_ROWS.items():
-        (cells,) = [c for c in rows if c[0] == text]
-        typed = Verdict.parse(cells[1].removeprefix("{verdict}`").removesuffix("`"))
-        recorded = list(Verdict)[int(refs[f"verdict.{slug}"]["value"])]
-        assert typed is recorded, (f"the intro says {typed.value!r} for {slug!r}; chapter 12's "
-                                   f"paper references say {recorded.value!r}")
+def test_intro_verdicts_are_rewritten_from_the_references():
+    intro = "| Per-head fidelity says which heads do the work | {verdict}`holds` | x | y |\n"
+    refs = {"12_graph_tasks": {"verdict.heads": {"value": 3.0}}}
+    few = dict(fd.INTRO_VERDICTS)
+    try:
+        fd.INTRO_VERDICTS.clear()
+        fd.INTRO_VERDICTS["Per-head fidelity says which heads do the work"] = \
+            few["Per-head fidelity says which heads do the work"]
+        out = fd.intro_with_verdicts(intro, refs)
+        assert "{verdict}`not supported`" in out and out.endswith("| x | y |\n")
+        with pytest.raises(KeyError, match="verdict.heads: the intro's verdict"):
+            fd.intro_with_verdicts(intro, {"12_graph_tasks": {}})
+        with pytest.raises(ValueError, match="no findings row"):
+            fd.intro_with_verdicts("nothing", refs)
+    finally:
+        fd.INTRO_VERDICTS.clear()
+        fd.INTRO_VERDICTS.update(few)

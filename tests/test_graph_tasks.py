@@ -9,7 +9,7 @@ import pytest
 
 from bparallel.book import graph_tasks as gt
 from bparallel.book.seeds import seed_interval
-from bparallel.book.verdicts import Outcome
+from bparallel.book.verdicts import Outcome, Verdict
 from bparallel.transformer.data import GRAPH_TASKS
 from bparallel.transformer.shipped import ship_run
 from bparallel.transformer.train import HEADS
@@ -97,20 +97,28 @@ def _evidence(rows):
                for what in (w for _, w in gt.CLAIMS.values() if isinstance(w, str))}
     agreement = {pair: gt.proxy_rank_agreement(rows, *pair)
                  for _, w in gt.CLAIMS.values() if isinstance(w, tuple) for pair in w}
-    rhos = [r["fidelity_impact_rho"] for r in rows if r.get("fidelity_impact_rho") is not None]
-    return changes, agreement, rhos
+    return changes, agreement, gt.head_claims(gt.head_cells(rows))
+
+
+def _head_data(rng, agree):
+    """A 4-layer, 4-head model's head study: heads that differ clearly in impact (40
+    sequences), and fidelity that ranks them as the impact does (``agree``) or reversed."""
+    impact = np.array([0.1, 0.9, 0.4, 0.6])[None, :, None] + rng.normal(0, 0.02, (4, 4, 40))
+    fid = np.tile(impact.mean(-1) * (1 if agree else -1), 1)
+    return {"impact": impact, "fidelity.paper": -fid, "fidelity.definition": fid}
 
 
 def test_claim_verdicts_from_rows():
     from bparallel.book.verdicts import Verdict
 
     rows = []
+    rng = np.random.default_rng(0)
     for s, d in zip((42, 43, 44), (0.10, 0.12, 0.11), strict=True):
         for h, acc, mix in ((1, 0.5, 9.0), (4, 0.55, 8.0), (8, 0.58, 7.5), (16, 0.5 + d, 7.0)):
+            extra = {"head_data": _head_data(rng, True)} if h == 4 else {}
             rows.append(_row("first", h, s, accuracy=acc, epochs_to_99=10 + h * (1 + d),
                              **{"mixing.definition": mix * (1 + d),
-                                "fidelity.definition": 20.0 - h * (1 + d)},
-                             fidelity_impact_rho=0.8 if h > 1 else None))
+                                "fidelity.definition": 20.0 - h * (1 + d)}, **extra))
     out = {v["slug"]: v for v in gt.claim_verdicts(*_evidence(rows))}
     assert list(out) == list(gt.CLAIMS)
     assert out["mixing"]["verdict"] is Verdict.HOLDS  # 9 -> 7 steps (x 1.1) in every seed
@@ -121,7 +129,15 @@ def test_claim_verdicts_from_rows():
     # faster mixing goes with higher accuracy, less fidelity with it: median of +1 and -1
     assert out["rank_accuracy"]["verdict"] is Verdict.NOT_SUPPORTED
     assert out["rank_accuracy"]["evidence"].startswith("fidelity: median ρ")
-    assert out["heads"]["verdict"] is Verdict.HOLDS and "over 9 models" in out["heads"]["evidence"]
+    # as defined, fidelity ranks the heads as their impact: 12 reliable cells, rho 1; the
+    # published code's reversed ranking is not supported: holds with conditions (as defined)
+    assert out["heads"]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
+    assert out["heads"]["evidence"] == "first: holds with conditions"
+    tests = {t["ranking"]: t for t in _evidence(rows)[2]}
+    assert tests["fidelity.definition"]["median"] == 1.0
+    assert tests["fidelity.definition"]["verdict"] is Verdict.HOLDS
+    assert tests["fidelity.paper"]["verdict"] is Verdict.NOT_SUPPORTED
+    assert tests["fidelity.paper"]["reliable_cells"] == 12
     few = gt.claim_verdicts(*_evidence(rows[:4]))  # one seed
     assert {v["slug"]: v["verdict"] for v in few}["mixing"] is Verdict.NOT_TESTABLE
     changes, agreement, rhos = _evidence(rows)
@@ -157,12 +173,14 @@ def test_model_row_from_measures():
                "mixing_time.definition": np.full((L, N), 6.0)}
     impact = np.zeros((L, H, N))
     impact[0, 1] = 1.0
+    fidelity = {"paper": np.array([[0.0, 0.4], [0.0, 0.3]]),
+                "definition": np.array([[0.1, 0.4], [0.2, 0.3]])}
     heads = {"knockout": {"none": {"accuracy": 0.9, "margin": 3.0},
                           "all": {"accuracy": 0.01, "margin": -1.0},
                           "L1": {"accuracy": 0.5, "margin": 1.0},
                           "L2": {"accuracy": 0.8, "margin": 2.0}},
              "impact": impact, "reliability": np.array([0.9, 0.1]),
-             "fidelity": {"definition": np.array([[0.1, 0.4], [0.2, 0.3]])}}
+             "fidelity": fidelity}
     meta = {"curve": {"heldout_accuracy_predictable": [0.2, 0.895, 0.9]}}  # 0.895 >= 0.891
     row = gt.model_row(("first", H, 43), defined, heads, meta)
     assert row["accuracy"] == 0.9 and row["epochs_to_99"] == 2
@@ -171,8 +189,8 @@ def test_model_row_from_measures():
     assert row["t_mix"] == math.inf  # median of the layer medians 4 and inf
     assert row["rollout_min"] == pytest.approx(0.0)
     assert (row["knockout_all"], row["knockout_L1"]) == (0.01, 0.5)
-    assert row["reliable_layers"] == 1 and row["fidelity_impact_rho"] == pytest.approx(1.0)
-    assert row["impact_reliability"] == pytest.approx(0.5)
+    np.testing.assert_array_equal(row["head_data"]["impact"], impact)
+    np.testing.assert_array_equal(row["head_data"]["fidelity.paper"], fidelity["paper"])
     assert "accuracy" not in gt.model_row(("first", H, 43), defined, heads)
 
 
@@ -203,24 +221,27 @@ def test_graph_models_quick_trains_and_shipped_loads(tmp_path):
 
 def test_evidence_covers_every_claim_and_its_results_are_the_numbers():
     rows = []
+    rng = np.random.default_rng(1)
     for s, d in zip((42, 43, 44), (0.10, 0.12, 0.11), strict=True):
         for h in HEADS:
+            extra = {"head_data": _head_data(rng, False)} if h == 4 else {}
             rows.append(_row("first", h, s, accuracy=0.5 + d * h / 16, epochs_to_99=10 + h,
                              **{q: 1.0 + h * d for q in gt.CHANGED if q not in
-                                ("accuracy", "epochs_to_99")},
-                             fidelity_impact_rho=0.3 if h > 1 else None))
-    changes, agreement, rhos = gt.evidence(rows)
-    assert set(changes) == set(gt.CHANGED) and len(agreement) == 8 and rhos == [0.3] * 9
+                                ("accuracy", "epochs_to_99")}, **extra))
+    changes, agreement, head_tests = gt.evidence(rows)
+    assert set(changes) == set(gt.CHANGED) and len(agreement) == 8 and len(head_tests) == 2
     # the verdicts find every piece of evidence they judge
-    assert [v["slug"] for v in gt.claim_verdicts(changes, agreement, rhos)] == list(gt.CLAIMS)
-    out = gt.evidence_results(changes, agreement, rhos)
+    assert [v["slug"] for v in gt.claim_verdicts(changes, agreement, head_tests)] == \
+        list(gt.CLAIMS)
+    out = gt.evidence_results(changes, agreement, head_tests)
     assert out["change.accuracy.first"] == changes["accuracy"][0]["change"]
     assert out["change.accuracy.first"] == pytest.approx(0.11 * 15 / 16)
     assert out["agreement.mixing.paper.accuracy.median"] == agreement[
         ("mixing.paper", "accuracy")]["median"]
-    assert out["heads.fidelity_impact.models"] == 9
-    assert out["heads.fidelity_impact.median"] == 0.3
-    assert "heads.fidelity_impact.median" not in gt.evidence_results(changes, agreement, [])
+    assert out["heads.first.reliable_cells"] == 12 and out["heads.first.cells"] == 12
+    assert out["heads.first.definition.median"] == -1.0  # reversed here
+    assert out["verdict.heads.first"] == list(Verdict).index(Verdict.REPRODUCED_PUBLISHED_ONLY)
+    assert "heads.first.definition.median" not in gt.evidence_results(changes, agreement, [])
 
 
 def test_summary_results_names_every_task_and_head_count():

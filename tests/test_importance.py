@@ -138,7 +138,9 @@ def test_knockouts_are_the_named_layer_masks(model, dataset):
     assert set(ko) == {"none", *masks}
 
 
-def test_pair_synergy_is_pair_minus_singles(model, dataset):
+def test_pair_interactions_by_direct_ablation(model, dataset):
+    """Redundancy from the intact model's end, complementarity from the emptied layer's end,
+    each recomputed from its own masks."""
     layer = 2
     pair = im.pair_synergy(model, dataset, layer, batch_size=10)
     assert pair["pairs"].tolist() == list(map(list, itertools.combinations(range(H), 2)))
@@ -152,10 +154,45 @@ def test_pair_synergy_is_pair_minus_singles(model, dataset):
         masks[2, layer, b] = 0
         v = ab.evaluate_ablation(model, dataset, masks, batch_size=10, per_sequence=True)
         drop = b0 - im.sequence_means(v["per_sequence"])["margin"]  # (3, N)
-        np.testing.assert_allclose(pair["synergy"][i], drop[0] - drop[1] - drop[2],
+        np.testing.assert_allclose(pair["redundancy"][i], drop[0] - drop[1] - drop[2],
+                                   rtol=1e-9, atol=1e-9)
+        keep = torch.ones(4, L, H)
+        keep[:, layer] = 0
+        keep[0, layer, [a, b]] = 1
+        keep[1, layer, a] = 1
+        keep[2, layer, b] = 1
+        v = ab.evaluate_ablation(model, dataset, keep, batch_size=10, per_sequence=True)
+        m = im.sequence_means(v["per_sequence"])["margin"]  # (4, N)
+        np.testing.assert_allclose(pair["complementarity"][i], m[0] - m[1] - m[2] + m[3],
                                    rtol=1e-9, atol=1e-9)
     with pytest.raises(ValueError, match="layer=4: the model has layers 0..3"):
         im.pair_synergy(model, dataset, L)
+
+
+def test_reliability_and_head_test_separate_signal_from_noise():
+    rng = np.random.default_rng(3)
+    signal = np.array([0.0, 1.0, 2.0, 3.0])[:, None] + 0.3 * rng.standard_normal((4, 60))
+    noise = rng.standard_normal((30, 4, 60))  # 30 layers whose heads do not differ
+    assert im.reliability(signal) == pytest.approx(1.0)
+    p = im.head_test(signal, permutations=199)
+    assert p == pytest.approx(1 / 200)  # no relabelling separates the heads as much
+    null_p = im.head_test(noise, permutations=199)
+    assert null_p.shape == (30,) and 0.3 < null_p.mean() < 0.7  # uniform under the null
+    assert (null_p <= 0.05).mean() <= 0.2
+    rel = im.reliability(noise)
+    assert abs(np.median(rel)) < 0.3
+    # the Spearman-Brown step: one split of rho 0.6 reads 0.75 over all sequences
+    two = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    assert im.reliability(two, splits=5) == pytest.approx(1.0)
+    assert im.reliability(np.zeros((2, 3, 6))).shape == (2,)  # equal heads: NaN rows
+    assert np.isnan(im.reliability(np.zeros((2, 3, 6)))).all()
+    with pytest.raises(ValueError, match="need at least 2"):
+        im.reliability(np.ones((3, 1)))
+    with pytest.raises(ValueError, match="splits"):
+        im.reliability(signal, splits=0)
+    # deterministic from the seed
+    np.testing.assert_array_equal(im.head_test(noise[:3], permutations=99, seed=1),
+                                  im.head_test(noise[:3], permutations=99, seed=1))
 
 
 def test_head_fidelity_is_algorithm_2_per_head(model, dataset):
@@ -192,11 +229,12 @@ def test_importance_study_parts(model, dataset):
     np.testing.assert_array_equal(study["spearman"]["gradient~mean"], ab.rank_correlation(
         study["scores"]["gradient"], study["scores"]["mean.margin"]))
     intact = study["knockout"]["none"]["accuracy"]
-    for order in ("weight", "mean.margin", "random"):
+    for order in ("weight", "zero.margin", "random"):
         curve = study["pruning"][order]["accuracy_predictable"]
         assert (curve[..., H] == intact).all()  # every head kept: the intact model
     assert study["pruning"]["random"]["margin"].shape == (2, H + 1)
-    assert study["pair"]["synergy"].shape == (H * (H - 1) // 2, 20)
+    assert study["pair"]["redundancy"].shape == (H * (H - 1) // 2, 20)
+    assert study["pair"]["complementarity"].shape == (H * (H - 1) // 2, 20)
     one = im.importance_study(_model(heads=1), data, reference=ref, num_random=1, batch_size=10)
     assert "pair" not in one and np.isnan(one["reliability"]["zero.margin"]).all()
     with pytest.raises(ValueError, match="removal='mean' needs reference"):

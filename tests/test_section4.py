@@ -44,17 +44,31 @@ def test_heads_verdicts_and_formatting():
     assert fmt_steps(2.37e6) == "2.37e+06"
 
 
-def _study(rel_margin, rel_loss, spearman_weight, knock):
+def _effects(reliable_layers, seed=0, n=40):
+    """Per-sequence effects ``(2, 3, n)`` of a 2-layer, 3-head model: in a layer of
+    ``reliable_layers`` the heads differ clearly (0.1, 0.5, 0.2 plus small noise), in the
+    other they are equal up to noise."""
+    rng = np.random.default_rng(seed)
+    eff = rng.normal(0.0, 0.05, (2, 3, n))
+    for layer in reliable_layers:
+        eff[layer] += np.array([0.1, 0.5, 0.2])[:, None]
+    return eff
+
+
+def _study(reliable_layers, spearman_weight, knock, seed=0):
     """A hand-made importance study of a 2-layer, 3-head model."""
+    margin = _effects(reliable_layers, seed)
+    loss = np.random.default_rng(seed + 1).normal(0.0, 1e-9, (2, 3, 40))
+    pair = np.array([[0.1, 0.3, 0.2, 0.2], [-0.1, -0.1, 0.1, 0.1], [0.0, 0.2, 0.0, 0.2]])
     return {"knockout": knock,
-            "reliability": {"mean.margin": np.array(rel_margin), "zero.loss": np.array(rel_loss)},
-            "scores": {"mean.margin": np.array([[0.1, 0.5, 0.2], [0.3, 0.3, 0.0]]),
-                       "zero.loss": np.array([[1e-9, -2e-9, 0.0], [0.0, 0.0, 0.0]])},
+            "effect": {"mean.margin": margin, "zero.loss": loss},
+            "scores": {"mean.margin": margin.mean(-1), "zero.loss": loss.mean(-1),
+                       "fidelity.paper": np.array([[1.0, 3.0, 2.0], [1.0, 1.0, 1.0]]),
+                       "fidelity.definition": np.array([[3.0, 1.0, 2.0], [1.0, 2.0, 3.0]])},
             "spearman": {"weight~mean": np.array(spearman_weight),
                          "gradient~mean": np.array([0.5, 0.5])},
-            "pair": {"synergy": np.array([[0.1, 0.3, 0.2, 0.2], [-0.1, -0.1, 0.1, 0.1],
-                                          [0.0, 0.2, 0.0, 0.2]]),
-                     "split_half_rho": np.asarray(0.9), "layer": np.asarray(1)}}
+            "pair": {"redundancy": np.tile(pair, (1, 10)),
+                     "complementarity": -np.tile(pair, (1, 10)), "layer": np.asarray(1)}}
 
 
 def _knock(none, all_, l1, l2):
@@ -64,41 +78,49 @@ def _knock(none, all_, l1, l2):
             "only_L2": {"accuracy": 0.4, "margin": 1.5}}
 
 
+def _studies():
+    return {("copy", 3): _study([0], [0.6, np.nan], _knock(1.0, 1.0, 1.0, 1.0)),
+            ("cycle", 3): _study([0, 1], [-0.4, 0.2], _knock(1.0, 0.004, 0.3, 0.9), seed=5),
+            ("cycle", 1): {"knockout": _knock(1.0, 0.003, 0.5, 0.9)}}
+
+
 def test_importance_summaries_by_hand():
     from bparallel.book.section4 import (
         knockout_rows,
         layer_rows,
+        pair_rows,
         pruning_area,
         ranking_rows,
         reliability_rows,
-        synergy_rows,
         uses_attention,
     )
 
-    studies = {("copy", 3): _study([0.9, 0.5], [0.1, -0.2], [0.6, np.nan],
-                                   _knock(1.0, 1.0, 1.0, 1.0)),
-               ("cycle", 3): _study([0.95, 0.85], [0.3, 0.0], [-0.4, 0.2],
-                                    _knock(1.0, 0.004, 0.3, 0.9)),
-               ("cycle", 1): {"knockout": _knock(1.0, 0.003, 0.5, 0.9)}}
+    studies = _studies()
     ko = knockout_rows(studies)
     assert [(r["task"], r["heads"]) for r in ko] == [("copy", 3), ("cycle", 1), ("cycle", 3)]
     assert ko[2]["L1.accuracy"] == 0.3 and ko[2]["only_L2.margin"] == 1.5
     assert not uses_attention(ko[0]) and uses_attention(ko[2])
     rel = {r["measure"]: r for r in reliability_rows(studies)}
-    assert rel["mean.margin"]["median_rho"] == pytest.approx(0.875)  # of .9 .5 .95 .85
     assert rel["mean.margin"]["reliable_share"] == 0.75 and rel["mean.margin"]["cells"] == 4
-    assert rel["mean.margin"]["max_effect"] == 0.5 and rel["zero.loss"]["max_effect"] == 2e-9
+    assert rel["mean.margin"]["max_effect"] == pytest.approx(
+        max(np.abs(st["scores"]["mean.margin"]).max() for k, st in studies.items() if k[1] > 1))
+    assert rel["zero.loss"]["reliable_share"] == 0.0  # noise: never reliable
     rank = ranking_rows(studies)
     assert len(rank) == 4  # the one-head model has no ranking
     copy2 = next(r for r in rank if r["task"] == "copy" and r["layer"] == 2)
     assert not copy2["reliable"] and copy2["weight"] is None  # below the floor: no rho
+    assert copy2["p_holm"] > 0.05
     cyc = [r for r in rank if r["task"] == "cycle"]
-    assert [r["weight"] for r in cyc] == [-0.4, 0.2] and cyc[0]["max_impact"] == 0.5
-    (s1, s2) = synergy_rows(studies)
-    assert s1["task"] == "copy" and s1["layer"] == 2 and s1["reliable"]
-    per_seq = np.array([0.0, 0.4 / 3, 0.3 / 3, 0.5 / 3])  # mean over the 3 pairs
-    assert s1["mean"] == pytest.approx(per_seq.mean())
-    assert s1["share_positive"] == pytest.approx(2 / 3)  # pair means .2, 0, .1
+    assert [r["weight"] for r in cyc] == [-0.4, 0.2] and all(r["reliable"] for r in cyc)
+    assert all(r["p_holm"] <= 0.05 and r["reliability"] >= 0.8 for r in cyc)
+    pairs = pair_rows(studies)
+    red = [r for r in pairs if r["effect"] == "redundancy"]
+    assert [(r["task"], r["layer"]) for r in red] == [("copy", 2), ("cycle", 2)]
+    per_seq = np.tile(np.array([0.0, 0.4 / 3, 0.3 / 3, 0.5 / 3]), 10)  # mean over the 3 pairs
+    assert red[0]["mean"] == pytest.approx(per_seq.mean())
+    assert red[0]["share_positive"] == pytest.approx(2 / 3)  # pair means .2, 0, .1
+    comp = [r for r in pairs if r["effect"] == "complementarity"]
+    assert comp[0]["mean"] == pytest.approx(-per_seq.mean())
     defined = [{"task": "cycle", "heads": h, "layer": la, "t_mix_median": t}
                for h in (1, 3) for la, t in ((1, 5.0), (2, 50.0))]
     rows = layer_rows(ko[1:], defined, {("cycle", 1): np.array([10.0, 1.0]),
@@ -110,6 +132,61 @@ def test_importance_summaries_by_hand():
     assert pruning_area([[1.0, 0.5, 0.0]]) == 0.5
     with pytest.raises(ValueError, match="no multi-head model"):
         reliability_rows({("cycle", 1): studies[("cycle", 1)]})
+
+
+def test_noise_floor_is_exact_at_its_thresholds():
+    """A reliability of exactly 0.8 that float arithmetic puts at 0.7999999999999999 is
+    reliable; perturbing every input by 1e-12 changes no flag."""
+    from bparallel.book import section4
+
+    effects = {("cycle", 4): _effects([0, 1])}
+    base = section4.noise_floor(effects)
+    for eps in (1e-12, -1e-12):
+        moved = section4.noise_floor({k: v + eps for k, v in effects.items()})
+        assert [r["reliable"] for r in moved] == [r["reliable"] for r in base]
+    # the rule at its threshold: decided by ranks.reaches, not by the last bit
+    assert section4.threshold_verdict(0.7999999999999999, 0.8, 0.5) is \
+        section4.Verdict.HOLDS
+    assert section4.threshold_verdict(0.49999999999999994, 0.8, 0.5) is \
+        section4.Verdict.HOLDS_WITH_CONDITIONS
+
+
+def test_head_and_layer_claims_per_task():
+    from bparallel.book.section4 import head_claims, layer_claims, ranking_rows
+    from bparallel.book.verdicts import Verdict
+
+    rank = ranking_rows(_studies())
+    tests = {(t["task"], t["ranking"]): t for t in head_claims(rank)}
+    assert set(tests) == {(t, m) for t in ("copy", "cycle")
+                          for m in ("fidelity.paper", "fidelity.definition")}
+    # copy has one reliable cell, cycle two: fewer than three, so not testable, per task
+    assert tests[("copy", "fidelity.paper")]["reliable_cells"] == 1
+    assert tests[("cycle", "fidelity.paper")]["reliable_cells"] == 2
+    assert all(t["verdict"] is Verdict.NOT_TESTABLE for t in tests.values())
+    # cycle layer 1: impact .1 .5 .2, published fidelity 1 3 2 -> rho 1
+    assert tests[("copy", "fidelity.paper")]["median"] == 1.0
+    assert tests[("copy", "fidelity.definition")]["median"] == -1.0
+    layers = [{"task": "cycle", "heads": h, "damage": np.array([3.0, 2.0, 1.0, 0.0]),
+               "fidelity": np.array([4.0, 3.0, 2.0, 1.0]) + h, "speed": np.array(
+                   [1.0, 2.0, 3.0, 4.0])} for h in (1, 4, 8, 16)]
+    (fid, speed) = layer_claims(layers)
+    assert fid["median"] == 1.0 and fid["cells"] == 4 and fid["p"] < 0.01
+    assert fid["verdict"] is Verdict.HOLDS
+    assert speed["median"] == -1.0 and speed["verdict"] is Verdict.NOT_SUPPORTED
+
+
+def test_across_tasks_and_both_modes():
+    from bparallel.book.section4 import across_tasks, both_modes
+    from bparallel.book.verdicts import Verdict as V
+
+    assert across_tasks([V.FAILS, V.HOLDS]) is V.HOLDS_WITH_CONDITIONS
+    assert across_tasks([V.HOLDS, V.HOLDS]) is V.HOLDS
+    assert across_tasks([V.NOT_TESTABLE, V.NOT_SUPPORTED]) is V.NOT_SUPPORTED
+    assert across_tasks([]) is V.NOT_TESTABLE
+    assert both_modes(V.NOT_SUPPORTED, V.HOLDS) is V.HOLDS_WITH_CONDITIONS
+    assert both_modes(V.HOLDS, V.NOT_SUPPORTED) is V.REPRODUCED_PUBLISHED_ONLY
+    assert both_modes(V.NOT_TESTABLE, V.NOT_SUPPORTED) is V.NOT_SUPPORTED
+    assert both_modes(V.FAILS, V.FAILS) is V.FAILS
 
 
 def test_threshold_verdict():
@@ -127,31 +204,52 @@ def test_threshold_verdict():
 
 
 def test_claim_verdicts_by_hand():
-    from bparallel.book.section4 import claim_verdicts, proxy_order_rho
+    from bparallel.book.section4 import claim_verdicts, proxy_order_rho, verdict_results
     from bparallel.book.verdicts import Verdict
 
-    rows = [{"t_mix_median": t, "proxy_definition": p, "starts_beyond_cutoff": b,
+    rows = [{"task": task, "t_mix_median": t, "proxy_definition": p, "starts_beyond_cutoff": b,
              "rollout_fidelity_rho": r}
-            for t, p, b, r in ((10, 5, 0.0, 0.8), (20, 6, 0.1, 0.9), (math.inf, 9, 0.3, 0.2),
-                               (30, 7, 0.0, 0.75))]
+            for task, t, p, b, r in (("copy", 10, 5, 0.0, 0.8), ("copy", 20, 6, 0.1, 0.9),
+                                     ("cycle", math.inf, 9, 0.3, 0.2),
+                                     ("cycle", 30, 7, 0.0, 0.75))]
     assert proxy_order_rho(rows) == pytest.approx(1.0)  # the finite cells in the same order
-    heads = [{"faster": True}, {"faster": True}, {"faster": False}]
-    ko = [{"task": "copy", "none.accuracy": 1.0, "all.accuracy": 1.0},
-          {"task": "copy", "none.accuracy": 1.0, "all.accuracy": 0.5},
-          {"task": "cycle", "none.accuracy": 1.0, "all.accuracy": 0.01}]
-    layers = [{"rho_fidelity": 0.6}, {"rho_fidelity": None}]
-    out = claim_verdicts(rows, heads, ko, layers, [0.1, 0.3, 0.25])
-    verdict = {r["claim (Section 4)"]: r["verdict under the definition"] for r in out}
-    assert verdict["More heads mix faster (Tables 1-2)"] is Verdict.HOLDS_WITH_CONDITIONS  # 2/3
-    assert verdict["Algorithm 1 stands in for Definition 2.7"] is Verdict.HOLDS_WITH_CONDITIONS
-    assert verdict["Fidelity says which positions reach the last one"] is Verdict.HOLDS  # 0.775
-    assert verdict["The tasks exercise the attention graph"] is Verdict.FAILS  # 1 copy model
-    assert verdict["Per-head fidelity says which heads matter (pruning)"] \
-        is Verdict.HOLDS_WITH_CONDITIONS  # median 0.25
-    assert verdict["The layers a task needs are the good graphs"] is Verdict.NOT_TESTABLE
-    keys = {r["claim (Section 4)"]: r["key number"] for r in out}
-    assert keys["The tasks exercise the attention graph"].startswith("copy: 1 of 2 models")
-    assert "30% of starts beyond M" in keys["Algorithm 1 stands in for Definition 2.7"]
+    heads = [{"task": "copy", "faster": True}, {"task": "copy", "faster": True},
+             {"task": "cycle", "faster": False}, {"task": "cycle", "faster": True}]
+    ko = [{"task": t, "none.accuracy": 1.0, "all.accuracy": a, "none.margin": 20.0,
+           "all.margin": m} for t, a, m in (("copy", 1.0, 10.0), ("copy", 1.0, 12.0),
+                                            ("cycle", 0.01, -3.0))]
+    test = {"cells": 3, "median": 0.6, "p": 0.01, "p_min": 0.001, "reliable_cells": 3}
+    none = {"cells": 0, "median": math.nan, "p": math.nan, "p_min": math.nan}
+    head_tests = [{"task": "copy", "ranking": m, **none, "verdict": Verdict.NOT_TESTABLE}
+                  for m in ("fidelity.paper", "fidelity.definition")] + [
+        {"task": "cycle", "ranking": "fidelity.paper", **test, "median": -0.2, "p": 0.8,
+         "verdict": Verdict.NOT_SUPPORTED},
+        {"task": "cycle", "ranking": "fidelity.definition", **test, "verdict": Verdict.HOLDS}]
+    layers = [{"task": "cycle", "measure": m, **test, "verdict": Verdict.HOLDS}
+              for m in ("fidelity", "speed")]
+    pairs = [{"task": t, "effect": e, "mean": m, "half_width": 0.1, "reliable": True}
+             for t, e, m in (("copy", "complementarity", 0.5), ("copy", "redundancy", -0.2),
+                             ("cycle", "complementarity", -2.0), ("cycle", "redundancy", 1.0))]
+    out = claim_verdicts(rows, heads, ko, layers, head_tests, pairs)
+    v = {(r["slug"], r["task"]): r["verdict"] for r in out}
+    assert v[("mixing", "copy")] is Verdict.HOLDS and v[("mixing", "cycle")] is \
+        Verdict.HOLDS_WITH_CONDITIONS and v[("mixing", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    assert v[("proxy", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    assert v[("rollout", "copy")] is Verdict.HOLDS  # median .85
+    assert v[("uses_attention", "copy")] is Verdict.FAILS
+    assert v[("uses_attention", "cycle")] is Verdict.HOLDS
+    assert v[("uses_attention", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    assert v[("heads", "cycle")] is Verdict.HOLDS_WITH_CONDITIONS  # as defined only
+    assert v[("heads", "copy")] is Verdict.NOT_TESTABLE
+    assert v[("layers", "cycle")] is Verdict.HOLDS and ("layers", "all") not in v
+    assert v[("pairs", "copy")] is Verdict.HOLDS and v[("pairs", "cycle")] is \
+        Verdict.NOT_SUPPORTED and v[("pairs", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    text = {(r["slug"], r["task"]): r["defined"] for r in out}
+    assert "margin 20.0 → 10.0 to 12.0 logits" in text[("uses_attention", "copy")]
+    assert "accuracy 100.0%," in text[("uses_attention", "copy")]  # one bound, not "between"
+    assert "30% of starts beyond M" in text[("proxy", "all")]
+    res = verdict_results(out)
+    assert res["verdict.heads.cycle"] == list(Verdict).index(Verdict.HOLDS_WITH_CONDITIONS)
     with pytest.raises(ValueError, match="rows has 1 cells"):
         proxy_order_rho(rows[2:3] + rows[:1])
 
@@ -196,17 +294,15 @@ def test_report_tables_and_results_by_hand():
     """Chapter 10's tables and recorded values (section4_report) of the hand-made studies."""
     from bparallel.book import section4_report as report
     from bparallel.book.section4 import (
+        head_claims,
         knockout_rows,
         layer_rows,
+        pair_rows,
         ranking_rows,
         reliability_rows,
-        synergy_rows,
     )
 
-    studies = {("copy", 3): _study([0.9, 0.5], [0.1, -0.2], [0.6, np.nan],
-                                   _knock(1.0, 1.0, 1.0, 1.0)),
-               ("cycle", 3): _study([0.95, 0.85], [0.3, 0.0], [-0.4, 0.2],
-                                    _knock(1.0, 0.004, 0.3, 0.9))}
+    studies = {k: v for k, v in _studies().items() if k[1] > 1}
     ko = knockout_rows(studies)
     table = report.knockout_table(ko)
     assert table[1] == {"task": "cycle", "heads": 3, "intact": "100% (10.0)",
@@ -221,40 +317,67 @@ def test_report_tables_and_results_by_hand():
     assert out["knockout.cycle.uses_attention.models"] == 1
     assert out["knockout.copy.uses_attention.models"] == 0 and out["knockout.models"] == 2
     assert "knockout.copy.h3.none.accuracy" not in out  # intact: the table shows it
+    margins = report.copy_margin_results(ko)
+    assert margins["margin.copy.intact.min"] == 10.0 and margins["margin.copy.none.max"] == 1.0
     # ranking: copy layer 2 is below the floor; its correlations read so
     rank = ranking_rows(studies)
     shown = report.ranking_table(rank)
     assert shown[1]["ρ(w_h)"] == report.BELOW and shown[0]["ρ(w_h)"] == "0.60"
-    assert shown[0]["ρ(φ, definition)"] == "—"  # reliable, but no such correlation
     res = report.ranking_results(rank)
     assert res["ablation.reliable.cells"] == 3 and res["ablation.cells"] == 4
-    assert res["ablation.rho_weight.median"] == pytest.approx(0.2)  # of .6, -.4, .2
-    assert res["ablation.rho_weight.positive_share"] == pytest.approx(2 / 3)
-    assert res["ablation.rho_fidelity_definition.cells"] == 0
-    assert "ablation.rho_fidelity_definition.median" not in res
+    assert res["ablation.cycle.rho_weight.median"] == pytest.approx(-0.1)  # of -.4, .2
+    assert res["ablation.copy.rho_weight.median"] == pytest.approx(0.6)
+    assert "ablation.rho_weight.median" not in res  # never pooled across tasks
     assert res["ablation.cycle.reliable.cells"] == 2
-    assert report.fidelity_rhos(rank) == []
-    syn = report.synergy_results(synergy_rows(studies))
-    assert syn["pairs.models"] == 2 and syn["pairs.reliable.models"] == 2
-    assert report.synergy_table(synergy_rows(studies))[0]["above the noise floor"] is True
-    rel = reliability_rows({k: {**st, "reliability": {m: np.array([0.9, 0.5])
-                                                      for m in report.MEASURES},
+    claims = report.claims_table(head_claims(rank), "ranking")
+    assert {r["task"] for r in claims} == {"copy", "cycle"}
+    pairs = pair_rows(studies)
+    pres = report.pair_results(pairs)
+    assert pres["pairs.models"] == 2 and pres["pairs.redundancy.positive.models"] == 2
+    assert pres["pairs.complementarity.positive.models"] == 0
+    assert {r["interaction"] for r in report.pair_table(pairs)} == {"redundancy",
+                                                                    "complementarity"}
+    rel = reliability_rows({k: {**st, "effect": {m: st["effect"]["mean.margin"]
+                                                 for m in report.MEASURES},
                                 "scores": {m: np.array([[0.1, -0.5]]) for m in report.MEASURES}}
                             for k, st in studies.items()})
     floor = report.noise_floor_table(rel)
     assert [r["measure"] for r in floor] == list(report.MEASURES.values())
-    assert report.noise_floor_results(rel)["head_impact.margin.max"] == 0.5
-    # layers: only the model that needs attention is judged
+    nres = report.noise_floor_results(rel)
+    assert nres["head_impact.margin.max"] == 0.5
+    assert nres["chance.single_split.h4"] == pytest.approx(1 / 6)  # 4 of 24 orderings
+    chance = report.chance_table()
+    assert [r["heads"] for r in chance] == [4, 8, 16]
+    # layers: per model; the per-task tests are layer_claims
     defined = [{"task": t, "heads": 3, "layer": la, "t_mix_median": tm}
                for t in ("copy", "cycle") for la, tm in ((1, 5.0), (2, 50.0))]
     fid = {("copy", 3): np.array([1.0, 2.0]), ("cycle", 3): np.array([10.0, 1.0])}
     lr = layer_rows(ko, defined, fid)
-    assert [r["task"] for r in report.attention_layers(lr, ko)] == ["cycle"]
     assert report.layers_table(lr, ko)[1]["needs attention"] is True
     assert "| cycle | 3 | yes |" in pipe_table(report.layers_table(lr, ko))  # as shown
-    lres = report.layers_results(lr, ko)
-    assert lres["layers.rho_fidelity.models"] == 1 and lres["layers.cycle.h3.most_needed"] == 1
-    assert lres["layers.rho_fidelity.median"] == pytest.approx(1.0)
+    assert report.layers_results(lr) == {"layers.copy.h3.most_needed": 1,
+                                         "layers.cycle.h3.most_needed": 1}
+
+
+def test_pruning_summary_against_the_random_band():
+    from bparallel.book import section4_report as report
+
+    kept = np.arange(5)
+    random = {m: np.linspace(0.0, 1.0, 5)[None] + np.linspace(-0.1, 0.1, 20)[:, None]
+              for m in ("accuracy_predictable", "margin")}
+    curve = {"random": random,
+             "zero.margin": {m: np.ones(5) for m in random},       # keeps everything: above
+             "weight": {m: np.zeros(5) for m in random},           # loses at once: below
+             "gradient": {m: np.linspace(0.0, 1.0, 5) for m in random}}  # like random
+    studies = {("cycle", 4): {"pruning": {"heads_kept": kept, **curve}}}
+    (row,) = report.pruning_summary(studies)
+    assert row["oracle (zero-ablation impact)"].endswith("(above)")
+    assert row["head weight w_h"].endswith("(below)")
+    assert row["gradient importance"].endswith("(within)")
+    assert row["best order"] == "oracle (zero-ablation impact)"
+    text = report.pruning_prose([row])
+    assert text.startswith("**Cycle**: with 4 heads, the oracle (zero-ablation impact) order")
+    assert "the head weight w_h order is worse than random" in text
 
 
 def test_report_heads_rollout_and_pruning_by_hand():
@@ -278,7 +401,9 @@ def test_report_heads_rollout_and_pruning_by_hand():
     studies = {("copy", 1): {}, ("copy", 4): {"pruning": {k: curve for k in
                                                           report.PRUNING_ORDERS}}}
     pr = report.pruning_results(studies)
-    assert len(pr) == 2 * len(report.PRUNING_ORDERS)  # the one-head model is not pruned
+    # the one-head model is not pruned; the random orders add their 5/50/95% areas
+    assert len(pr) == 2 * len(report.PRUNING_ORDERS) + 2 * 3
+    assert pr["pruning.copy.h4.random.margin.area.p50"] == 0.5
     assert pr["pruning.copy.h4.fidelity_definition.margin.area"] == 0.5
     metrics = {("copy", 1): {"fidelity.node": np.array([[[0.5, 0.2, 1.0], [0.3, 0.4, 1.0]]])}}
     np.testing.assert_allclose(report.layer_fidelity(metrics)[("copy", 1)], [0.25])

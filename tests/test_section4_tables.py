@@ -426,7 +426,12 @@ def test_amplification_and_claims_over_seeds():
                    "claims.fails": 1, "claims.mixing.copy.holds": 1,
                    "claims.mixing.copy.units": 1, "claims.fidelity.copy.holds": 0,
                    "claims.fidelity.copy.units": 1, "claims.amplification.copy.holds": 1,
-                   "claims.amplification.copy.units": 2}
+                   "claims.amplification.copy.units": 2,
+                   "claims.mixing.copy.holds_uncorrected": 1,
+                   "claims.fidelity.copy.holds_uncorrected": 0,
+                   "verdict.mixing.copy": 0, "verdict.mixing": 0,
+                   "verdict.fidelity.copy": 4, "verdict.fidelity": 4,
+                   "verdict.amplification.copy": 1, "verdict.amplification": 1}
     table = s4.seed_claims_table(claims, claims_definition)
     assert table[0]["verdict: published code"] is Verdict.HOLDS
     assert table[0]["verdict: definitions"] is Verdict.FAILS

@@ -28,7 +28,6 @@ import numpy as np
 from .._checks import one_of
 from ..transformer.ablation import rank_correlation
 from ..transformer.data import GRAPH_TASKS, HOPS, PAPER_TASKS, TASKS, heldout_dataset
-from ..transformer.importance import RELIABLE
 from ..transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
@@ -37,7 +36,7 @@ from ..transformer.shipped import (
     train_quick,
 )
 from ..transformer.train import DEFAULT_SEED, HEADS, get_profile
-from .section4 import rho_verdict
+from .section4 import across_tasks, both_modes, head_claims, noise_floor, rho_verdict
 from .seeds import effect_outcome, fmt_interval, paired_effect, seed_interval
 from .verdicts import Outcome, Verdict
 
@@ -212,15 +211,27 @@ def model_row(
     row["rollout_min"] = float(rollout.shape[-1] * rollout.min(-1).mean())
     if "impact" not in heads:  # knockouts only (heads_measure with impact=False)
         return row
-    rel = np.asarray(heads["reliability"], dtype=np.float64)
-    row["impact_reliability"] = float(np.nanmedian(rel)) if np.isfinite(rel).any() else None
-    impact = np.nanmean(np.asarray(heads["impact"], dtype=np.float64), axis=-1)  # (L, H)
-    rhos = [float(rank_correlation(heads["fidelity"]["definition"][la], impact[la]))
-            for la in range(len(rel)) if np.isfinite(rel[la]) and rel[la] >= RELIABLE]
-    rhos = [r for r in rhos if math.isfinite(r)]
-    row["fidelity_impact_rho"] = float(np.median(rhos)) if rhos else None
-    row["reliable_layers"] = len(rhos)
+    row["head_data"] = {"impact": np.asarray(heads["impact"], dtype=np.float64),
+                        **{f"fidelity.{m}": np.asarray(heads["fidelity"][m], dtype=np.float64)
+                           for m in ("paper", "definition")}}
     return row
+
+
+def head_cells(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The per-head cells of every multi-head model of ``rows`` (:func:`model_row` with the
+    head study): the noise floor of the margin impact of removing each head
+    (:func:`bparallel.book.section4.noise_floor`: reliability and permutation test, Holm
+    over every cell of the chapter) and, per cell, the heads' mean impact and minimax
+    fidelity in both modes (``scores``), as :func:`bparallel.book.section4.head_claims`
+    takes them."""
+    data = {(r["task"], r["heads"], r["seed"]): r["head_data"] for r in rows
+            if "head_data" in r}
+    cells = noise_floor({k: d["impact"] for k, d in data.items()})
+    for c in cells:
+        d, la = data[c["model"]], c["layer"] - 1
+        c["scores"] = {"impact": np.nanmean(d["impact"][la], axis=-1),
+                       **{k: d[k][la] for k in ("fidelity.paper", "fidelity.definition")}}
+    return cells
 
 
 # --------------------------------------------------------------------------- across seeds
@@ -346,13 +357,14 @@ CLAIMS: dict[str, tuple[str, Any]] = {
 
 def claim_verdicts(changes: Mapping[str, Sequence[Mapping[str, Any]]],
                    agreement: Mapping[tuple[str, str], Mapping[str, Any]],
-                   rhos: Sequence[float]) -> list[dict[str, Any]]:
+                   head_tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The chapter's verdict table from the evidence the chapter has computed: per claim of
     :data:`CLAIMS`, its ``slug``, ``claim``, ``verdict`` (:class:`Verdict`) and ``evidence``
     (a sentence). ``changes`` holds :func:`head_count_change` by quantity, ``agreement``
-    :func:`proxy_rank_agreement` by (proxy, outcome), and ``rhos`` the per-model correlation
-    of head fidelity with head impact (``fidelity_impact_rho`` of :func:`model_row`, over
-    the models that have one); a claim whose evidence is missing is a ``KeyError``."""
+    :func:`proxy_rank_agreement` by (proxy, outcome), and ``head_tests`` the per-task tests
+    of per-head fidelity against head impact (:func:`bparallel.book.section4.head_claims`
+    of :func:`head_cells`; the claim's verdict is :func:`head_verdicts` across tasks); a
+    claim whose evidence is missing is a ``KeyError``."""
     out = []
     for slug, (claim, what) in CLAIMS.items():
         if isinstance(what, str):
@@ -367,13 +379,21 @@ def claim_verdicts(changes: Mapping[str, Sequence[Mapping[str, Any]]],
                                               f"{agreement[(proxy, o)]['tasks']} tasks")
                 for (proxy, o), m in zip(what, medians, strict=True))
         else:
-            verdict = rho_verdict(rhos, cells_needed=3)
-            evidence = (f"median ρ {np.median(rhos):.2f} with the head impact over {len(rhos)} "
-                        "models with reliable layers" if len(rhos) else
-                        "no layer with a reliable head impact")
+            per_task = head_verdicts(head_tests)
+            verdict = across_tasks(list(per_task.values()))
+            evidence = "; ".join(f"{task}: {v.value}" for task, v in per_task.items()) or "—"
         out.append({"slug": slug, "claim": claim, "verdict": verdict, "evidence": evidence})
     return out
 
+
+def head_verdicts(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]:
+    """Per task, the verdict of "per-head fidelity says which heads do the work" from its
+    two tests (published code, definitions; :func:`bparallel.book.section4.both_modes`)."""
+    out = {}
+    for task in sorted({t["task"] for t in head_tests}, key=TASKS.index):
+        by = {t["ranking"]: t["verdict"] for t in head_tests if t["task"] == task}
+        out[task] = both_modes(by["fidelity.paper"], by["fidelity.definition"])
+    return out
 
 
 # --------------------------------------------------------------------------- the chapter's steps
@@ -559,23 +579,23 @@ def mean_interval(row: Mapping[str, Any], quantity: str, decimals: int = 1,
 
 def evidence(rows: Sequence[Mapping[str, Any]], level: float = 0.95
              ) -> tuple[dict[str, list[dict[str, Any]]], dict[tuple[str, str], dict[str, Any]],
-                        list[float]]:
+                        list[dict[str, Any]]]:
     """What the verdicts judge (:func:`claim_verdicts`): the change of every quantity of
     :data:`CHANGED` from 1 to 16 heads per task (:func:`head_count_change`), the rank
     agreement of every proxy of :data:`RANKED` with every quantity of :data:`LEARNED`
-    (:func:`proxy_rank_agreement`), and the per-model correlations of per-head fidelity with
-    head impact."""
+    (:func:`proxy_rank_agreement`), and per task the tests of per-head fidelity against
+    head impact (:func:`bparallel.book.section4.head_claims` of :func:`head_cells`)."""
     changes = {q: head_count_change(rows, q, level=level) for q in CHANGED}
     agreement = {(p, o): proxy_rank_agreement(rows, p, o) for p in RANKED for o in LEARNED}
-    rhos = [r["fidelity_impact_rho"] for r in rows if r.get("fidelity_impact_rho") is not None]
-    return changes, agreement, rhos
+    return changes, agreement, head_claims(head_cells(rows))
 
 
 def evidence_results(changes: Mapping[str, Sequence[Mapping[str, Any]]],
                      agreement: Mapping[tuple[str, str], Mapping[str, Any]],
-                     rhos: Sequence[float]) -> dict[str, float]:
+                     head_tests: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The chapter's recorded values of :func:`evidence`: ``change.<q>.<task>``,
-    ``agreement.<proxy>.<outcome>.median`` and the per-head correlations' count and median."""
+    ``agreement.<proxy>.<outcome>.median`` and per task and mode the per-head test
+    (``heads.<task>.<mode>.{cells,median,p}``, ``heads.<task>.reliable_cells``)."""
     out: dict[str, float] = {}
     for q, cs in changes.items():
         for c in cs:
@@ -583,10 +603,39 @@ def evidence_results(changes: Mapping[str, Sequence[Mapping[str, Any]]],
     for (p, o), a in agreement.items():
         if a["median"] is not None:
             out[f"agreement.{p}.{o}.median"] = a["median"]
-    out["heads.fidelity_impact.models"] = len(rhos)
-    if rhos:
-        out["heads.fidelity_impact.median"] = float(np.median(rhos))
+    order = list(Verdict)
+    for task, verdict in head_verdicts(head_tests).items():
+        out[f"verdict.heads.{task}"] = order.index(verdict)
+    for t in head_tests:
+        base = f"heads.{t['task']}"
+        out[f"{base}.reliable_cells"] = t["reliable_cells"]
+        out[f"{base}.cells"] = t["task_cells"]
+        mode = t["ranking"].split(".")[1]
+        out[f"{base}.{mode}.cells"] = t["cells"]
+        if t["cells"] and math.isfinite(t["median"]):
+            out[f"{base}.{mode}.median"] = t["median"]
+            out[f"{base}.{mode}.p"] = t["p"]
     return out
+
+
+def head_table(head_tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per task: the reliable cells and each mode's median rho with its permutation p, and
+    the task's verdict (:func:`head_verdicts`)."""
+    verdicts = head_verdicts(head_tests)
+    rows = []
+    for task, verdict in verdicts.items():
+        by = {t["ranking"]: t for t in head_tests if t["task"] == task}
+        row: dict[str, Any] = {"task": task,
+                               "reliable cells": f"{by['fidelity.paper']['reliable_cells']} of "
+                                                 f"{by['fidelity.paper']['task_cells']}"}
+        for key, name in (("fidelity.paper", "published code"),
+                          ("fidelity.definition", "as defined")):
+            t = by[key]
+            row[name] = ("—" if not t["cells"] else
+                         f"ρ {t['median']:.2f} (p {t['p']:.3f})")
+        row["verdict"] = verdict
+        rows.append(row)
+    return rows
 
 
 def defaults(profile: str) -> dict[str, int]:

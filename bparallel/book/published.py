@@ -10,22 +10,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from .. import ranks
 from .._checks import one_of
 
 #: The paper's Transformers have 4 layers: columns L1-L4 of every published table.
 LAYERS = 4
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's rank correlation (``scipy.stats.spearmanr``); NaN when one side is constant."""
+    """Spearman's rank correlation (:func:`bparallel.ranks.spearman`, the project's one);
+    NaN when one side is constant."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1 or len(a) < 2:
         raise ValueError(f"spearman needs two 1-d sequences of one length >= 2, got "
                          f"{a.shape} and {b.shape}")
     if np.all(a == a[0]) or np.all(b == b[0]):
         return float("nan")
-    return float(stats.spearmanr(a, b).statistic)
+    return float(ranks.spearman(a, b))
 
 
 #: Tables 1-6 of the paper, copied from its text. Tables 1-4: ``mean`` and ``std`` per head

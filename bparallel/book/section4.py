@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import ranks
 from .._checks import positive_int
 from ..transformer.ablation import rank_correlation
-from ..transformer.importance import RELIABLE
+from ..transformer.importance import ALPHA, RELIABLE, head_test, reliability
+from .seeds import holm
 from .verdicts import Verdict
 
 #: Display labels of the columns of :func:`definition_rows`.
@@ -117,30 +119,59 @@ def knockout_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[
 def uses_attention(row: Mapping[str, Any], tolerance: float = 0.01) -> bool:
     """Does the model of a :func:`knockout_rows` row need attention at all: does removing
     every layer's attention lower its accuracy by more than ``tolerance``?"""
-    return row["none.accuracy"] - row["all.accuracy"] > tolerance
+    return not ranks.reaches(tolerance, row["none.accuracy"] - row["all.accuracy"])
+
+
+def noise_floor(effects: Mapping[str, Any], *, threshold: float = RELIABLE,
+                alpha: float = ALPHA) -> list[dict[str, Any]]:
+    """The noise floor of one per-head measure, per cell: ``effects`` maps a model
+    ``(task, heads, ...)`` to its per-sequence effects ``(L, H, N)``; one row per multi-head
+    (model, layer) with the ranking's :func:`~bparallel.transformer.importance.reliability`
+    (random half-splits, Spearman-Brown corrected), the permutation p-value that the heads
+    differ at all (:func:`~bparallel.transformer.importance.head_test`), that p-value after
+    Holm's correction over every row (the chapter's one multiple-testing rule,
+    :func:`bparallel.book.seeds.holm`) and ``reliable``: reliability at least ``threshold``
+    and Holm p at most ``alpha`` (both decided by :func:`bparallel.ranks.reaches`). Under
+    the null hypothesis that no head differs, the chance that any cell of the family is
+    reliable is at most ``alpha``, whatever the number of heads."""
+    rows = []
+    for key, eff in sorted(effects.items()):
+        task, heads = key[0], key[1]
+        if heads < 2:
+            continue
+        rel, p = reliability(eff), head_test(eff)
+        for layer in range(len(rel)):
+            rows.append({"task": task, "heads": heads, "layer": layer + 1, "model": key,
+                         "reliability": float(rel[layer]), "p": float(p[layer])})
+    for r, adjusted in zip(rows, holm([r["p"] for r in rows]), strict=True):
+        r["p_holm"] = adjusted
+        r["reliable"] = bool(ranks.reaches(r["reliability"], threshold)
+                             and ranks.reaches(alpha, adjusted))
+    return rows
 
 
 def reliability_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
                      threshold: float = RELIABLE) -> list[dict[str, Any]]:
-    """One row per per-head measure: the split-half reliability over the multi-head
-    (model, layer) cells (median, and the share of cells at or above ``threshold``) and the
-    largest mean effect of removing one head. Measures: ``"<removal>.<measure>"`` and
-    ``"gradient"`` (:func:`bparallel.transformer.importance.importance_study`)."""
+    """One row per per-head measure: its :func:`noise_floor` over the multi-head
+    (model, layer) cells (the median reliability, and the share of cells that are
+    reliable) and the largest mean effect of removing one head. Measures:
+    ``"<removal>.<measure>"`` and ``"gradient"``
+    (:func:`bparallel.transformer.importance.importance_study`)."""
     multi = {k: st for k, st in studies.items() if k[1] > 1}
     if not multi:
         raise ValueError("studies: no multi-head model, so no ranking of heads to assess")
-    measures = list(next(iter(multi.values()))["reliability"])
+    measures = list(next(iter(multi.values()))["effect"])
     rows = []
     for measure in measures:
-        rho = np.concatenate([np.asarray(st["reliability"][measure], float)
-                              for st in multi.values()])
+        floor = noise_floor({k: st["effect"][measure] for k, st in multi.items()},
+                            threshold=threshold)
+        rho = np.array([r["reliability"] for r in floor])
         scores = np.concatenate([np.asarray(st["scores"][measure], float).ravel()
                                  for st in multi.values()])
         finite = rho[np.isfinite(rho)]
         rows.append({"measure": measure,
-                     "median_rho": float(np.median(finite)) if finite.size else math.nan,
-                     "reliable_share": float((finite >= threshold).mean()) if finite.size
-                     else 0.0,
+                     "median_rho": ranks.median(finite) if finite.size else math.nan,
+                     "reliable_share": float(np.mean([r["reliable"] for r in floor])),
                      "undefined": int(np.isnan(rho).sum()), "cells": int(rho.size),
                      "max_effect": float(np.nanmax(np.abs(scores)))})
     return rows
@@ -149,29 +180,71 @@ def reliability_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
 def ranking_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]], *,
                  impact: str = "mean.margin", threshold: float = RELIABLE
                  ) -> list[dict[str, Any]]:
-    """One row per multi-head (model, layer): the split-half reliability of the ``impact``
-    (the margin drop when a head alone is removed), whether it reaches ``threshold``, the
-    largest impact, and the rank correlation with it of each ranking (head weight ``w_h``,
-    gradient importance, per-head minimax fidelity in both modes). A correlation with an
-    impact below the noise floor is ``None``: there is nothing stable to correlate with."""
+    """One row per multi-head (model, layer): the :func:`noise_floor` of the ``impact``
+    (the margin drop when a head alone is removed: its reliability, Holm-corrected
+    permutation p-value, whether it is ``reliable``), the largest impact, and the rank
+    correlation with it of each ranking (head weight ``w_h``, gradient importance, per-head
+    minimax fidelity in both modes). A correlation with an impact below the noise floor is
+    ``None``: there is nothing stable to correlate with. ``scores`` keeps the layer's
+    per-head values of the impact and of each ranking, for :func:`head_claims`."""
     removal = impact.split(".")[0]
+    multi = {k: st for k, st in sorted(studies.items()) if k[1] > 1}
+    floor = noise_floor({k: st["effect"][impact] for k, st in multi.items()},
+                        threshold=threshold)
     rows = []
-    for (task, heads), st in sorted(studies.items()):
-        if heads < 2:
-            continue
-        rel = np.asarray(st["reliability"][impact], float)
-        for layer in range(rel.shape[0]):
-            ok = bool(np.isfinite(rel[layer]) and rel[layer] >= threshold)
-            row: dict[str, Any] = {"task": task, "heads": heads, "layer": layer + 1,
-                                   "reliability": float(rel[layer]), "reliable": ok,
-                                   "max_impact": float(np.max(st["scores"][impact][layer]))}
-            for ranking in RANKINGS:
-                rho = st["spearman"].get(f"{ranking}~{removal}")
-                value = None if rho is None else float(np.asarray(rho)[layer])
-                row[ranking] = value if ok and value is not None and math.isfinite(value) \
-                    else None
-            rows.append(row)
+    for cell in floor:
+        st = multi[(cell["task"], cell["heads"])]
+        layer = cell["layer"] - 1
+        ok = cell["reliable"]
+        row: dict[str, Any] = {**cell, "max_impact": float(np.max(st["scores"][impact][layer]))}
+        row["scores"] = {"impact": np.asarray(st["scores"][impact][layer], float)}
+        for ranking in RANKINGS:
+            if ranking in st["scores"]:
+                row["scores"][ranking] = np.asarray(st["scores"][ranking][layer], float)
+            rho = st["spearman"].get(f"{ranking}~{removal}")
+            value = None if rho is None else float(np.asarray(rho)[layer])
+            row[ranking] = value if ok and value is not None and math.isfinite(value) \
+                else None
+        rows.append(row)
     return rows
+
+
+def head_claims(ranking: Sequence[Mapping[str, Any]],
+                rankings: Sequence[str] = ("fidelity.paper", "fidelity.definition"),
+                ) -> list[dict[str, Any]]:
+    """Does a per-head measure rank the heads as their impact does? Per task and ranking,
+    over the task's reliable cells of :func:`ranking_rows` (never pooled across tasks):
+    the median of the cells' Spearman rho (``cells``: those where it is defined;
+    ``reliable_cells`` of ``task_cells``), its permutation test
+    (:func:`bparallel.ranks.median_rho_test`: p-value and the smallest attainable one) and
+    the verdict (:func:`rank_claim_verdict`)."""
+    out = []
+    for task in sorted({r["task"] for r in ranking}):
+        cells = [r for r in ranking if r["task"] == task and r["reliable"]]
+        for key in rankings:
+            pairs = [(r["scores"][key], r["scores"]["impact"]) for r in cells
+                     if key in r["scores"]]
+            test = ranks.median_rho_test(pairs) if pairs else \
+                {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
+            out.append({"task": task, "ranking": key, "reliable_cells": len(cells),
+                        "task_cells": sum(r["task"] == task for r in ranking), **test,
+                        "verdict": rank_claim_verdict(test)})
+    return out
+
+
+def rank_claim_verdict(test: Mapping[str, float], *, cells_needed: int = 3,
+                       alpha: float = ALPHA) -> Verdict:
+    """The verdict of "this ranking orders the items as that one does" from a
+    :func:`bparallel.ranks.median_rho_test`: not testable with fewer than ``cells_needed``
+    cells or when even perfect agreement could not reach ``alpha`` (``p_min``); not
+    supported when the median is no larger than chance gives (``p > alpha``); else by the
+    median against :data:`RHO_HOLDS` and :data:`RHO_CONDITIONS`."""
+    if test["cells"] < positive_int(cells_needed, "cells_needed") \
+            or not ranks.reaches(alpha, test["p_min"]):
+        return Verdict.NOT_TESTABLE
+    if not ranks.reaches(alpha, test["p"]):
+        return Verdict.NOT_SUPPORTED
+    return threshold_verdict(test["median"], RHO_HOLDS, RHO_CONDITIONS)
 
 
 #: The rankings of heads compared with the ablation impact, and their display names.
@@ -179,25 +252,36 @@ RANKINGS = {"weight": "w_h", "gradient": "gradient", "fidelity.definition": "φ,
             "fidelity.paper": "φ, published code"}
 
 
-def synergy_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
-                 threshold: float = RELIABLE) -> list[dict[str, Any]]:
-    """One row per multi-head model: the pair synergy on the margin of its pair layer
-    (:func:`bparallel.transformer.importance.pair_synergy`): mean over pairs and sequences
-    with a 95% t-interval over sequences, the share of pairs with a positive mean, the
-    split-half reliability across pairs, and whether it reaches ``threshold``."""
+#: The two pair interactions of :func:`bparallel.transformer.importance.pair_synergy`.
+PAIR_EFFECTS = ("redundancy", "complementarity")
+
+
+def pair_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
+              threshold: float = RELIABLE) -> list[dict[str, Any]]:
+    """One row per (multi-head model, pair interaction of :data:`PAIR_EFFECTS`) on the
+    margin of the model's pair layer: the mean over pairs and sequences with a 95%
+    t-interval over sequences, the share of pairs with a positive mean, and the noise floor
+    of the pairs' ranking (:func:`noise_floor` across the pairs, Holm over every row of one
+    interaction): ``reliable`` when the pairs differ reliably. Redundancy: removing both
+    heads hurts more than the two single removals (the heads back each other up);
+    complementarity: the pair alone does what neither head alone does."""
     from ..transformer.importance import mean_interval
 
     rows = []
-    for (task, heads), st in sorted(studies.items()):
-        if "pair" not in st:
-            continue
-        syn = np.asarray(st["pair"]["synergy"], float)  # (P, N)
-        mean, half = mean_interval(syn.mean(0))  # over sequences of the mean over pairs
-        rho = float(st["pair"]["split_half_rho"])
-        rows.append({"task": task, "heads": heads, "layer": int(st["pair"]["layer"]) + 1,
-                     "mean": float(mean), "half_width": float(half),
-                     "share_positive": float((syn.mean(1) > 0).mean()),
-                     "reliability": rho, "reliable": bool(math.isfinite(rho) and rho >= threshold)})
+    for effect in PAIR_EFFECTS:
+        models = {k: st for k, st in sorted(studies.items()) if "pair" in st}
+        per = {k: np.asarray(st["pair"][effect], float)[None] for k, st in models.items()}
+        floor = {(r["task"], r["heads"]): r for r in noise_floor(per, threshold=threshold)}
+        for key, st in models.items():
+            values = per[key][0]  # (P, N)
+            mean, half = mean_interval(values.mean(0))  # over sequences of the mean over pairs
+            cell = floor[key]
+            rows.append({"task": key[0], "heads": key[1], "effect": effect,
+                         "layer": int(st["pair"]["layer"]) + 1, "mean": float(mean),
+                         "half_width": float(half),
+                         "share_positive": float((values.mean(1) > 0).mean()),
+                         "reliability": cell["reliability"], "p_holm": cell["p_holm"],
+                         "reliable": cell["reliable"]})
     return rows
 
 
@@ -211,8 +295,9 @@ def layer_rows(knockouts: Sequence[Mapping[str, Any]],
     of the combined heads' minimax fidelity (Tables 3-4's quantity). The damage of layer
     ``l`` is the margin drop when its attention alone is removed; the row holds the rank
     correlation across layers of the damage with the fidelity and with minus the mixing
-    time (positive: the layers that matter are the high-fidelity, fast-mixing ones), and
-    the layer whose removal hurts most."""
+    time (positive: the layers that matter are the high-fidelity, fast-mixing ones), the
+    layer whose removal hurts most, and the three vectors (``damage``, ``fidelity``,
+    ``speed``) for :func:`layer_claims`."""
     t_mix = {(r["task"], r["heads"], r["layer"]): r["t_mix_median"] for r in defined}
     rows = []
     for ko in knockouts:
@@ -224,14 +309,37 @@ def layer_rows(knockouts: Sequence[Mapping[str, Any]],
         speed = -np.array([t_mix[(*key, la)] for la in layers], float)
         rows.append({"task": key[0], "heads": key[1],
                      "most_needed_layer": int(layers[int(np.argmax(damage))]),
-                     "rho_fidelity": _rho(damage, fid), "rho_mixing": _rho(damage, speed)})
+                     "rho_fidelity": _rho(damage, fid), "rho_mixing": _rho(damage, speed),
+                     "damage": damage, "fidelity": fid, "speed": speed})
     return rows
+
+
+def layer_claims(layers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Are the layers a task needs the good graphs? Per task (never pooled) and measure
+    (``"fidelity"``, ``"speed"`` = minus Definition 2.7's mixing time), over the task's
+    models of :func:`layer_rows`: the median across models of Spearman's rho across layers
+    between the damage and the measure, its permutation test
+    (:func:`bparallel.ranks.median_rho_test`) and the verdict (:func:`rank_claim_verdict`)."""
+    out = []
+    for task in sorted({r["task"] for r in layers}):
+        mine = [r for r in layers if r["task"] == task]
+        for measure in ("fidelity", "speed"):
+            pairs = [(_finite(r[measure]), _finite(r["damage"])) for r in mine]
+            test = ranks.median_rho_test(pairs)
+            out.append({"task": task, "measure": measure, "models": len(mine), **test,
+                        "verdict": rank_claim_verdict(test)})
+    return out
+
+
+def _finite(a: np.ndarray) -> np.ndarray:
+    """Infinite values (a layer that never mixes) as the largest finite ones of their sign,
+    so that they rank beyond every finite value."""
+    return np.nan_to_num(np.asarray(a, float), posinf=1e300, neginf=-1e300)
 
 
 def _rho(a: np.ndarray, b: np.ndarray) -> float | None:
     """Spearman's rho of two short vectors; ``None`` when one is constant."""
-    a, b = np.nan_to_num(a, posinf=1e300, neginf=-1e300), np.nan_to_num(b, posinf=1e300,
-                                                                       neginf=-1e300)
+    a, b = _finite(a), _finite(b)
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return None
     return float(rank_correlation(a, b))
@@ -246,12 +354,15 @@ def pruning_area(curve: np.ndarray) -> float:
 def threshold_verdict(value: float, holds: float, conditions: float) -> Verdict:
     """:attr:`~Verdict.HOLDS` when ``value >= holds``, :attr:`~Verdict.HOLDS_WITH_CONDITIONS`
     when ``value >= conditions``, else :attr:`~Verdict.NOT_SUPPORTED`: the fixed rule behind
-    the chapter's verdict table (a table cell shows it as a verdict badge)."""
+    the chapter's verdict table (a table cell shows it as a verdict badge). Each comparison
+    is :func:`bparallel.ranks.reaches`: a value that only rounding put below a threshold
+    reaches it."""
     if not conditions <= holds:
         raise ValueError(f"conditions={conditions!r} must not exceed holds={holds!r}")
-    if value >= holds:
+    if ranks.reaches(value, holds):
         return Verdict.HOLDS
-    return Verdict.HOLDS_WITH_CONDITIONS if value >= conditions else Verdict.NOT_SUPPORTED
+    return (Verdict.HOLDS_WITH_CONDITIONS if ranks.reaches(value, conditions)
+            else Verdict.NOT_SUPPORTED)
 
 
 def proxy_order_rho(rows: Sequence[Mapping[str, Any]]) -> float:
@@ -278,57 +389,192 @@ def rho_verdict(rhos: Sequence[float], cells_needed: int = 1) -> Verdict:
     ``cells_needed`` cells (chapters 10 and 12)."""
     if len(rhos) < positive_int(cells_needed, "cells_needed"):
         return Verdict.NOT_TESTABLE
-    return threshold_verdict(float(np.median(rhos)), RHO_HOLDS, RHO_CONDITIONS)
+    return threshold_verdict(ranks.median(rhos), RHO_HOLDS, RHO_CONDITIONS)
+
+
+def across_tasks(verdicts: Sequence[Verdict]) -> Verdict:
+    """One verdict for a claim from its per-task verdicts: the common one when they agree;
+    :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when it holds (with or without conditions) on
+    some task but not all (the condition: those tasks); otherwise not testable when no task
+    could test it, else not supported."""
+    vs = [Verdict.parse(v) for v in verdicts]
+    if not vs:
+        return Verdict.NOT_TESTABLE
+    if len(set(vs)) == 1:
+        return vs[0]
+    if {Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS} & set(vs):
+        return Verdict.HOLDS_WITH_CONDITIONS
+    if set(vs) == {Verdict.NOT_TESTABLE}:
+        return Verdict.NOT_TESTABLE
+    return Verdict.NOT_SUPPORTED
+
+
+def both_modes(published: Verdict, defined: Verdict) -> Verdict:
+    """One verdict from the published code's answer and the definitions': the common one;
+    :attr:`~Verdict.REPRODUCED_PUBLISHED_ONLY` when only the published code's holds;
+    :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when only the definitions' does (the condition:
+    as defined) or both hold in part; else the weaker of the two negatives (not supported
+    before fails, testable before not)."""
+    good = {Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS}
+    if published is defined:
+        return published
+    if published in good and defined in good:
+        return Verdict.HOLDS_WITH_CONDITIONS
+    if published in good:
+        return Verdict.REPRODUCED_PUBLISHED_ONLY
+    if defined in good:
+        return Verdict.HOLDS_WITH_CONDITIONS
+    if Verdict.NOT_SUPPORTED in (published, defined):
+        return Verdict.NOT_SUPPORTED
+    return Verdict.FAILS if Verdict.FAILS in (published, defined) else Verdict.NOT_TESTABLE
+
+
+#: The claims of the chapter's verdict table: slug -> the claim as the table and the
+#: introduction write it (one text per claim, so one verdict per claim in the whole book).
+CLAIMS = {
+    "mixing": "More heads mix faster (Tables 1-2, Definition 2.7)",
+    "proxy": "Algorithm 1 stands in for Definition 2.7",
+    "rollout": "Fidelity says which positions reach the last one",
+    "uses_attention": "Tables 1-6 measure attention that the tasks use",
+    "heads": "Per-head fidelity says which heads matter (pruning)",
+    "layers": "The layers a task needs are the good graphs",
+    "pairs": "Heads work as complementary pairs (Remark 3.7)",
+}
+ALL_TASKS = "all"
+
+
+def _fmt_test(test: Mapping[str, float]) -> str:
+    if not test.get("cells"):
+        return "no reliable cell"
+    return (f"median ρ {test['median']:.2f} over {test['cells']} "
+            f"cell{'s' * (test['cells'] != 1)} (permutation p {test['p']:.3f})")
 
 
 def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[str, Any]],
                    knockouts: Sequence[Mapping[str, Any]], layers: Sequence[Mapping[str, Any]],
-                   head_rhos: Sequence[float]) -> list[dict[str, Any]]:
-    """The chapter's verdict table: one row per Section 4 claim measured as defined, with
-    its :class:`Verdict` by a fixed threshold on its key number, the key number and where
-    the evidence is.
+                   head_tests: Sequence[Mapping[str, Any]],
+                   pairs: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The chapter's verdict rows: per claim of :data:`CLAIMS`, one row per task and, where
+    the tasks differ, one row for the claim as a whole (:func:`across_tasks`; task
+    :data:`ALL_TASKS`). Each row: ``slug``, ``claim``, ``task``, ``verdict``
+    (:class:`Verdict`), the published code's answer and the definitions' (``published``,
+    ``defined``; "—" where the published code computes nothing of the kind) and the
+    ``evidence``.
 
     ``rows``: :func:`definition_rows`; ``heads``: :func:`heads_verdicts`; ``knockouts``:
-    :func:`knockout_rows`; ``layers``: :func:`layer_rows` of the models that need attention
-    (:func:`uses_attention`); ``head_rhos``: per reliable (model, layer) cell, the rank
-    correlation of per-head fidelity with the head impact.
+    :func:`knockout_rows`; ``layers``: :func:`layer_claims`; ``head_tests``:
+    :func:`head_claims`; ``pairs``: :func:`pair_rows` (Remark 3.7 is judged on
+    complementarity: in how many of a task's models it is positive beyond its interval and
+    above its noise floor). Every threshold is decided by :func:`bparallel.ranks.reaches`.
     """
-    faster = sum(v["faster"] for v in heads)
+    out: list[dict[str, Any]] = []
+    tasks = sorted({r["task"] for r in rows})
+
+    def add(slug: str, per_task: Mapping[str, tuple[Verdict, str, str]], evidence: str,
+            overall: tuple[str, str] | None = None) -> None:
+        for task, (verdict, published, defined) in per_task.items():
+            out.append({"slug": slug, "claim": CLAIMS[slug], "task": task, "verdict": verdict,
+                        "published": published, "defined": defined, "evidence": evidence})
+        if overall is not None and len(per_task) > 1:
+            out.append({"slug": slug, "claim": CLAIMS[slug], "task": ALL_TASKS,
+                        "verdict": across_tasks([v for v, _, _ in per_task.values()]),
+                        "published": overall[0], "defined": overall[1],
+                        "evidence": evidence})
+
+    mixing = {}
+    for task in tasks:
+        mine = [v for v in heads if v["task"] == task]
+        faster = sum(v["faster"] for v in mine)
+        mixing[task] = (threshold_verdict(faster / len(mine), 1.0, 0.5), "see chapter 08",
+                        f"16 heads faster in {faster} of {len(mine)} layers")
+    add("mixing", mixing, "{numref}`tbl-heads-verdicts`", ("per task", "per task"))
+
     order_rho = proxy_order_rho(rows)
-    rho_roll = float(np.median([r["rollout_fidelity_rho"] for r in rows]))
-    rho_layers = [r["rho_fidelity"] for r in layers if r["rho_fidelity"] is not None]
-    copy = [r for r in knockouts if r["task"] == "copy"]
-    copy_free = [r for r in copy if not uses_attention(r)]
-    verdict = "verdict under the definition"
-    return [
-        {"claim (Section 4)": "More heads mix faster (Tables 1-2)",
-         verdict: threshold_verdict(faster / len(heads), 1.0, 0.5),
-         "key number": f"16 heads faster in {faster} of {len(heads)} (task, layer) cells",
-         "evidence": "{numref}`tbl-heads-verdicts`"},
-        {"claim (Section 4)": "Algorithm 1 stands in for Definition 2.7",
-         verdict: threshold_verdict(order_rho, 2.0, 0.7),
-         "key number": f"same order (Spearman {order_rho:.2f} over (model, layer) cells, "
-                       "results key verdict.order_rho); up to "
-                       f"{max(r['starts_beyond_cutoff'] for r in rows):.0%} of starts beyond M",
-         "evidence": "{numref}`tbl-definition-vs-proxy`"},
-        {"claim (Section 4)": "Fidelity says which positions reach the last one",
-         verdict: threshold_verdict(rho_roll, 0.7, 0.3),
-         "key number": f"median Spearman {rho_roll:.2f} with attention rollout",
-         "evidence": "{numref}`tbl-rollout-fidelity`"},
-        {"claim (Section 4)": "The tasks exercise the attention graph",
-         verdict: Verdict.FAILS if copy_free else Verdict.HOLDS,
-         "key number": f"copy: {len(copy_free)} of {len(copy)} models keep ≥ "
-                       f"{min(r['all.accuracy'] for r in copy):.0%} accuracy with no attention",
-         "evidence": "{numref}`tbl-knockouts`"},
-        {"claim (Section 4)": "Per-head fidelity says which heads matter (pruning)",
-         verdict: rho_verdict(head_rhos, cells_needed=3),
-         "key number": (f"median Spearman {np.median(head_rhos):.2f} with the head impact, in "
-                        f"{len(head_rhos)} reliable (model, layer) cells" if head_rhos else
-                        "no layer with a reliable head impact"),
-         "evidence": "{numref}`tbl-ablation`"},
-        {"claim (Section 4)": "The layers a task needs are the good graphs",
-         verdict: rho_verdict(rho_layers, cells_needed=3),
-         "key number": (f"median Spearman {np.median(rho_layers):.2f} over {len(rho_layers)} "
-                        "models that need attention" if rho_layers else "no model to test"),
-         "evidence": "{numref}`tbl-layers`"},
-    ]
+    add("proxy", {ALL_TASKS: (
+        threshold_verdict(order_rho, 2.0, 0.7), "— (never computes Definition 2.7)",
+        f"same order (Spearman {order_rho:.2f} over (model, layer) cells); up to "
+        f"{max(r['starts_beyond_cutoff'] for r in rows):.0%} of starts beyond M")},
+        "{numref}`tbl-definition-vs-proxy`")
+
+    rollout = {}
+    for task in tasks:
+        rho = ranks.median([r["rollout_fidelity_rho"] for r in rows if r["task"] == task])
+        rollout[task] = (threshold_verdict(rho, 0.7, 0.3), "—",
+                         f"median Spearman {rho:.2f} with attention rollout")
+    add("rollout", rollout, "{numref}`tbl-rollout-fidelity`", ("—", "per task"))
+
+    used = {}
+    for task in tasks:
+        mine = [r for r in knockouts if r["task"] == task]
+        needs = sum(uses_attention(r) for r in mine)
+        acc = (min(r["all.accuracy"] for r in mine), max(r["all.accuracy"] for r in mine))
+        margin = (min(r["none.margin"] for r in mine), max(r["none.margin"] for r in mine))
+        cut = (min(r["all.margin"] for r in mine), max(r["all.margin"] for r in mine))
+        verdict = (Verdict.HOLDS if needs == len(mine) else
+                   Verdict.FAILS if needs == 0 else Verdict.HOLDS_WITH_CONDITIONS)
+        text = (f"{needs} of {len(mine)} models need attention; with none, accuracy "
+                f"{_span(acc, '.1%')}, margin {_span(margin, '.1f')} → {_span(cut, '.1f')} "
+                "logits")
+        used[task] = (verdict, "the same knockouts", text)
+    add("uses_attention", used, "{numref}`tbl-knockouts`",
+        ("the same knockouts", "per task"))
+
+    per_head = {}
+    for task in tasks:
+        tests = {t["ranking"]: t for t in head_tests if t["task"] == task}
+        paper, defined = tests.get("fidelity.paper"), tests.get("fidelity.definition")
+        if paper is None or defined is None:
+            continue
+        per_head[task] = (both_modes(paper["verdict"], defined["verdict"]),
+                          _fmt_test(paper), _fmt_test(defined))
+    add("heads", per_head, "{numref}`tbl-ablation`", ("per task", "per task"))
+
+    per_layer = {}
+    for task in tasks:
+        tests = {t["measure"]: t for t in layers if t["task"] == task}
+        if "fidelity" not in tests:
+            continue
+        per_layer[task] = (tests["fidelity"]["verdict"], "—",
+                           f"fidelity: {_fmt_test(tests['fidelity'])}; −T_mix: "
+                           f"{_fmt_test(tests['speed'])}")
+    add("layers", per_layer, "{numref}`tbl-layers`", ("—", "per task"))
+
+    per_pair = {}
+    for task in tasks:
+        comp = [r for r in pairs if r["task"] == task and r["effect"] == "complementarity"]
+        red = [r for r in pairs if r["task"] == task and r["effect"] == "redundancy"]
+        if not comp:
+            continue
+        up = sum(r["reliable"] and r["mean"] - r["half_width"] > 0 for r in comp)
+        verdict = (Verdict.HOLDS if up == len(comp) else
+                   Verdict.HOLDS_WITH_CONDITIONS if up else Verdict.NOT_SUPPORTED)
+        span = _span((min(r["mean"] for r in comp), max(r["mean"] for r in comp)), "+.3f")
+        rspan = _span((min(r["mean"] for r in red), max(r["mean"] for r in red)), "+.3f")
+        per_pair[task] = (verdict, "the same ablations",
+                          f"complementarity positive in {up} of {len(comp)} models "
+                          f"({span} logits); redundancy {rspan} logits")
+    add("pairs", per_pair, "{numref}`tbl-synergy`", ("the same ablations", "per task"))
+    return out
+
+
+def _span(bounds: tuple[float, float], fmt: str) -> str:
+    """``"a"`` when both bounds read the same, else ``"a to b"`` (never "between 100% and
+    100%")."""
+    lo, hi = (format(b, fmt) for b in bounds)
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def verdict_results(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The recorded verdicts of :func:`claim_verdicts`: ``verdict.<slug>.<task>``, the index
+    of the verdict in :class:`Verdict` (what the introduction's findings are checked
+    against)."""
+    order = list(Verdict)
+    return {f"verdict.{v['slug']}.{v['task']}": order.index(Verdict.parse(v["verdict"]))
+            for v in verdicts}
+
+
+def verdict_table(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`claim_verdicts` as the chapter shows them."""
+    return [{"claim (Section 4)": v["claim"], "task": v["task"], "verdict": v["verdict"],
+             "published code": v["published"], "as defined": v["defined"],
+             "evidence": v["evidence"]} for v in verdicts]

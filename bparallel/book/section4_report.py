@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import ranks
 from .._checks import positive_int
-from ..transformer.importance import RELIABLE
+from ..transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
 from .render.markdown import fmt_steps
-from .section4 import LABELS, RANKINGS, pruning_area, uses_attention
+from .section4 import LABELS, PAIR_EFFECTS, RANKINGS, pruning_area, uses_attention
 
 #: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
 DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",
@@ -85,8 +86,9 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
                      ) -> dict[tuple[str, int], dict[str, Any]]:
     """Per model of ``bundle``, keyed ``(task, heads)``: the
     :func:`~bparallel.transformer.importance.importance_study` (knockouts, head impact by
-    mean and zero ablation, gradient importance, pruning, pair synergy; three random
-    orders, seed 0), unflattened, on held-out sequences disjoint from the first ``skip``
+    mean and zero ablation, gradient importance, pruning with
+    :data:`~bparallel.transformer.importance.RANDOM_ORDERS` random orders from seed 0, pair
+    interactions), unflattened, on held-out sequences disjoint from the first ``skip``
     (those :func:`defined_measures` used): ``num_sequences`` measured, then
     ``reference_sequences`` for the means of mean ablation; through the metrics cache."""
     from ..transformer.measure import evaluation_inputs
@@ -101,7 +103,7 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
          for key in keys}
     jobs = [(bundle.models[key], x[key],
              {"task": key[0], "reference_sequences": reference_sequences, "horizon": horizon,
-              "num_random": 3, "seed": 0}) for key in keys]
+              "num_random": RANDOM_ORDERS, "seed": 0}) for key in keys]
     return {key: unflatten(m) for key, m in
             zip(keys, cached_metrics_many("ablation", jobs, cache_dir=cache_dir), strict=True)}
 
@@ -212,34 +214,57 @@ MEASURES = {"mean.margin": "margin drop, mean ablation",
             "mean.kl": "KL, mean ablation", "zero.kl": "KL, zero ablation",
             "mean.loss": "loss rise, mean ablation", "zero.loss": "loss rise, zero ablation",
             "gradient": "gradient importance"}
-_SHARE = f"share of layers with ρ ≥ {RELIABLE:g}"
+_SHARE = "share of layers reliable"
 #: Formats of :func:`noise_floor_table`.
-NOISE_FORMATS = {"median split-half ρ": ".2f", _SHARE: ".0%", "largest mean effect": ".2e"}
+NOISE_FORMATS = {"median reliability": ".2f", _SHARE: ".0%", "largest mean effect": ".2e"}
 
 
 def noise_floor_table(reliability: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The rows of :func:`reliability_rows` of the measures of :data:`MEASURES`, in its
     order, as the chapter shows them (format with :data:`NOISE_FORMATS`)."""
     rel = {r["measure"]: r for r in reliability}
-    return [{"measure": name, "median split-half ρ": rel[k]["median_rho"],
+    return [{"measure": name, "median reliability": rel[k]["median_rho"],
              _SHARE: rel[k]["reliable_share"], "largest mean effect": rel[k]["max_effect"]}
             for k, name in MEASURES.items()]
 
 
+#: Head counts at which the chapter states the chance rate of a split-half rule.
+CHANCE_HEADS = (4, 8, 16)
+
+
+def chance_table(threshold: float = RELIABLE) -> list[dict[str, Any]]:
+    """Per head count of :data:`CHANCE_HEADS`, how often a rule passes a layer whose heads
+    do not differ: one split-half rho at least ``threshold`` (the book's earlier rule; exact
+    or Monte Carlo, :func:`bparallel.ranks.chance_at_least`) and this chapter's rule (at
+    most the test's level after Holm, whatever the number of heads)."""
+    return [{"heads": h, f"one split, ρ ≥ {threshold:g}": ranks.chance_at_least(h, threshold),
+             "reliability and permutation test (Holm)": f"≤ {ALPHA:.0%} per table"}
+            for h in CHANCE_HEADS]
+
+
+#: Formats of :func:`chance_table`.
+CHANCE_FORMATS = {f"one split, ρ ≥ {RELIABLE:g}": ".2%"}
+
+
 def noise_floor_results(reliability: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """The recorded split-half reliabilities (median) and largest effects of the head
-    measures (:func:`reliability_rows`), and the reliability threshold."""
+    """The recorded reliabilities (median) and largest effects of the head measures
+    (:func:`reliability_rows`), the rule's parameters and the chance rate of one split-half
+    rho at the threshold per head count of :data:`CHANCE_HEADS`."""
     rel = {r["measure"]: r for r in reliability}
-    return {"reliable": RELIABLE,
-            "head_impact.split_half_rho.median": rel["mean.margin"]["median_rho"],
-            "head_impact.zero.split_half_rho.median": rel["zero.margin"]["median_rho"],
-            "head_impact.loss.split_half_rho.median": rel["zero.loss"]["median_rho"],
-            "head_impact.kl.split_half_rho.median": rel["mean.kl"]["median_rho"],
-            "head_impact.gradient.split_half_rho.median": rel["gradient"]["median_rho"],
-            "head_impact.reliable_share": rel["mean.margin"]["reliable_share"],
-            "head_impact.margin.max": rel["mean.margin"]["max_effect"],
-            "head_impact.zero.margin.max": rel["zero.margin"]["max_effect"],
-            "head_impact.loss.max": rel["zero.loss"]["max_effect"]}
+    out = {"reliable": RELIABLE, "alpha": ALPHA, "splits": SPLITS,
+           "permutations": PERMUTATIONS,
+           "head_impact.split_half_rho.median": rel["mean.margin"]["median_rho"],
+           "head_impact.zero.split_half_rho.median": rel["zero.margin"]["median_rho"],
+           "head_impact.loss.split_half_rho.median": rel["zero.loss"]["median_rho"],
+           "head_impact.kl.split_half_rho.median": rel["mean.kl"]["median_rho"],
+           "head_impact.gradient.split_half_rho.median": rel["gradient"]["median_rho"],
+           "head_impact.reliable_share": rel["mean.margin"]["reliable_share"],
+           "head_impact.margin.max": rel["mean.margin"]["max_effect"],
+           "head_impact.zero.margin.max": rel["zero.margin"]["max_effect"],
+           "head_impact.loss.max": rel["zero.loss"]["max_effect"]}
+    for h in CHANCE_HEADS:
+        out[f"chance.single_split.h{h}"] = ranks.chance_at_least(h, RELIABLE)
+    return out
 
 
 #: Formats of :func:`ranking_table`.
@@ -248,84 +273,190 @@ BELOW = "below noise floor"
 
 
 def ranking_table(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The rows of :func:`ranking_rows` as the chapter shows them: a correlation with an
-    impact below the noise floor reads :data:`BELOW` (format with :data:`RANKING_FORMATS`)."""
+    """The rows of :func:`ranking_rows` as the chapter shows them: the reliability and
+    Holm-corrected permutation p of the impact; a correlation with an impact below the
+    noise floor reads :data:`BELOW` (format with :data:`RANKING_FORMATS`)."""
     return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
-             "reliability": r["reliability"],
+             "reliability": r["reliability"], "Holm p": _fmt_p(r["p_holm"]),
              **{f"ρ({label})": (BELOW if not r["reliable"] else _fmt_rho(r[k]))
                 for k, label in RANKINGS.items()},
              "largest impact": r["max_impact"]} for r in ranking]
 
 
-def fidelity_rhos(ranking: Sequence[Mapping[str, Any]]) -> list[float]:
-    """Per reliable (model, layer) cell of :func:`ranking_rows`, the rank correlation of
-    per-head fidelity as defined with the head impact (what :func:`claim_verdicts` judges)."""
-    return [r["fidelity.definition"] for r in ranking
-            if r["reliable"] and r["fidelity.definition"] is not None]
+def _fmt_p(p: float | None) -> str:
+    return "—" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+
+
+#: Display names of the rankings of :func:`head_claims` and the measures of
+#: :func:`layer_claims`.
+CLAIM_NAMES = {"fidelity.paper": "φ, published code", "fidelity.definition": "φ, definition",
+               "fidelity": "fidelity", "speed": "−T_mix"}
+
+
+def claims_table(tests: Sequence[Mapping[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Per task and ranking (``key="ranking"``, :func:`head_claims`) or measure
+    (``key="measure"``, :func:`layer_claims`): the cells, the median rho, its permutation
+    p-value, the smallest p-value the cells allow, and the verdict."""
+    return [{"task": t["task"], "measure": CLAIM_NAMES[t[key]], "cells": t["cells"],
+             "median ρ": "—" if not t["cells"] else f"{t['median']:.2f}",
+             "p": "—" if not t["cells"] else _fmt_p(t["p"]),
+             "smallest possible p": "—" if not t["cells"] else _fmt_p(t["p_min"]),
+             "verdict": t["verdict"]} for t in tests]
+
+
+def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
+                   ) -> dict[str, float]:
+    """The recorded numbers of :func:`claims_table`'s rows:
+    ``<prefix>.<task>.<name>.{cells,median,p}``."""
+    out: dict[str, float] = {}
+    for t in tests:
+        base = f"{prefix}.{t['task']}.{t[key].replace('.', '_')}"
+        out[f"{base}.cells"] = t["cells"]
+        if t["cells"]:
+            out.update({f"{base}.median": t["median"], f"{base}.p": t["p"]})
+    return out
 
 
 def ranking_results(ranking: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """How many (model, layer) cells have a reliable head impact (in all, per task), and per
-    ranking of :data:`RANKINGS` the median and positive share of its correlations there."""
+    task and ranking of :data:`RANKINGS` the median and positive share of its correlations
+    there (never pooled across tasks)."""
     reliable = [r for r in ranking if r["reliable"]]
     out: dict[str, float] = {"ablation.reliable.cells": len(reliable),
                              "ablation.cells": len(ranking)}
-    for k in RANKINGS:
-        vals = [r[k] for r in reliable if r[k] is not None]
-        name = f"ablation.rho_{k.replace('.', '_')}"
-        if vals:
-            out[f"{name}.median"] = float(np.median(vals))
-            out[f"{name}.positive_share"] = float(np.mean(np.array(vals) > 0))
-        out[f"{name}.cells"] = len(vals)
     for task in sorted({r["task"] for r in ranking}):
-        out[f"ablation.{task}.reliable.cells"] = sum(r["reliable"] for r in ranking
-                                                     if r["task"] == task)
+        mine = [r for r in reliable if r["task"] == task]
+        out[f"ablation.{task}.reliable.cells"] = len(mine)
+        out[f"ablation.{task}.cells"] = sum(r["task"] == task for r in ranking)
+        for k in RANKINGS:
+            vals = [r[k] for r in mine if r[k] is not None]
+            name = f"ablation.{task}.rho_{k.replace('.', '_')}"
+            if vals:
+                out[f"{name}.median"] = ranks.median(vals)
+                out[f"{name}.positive_share"] = float(np.mean(np.array(vals) > 0))
+            out[f"{name}.cells"] = len(vals)
     return out
 
 
 #: The orders of the pruning curves whose areas the chapter records.
-PRUNING_ORDERS = ("mean.margin", "weight", "gradient", "fidelity.definition", "random")
+PRUNING_ORDERS = ("zero.margin", "weight", "gradient", "fidelity.definition", "random")
+#: Display names of :data:`PRUNING_ORDERS`.
+PRUNING_NAMES = {"zero.margin": "oracle (zero-ablation impact)", "weight": "head weight w_h",
+                 "gradient": "gradient importance", "fidelity.definition": "fidelity, definition",
+                 "random": "random orders"}
 
 
 def pruning_results(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> dict[str, float]:
     """Per multi-head model and order of :data:`PRUNING_ORDERS`, the :func:`pruning_area`
-    of its accuracy and margin curves."""
+    of its accuracy and margin curves (for the random orders, the median area and its 5%
+    and 95% quantiles over the orders)."""
     out: dict[str, float] = {}
     for (task, heads), st in studies.items():
         if heads < 2:
             continue
         for key in PRUNING_ORDERS:
             for m in ("accuracy_predictable", "margin"):
-                out[f"pruning.{task}.h{heads}.{key.replace('.', '_')}.{m}.area"] = \
-                    pruning_area(st["pruning"][key][m])
+                base = f"pruning.{task}.h{heads}.{key.replace('.', '_')}.{m}.area"
+                curves = np.asarray(st["pruning"][key][m], float)
+                out[base] = pruning_area(curves)
+                if key == "random":
+                    areas = curves.reshape(-1, curves.shape[-1]).mean(-1)
+                    out[f"{base}.p05"], out[f"{base}.p50"], out[f"{base}.p95"] = \
+                        (float(q) for q in np.percentile(areas, [5, 50, 95]))
     return out
 
 
-#: Formats of :func:`synergy_table`.
-SYNERGY_FORMATS = {"pairs with positive synergy": ".0%", "split-half ρ": ".2f"}
+def pruning_summary(studies: Mapping[tuple[str, int], Mapping[str, Any]],
+                    metric: str = "margin") -> list[dict[str, Any]]:
+    """Per multi-head model: each ranking's pruning area (``metric``) against the random
+    orders' 5-95% band: ``"above"`` the band (it keeps what matters longer than chance),
+    ``"within"`` or ``"below"`` (worse than a random order), and which order is best."""
+    rows = []
+    for (task, heads), st in sorted(studies.items()):
+        if heads < 2:
+            continue
+        areas = np.asarray(st["pruning"]["random"][metric], float)
+        areas = areas.reshape(-1, areas.shape[-1]).mean(-1)
+        low, high = np.percentile(areas, [5, 95])
+        row: dict[str, Any] = {"task": task, "heads": heads,
+                               "random (5-95%)": f"{low:.2f} to {high:.2f}"}
+        best, best_area = None, -np.inf
+        for key in PRUNING_ORDERS[:-1]:
+            if key not in st["pruning"]:
+                continue
+            a = pruning_area(st["pruning"][key][metric])
+            where = "above" if a > high else "below" if a < low else "within"
+            row[PRUNING_NAMES[key]] = f"{a:.2f} ({where})"
+            if a > best_area:
+                best, best_area = key, a
+        row["best order"] = PRUNING_NAMES[best] if best_area > high else "none beats random"
+        rows.append(row)
+    return rows
 
 
-def synergy_table(synergy: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The rows of :func:`synergy_rows` as the chapter shows them (format with
-    :data:`SYNERGY_FORMATS`)."""
+def pruning_prose(summary: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence per task of :func:`pruning_summary`'s rows, generated from the areas:
+    per model, which order is best (or that none beats the random band) and which orders
+    are worse than random."""
+    out = []
+    for task in sorted({r["task"] for r in summary}):
+        parts = []
+        for r in (r for r in summary if r["task"] == task):
+            below = [name for name in PRUNING_NAMES.values()
+                     if str(r.get(name, "")).endswith("(below)")]
+            best = r["best order"]
+            text = (f"with {r['heads']} heads, " +
+                    (f"the {best} order keeps the margin longest" if best != "none beats random"
+                     else "no ranking keeps the margin longer than random orders do"))
+            if below:
+                text += f", and {_join(below)} {'is' if len(below) == 1 else 'are'} worse " \
+                        "than random"
+            parts.append(text)
+        out.append(f"**{task.capitalize()}**: " + "; ".join(parts) + ".")
+    return "\n\n".join(out) + "\n"
+
+
+def _join(names: Sequence[str]) -> str:
+    names = [f"the {n} order" for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+#: Formats of :func:`pair_table`.
+PAIR_FORMATS = {"pairs positive": ".0%", "reliability": ".2f"}
+
+
+def pair_table(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`~bparallel.book.section4.pair_rows` as the chapter shows them
+    (format with :data:`PAIR_FORMATS`)."""
     return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
-             "mean synergy": f"{r['mean']:.3f} ± {r['half_width']:.3f}",
-             "pairs with positive synergy": r["share_positive"],
-             "split-half ρ": r["reliability"],
-             "above the noise floor": bool(r["reliable"])} for r in synergy]
+             "interaction": r["effect"],
+             "mean (logits)": f"{r['mean']:.3f} ± {r['half_width']:.3f}",
+             "pairs positive": r["share_positive"], "reliability": r["reliability"],
+             "Holm p": _fmt_p(r["p_holm"]), "above the noise floor": bool(r["reliable"])}
+            for r in pairs]
 
 
-def synergy_results(synergy: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Per multi-head model the pair synergy's mean, half-width, positive share and
-    split-half reliability; how many models have a reliable one, and how many there are."""
+def pair_results(pairs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Per multi-head model and interaction (redundancy, complementarity) its mean,
+    half-width, positive share and reliability; per task and interaction the smallest and
+    largest mean over its models; per interaction how many models have a
+    reliable one and how many are positive beyond their interval; and how many models."""
     out: dict[str, float] = {}
-    for r in synergy:
-        base = f"pairs.{r['task']}.h{r['heads']}.synergy"
+    for r in pairs:
+        base = f"pairs.{r['task']}.h{r['heads']}.{r['effect']}"
         out.update({f"{base}.mean": r["mean"], f"{base}.half_width": r["half_width"],
                     f"{base}.share_positive": r["share_positive"],
-                    f"{base}.split_half_rho": r["reliability"]})
-    out["pairs.reliable.models"] = sum(r["reliable"] for r in synergy)
-    out["pairs.models"] = len(synergy)
+                    f"{base}.reliability": r["reliability"]})
+    for effect in PAIR_EFFECTS:
+        mine = [r for r in pairs if r["effect"] == effect]
+        for task in sorted({r["task"] for r in mine}):
+            means = [r["mean"] for r in mine if r["task"] == task]
+            out[f"pairs.{task}.{effect}.min"] = min(means)
+            out[f"pairs.{task}.{effect}.max"] = max(means)
+        out[f"pairs.{effect}.reliable.models"] = sum(r["reliable"] for r in mine)
+        out[f"pairs.{effect}.positive.models"] = sum(r["mean"] - r["half_width"] > 0
+                                                     for r in mine)
+    out["pairs.models"] = len({(r["task"], r["heads"]) for r in pairs})
     return out
 
 
@@ -340,23 +471,21 @@ def layers_table(layers: Sequence[Mapping[str, Any]], knockouts: Sequence[Mappin
             for r, k in zip(layers, knockouts, strict=True)]
 
 
-def attention_layers(layers: Sequence[Mapping[str, Any]],
-                     knockouts: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The rows of :func:`layer_rows` whose model needs attention (what
-    :func:`claim_verdicts` judges)."""
-    return [r for r, k in zip(layers, knockouts, strict=True) if uses_attention(k)]
+def layers_results(layers: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Per model its most needed layer (the per-task tests are :func:`claims_results` of
+    :func:`~bparallel.book.section4.layer_claims`)."""
+    return {f"layers.{r['task']}.h{r['heads']}.most_needed": r["most_needed_layer"]
+            for r in layers}
 
 
-def layers_results(layers: Sequence[Mapping[str, Any]],
-                   knockouts: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Per model its most needed layer; over the models that need attention, the median
-    and number of the correlations of the damage with fidelity and with speed."""
-    out: dict[str, float] = {f"layers.{r['task']}.h{r['heads']}.most_needed":
-                             r["most_needed_layer"] for r in layers}
-    used = attention_layers(layers, knockouts)
-    for name in ("rho_fidelity", "rho_mixing"):
-        vals = [r[name] for r in used if r[name] is not None]
-        if vals:
-            out[f"layers.{name}.median"] = float(np.median(vals))
-        out[f"layers.{name}.models"] = len(vals)
+def copy_margin_results(knockouts: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Per task, the range over its models of the intact mean margin and of the margin with
+    every head of every layer removed (``margin.<task>.{intact,none}.{min,max}``): attention
+    a task's accuracy does not need may still carry margin."""
+    out: dict[str, float] = {}
+    for task in sorted({r["task"] for r in knockouts}):
+        mine = [r for r in knockouts if r["task"] == task]
+        for name, key in (("intact", "none.margin"), ("none", "all.margin")):
+            out[f"margin.{task}.{name}.min"] = min(r[key] for r in mine)
+            out[f"margin.{task}.{name}.max"] = max(r[key] for r in mine)
     return out

@@ -516,6 +516,35 @@ def hardware_results(odd: Sequence[Mapping[str, Any]], *, seed: int, n_seeds: in
             "hardware.outside_tail": outside_tail(outside, len(odd), n_seeds)}
 
 
+def hardware_split(overview: Sequence[Mapping[str, Any]]) -> str:
+    """Which seeds were trained on which kind of machine, as a clause: "seed 42 was trained
+    on a CPU, seeds 43 and 44 on a GPU" (from :func:`seed_kinds`)."""
+    kinds = seed_kinds(overview)
+    groups: dict[str, list[int]] = {}
+    for seed, kind in kinds.items():
+        groups.setdefault(kind, []).append(seed)
+    parts = []
+    for i, (kind, seeds) in enumerate(sorted(groups.items(), key=lambda kv: min(kv[1]))):
+        names = (f"seed {seeds[0]}" if len(seeds) == 1 else
+                 "seeds " + ", ".join(map(str, seeds[:-1])) + f" and {seeds[-1]}")
+        verb = (" was" if len(seeds) == 1 else " were") + " trained" if i == 0 else ""
+        parts.append(f"{names}{verb} on a {kind}")
+    return ", ".join(parts)
+
+
+def interval_results(n_seeds: int, level: float) -> dict[str, float]:
+    """The constants behind chapter 11's intervals and its machine check: the Student-t
+    quantile of a ``level`` interval over ``n_seeds`` seeds (``t_crit``, its degrees of
+    freedom ``t_dof``), and the chance that one given seed lies outside the range of the
+    others in a cell when seeds are exchangeable (``hardware.outside_chance``: 2 / n)."""
+    from scipy import stats
+
+    positive_int(n_seeds, "n_seeds")
+    dof = max(n_seeds - 1, 1)
+    return {"t_dof": dof, "t_crit": float(stats.t.ppf(0.5 + level / 2, dof)),
+            "hardware.outside_chance": 2 / n_seeds}
+
+
 def hardware_markdown(odd: Sequence[Mapping[str, Any]], *, seed: int,
                       overview: Sequence[Mapping[str, Any]], name: str = "tbl-seeds-hardware",
                       ) -> str:
@@ -573,7 +602,10 @@ def seed_claims_results(claims: Sequence[Mapping[str, Any]]) -> dict[str, float]
     """The values chapter 11 records from :func:`~bparallel.book.seeds.surviving_claims`:
     the (claim, task) units, how many hold, hold with conditions or fail (under the keys'
     first names, ``claims.survives``, ``claims.partly``, ``claims.fails``), and per claim
-    and task the units that hold and of how many (``claims.<claim>.<task>.<holds|units>``)."""
+    and task the units that hold and of how many (``claims.<claim>.<task>.<holds|units>``;
+    ``holds`` after Holm's correction, ``holds_uncorrected`` before it), and the verdicts:
+    ``verdict.<claim>.<task>`` and, across tasks, ``verdict.<claim>`` (the index in
+    :class:`Verdict`; what the introduction's findings are checked against)."""
     out: dict[str, float] = {"claims.units": len(claims)}
     for key, verdict in (("survives", Verdict.HOLDS), ("partly", Verdict.HOLDS_WITH_CONDITIONS),
                          ("fails", Verdict.FAILS)):
@@ -584,20 +616,38 @@ def seed_claims_results(claims: Sequence[Mapping[str, Any]]) -> dict[str, float]
         key = _CLAIM_KEYS[c["claim"]]
         out[f"claims.{key}.{c['task']}.holds"] = c["holds"]
         out[f"claims.{key}.{c['task']}.units"] = c["units"]
+        if "holds_uncorrected" in c:
+            out[f"claims.{key}.{c['task']}.holds_uncorrected"] = c["holds_uncorrected"]
+        out[f"verdict.{key}.{c['task']}"] = list(Verdict).index(c["verdict"])
+    from .section4 import across_tasks
+
+    for key in sorted(set(_CLAIM_KEYS.values())):
+        mine = [c["verdict"] for c in claims if _CLAIM_KEYS[c["claim"]] == key]
+        if mine:
+            out[f"verdict.{key}"] = list(Verdict).index(across_tasks(mine))
     return out
+
+
+def _holds(c: Mapping[str, Any]) -> str:
+    """"2 of 4 (3 uncorrected)": the units that hold after Holm's correction, and before it
+    where that differs."""
+    text = f"{c['holds']} of {c['units']}"
+    raw = c.get("holds_uncorrected", c["holds"])
+    return text if raw == c["holds"] else f"{text} ({raw} uncorrected)"
 
 
 def seed_claims_table(claims: Sequence[Mapping[str, Any]],
                       claims_definition: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The claims over seeds with the published code's walk and fidelity (``claims``) beside
     the definitions' (``claims_definition``), one row per (claim, task): the units that hold
-    and the verdict in each mode."""
+    after Holm's correction (and, in brackets, by their own intervals, uncorrected) and the
+    verdict in each mode."""
     if len(claims) != len(claims_definition):
         raise ValueError(f"claims ({len(claims)}) and claims_definition "
                          f"({len(claims_definition)}) must pair up row by row")
     return [{"claim": c["claim"], "task": c["task"], "seeds": c["seeds"],
-             "published code: holds in": f"{c['holds']} of {c['units']}",
+             "published code: holds in": _holds(c),
              "verdict: published code": c["verdict"],
-             "definitions: holds in": f"{d['holds']} of {d['units']}",
+             "definitions: holds in": _holds(d),
              "verdict: definitions": d["verdict"]}
             for c, d in zip(claims, claims_definition, strict=True)]

@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy import stats
 from torch import Tensor
 
+from .. import ranks
 from .._checks import nonnegative_int, positive_int
 from .data import SequenceDataset
 from .evaluation import TokenScores
@@ -391,21 +391,13 @@ def rank_heads(scores: Any) -> np.ndarray:
 
 
 def rank_correlation(a: Any, b: Any) -> np.ndarray:
-    """Spearman's rank correlation of two head scores ``(..., H)`` per row, shape ``(...)``.
-
-    :func:`scipy.stats.spearmanr` on each row (ties get average ranks). NaN where it is
-    undefined: fewer than two heads, or a row whose scores are all equal.
+    """Spearman's rank correlation of two head scores ``(..., H)`` per row, shape ``(...)``:
+    :func:`bparallel.ranks.spearman`, the project's one rank correlation (exact, so that a
+    threshold decision never hangs on the last bit of a float). Ties get average ranks, as
+    in :func:`scipy.stats.spearmanr`; NaN where it is undefined: fewer than two heads, or a
+    row whose scores are all equal.
     """
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if x.shape != y.shape or x.ndim < 1:
-        raise ValueError(f"a and b have shapes {x.shape} and {y.shape}: expected the same "
-                         "shape (..., H)")
-    xs, ys = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
-    out = np.full(len(xs), np.nan)
-    for i, (u, v) in enumerate(zip(xs, ys, strict=True)):
-        if len(u) >= 2 and np.ptp(u) > 0 and np.ptp(v) > 0:
-            out[i] = stats.spearmanr(u, v).statistic
-    return out.reshape(x.shape[:-1])
+    return ranks.spearman(a, b)
 
 
 def top_head(scores: Any) -> np.ndarray:

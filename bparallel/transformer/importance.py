@@ -31,7 +31,7 @@ import torch
 from scipy import stats
 from torch import Tensor
 
-from .. import proxies
+from .. import proxies, ranks
 from .._checks import nonnegative_int, one_of, positive_int
 from .ablation import (
     PRUNING_METRICS,
@@ -52,8 +52,11 @@ from .model import Transformer
 RELIABLE = 0.8
 REMOVALS = ("zero", "mean")
 #: The orders :func:`importance_study` prunes by (each lowest first), besides random ones:
-#: the measured impact (the oracle) and the rankings a reader would prune by.
-PRUNING_ORDERS = ("mean.margin", "weight", "gradient", "fidelity.definition")
+#: the measured impact under zero ablation, the removal the pruning curves use (the oracle),
+#: and the rankings a reader would prune by.
+PRUNING_ORDERS = ("zero.margin", "weight", "gradient", "fidelity.definition")
+#: Random pruning orders per model: enough for a 5-95% band.
+RANDOM_ORDERS = 20
 
 
 def _single_masks(L: int, H: int) -> Tensor:
@@ -192,6 +195,93 @@ def split_half_rho(per_sequence: Any) -> np.ndarray:
     return rank_correlation(even, odd)
 
 
+#: The noise floor's random half-splits (:func:`reliability`) and permutations (:func:`head_test`).
+SPLITS = 200
+PERMUTATIONS = 4999
+#: The level of the noise floor's permutation test, after Holm's correction over a table's cells.
+ALPHA = 0.05
+
+
+def _complete(per_sequence: Any) -> np.ndarray:
+    """``(..., H, N)`` as float64 without the sequences that are NaN anywhere (a sequence
+    with no predictable position); a ``ValueError`` when fewer than two remain."""
+    a = np.asarray(per_sequence, dtype=np.float64)
+    if a.ndim < 2:
+        raise ValueError(f"per_sequence has shape {a.shape}: expected (..., H, N)")
+    keep = np.isfinite(a).reshape(-1, a.shape[-1]).all(0)
+    if keep.sum() < 2:
+        raise ValueError(f"per_sequence has {int(keep.sum())} sequences with a finite effect: "
+                         "need at least 2")
+    return a[..., keep]
+
+
+def reliability(per_sequence: Any, *, splits: int = SPLITS, seed: int = 0) -> np.ndarray:
+    """The reliability of a per-head ranking over all its sequences, ``(...)`` for
+    ``per_sequence`` ``(..., H, N)``: over ``splits`` random halvings of the sequences
+    (seeded; the same halvings for every row), Spearman's rho across the heads between the
+    two halves' mean effects (:func:`bparallel.ranks.spearman`); their median, Spearman-Brown
+    corrected to the full number of sequences, ``2 rho / (1 + rho)``.
+
+    One fixed split (:func:`split_half_rho`) is a draw of this: a single split of 4 heads
+    reaches rho >= 0.8 for 4 of their 24 orderings by chance alone. (The correction is applied
+    to the median over halvings, and only to a positive one: a negative agreement is shown as
+    it is.) Near 1: the ranking is a
+    property of the model; the permutation test :func:`head_test` says whether it differs
+    from chance at all. NaN where the heads' effects are all equal in a half.
+    """
+    a = _complete(per_sequence)
+    positive_int(splits, "splits")
+    n = a.shape[-1]
+    rng = np.random.default_rng(seed)
+    halves = np.argsort(rng.random((splits, n)), axis=1)[:, : n // 2]  # (S, n/2)
+    first = np.zeros((splits, n), dtype=bool)
+    np.put_along_axis(first, halves, True, axis=1)
+    w1 = first / first.sum(1, keepdims=True)
+    w2 = ~first / (~first).sum(1, keepdims=True)
+    m1 = np.einsum("...hn,sn->s...h", a, w1)
+    m2 = np.einsum("...hn,sn->s...h", a, w2)
+    rho = ranks.spearman(m1, m2)  # (S, ...)
+    out = np.full(rho.shape[1:], np.nan)
+    flat = rho.reshape(splits, -1)
+    for i in range(flat.shape[1]):
+        finite = flat[:, i][np.isfinite(flat[:, i])]
+        if finite.size:
+            m = ranks.median(finite)
+            out.flat[i] = 2 * m / (1 + m) if m > 0 else m
+    return out
+
+
+def head_test(per_sequence: Any, *, permutations: int = PERMUTATIONS, seed: int = 0,
+              chunk: int = 500) -> np.ndarray:
+    """Permutation p-value, ``(...)`` for ``per_sequence`` ``(..., H, N)``, of the null
+    hypothesis that the heads of a row do not differ: that their effects are exchangeable
+    within each sequence. Statistic: the variance across heads of the mean effects over
+    sequences; null distribution: ``permutations`` relabellings of the heads, independent
+    per sequence (seeded; the same relabellings for every row);
+    ``p = (1 + #{T_perm >= T}) / (1 + permutations)``, so never below
+    ``1 / (1 + permutations)``. A row of one head has no test (NaN)."""
+    a = _complete(per_sequence)
+    positive_int(permutations, "permutations")
+    H, n = a.shape[-2:]
+    rows = a.reshape(-1, H, n)
+    if H < 2:
+        return np.full(a.shape[:-2], np.nan)
+    observed = rows.mean(-1).var(-1)  # (R,)
+    rng = np.random.default_rng(seed)
+    exceed = np.zeros(len(rows))
+    x = np.swapaxes(rows, 1, 2)  # (R, n, H)
+    done = 0
+    while done < permutations:
+        k = min(chunk, permutations - done)
+        idx = np.argsort(rng.random((k, n, H)), axis=-1)  # (k, n, H)
+        for r in range(len(rows)):
+            perm = np.take_along_axis(x[r][None], idx, axis=-1)  # (k, n, H)
+            t = perm.mean(1).var(-1)  # (k,)
+            exceed[r] += (t >= observed[r] * (1 - 1e-12)).sum()
+        done += k
+    return ((1 + exceed) / (1 + permutations)).reshape(a.shape[:-2])
+
+
 def mean_interval(per_sequence: Any, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Mean over sequences and the half-width of its ``level`` t-interval, each ``(...)``
     for ``per_sequence`` ``(..., N)`` (NaN sequences left out)."""
@@ -286,33 +376,50 @@ def pair_synergy(
     fill: Any = None,
     batch_size: int = 250,
 ) -> dict[str, np.ndarray]:
-    """The synergy of every pair of heads of ``layer`` on the logit margin, per sequence.
+    """The two interactions of every pair of heads of ``layer`` on the logit margin, per
+    sequence: redundancy and complementarity, measured from the two ends of the layer.
 
-    For heads ``a`` and ``b``, with ``d(.)`` the drop of a sequence's mean margin on its
-    predictable positions when those heads are removed (``fill``: see :func:`ablated`),
-    ``synergy = d(a, b) - d(a) - d(b)``: positive when removing both hurts more than the two
-    single removals add up to (the heads cover for each other), negative when the second
-    removal costs less once the first is done. Returns ``"pairs"`` ``(P, 2)`` in
-    :func:`itertools.combinations` order and ``"synergy"`` ``(P, N)``.
+    With ``m(S)`` a sequence's mean margin on its predictable positions when only the heads
+    ``S`` of the layer are kept (the others removed; ``fill``: see :func:`ablated`) and
+    ``d(S)`` its drop when the heads ``S`` are removed from the intact model:
+
+    - ``"redundancy"`` = ``d(a, b) - d(a) - d(b)``: positive when removing both hurts more
+      than the two single removals add up to: each head backs the other up (what this
+      function returned as "synergy" before; redundancy is not the paper's synergy);
+    - ``"complementarity"`` = ``m(a, b) - m(a) - m(b) + m()``: positive when the pair,
+      alone in the layer, does what neither head alone does: the interaction Remark 3.7's
+      cross-head pathways would produce.
+
+    Returns ``"pairs"`` ``(P, 2)`` in :func:`itertools.combinations` order and both
+    interactions ``(P, N)``.
     """
     L, H = model.config.n_layers, model.config.n_heads
     nonnegative_int(layer, "layer")
     if layer >= L:
         raise ValueError(f"layer={layer}: the model has layers 0..{L - 1}")
     pairs = list(itertools.combinations(range(H), 2))
-    masks = torch.ones(1 + H + len(pairs), L, H)
+    P = len(pairs)
+    # removal masks: intact, each head, each pair; keep-only masks: none, each head, each pair
+    masks = torch.ones(2 * (1 + H + P), L, H)
+    keep = masks[1 + H + P :]
+    keep[:, layer] = 0
     for h in range(H):
         masks[1 + h, layer, h] = 0
+        keep[1 + h, layer, h] = 1
     for i, (a, b) in enumerate(pairs):
         masks[1 + H + i, layer, [a, b]] = 0
+        keep[1 + H + i, layer, [a, b]] = 1
     values = evaluate_ablation(model, dataset, masks, fill=_check_fill(fill, model),
                                batch_size=batch_size, per_sequence=True)
     margin = sequence_means(values["per_sequence"])["margin"]  # (M, N)
-    drop = margin[0] - margin  # (M, N): how much each removal lowers the margin
-    single = drop[1 : 1 + H]
-    both = drop[1 + H :]
     idx = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    return {"pairs": idx, "synergy": both - single[idx[:, 0]] - single[idx[:, 1]]}
+    removed, kept = margin[: 1 + H + P], margin[1 + H + P :]
+    drop = removed[0] - removed  # how much each removal lowers the margin
+    single, both = drop[1 : 1 + H], drop[1 + H :]
+    alone, pair = kept[1 : 1 + H], kept[1 + H :]
+    return {"pairs": idx,
+            "redundancy": both - single[idx[:, 0]] - single[idx[:, 1]],
+            "complementarity": pair - alone[idx[:, 0]] - alone[idx[:, 1]] + kept[0]}
 
 
 def importance_study(
@@ -322,7 +429,7 @@ def importance_study(
     reference: Tensor,
     fidelity: dict[str, np.ndarray] | None = None,
     pair_layer: int | None = None,
-    num_random: int = 3,
+    num_random: int = RANDOM_ORDERS,
     seed: int = 0,
     batch_size: int = 250,
 ) -> dict[str, Any]:
@@ -342,12 +449,14 @@ def importance_study(
     - ``"reliability"``: per effect ``(L,)``, its :func:`split_half_rho`;
     - ``"spearman"``: per ranking and removal ``(L,)``, the rank correlation of the ranking
       with the margin drop (``"<ranking>~<removal>"``);
-    - ``"pair"`` (multi-head models): the margin synergy of every pair of heads of
-      ``pair_layer`` (default: the last), under mean removal, per sequence ``(P, N)``, its
-      split-half reliability across pairs and the pairs ``(P, 2)``;
+    - ``"pair"`` (multi-head models): the redundancy and complementarity on the margin of
+      every pair of heads of ``pair_layer`` (default: the last), under mean removal, per
+      sequence ``(P, N)`` (:func:`pair_synergy`), and the pairs ``(P, 2)``;
     - ``"pruning"``: :func:`pruning_curve` (zero removal, every layer at once) by each of
       :data:`PRUNING_ORDERS`, lowest first, and by ``num_random`` random orders from
-      ``seed``; per order the curves of ``accuracy_predictable``, ``margin`` and ``kl``.
+      ``seed``; per order the curves of ``accuracy_predictable``, ``margin`` and ``kl``. The
+      oracle order is the impact under the removal the curve uses (zero ablation), so that
+      it is ranked and pruned alike.
     """
     L, H = model.config.n_layers, model.config.n_heads
     out: dict[str, Any] = {"knockout": knockouts(model, dataset, batch_size=batch_size)}
@@ -374,7 +483,6 @@ def importance_study(
     if H > 1:
         layer = L - 1 if pair_layer is None else nonnegative_int(pair_layer, "pair_layer")
         pair = pair_synergy(model, dataset, layer, fill=fill, batch_size=batch_size)
-        pair["split_half_rho"] = np.asarray(split_half_rho(pair["synergy"][None])[0])
         pair["layer"] = np.asarray(layer)
         out["pair"] = pair
     # pruning: the oracle, the rankings a reader would prune by, and random orders

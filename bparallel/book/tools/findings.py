@@ -1,4 +1,5 @@
-"""The README's findings table, generated from the book's own: ``python -m bparallel findings``.
+"""The README's findings table, generated from the book's own: ``python -m bparallel findings``;
+and the introduction's verdicts of Sections 4 and beyond, generated from the chapters'.
 
 The book's introduction (``book/intro.md``) holds the findings tables, one row per claim,
 whose numbers are glued from the chapters when the book is built
@@ -8,6 +9,12 @@ references (``tests/reference/paper/<chapter>.json``), the numbers the book show
 paper profile, formatted with the same format spec. One source, two renderings: the
 README's table is written between two marker comments, and the test suite checks that it is
 what the intro and the references give now.
+
+A verdict cannot be glued (a role is not a number), so the chapters record each verdict as
+its index in :class:`~bparallel.book.verdicts.Verdict` (``verdict.<slug>``) and this module
+writes the introduction's verdict cell of every row named in :data:`INTRO_VERDICTS` from the
+paper references: one source per verdict, so a claim never reads two verdicts in the book
+(``--check`` fails when the intro differs).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._io import atomic_write_text
+from ..verdicts import Verdict
 
 ROOT = Path(__file__).resolve().parents[3]
 INTRO = ROOT / "book" / "intro.md"
@@ -32,6 +40,66 @@ _GLUE = re.compile(r"\{glue:text\}`(?:\.\./notebooks/)?(?P<nb>[\w]+)\.md::(?P<ke
                    r"(?::(?P<fmt>[^`]*))?`")
 _ROLE = re.compile(r"\{(?:verdict|numref|ref|doc)\}`(?P<text>[^`<]*?)(?:\s*<[^`]*>)?`")
 _LINK = re.compile(r"\[(?P<text>[^\]]+)\]\(\.\./notebooks/(?P<nb>\d\d)_[\w]+\.md\)")
+
+
+#: The introduction's rows whose verdict a chapter records: claim (the row's first cell) ->
+#: (chapter, results key of the verdict's index in :class:`Verdict`).
+INTRO_VERDICTS: dict[str, tuple[str, str]] = {
+    "Tables 1-6 measure attention that the tasks use":
+        ("10_section4_as_defined", "verdict.uses_attention.all"),
+    "Algorithm 1 stands in for Definition 2.7": ("10_section4_as_defined", "verdict.proxy.all"),
+    "Per-head fidelity says which heads matter (pruning)":
+        ("10_section4_as_defined", "verdict.heads.all"),
+    "The layers a task needs are the good graphs":
+        ("10_section4_as_defined", "verdict.layers.all"),
+    "Heads work as complementary pairs (Remark 3.7)":
+        ("10_section4_as_defined", "verdict.pairs.all"),
+    "Section 4's effects are robust to the training seed: more heads mix faster":
+        ("11_across_seeds", "verdict.mixing"),
+    "... and the combination beats its best head in every seed":
+        ("11_across_seeds", "verdict.amplification"),
+    "On tasks where information must travel, more heads mix faster (Def. 2.7)":
+        ("12_graph_tasks", "verdict.mixing"),
+    "... and keep more fidelity": ("12_graph_tasks", "verdict.fidelity"),
+    "... and so learn the task better": ("12_graph_tasks", "verdict.accuracy"),
+    "... and learn it faster": ("12_graph_tasks", "verdict.speed"),
+    "The proxies rank the models as their accuracy does": ("12_graph_tasks",
+                                                           "verdict.rank_accuracy"),
+    "... and as their learning speed does": ("12_graph_tasks", "verdict.rank_speed"),
+    "Per-head fidelity says which heads do the work": ("12_graph_tasks", "verdict.heads"),
+}
+_ROW = re.compile(r"^\| (?P<claim>[^|]+?) \| \{verdict\}`(?P<verdict>[^`]+)` \|", re.M)
+
+
+def recorded_verdict(claim: str, references: Mapping[str, Mapping[str, Any]]) -> Verdict:
+    """The verdict a chapter recorded for an introduction row of :data:`INTRO_VERDICTS`."""
+    nb, key = INTRO_VERDICTS[claim]
+    try:
+        return list(Verdict)[int(references[nb][key]["value"])]
+    except KeyError:
+        raise KeyError(f"{nb}:{key}: the intro's verdict of {claim!r} is not recorded in "
+                       f"tests/reference/paper/{nb}.json") from None
+
+
+def intro_with_verdicts(intro: str, references: Mapping[str, Mapping[str, Any]]) -> str:
+    """``intro`` with the verdict cell of every row of :data:`INTRO_VERDICTS` written from
+    the chapter's recorded verdict; a listed claim missing from the intro is a
+    ``ValueError``."""
+    seen = set()
+
+    def row(m: re.Match) -> str:
+        claim = m.group("claim").strip()
+        if claim not in INTRO_VERDICTS:
+            return m.group(0)
+        seen.add(claim)
+        verdict = recorded_verdict(claim, references)
+        return f"| {m.group('claim')} | {{verdict}}`{verdict.value}` |"
+
+    out = _ROW.sub(row, intro)
+    missing = set(INTRO_VERDICTS) - seen
+    if missing:
+        raise ValueError(f"the intro has no findings row for {sorted(missing)}")
+    return out
 
 
 def table_rows(markdown: str) -> list[list[list[str]]]:
@@ -111,22 +179,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, root: Path = ROOT) -> int:
-    """``python -m bparallel findings``: write (or ``--check``) README.md's findings table."""
-    table = findings_markdown((root / "book" / "intro.md").read_text(), load_references(root))
+    """``python -m bparallel findings``: write (or ``--check``) the introduction's recorded
+    verdicts and README.md's findings table."""
+    references = load_references(root)
+    intro_path = root / "book" / "intro.md"
+    intro = intro_path.read_text()
+    new_intro = intro_with_verdicts(intro, references)
+    table = findings_markdown(new_intro, references)
     path = root / "README.md"
     now = path.read_text()
     new = readme_with_findings(now, table)
     if args.check:
-        if new != now:
-            print("README.md's findings table is stale: run `python -m bparallel findings`")
+        stale = [name for name, a, b in (("book/intro.md's verdicts", intro, new_intro),
+                                         ("README.md's findings table", now, new)) if a != b]
+        for name in stale:
+            print(f"{name} is stale: run `python -m bparallel findings`")
+        if stale:
             return 1
-        print("README.md's findings table is up to date")
+        print("the intro's verdicts and README.md's findings table are up to date")
         return 0
+    if new_intro != intro:
+        atomic_write_text(intro_path, new_intro)
     if new != now:
         atomic_write_text(path, new)
     print(f"README.md: findings table of {table.count(chr(10)) - 2} rows written")
     return 0
 
 
-__all__: Sequence[str] = ["findings_markdown", "fill", "load_references", "readme_with_findings",
-                          "run", "table_rows"]
+__all__: Sequence[str] = ["INTRO_VERDICTS", "findings_markdown", "fill", "intro_with_verdicts",
+                          "load_references", "readme_with_findings", "recorded_verdict", "run",
+                          "table_rows"]

@@ -219,12 +219,13 @@ def plot_pruning_curves(
     heads kept per layer, heads removed from every layer at once in the order of each
     ranking (lowest first), one column per model. ``panels`` maps a title to an
     :func:`~bparallel.transformer.importance.importance_study` ``"pruning"`` result; its
-    ``"random"`` orders are drawn as their mean with the range shaded. Returns the figure."""
+    ``"random"`` orders are drawn as their median with the 5-95% band shaded. Returns the
+    figure."""
     import matplotlib.pyplot as plt
 
     if not panels:
         raise ValueError("panels is empty: nothing to draw")
-    names = {"mean.margin": "by ablation impact (oracle)", "weight": "by head weight w_h",
+    names = {"zero.margin": "by zero-ablation impact (oracle)", "weight": "by head weight w_h",
              "gradient": "by gradient importance",
              "fidelity.definition": "by fidelity (definition)",
              "fidelity.paper": "by fidelity (published-code mode)"}
@@ -244,8 +245,10 @@ def plot_pruning_curves(
                             ms=3, color=f"C{i}", label=label)
             if "random" in pruning:
                 r = k * np.asarray(pruning["random"][metric], dtype=float).reshape(-1, len(kept))
-                ax.fill_between(kept, r.min(0), r.max(0), color="gray", alpha=0.25)
-                ax.plot(kept, r.mean(0), "k--", lw=1, label=f"random order (mean of {len(r)})")
+                low, mid, high = np.percentile(r, [5, 50, 95], axis=0)
+                ax.fill_between(kept, low, high, color="gray", alpha=0.25,
+                                label=f"random orders, 5-95% ({len(r)})")
+                ax.plot(kept, mid, "k--", lw=1, label="random orders, median")
             if row == 0:
                 ax.set_title(title)
             if col == 0:
