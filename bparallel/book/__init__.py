@@ -10,8 +10,9 @@ Three rooms, one question each (where does a new helper go?):
   05), ``playground`` (the toy DAGs), ``training`` (07), ``published``, ``tables`` and
   ``section4_tables`` (Tables 1-6 against the paper's, chapters 08, 09 and 11),
   ``section4`` and ``section4_report`` (10), ``seeds`` (11), ``graph_tasks`` (12),
-  ``verdicts`` (the one verdict vocabulary). A helper that computes something a chapter
-  shows goes here, in its chapter's module.
+  ``explorer`` (13, the model explorer's data and page), ``verdicts`` (the one verdict
+  vocabulary). A helper that computes something a chapter shows goes here, in its
+  chapter's module.
 - **Rendering**, :mod:`bparallel.book.render`: tables, figures, glue and results files,
   the in-page playground, the Sphinx extension. A helper that only changes how a result
   looks goes there.

@@ -1,0 +1,461 @@
+"""The model explorer: the shipped Transformers run in the page, with live head ablation and
+the paper's graph measures (issue 34).
+
+The page runs each model in JavaScript (``bparallel/book/render/js/transformer.mjs``, the
+forward pass and the measures; ``explorer.mjs`` and ``explorer.css``, the interface), with
+no kernel and no network, from ``file://`` too. What it needs of Python is written once, at
+build time, by :func:`export_models`: one JavaScript data file per model,
+``<out_dir>/<task>-hNN.js``, which a ``<script>`` element loads when the reader picks the
+model (``fetch`` and wasm are refused on ``file://``; a script is not). A data file assigns
+one object into ``window.BPARALLEL_MODELS["<task>-hNN"]`` (:func:`model_data`):
+
+- ``config`` (layers, heads, head size, widths, the RMSNorm's ``eps``) and every tensor of
+  the state dict as little-endian float32 in one base64 string, ``tensors`` giving each
+  one's offset and shape;
+- ``head_means``: the per-position mean head outputs ``(L, T, A)`` of mean ablation
+  (:func:`bparallel.transformer.ablation.head_means` over ``reference_sequences`` held-out
+  sequences that the page does not show);
+- ``sequences``: the first ``num_sequences`` held-out sequences of the task
+  (:func:`bparallel.transformer.measure.evaluation_inputs`), their targets and predictable
+  positions (:mod:`bparallel.transformer.data`);
+- ``recorded``: for the first sequence, what the package computes, for the page's tests to
+  compare with (:func:`recorded_values`): accuracy and mean logit margin on the predictable
+  positions, the learned head weights, and per layer Algorithms 1-2 in both modes,
+  Definition 2.7, node fidelities, the rollout's sink row and each head's minimax fidelity.
+  They are computed on a float64 copy of the model (the page computes in float64), so the
+  page agrees with them to rounding; the book's tables use the float32 model, whose
+  patterns differ by about ``1e-6``.
+
+:func:`page_html` is the page itself: one HTML fragment with the stylesheet and the three
+modules inlined in one ``<script type="module">`` (Chromium refuses ES modules from
+``file://``; the inlining is :mod:`bparallel.book.render.js_playground`'s), the catalogue of
+models, and where the data files lie relative to the page.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import html
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import proxies
+from .._checks import nonnegative_int, positive_int
+from .._io import atomic_write_text
+from ..transformer.ablation import head_means, logit_margin
+from ..transformer.data import PAPER_TASKS, TASKS, make_targets, predictable
+from ..transformer.measure import (
+    defined_metrics,
+    evaluation_inputs,
+    model_head_weights,
+    sequence_metrics,
+)
+from ..transformer.model import Transformer
+from ..transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest, shipped_name
+from ..transformer.train import DEFAULT_SEED, HEADS, run_name
+from .render.js_playground import JS_DIR, _module_as_closure
+
+__all__ = [
+    "FORMAT",
+    "DATA_GLOBAL",
+    "MAX_DATA_BYTES",
+    "MAX_PAGE_BYTES",
+    "SOURCES",
+    "explorer_models",
+    "model_data",
+    "recorded_values",
+    "data_script",
+    "read_data_script",
+    "export_models",
+    "inline_script",
+    "page_html",
+]
+
+#: The data-file format (``FORMAT`` in ``transformer.mjs``).
+FORMAT = 1
+#: The global object the data files assign into.
+DATA_GLOBAL = "BPARALLEL_MODELS"
+#: Budgets of issue 34: every data file together, and the page before a model is chosen.
+MAX_DATA_BYTES = 30 * 2**20
+MAX_PAGE_BYTES = 2**20
+#: The page's sources, in inlining order (each imports only those before it).
+SOURCES = ("toydag.mjs", "transformer.mjs", "explorer.mjs", "explorer.css")
+#: The measures' settings, as the book's tables use them (``transformer.mjs`` defaults).
+MEASURE_OPTIONS = {"max_steps": 100, "horizon": 100, "eps": 0.25, "residual": 0.5}
+_BLOCK_TENSORS = (
+    "norm1.weight", "attn.q.weight", "attn.q.bias", "attn.k.weight", "attn.k.bias",
+    "attn.v.weight", "attn.v.bias", "attn.out.weight", "attn.out.bias", "norm2.weight",
+    "mlp.fc.weight", "mlp.fc.bias", "mlp.proj.weight", "mlp.proj.bias",
+)
+
+
+# --------------------------------------------------------------------------- the models
+
+
+def _folder(task: str, models_root: Path) -> Path:
+    """Where a task's models are shipped: ``models/paper/`` for copy and cycle, else
+    ``models/<task>/``."""
+    return models_root / ("paper" if task in PAPER_TASKS else task)
+
+
+def _check_choice(values: Sequence[Any], name: str, valid: Sequence[Any]) -> list[Any]:
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name} is empty: choose at least one of {list(valid)}")
+    for v in values:
+        if v not in valid:
+            raise ValueError(f"{name}: {v!r} is not one of {list(valid)}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name}: {values} repeats a value")
+    return values
+
+
+def explorer_models(
+    *, tasks: Sequence[str] = TASKS, heads: Sequence[int] = HEADS, seed: int = DEFAULT_SEED,
+    models_root: str | os.PathLike = MODELS_ROOT,
+) -> list[dict[str, Any]]:
+    """The models the explorer offers, one dict per (task, heads) in that order: ``name``
+    (``"cycle-h16"``, also the data file's stem), ``task``, ``heads``, ``seed``, ``profile``
+    (the training profile, whose held-out stream the page shows) and the manifest's
+    held-out accuracies. Read from the manifests; raises ``FileNotFoundError`` naming the
+    model when one is not shipped."""
+    tasks = _check_choice(tasks, "tasks", TASKS)
+    heads = _check_choice(heads, "heads", HEADS)
+    nonnegative_int(seed, "seed")
+    root = Path(models_root)
+    out = []
+    for task in tasks:
+        folder = _folder(task, root)
+        manifest = shipped_manifest(folder)
+        for h in heads:
+            name = shipped_name(task, h, seed)
+            entry = None if manifest is None else manifest["models"].get(name)
+            if entry is None:
+                raise FileNotFoundError(f"the explorer offers {task} with {h} heads, seed "
+                                        f"{seed}, but {folder.name}/manifest.json lists no "
+                                        f"model {name}")
+            out.append({
+                "name": run_name(task, h), "task": task, "heads": h, "seed": seed,
+                "profile": entry.get("profile", manifest.get("profile", "paper")),
+                "heldout_accuracy": entry["heldout_accuracy"],
+                "heldout_accuracy_predictable": entry["heldout_accuracy_predictable"],
+            })
+    return out
+
+
+# --------------------------------------------------------------------------- one model
+
+
+def _float32_base64(values: Any) -> str:
+    a = np.ascontiguousarray(np.asarray(values, dtype="<f4"))
+    return base64.b64encode(a.tobytes()).decode("ascii")
+
+
+def _norm_eps(model: Transformer) -> float:
+    """The ``eps`` every RMSNorm of ``model`` adds (``None``: float32's machine epsilon, what
+    ``torch.nn.RMSNorm`` uses for float32 inputs)."""
+    eps = {b.norm1.eps for b in model.blocks} | {b.norm2.eps for b in model.blocks}
+    eps = {float(torch.finfo(torch.float32).eps) if e is None else float(e) for e in eps}
+    if len(eps) != 1:
+        raise ValueError(f"the model's RMSNorms use different eps {sorted(eps)}")
+    return eps.pop()
+
+
+def _config(model: Transformer) -> dict[str, Any]:
+    cfg = model.config
+    attn = model.blocks[0].attn
+    return {"n_layers": cfg.n_layers, "n_heads": attn.n_heads, "head_dim": attn.head_dim,
+            "d_model": cfg.d_model, "d_mlp": cfg.d_mlp, "vocab_size": cfg.vocab_size,
+            "seq_len": cfg.seq_len, "norm_eps": _norm_eps(model)}
+
+
+def _tensors(model: Transformer) -> tuple[dict[str, dict[str, Any]], str]:
+    """Every state-dict tensor, ``{name: {offset, shape}}`` into one float32 base64 string;
+    a state dict with other tensors than ``transformer.mjs`` reads is refused."""
+    state = model.state_dict()
+    want = ["tok_emb.weight", "pos_emb.weight", "head.weight", "head.bias"]
+    want += [f"blocks.{layer}.{n}" for layer in range(model.config.n_layers)
+             for n in _BLOCK_TENSORS]
+    if sorted(state) != sorted(want):
+        extra, missing = sorted(set(state) - set(want)), sorted(set(want) - set(state))
+        raise ValueError(f"the model's state dict does not match what transformer.mjs runs: "
+                         f"unexpected {extra}, missing {missing}")
+    index, parts, offset = {}, [], 0
+    for name in want:
+        t = state[name].detach().to(torch.float32).cpu().numpy()
+        index[name] = {"offset": offset, "shape": list(t.shape)}
+        parts.append(t.reshape(-1))
+        offset += t.size
+    return index, _float32_base64(np.concatenate(parts))
+
+
+def _float64_copy(model: Transformer) -> Transformer:
+    """``model`` in float64, eval mode, its RMSNorms adding the same ``eps`` as in float32
+    (``nn.RMSNorm(eps=None)`` would switch to float64's)."""
+    eps = _norm_eps(model)
+    twin = copy.deepcopy(model).double().eval()
+    for block in twin.blocks:
+        block.norm1.eps = block.norm2.eps = eps
+    return twin
+
+
+def recorded_values(model: Transformer, inputs: torch.Tensor, task: str) -> dict[str, Any]:
+    """What the package computes on one sequence ``inputs`` ``(T,)``, for the page's tests:
+    ``accuracy`` and ``margin`` (mean :func:`~bparallel.transformer.ablation.logit_margin`)
+    on the predictable positions, ``predictions``, ``head_weights`` ``(L, H)`` and per layer
+    the measures of :func:`~bparallel.transformer.measure.sequence_metrics` and
+    :func:`~bparallel.transformer.measure.defined_metrics` (heads weighted by ``w_h``):
+    ``mixing_time.<mode>``, ``fidelity.<mode>``, ``worst_case.<mode>`` (``Infinity``: never
+    mixes), ``fidelity.node``, ``rollout.weighted``, ``rollout.uniform``, and each head's
+    minimax fidelity alone, ``head_fidelity.<mode>``
+    (:func:`bparallel.proxies.best_head_vs_combined`). On a float64 copy of the model."""
+    if inputs.ndim != 1:
+        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected one sequence (T,)")
+    twin = _float64_copy(model)
+    x = inputs[None]  # (1, T)
+    opts = MEASURE_OPTIONS
+    with torch.no_grad():
+        logits = twin(x)  # (1, T, V) float64
+    targets = make_targets(x, task)
+    mask = predictable(x, task)[0]
+    margin = logit_margin(logits, targets)[0]  # (T,)
+    hits = logits.argmax(-1)[0] == targets[0]
+    count = int(mask.sum())
+    seq = sequence_metrics(twin, x, max_steps=opts["max_steps"], horizon=opts["horizon"],
+                           best_head=False)
+    dfn = defined_metrics(twin, x, eps=opts["eps"], max_steps=opts["max_steps"],
+                          horizon=opts["horizon"])
+    w = model_head_weights(twin)  # (L, H)
+    with torch.no_grad():
+        _, patterns = twin(x, return_attention=True)  # (L, 1, H, T, T)
+    pattern = patterns[:, 0].numpy()  # (L, H, T, T)
+    layers = []
+    for layer in range(pattern.shape[0]):
+        row: dict[str, Any] = {}
+        for mode in proxies.MODES:
+            row[f"mixing_time.{mode}"] = float(seq[f"mixing_time.{mode}"][layer, 0])
+            row[f"fidelity.{mode}"] = float(seq[f"fidelity.{mode}"][layer, 0])
+            row[f"worst_case.{mode}"] = float(dfn[f"worst_case.{mode}"][layer, 0])
+            per_head = proxies.best_head_vs_combined(pattern[layer], w[layer], mode=mode,
+                                                     horizon=opts["horizon"])["per_head"]
+            row[f"head_fidelity.{mode}"] = per_head.tolist()
+        row["fidelity.node"] = dfn["fidelity.node"][layer, 0].tolist()
+        row["rollout.weighted"] = dfn["rollout.weighted"][layer, 0].tolist()
+        row["rollout.uniform"] = dfn["rollout.uniform"][layer, 0].tolist()
+        layers.append(row)
+    return {
+        "sequence": 0, "precision": "float64",
+        "accuracy": float(hits[mask].sum()) / count if count else None,
+        "margin": float(margin[mask].mean()) if count else None,
+        "predictions": logits.argmax(-1)[0].tolist(),
+        "head_weights": w.tolist(),
+        "layers": layers,
+    }
+
+
+def model_data(
+    model: Transformer, meta: dict[str, Any], *, num_sequences: int = 8,
+    reference_sequences: int = 100,
+) -> dict[str, Any]:
+    """The object one data file holds (the module docstring lists its fields) for a shipped
+    ``model`` and its manifest entry ``meta`` (``task``, ``heads``, ``seed``, ``profile``).
+
+    The held-out stream of the model's training profile gives ``num_sequences +
+    reference_sequences`` sequences: the first ``num_sequences`` are shown, the others
+    average the head outputs of mean ablation."""
+    positive_int(num_sequences, "num_sequences")
+    positive_int(reference_sequences, "reference_sequences")
+    task, seed = meta["task"], int(meta.get("seed", DEFAULT_SEED))
+    profile = meta.get("profile") or "paper"
+    total = num_sequences + reference_sequences
+    inputs = evaluation_inputs(task, "heldout", profile, seed=seed, num_sequences=total)
+    shown, reference = inputs[:num_sequences], inputs[num_sequences:]
+    model = model.eval()
+    index, weights = _tensors(model)
+    return {
+        "format": FORMAT,
+        "name": run_name(task, int(meta["heads"])),
+        "task": task, "heads": int(meta["heads"]), "seed": seed, "profile": profile,
+        "manifest": {k: meta.get(k) for k in ("epochs", "heldout_accuracy",
+                                              "heldout_accuracy_predictable", "sha256")},
+        "config": _config(model),
+        "tensors": index,
+        "weights": weights,
+        "head_means": _float32_base64(head_means(model, reference).numpy()),
+        "sequences": {
+            "protocol": "heldout", "num_drawn": total,
+            "reference": [num_sequences, total],
+            "inputs": shown.tolist(),
+            "targets": make_targets(shown, task).tolist(),
+            "predictable": predictable(shown, task).to(torch.int8).tolist(),
+        },
+        "options": dict(MEASURE_OPTIONS),
+        "recorded": recorded_values(model, shown[0], task),
+    }
+
+
+def data_script(data: dict[str, Any]) -> str:
+    """A data file's text: ``(window.BPARALLEL_MODELS = ...)["<name>"] = {...};``. The object
+    is JSON (``Infinity`` allowed, a JavaScript global); nothing else is executed."""
+    name = data.get("name")
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z]+-h\d\d", name):
+        raise ValueError(f"data name {name!r}: expected '<task>-hNN'")
+    body = json.dumps(data, separators=(",", ":"), allow_nan=True)
+    target = f"window.{DATA_GLOBAL}"
+    return f"({target} = {target} || {{}})[{json.dumps(name)}] = {body};\n"
+
+
+def read_data_script(path: str | os.PathLike) -> dict[str, Any]:
+    """The object a data file written by :func:`data_script` holds (tests, tools)."""
+    text = Path(path).read_text(encoding="utf-8")
+    m = re.match(r'\(window\.\w+ = window\.\w+ \|\| \{\}\)\["([a-z]+-h\d\d)"\] = ', text)
+    if m is None or not text.endswith(";\n"):
+        raise ValueError(f"{path} is not an explorer data file")
+    return json.loads(text[m.end() : -2])
+
+
+def export_models(
+    out_dir: str | os.PathLike,
+    *,
+    tasks: Sequence[str] = TASKS,
+    heads: Sequence[int] = HEADS,
+    seed: int = DEFAULT_SEED,
+    models_root: str | os.PathLike = MODELS_ROOT,
+    num_sequences: int = 8,
+    reference_sequences: int = 100,
+    max_bytes: int = MAX_DATA_BYTES,
+) -> list[dict[str, Any]]:
+    """Write one data file per model the explorer offers (:func:`explorer_models`; by default
+    every task and head count of the first seed) into ``out_dir``, as ``<task>-hNN.js``
+    (:func:`model_data`, :func:`data_script`); returns the catalogue, one dict per model
+    with its ``file``, ``bytes`` and ``layers`` (what :func:`page_html` takes). Each model
+    is loaded hash-checked (:func:`~bparallel.transformer.shipped.load_shipped`). Files are
+    written atomically, readable by all (they are served with the book); ``ValueError`` if
+    together they exceed ``max_bytes`` (issue 34's 30 MB)."""
+    positive_int(max_bytes, "max_bytes")
+    catalogue = explorer_models(tasks=tasks, heads=heads, seed=seed, models_root=models_root)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(models_root)
+    loaded: dict[str, tuple[dict, dict]] = {}
+    total = 0
+    for entry in catalogue:
+        task = entry["task"]
+        if task not in loaded:  # every head count of the task, each hash-checked
+            loaded[task] = load_shipped(_folder(task, root), seed, tasks=(task,))
+        models, metas = loaded[task]
+        key = (task, entry["heads"])
+        data = model_data(models[key], metas[key], num_sequences=num_sequences,
+                          reference_sequences=reference_sequences)
+        text = data_script(data)
+        file = f"{entry['name']}.js"
+        atomic_write_text(out / file, text).chmod(0o644)  # served with the book
+        entry.update(file=file, bytes=len(text.encode("utf-8")),
+                     layers=data["config"]["n_layers"])
+        total += entry["bytes"]
+    if total > max_bytes:
+        raise ValueError(f"the explorer's data files take {total:,} bytes, over the budget "
+                         f"max_bytes={max_bytes:,}")
+    return catalogue
+
+
+# --------------------------------------------------------------------------- the page
+
+
+_IMPORT = re.compile(r'^import \{([^}]*)\} from "\./([a-z]+)\.mjs";\n', re.M)
+
+
+def _read(name: str) -> str:
+    return (JS_DIR / name).read_text(encoding="utf-8")
+
+
+def _var(module: str) -> str:
+    return f"__bp_{module}"
+
+
+def inline_script(catalogue: Sequence[dict[str, Any]], data_url: str,
+                  element_id: str = "bp-explorer") -> str:
+    """The JavaScript of the page's one ``<script type="module">``: ``toydag.mjs``,
+    ``transformer.mjs`` and ``explorer.mjs`` each as a closure (their ``import { ... } from
+    "./x.mjs"`` read from the closure before it), then the mount call with the catalogue
+    and the data files' address (relative to the page)."""
+    parts = ["// bparallel model explorer: toydag.mjs + transformer.mjs + explorer.mjs, inlined"]
+    for name in SOURCES[:-1]:
+        stem = name.removesuffix(".mjs")
+        body = _IMPORT.sub(lambda m: f"const {{{m.group(1)}}} = {_var(m.group(2))};\n",
+                           _read(name))
+        parts.append(_module_as_closure(body, _var(stem)))
+    options = {"models": list(catalogue), "dataUrl": data_url}
+    parts.append(f"{_var('explorer')}.mountExplorer(document.getElementById("
+                 f"{json.dumps(element_id)}), {json.dumps(options)});")
+    script = "\n".join(parts)
+    if re.search(r"</script|<!--", script, re.I):
+        raise ValueError("the explorer's sources contain '</script' or '<!--'")
+    return script
+
+
+def page_html(
+    data_url: str = "explorer-data/",
+    *,
+    catalogue: Sequence[dict[str, Any]] | None = None,
+    element_id: str = "bp-explorer",
+) -> str:
+    """The explorer as one self-contained HTML fragment (styles, container, module script)
+    for a chapter to display; ``data_url`` is where :func:`export_models` wrote the data
+    files, relative to the page (or absolute), ending in ``/``; ``catalogue`` the models
+    offered (default: :func:`explorer_models`). Nothing is loaded until a model is chosen,
+    and then only its data file, by a ``<script>`` element."""
+    if not re.fullmatch(r"[A-Za-z0-9_./:-]*/", data_url):
+        raise ValueError(f"data_url={data_url!r}: expected a folder address ending in '/' "
+                         "(letters, digits, '_', '.', '/', ':', '-')")
+    if not re.fullmatch(r"[A-Za-z][\w-]*", element_id):
+        raise ValueError(f"element_id={element_id!r}: expected an HTML id")
+    models = explorer_models() if catalogue is None else catalogue
+    keep = ("name", "task", "heads", "seed", "profile", "heldout_accuracy",
+            "heldout_accuracy_predictable", "bytes", "layers")
+    models = [{k: m[k] for k in keep if k in m} for m in models]
+    css = _read("explorer.css")
+    if "</style" in css.lower():
+        raise ValueError("explorer.css contains '</style'")
+    noscript = ("<noscript>The model explorer runs the Transformers in the page and needs "
+                "JavaScript.</noscript>")
+    return (
+        f"<style>\n{css}</style>\n"
+        f'<div id="{html.escape(element_id)}" class="bp-ex" role="group" '
+        f'aria-label="model explorer">{noscript}</div>\n'
+        f'<script type="module">\n{inline_script(models, data_url, element_id)}\n</script>\n'
+    )
+
+
+#: Where the book build writes the data files (scripts/build_book.sh; git-ignored, served as
+#: ``_static/explorer-data/`` by ``html_static_path``), and that folder from a chapter page.
+BUILD_DIR = Path(__file__).resolve().parents[2] / "book" / "_explorer" / "explorer-data"
+PAGE_DATA_URL = "../_static/explorer-data/"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bparallel.book.explorer [OUT_DIR]``: export the explorer's data files
+    (:func:`export_models`) into ``OUT_DIR`` (default :data:`BUILD_DIR`), as the book build
+    does before it runs Jupyter Book."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m bparallel.book.explorer",
+                                description="write the model explorer's data files")
+    p.add_argument("out_dir", nargs="?", default=str(BUILD_DIR))
+    args = p.parse_args(argv)
+    catalogue = export_models(args.out_dir)
+    total = sum(c["bytes"] for c in catalogue)
+    print(f"[explorer] {len(catalogue)} models, {total / 2**20:.1f} MiB -> {args.out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
