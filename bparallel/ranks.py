@@ -7,7 +7,7 @@ last bit of a float: scipy's ``spearmanr`` of four items with one swapped pair r
 one rank correlation:
 
 - :func:`spearman` computes Spearman's rho (Pearson's correlation of the average ranks, as
-  :func:`scipy.stats.spearmanr` defines it) from integer arithmetic on doubled ranks: with
+  ``scipy.stats.spearmanr`` defines it) from integer arithmetic on doubled ranks: with
   ``c_i = 2 r_i - (n + 1)`` the centred doubled ranks, ``rho = sum c^x c^y / sqrt(sum (c^x)^2
   sum (c^y)^2)``. Without ties both sums of squares equal ``n (n^2 - 1) / 3``, so rho is the
   exact rational ``1 - 6 sum d^2 / (n (n^2 - 1))`` and the float returned is that rational
@@ -93,7 +93,7 @@ def _rho_float(cov: int, var: int) -> float:
 def spearman(a: Any, b: Any) -> np.ndarray:
     """Spearman's rank correlation of ``a`` and ``b`` ``(..., n)`` per row, shape ``(...)``.
 
-    The value :func:`scipy.stats.spearmanr` defines (ties get average ranks), computed
+    The value ``scipy.stats.spearmanr`` defines (ties get average ranks), computed
     exactly (module docstring); NaN where it is undefined: fewer than two items, a row whose
     values are all equal, or a NaN in the row.
     """

@@ -394,7 +394,7 @@ def rank_correlation(a: Any, b: Any) -> np.ndarray:
     """Spearman's rank correlation of two head scores ``(..., H)`` per row, shape ``(...)``:
     :func:`bparallel.ranks.spearman`, the project's one rank correlation (exact, so that a
     threshold decision never hangs on the last bit of a float). Ties get average ranks, as
-    in :func:`scipy.stats.spearmanr`; NaN where it is undefined: fewer than two heads, or a
+    in ``scipy.stats.spearmanr``; NaN where it is undefined: fewer than two heads, or a
     row whose scores are all equal.
     """
     return ranks.spearman(a, b)
