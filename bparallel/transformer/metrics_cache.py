@@ -228,9 +228,10 @@ def _one_thread() -> None:
 
 
 def return_freed_memory() -> None:
-    """Have glibc's malloc give large freed blocks back to the system: ``mallopt`` with an mmap
-    threshold of 1 MB and a trim threshold of 0 (nothing where the C library is not glibc). Workers get them at start-up; an in-process computation of
-    :func:`cached_metrics_many` calls this first."""
+    """Have glibc's malloc give large freed blocks back to the system: ``mallopt`` with an
+    mmap threshold of 1 MB and a trim threshold of 0 (nothing where the C library is not
+    glibc). Workers set it at start-up; an in-process computation of
+    :func:`cached_metrics_many` first."""
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
