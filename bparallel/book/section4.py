@@ -455,7 +455,7 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
                    head_tests: Sequence[Mapping[str, Any]],
                    pairs: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """The chapter's verdict rows: per claim of :data:`CLAIMS`, one row per task and, where
-    the tasks differ, one row for the claim as a whole (:func:`across_tasks`; task
+    several tasks were measured, one row for the claim as a whole (:func:`across_tasks`; task
     :data:`ALL_TASKS`). Each row: ``slug``, ``claim``, ``task``, ``verdict``
     (:class:`Verdict`), the published code's answer and the definitions' (``published``,
     ``defined``; "—" where the published code computes nothing of the kind) and the
