@@ -630,7 +630,7 @@ LEFTOVERS = {
     "equal bounds": re.compile(r"\bbetween (-?[\d.,]+%?) and \1(?![\d.])"),
     "equal range": re.compile(r"(?<![\d.])(-?[\d.,]+%?) to \1(?![\d.%])"),
     "count agreement": re.compile(r"(?<![\w.,-])1 (?:hold|fail|survive|remain)\b(?!s)"),
-    "vacuous bound": re.compile(r"(?:≥|>=)\s*100(?:\.0+)?%|at most 0(?:\.0+)?%"),
+    "vacuous bound": re.compile(r"(?:≥|>=)\s*100(?:\.0+)?\s?%|at most 0(?:\.0+)?\s?%"),
     "results key": re.compile(r"results key [\w.]+\.[\w.]+|verdict\.order_rho"),
     "earlier edition": re.compile(r"first edition"),
 }
@@ -650,6 +650,7 @@ def test_leftover_patterns_catch_what_they_name():
                "results key": "results key verdict.order_rho", "earlier edition": "first edition"}
     for name, text in samples.items():
         assert LEFTOVERS[name].search(text), name
+    assert LEFTOVERS["vacuous bound"].search("at most 0.00 % at any head count")
     for fine in ("between 0.4% and 100.0%", "from 3.1 to 3.15", "2 hold", "11 of 16",
                  "at most 0.5%", "1 holds", "positions 0..s-1 hold s tokens",
                  "their flat results keys."):
