@@ -61,7 +61,7 @@ from ..transformer.measure import (
 from ..transformer.model import Transformer
 from ..transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest, shipped_name
 from ..transformer.train import DEFAULT_SEED, HEADS, run_name
-from .render.js_playground import JS_DIR, _module_as_closure
+from .render.js_playground import JS_DIR, module_as_closure
 
 __all__ = [
     "FORMAT",
@@ -392,7 +392,7 @@ def inline_script(catalogue: Sequence[dict[str, Any]], data_url: str,
         stem = name.removesuffix(".mjs")
         body = _IMPORT.sub(lambda m: f"const {{{m.group(1)}}} = {_var(m.group(2))};\n",
                            _read(name))
-        parts.append(_module_as_closure(body, _var(stem)))
+        parts.append(module_as_closure(body, _var(stem)))
     options = {"models": list(catalogue), "dataUrl": data_url}
     parts.append(f"{_var('explorer')}.mountExplorer(document.getElementById("
                  f"{json.dumps(element_id)}), {json.dumps(options)});")

@@ -33,6 +33,7 @@ from ..playground import PlaygroundState, from_preset
 __all__ = [
     "JS_DIR",
     "SOURCES",
+    "module_as_closure",
     "source_hash",
     "inline_script",
     "playground_html",
@@ -62,8 +63,9 @@ def source_hash() -> str:
     return digest.hexdigest()[:16]
 
 
-def _module_as_closure(source: str, var: str) -> str:
-    """``toydag.mjs`` as ``const var = (() => { ...; return {exports}; })();``."""
+def module_as_closure(source: str, var: str) -> str:
+    """An ES module's ``source`` as ``const var = (() => { ...; return {exports}; })();``
+    (``toydag.mjs`` here; the explorer inlines its three modules the same way)."""
     names = [m.group(2) for m in _EXPORT.finditer(source)]
     body = _EXPORT.sub(r"\1 \2", source)
     if re.search(r"^\s*(export|import)\b", body, re.M):
@@ -93,7 +95,7 @@ def inline_script(element_id: str = "bp-playground", *, use_hash: bool = True,
     parts = [
         "// bparallel toy-DAG playground: bparallel/book/render/js/toydag.mjs + playground.mjs, "
         "inlined",
-        _module_as_closure(_read("toydag.mjs"), var),
+        module_as_closure(_read("toydag.mjs"), var),
         "{",
         _importer_inlined(_read("playground.mjs"), var),
         f"mountPlayground(document.getElementById({json.dumps(element_id)}), "
