@@ -386,3 +386,71 @@ def test_book_style_draws_legible_figures():
     assert min(sizes) >= plotting.MIN_FONT_PT, sorted(sizes)[:3]
     assert fig.get_figwidth() <= plotting.TEXT_WIDTH
     plt.close(fig)
+
+
+def test_plot_head_count_changes_draws_each_interval_where_its_outcome_says():
+    """The forest plot of chapter 11: per (task, layer) the interval from low to high and the
+    mean change, coloured by the row's outcome; zero line; the claimed side shaded (left for
+    mixing time: fewer steps; right for fidelity); text legible under the book's style."""
+    from matplotlib.colors import to_hex
+    from matplotlib.text import Text
+
+    from bparallel.book.verdicts import Outcome
+
+    def row(quantity, task, layer, effect, low, high, outcome):
+        return {"quantity": quantity, "task": task, "layer": layer, "effect": effect,
+                "low": low, "high": high, "outcome_holm": outcome}
+
+    panels = {"mode A": [row("mixing_time", "copy", 1, -40.0, -45.0, -35.0, Outcome.AS_CLAIMED),
+                         row("mixing_time", "cycle", 1, -1.0, -30.0, 20.0, Outcome.NOT_RESOLVED),
+                         row("fidelity", "copy", 1, 0.4, 0.3, 0.5, Outcome.AS_CLAIMED),
+                         row("fidelity", "cycle", 1, -80.0, -90.0, -70.0, Outcome.AGAINST)],
+              "mode B": [row("mixing_time", "copy", 1, -0.4, -0.7, -0.1,
+                             Outcome.NOT_AFTER_HOLM)]}
+    fig = plotting.plot_head_count_changes(panels)
+    a_mix, a_fid, b_mix, b_fid = fig.axes
+    assert [a_mix.get_xscale(), a_fid.get_xscale()] == ["symlog", "symlog"]
+    assert a_mix.get_title() == "mixing time (steps)"
+    assert [t.get_text() for t in a_mix.get_yticklabels()] == ["copy, L1", "cycle, L1"]
+    style = plotting.OUTCOME_STYLE
+    # interval lines (two points) and markers (one point), in the rows' order
+    intervals = [ln for ln in a_fid.lines if len(ln.get_xdata()) == 2
+                 and ln.get_xdata()[0] != ln.get_xdata()[1]]
+    markers = [ln for ln in a_fid.lines if len(ln.get_xdata()) == 1]
+    assert [list(ln.get_xdata()) for ln in intervals] == [[0.3, 0.5], [-90.0, -70.0]]
+    assert [ln.get_xdata()[0] for ln in markers] == [0.4, -80.0]
+    assert [to_hex(ln.get_color()) for ln in markers] == [
+        style["as claimed"][0], style["against the claim"][0]]
+    assert markers[1].get_marker() == style["against the claim"][1]
+    assert markers[0].get_ydata()[0] > markers[1].get_ydata()[0]  # copy above cycle
+    # the zero line, and every interval inside the axis
+    assert any(list(ln.get_xdata()) == [0, 0] for ln in a_fid.lines)
+    assert a_fid.get_xlim()[0] < -90 and a_fid.get_xlim()[1] > 90
+    # the claimed side: left of 0 for mixing time, right of 0 for fidelity
+    (mix_side,), (fid_side,) = a_mix.patches, a_fid.patches
+    assert mix_side.get_x() < 0 and mix_side.get_x() + mix_side.get_width() == 0
+    assert fid_side.get_x() == 0 and fid_side.get_width() > 0
+    # open marker for "as claimed, not after Holm"; empty fidelity panel in mode B
+    (open_marker,) = [ln for ln in b_mix.lines if len(ln.get_xdata()) == 1]
+    assert open_marker.get_markerfacecolor() == "white"
+    assert not [ln for ln in b_fid.lines if len(ln.get_xdata()) == 1]
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "as claimed", "as claimed, not after Holm", "not resolved", "against the claim",
+        "the claimed side"]
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert min(sizes) >= plotting.MIN_FONT_PT and fig.get_figwidth() <= plotting.TEXT_WIDTH
+    plt.close(fig)
+    # one seed: no interval, only the mean
+    fig = plotting.plot_head_count_changes(
+        {"one seed": [row("fidelity", "copy", 2, 0.2, None, None, Outcome.AS_CLAIMED_ONE_SEED)]})
+    assert [len(ln.get_xdata()) for ln in fig.axes[0].lines if ln.get_xdata()[0] != 0] == [1]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="empty"):
+        plotting.plot_head_count_changes({})
+    with pytest.raises(ValueError, match=r"no \['high'\]"):
+        plotting.plot_head_count_changes({"x": [{k: v for k, v in panels["mode B"][0].items()
+                                                 if k != "high"}]})
+    with pytest.raises(ValueError, match="unknown outcome 'maybe'"):
+        plotting.plot_head_count_changes({"x": [{**panels["mode B"][0], "outcome_holm": "maybe"}]})

@@ -13,9 +13,11 @@ This package re-exports their public names.
 """
 
 from .models import (
+    OUTCOME_STYLE,
     plot_best_head_vs_combined,
     plot_definition_vs_proxy,
     plot_figure4,
+    plot_head_count_changes,
     plot_hitting_profiles,
     plot_learning_curves,
     plot_pruning_curves,
@@ -51,6 +53,7 @@ from .theory import (
 __all__ = [
     "BOUND_KINDS",
     "MIN_FONT_PT",
+    "OUTCOME_STYLE",
     "RASTERIZE_ABOVE",
     "TEXT_WIDTH",
     "draw_dag",
@@ -66,6 +69,7 @@ __all__ = [
     "plot_computed_vs_closed_form",
     "plot_definition_vs_proxy",
     "plot_figure4",
+    "plot_head_count_changes",
     "plot_head_pair",
     "plot_hitting_profiles",
     "plot_learning_curves",

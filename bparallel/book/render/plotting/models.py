@@ -287,3 +287,103 @@ def plot_learning_curves(curves: Mapping[tuple[str, int, int], Sequence[float]])
     axes[0, 0].set_ylabel("held-out accuracy (%)")
     axes[0, -1].legend(fontsize=8, loc="lower right")
     return fig
+
+
+#: How :func:`plot_head_count_changes` marks each outcome: colour (the verdict badges'
+#: palette), marker and whether the marker is filled; the shape alone tells them apart in
+#: black and white.
+OUTCOME_STYLE = {
+    "as claimed": ("#2f8a47", "o", True),
+    "as claimed, not after Holm": ("#2f8a47", "o", False),
+    "as claimed (one seed)": ("#2f8a47", "^", False),
+    "not resolved": ("#7d848c", "D", False),
+    "no change": ("#7d848c", "|", True),
+    "against the claim": ("#c0392b", "s", True),
+    "against the claim (one seed)": ("#c0392b", "v", False),
+}
+
+
+def plot_head_count_changes(
+    panels: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    outcome: str = "outcome_holm",
+    linthresh: float = 1.0,
+) -> Any:
+    """A forest plot of the change from 1 to 16 heads: one row of panels per entry of
+    ``panels`` (a title, e.g. a mode, mapped to :func:`~bparallel.book.seeds.head_count_effects`
+    rows), one column per quantity (mixing time, fidelity); in each panel one line per
+    (task, layer): the mean change over seeds (marker) and its interval across seeds
+    (``low`` to ``high``; none with one seed), a zero line, the side the paper claims shaded.
+    Colour and marker say the row's ``outcome`` (:data:`OUTCOME_STYLE`). The x axes are
+    symmetric-log, linear within ``linthresh`` of 0, so a change of 0.3 and one of 90 both
+    show whether their interval holds 0. Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
+    from ...seeds import CLAIMED_DIRECTION
+
+    if not panels or not any(panels.values()):
+        raise ValueError("panels is empty: no change to draw")
+    if not linthresh > 0:
+        raise ValueError(f"linthresh={linthresh!r}: must be positive")
+    titles = {"mixing_time": "mixing time (steps)",
+              "fidelity": "minimax fidelity (percentage points)"}
+    for title, rows in panels.items():
+        for r in rows:
+            missing = [k for k in ("quantity", "task", "layer", "effect", "low", "high",
+                                   outcome) if k not in r]
+            if missing:
+                raise ValueError(f"a row of panel {title!r} has no {missing}")
+            if str(r[outcome]) not in OUTCOME_STYLE:
+                raise ValueError(f"panel {title!r}: unknown outcome {str(r[outcome])!r}")
+    quantities = [q for q in titles if any(r["quantity"] == q for rows in panels.values()
+                                           for r in rows)]
+    units = sorted({(r["task"], r["layer"]) for rows in panels.values() for r in rows})
+    y = {u: len(units) - 1 - k for k, u in enumerate(units)}  # first unit on top
+    fig = plt.figure(figsize=(TEXT_WIDTH, 0.8 + (0.9 + 0.26 * len(units)) * len(panels)),
+                     layout="constrained")
+    seen = set()
+    for sub, (title, rows) in zip(np.atleast_1d(fig.subfigures(len(panels), 1)),
+                                  panels.items(), strict=True):
+        sub.suptitle(title, fontsize="large")
+        axes = sub.subplots(1, len(quantities), sharey=True, squeeze=False)[0]
+        for ax, quantity in zip(axes, quantities, strict=True):
+            drawn = [r for r in rows if r["quantity"] == quantity]
+            ends = [abs(v) for r in drawn for v in (r["effect"], r["low"], r["high"])
+                    if v is not None]
+            reach = max([1.15 * e for e in ends] + [1.5 * linthresh])
+            ax.set_xscale("symlog", linthresh=linthresh, linscale=1.0)
+            ax.set_xlim(-reach, reach)
+            ticks = [0.0] + [s * 10.0 ** k for k in range(int(np.floor(np.log10(linthresh))),
+                                                             int(np.floor(np.log10(reach))) + 1)
+                             for s in (-1, 1)]
+            if len(ticks) < 5:
+                ticks += [-linthresh / 2, linthresh / 2]
+            ax.set_xticks(sorted(ticks))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_locator(plt.NullLocator())
+            for r in drawn:
+                color, marker, filled = OUTCOME_STYLE[str(r[outcome])]
+                seen.add(str(r[outcome]))
+                yy = y[(r["task"], r["layer"])]
+                if r["low"] is not None:
+                    ax.plot([r["low"], r["high"]], [yy, yy], color=color, lw=2,
+                            solid_capstyle="butt")
+                ax.plot([r["effect"]], [yy], marker=marker, ms=7, color=color, ls="none",
+                        markerfacecolor=color if filled else "white", markeredgewidth=1.5)
+            ax.axvline(0, color="k", lw=0.8)
+            claimed = (0, reach) if CLAIMED_DIRECTION[quantity] > 0 else (-reach, 0)
+            ax.axvspan(*claimed, color="#2f8a47", alpha=0.08, lw=0)
+            ax.set_title(titles[quantity], fontsize="medium")
+            ax.set_xlabel("change, 1 → 16 heads")
+            ax.grid(axis="x", color="0.88", lw=0.6)
+            ax.set_axisbelow(True)
+        axes[0].set_yticks([y[u] for u in units], [f"{task}, L{layer}" for task, layer in units])
+        axes[0].set_ylim(-0.6, len(units) - 0.4)
+    keys = [Line2D([], [], color=c, marker=m, ms=7, markerfacecolor=c if filled else "white",
+                   markeredgewidth=1.5, lw=2, label=o)
+            for o, (c, m, filled) in OUTCOME_STYLE.items() if o in seen]
+    keys.append(Line2D([], [], color="#2f8a47", alpha=0.25, lw=8, label="the claimed side"))
+    fig.legend(handles=keys, loc="outside lower center", ncol=3)
+    return fig
