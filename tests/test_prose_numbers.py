@@ -168,8 +168,8 @@ PHRASES: dict[str, list[tuple[str, str]]] = {
          "10^6 multiply-adds per graph at the float64 matrix-product rate; each head's own "
          "fidelity, read from the float32 patterns, 13%: 5,155 graphs/s against a limit of "
          "40,630), extracting the attention patterns costs about as much as the proxies "
-         "themselves, and Tables 1-6 of 8 models computed by two worker processes take 9.8 s "
-         "against 17.0 s in one process (1.73x).", _DATED),
+         "themselves, and the paper's Tables 1-6 of 8 models computed by two worker processes "
+         "take 9.8 s against 17.0 s in one process (1.73x).", _DATED),
     ],
 }
 

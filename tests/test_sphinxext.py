@@ -103,3 +103,33 @@ def test_a_mention_in_an_api_docstring_is_linked(tmp_path):
     html, _ = _render(page, tmp_path, conf=f"bparallel_published_code_url = {URL!r}\n")
     links = [text for href, text in re.findall(r'href="([^"]*)">([^<]*)</a>', html) if href == URL]
     assert len(links) == 1 and links[0].endswith("code"), links
+
+
+def test_a_term_link_is_not_linked_again_to_the_published_code(tmp_path):
+    """Text inside a cross-reference ({term}, {doc}) is never wrapped in a second link."""
+    page = ("# T\n\n:::{glossary}\nthe published code\n  Defined.\n:::\n\n"
+            "See {term}`the published code`, and the published code.\n")
+    html, warnings = _render(page, tmp_path, conf=f"bparallel_published_code_url = {URL!r}\n")
+    assert not warnings.strip(), warnings
+    assert 'href="#term-the-published-code"' in html
+    assert html.count(URL) == 1  # the second mention, outside the term link
+    assert not re.search(r"<a [^>]*>[^<]*<a ", html)  # no link inside a link
+
+
+def test_pages_outside_the_chapters_number_tables_with_a_prefix(tmp_path):
+    """The introduction's tables read "Table 0.1", "Table 0.2": never the paper's "Table 1"."""
+    table = ":::{{table}} {caption}\n:name: {name}\n\n| a |\n|---|\n| {caption} |\n:::\n\n"
+    page = ("# T\n\n" + table.format(caption="First", name="tbl-first")
+            + table.format(caption="Second", name="tbl-second")
+            + "As {numref}`tbl-second` shows.\n")
+    html, warnings = _render(page, tmp_path, conf="numfig = True\n"
+                             "bparallel_number_prefixes = {'index': '0'}\n")
+    assert not warnings.strip(), warnings
+    numbers = re.findall(r'<span class="caption-number">([^<]*)</span>', html)
+    assert [n.strip() for n in numbers] == ["Table 0.1", "Table 0.2"]
+    assert "Table 0.2</span>" in html.split("As ")[-1]  # the reference reads the same
+    # a numbered chapter's numbers are left alone; Sphinx's order is kept
+    fig = {"table": {"b": (2,), "a": (1,)}, "figure": {"x": (10, 1)}}
+    from bparallel.book.render.sphinxext import prefix_numbers
+    assert prefix_numbers(fig, "A")
+    assert fig == {"table": {"b": ("A", 2), "a": ("A", 1)}, "figure": {"x": (10, 1)}}

@@ -432,10 +432,10 @@ def both_modes(published: Verdict, defined: Verdict) -> Verdict:
 #: The claims of the chapter's verdict table: slug -> the claim as the table and the
 #: introduction write it (one text per claim, so one verdict per claim in the whole book).
 CLAIMS = {
-    "mixing": "More heads mix faster (Tables 1-2, Definition 2.7)",
+    "mixing": "More heads mix faster (the paper's Tables 1-2, Definition 2.7)",
     "proxy": "Algorithm 1 stands in for Definition 2.7",
     "rollout": "Fidelity says which positions reach the last one",
-    "uses_attention": "Tables 1-6 measure attention that the tasks use",
+    "uses_attention": "The paper's Tables 1-6 measure attention that the tasks use",
     "heads": "Per-head fidelity says which heads matter (pruning)",
     "layers": "The layers a task needs are the good graphs",
     "pairs": "Heads work as complementary pairs (Remark 3.7)",

@@ -9,7 +9,12 @@
   ``_config.yml``), so that the citation follows the configuration like the repository link;
 - a transform that links the first mention of the authors' published code on every page
   ("published code", "authors' code"; not in headings, captions, code or verdict badges) to
-  ``bparallel_published_code_url``, set in ``_config.yml``.
+  ``bparallel_published_code_url``, set in ``_config.yml``;
+- numbers for the tables and figures of the pages outside the numbered chapters (the
+  introduction, the reproducibility and API pages) that cannot be the paper's: Sphinx counts
+  them "Table 1, 2, ..." across those pages; :func:`prefix_unnumbered_pages` makes them
+  "Table 0.1" in the introduction and "Table A.1", "B.1" on the pages after the chapters
+  (``bparallel_number_prefixes``), as the chapters' read "Table 10.3".
 
 Sphinx and docutils are imported here only: the chapters import
 :mod:`bparallel.book.verdicts`, never this module.
@@ -21,6 +26,7 @@ import re
 from typing import Any
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 
@@ -100,7 +106,7 @@ PUBLISHED_CODE = re.compile(r"\b(?:published code|authors[\u2019'] code)\b", re.
 #: Text under these nodes is never linked: headings, captions, code, math, links, badges.
 _NO_LINK = (nodes.title, nodes.caption, nodes.literal, nodes.literal_block, nodes.math,
             nodes.math_block, nodes.raw, nodes.reference, nodes.comment, nodes.rubric,
-            nodes.FixedTextElement)
+            nodes.FixedTextElement, addnodes.pending_xref)  # pending_xref: {term}, {doc} ...
 
 
 def _linkable(node: nodes.Node) -> bool:
@@ -158,10 +164,43 @@ class LinkPublishedCode(SphinxTransform):
             link_first_mention(self.document, url)
 
 
+#: Pages outside the numbered parts of ``_toc.yml`` -> the prefix of their table and figure
+#: numbers: "Table 0.1" in the introduction, never a bare "Table 1" that could be the paper's.
+NUMBER_PREFIXES = {"book/intro": "0", "book/reproducibility": "A", "book/api": "B"}
+#: The kinds of numbered things renumbered (the std domain's; proofs keep the paper's count).
+_PREFIXED_TYPES = ("table", "figure", "code-block")
+
+
+def prefix_numbers(fignumbers: dict, prefix: str) -> bool:
+    """Renumber, in place, one page's ``{figtype: {id: (n,)}}`` as ``(prefix, 1), (prefix,
+    2), ...`` per type, in Sphinx's order; numbers of a numbered chapter (more than one
+    part) are left alone. Returns whether anything changed."""
+    changed = False
+    for figtype in _PREFIXED_TYPES:
+        numbers = fignumbers.get(figtype)
+        if not numbers or any(len(n) != 1 for n in numbers.values()):
+            continue
+        for k, figure_id in enumerate(sorted(numbers, key=numbers.__getitem__), 1):
+            numbers[figure_id] = (prefix, k)
+        changed = True
+    return changed
+
+
+def prefix_unnumbered_pages(app: Any, env: Any) -> list[str]:
+    """``env-get-updated``, after Sphinx has numbered the figures: the pages of
+    ``bparallel_number_prefixes`` get their prefix; returns them, to be written again."""
+    prefixes = app.config.bparallel_number_prefixes or {}
+    return [docname for docname, prefix in prefixes.items()
+            if docname in env.toc_fignumbers
+            and prefix_numbers(env.toc_fignumbers[docname], prefix)]
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.add_role("verdict", verdict_role)
     app.add_directive("verdict-legend", VerdictLegend)
     app.add_directive("book-bibtex", BookBibtex)
     app.add_config_value("bparallel_published_code_url", "", "env")
     app.add_transform(LinkPublishedCode)
+    app.add_config_value("bparallel_number_prefixes", NUMBER_PREFIXES, "env")
+    app.connect("env-get-updated", prefix_unnumbered_pages, priority=900)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
