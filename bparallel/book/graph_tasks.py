@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from .._checks import one_of
-from ..transformer.ablation import rank_correlation
 from ..transformer.data import GRAPH_TASKS, HOPS, PAPER_TASKS, TASKS, heldout_dataset
 from ..transformer.shipped import (
     MODELS_ROOT,
@@ -36,7 +35,7 @@ from ..transformer.shipped import (
     train_quick,
 )
 from ..transformer.train import DEFAULT_SEED, HEADS, get_profile
-from .section4 import across_tasks, both_modes, head_claims, noise_floor, rho_verdict
+from .section4 import across_tasks, both_modes, head_claims, noise_floor
 from .seeds import effect_outcome, fmt_interval, paired_effect, seed_interval
 from .verdicts import Outcome, Verdict
 
@@ -155,17 +154,6 @@ def paper_models(models_dir: str | os.PathLike = MODELS_ROOT / "paper",
 # --------------------------------------------------------------------------- one model
 
 
-def epochs_to_fraction(accuracy: Sequence[float], fraction: float = 0.99) -> int:
-    """The first epoch (counted from 1) whose held-out accuracy reaches ``fraction`` of the
-    final one: how fast a model learns, read off its learning curve."""
-    acc = np.asarray(accuracy, dtype=np.float64)
-    if acc.ndim != 1 or acc.size == 0 or not np.isfinite(acc).all():
-        raise ValueError(f"accuracy must be a non-empty curve of finite values, got {acc!r}")
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction={fraction!r}: must lie in (0, 1]")
-    return int(np.argmax(acc >= fraction * acc[-1])) + 1
-
-
 def _curve(meta: Mapping[str, Any]) -> list[float]:
     """The held-out accuracy on the predictable positions after every epoch."""
     if "curve" in meta:
@@ -191,9 +179,7 @@ def model_row(
     task, n_heads, seed = key
     row: dict[str, Any] = {"task": task, "heads": n_heads, "seed": seed}
     if meta is not None:
-        curve = _curve(meta)
-        row["accuracy"] = float(curve[-1])
-        row["epochs_to_99"] = epochs_to_fraction(curve)
+        row["accuracy"] = float(_curve(meta)[-1])
     ko = heads["knockout"]
     row["accuracy_intact"] = float(ko["none"]["accuracy"])
     row["knockout_all"] = float(ko["all"]["accuracy"])
@@ -238,7 +224,7 @@ def head_cells(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 #: The quantities of a model row summarised across seeds, and the direction in which the
 #: paper's claims (or common sense) say more heads should move them.
-SUMMARY = {"accuracy": +1, "epochs_to_99": -1, "mixing.paper": -1, "mixing.definition": -1,
+SUMMARY = {"accuracy": +1, "mixing.paper": -1, "mixing.definition": -1,
            "fidelity.paper": +1, "fidelity.definition": +1, "t_mix": -1, "rollout_min": +1,
            "knockout_all": 0}
 
@@ -296,29 +282,6 @@ def head_count_change(rows: Sequence[Mapping[str, Any]], quantity: str, *, fewer
     return out
 
 
-def proxy_rank_agreement(rows: Sequence[Mapping[str, Any]], proxy: str, outcome: str
-                         ) -> dict[str, float | int | None]:
-    """Do the proxies rank the models as their outcomes do? Spearman's rho, across every
-    model of one task (head counts x seeds), between ``proxy`` (signed so that larger is
-    better by the paper's claims: minus a mixing time) and ``outcome`` (signed so that
-    larger is better: minus epochs). Per task and their median; ``None`` where one side is
-    constant over the task's models."""
-    sign = {q: (d if d else 1) for q, d in SUMMARY.items()}
-    per_task = {}
-    for task in sorted({r["task"] for r in rows}, key=TASKS.index):
-        mine = [r for r in rows if r["task"] == task and r.get(proxy) is not None
-                and r.get(outcome) is not None]
-        x = np.array([sign[proxy] * r[proxy] for r in mine], dtype=np.float64)
-        y = np.array([sign[outcome] * r[outcome] for r in mine], dtype=np.float64)
-        x = np.nan_to_num(x, posinf=1e300, neginf=-1e300)
-        if len(mine) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-            per_task[task] = None
-            continue
-        per_task[task] = float(rank_correlation(x, y))
-    vals = [v for v in per_task.values() if v is not None]
-    return {**per_task, "median": float(np.median(vals)) if vals else None, "tasks": len(vals)}
-
-
 def tally(changes: Sequence[Mapping[str, Any]]) -> Verdict:
     """The verdict of a "more heads do better" claim from its per-task changes
     (:func:`head_count_change`): it holds when every task goes the claimed way, fails when
@@ -338,54 +301,6 @@ def tally(changes: Sequence[Mapping[str, Any]]) -> Verdict:
     return Verdict.NOT_SUPPORTED if worse else Verdict.NOT_TESTABLE
 
 
-#: The claims the chapter tests, by slug (the results key ``verdict.<slug>``): the claim and
-#: the quantity of :func:`head_count_change`, or the (proxy, outcome) pairs of
-#: :func:`proxy_rank_agreement`, or (``heads``) the per-head correlation.
-CLAIMS: dict[str, tuple[str, Any]] = {
-    "mixing": ("More heads mix faster (Tables 1-2, Def. 2.7)", "mixing.definition"),
-    "fidelity": ("More heads keep more fidelity (Tables 3-4)", "fidelity.definition"),
-    "accuracy": ("More heads learn the task better", "accuracy"),
-    "speed": ("More heads learn the task faster", "epochs_to_99"),
-    "rank_accuracy": ("The proxies rank the models as their accuracy does",
-                      (("fidelity.definition", "accuracy"), ("mixing.definition", "accuracy"))),
-    "rank_speed": ("The proxies rank the models as their learning speed does",
-                   (("fidelity.definition", "epochs_to_99"),
-                    ("mixing.definition", "epochs_to_99"))),
-    "heads": ("Per-head fidelity says which heads do the work", None),
-}
-
-
-def claim_verdicts(changes: Mapping[str, Sequence[Mapping[str, Any]]],
-                   agreement: Mapping[tuple[str, str], Mapping[str, Any]],
-                   head_tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The chapter's verdict table from the evidence the chapter has computed: per claim of
-    :data:`CLAIMS`, its ``slug``, ``claim``, ``verdict`` (:class:`Verdict`) and ``evidence``
-    (a sentence). ``changes`` holds :func:`head_count_change` by quantity, ``agreement``
-    :func:`proxy_rank_agreement` by (proxy, outcome), and ``head_tests`` the per-task tests
-    of per-head fidelity against head impact (:func:`bparallel.book.section4.head_claims`
-    of :func:`head_cells`; the claim's verdict is :func:`head_verdicts` across tasks); a
-    claim whose evidence is missing is a ``KeyError``."""
-    out = []
-    for slug, (claim, what) in CLAIMS.items():
-        if isinstance(what, str):
-            verdict = tally(changes[what])
-            evidence = "; ".join(f"{c['task']}: {c['outcome']}" for c in changes[what]) or "—"
-        elif what is not None:
-            medians = [agreement[pair]["median"] for pair in what]
-            verdict = rho_verdict([m for m in medians if m is not None])
-            evidence = "; ".join(
-                f"{proxy.split('.')[0]}: " + ("—" if m is None else
-                                              f"median ρ {m:.2f} over "
-                                              f"{agreement[(proxy, o)]['tasks']} tasks")
-                for (proxy, o), m in zip(what, medians, strict=True))
-        else:
-            per_task = head_verdicts(head_tests)
-            verdict = across_tasks(list(per_task.values()))
-            evidence = "; ".join(f"{task}: {v.value}" for task, v in per_task.items()) or "—"
-        out.append({"slug": slug, "claim": claim, "verdict": verdict, "evidence": evidence})
-    return out
-
-
 def head_verdicts(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]:
     """Per task, the verdict of "per-head fidelity says which heads do the work" from its
     two tests (published code, definitions; :func:`bparallel.book.section4.both_modes`)."""
@@ -397,16 +312,6 @@ def head_verdicts(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]
 
 
 # --------------------------------------------------------------------------- the chapter's steps
-
-#: The quantities whose change from 1 to 16 heads the verdicts judge, in the table's order.
-CHANGED = ("mixing.paper", "mixing.definition", "t_mix", "fidelity.paper",
-           "fidelity.definition", "accuracy", "epochs_to_99")
-#: The proxies ranked against the outcomes (rank agreement across models).
-RANKED = ("mixing.paper", "mixing.definition", "fidelity.paper", "fidelity.definition")
-#: What the models learn, which a proxy should rank them by: final accuracy and learning speed
-#: (not :class:`~bparallel.book.verdicts.Outcome`, the outcome of a change across seeds).
-LEARNED = ("accuracy", "epochs_to_99")
-
 
 def no_attention_ceiling(task: str, num: int = 500, seed: int = DEFAULT_SEED) -> float:
     """The share of ``task``'s predictable held-out positions whose target is the current
@@ -498,8 +403,6 @@ def learning_curves(bundle: GraphModels) -> dict[tuple[str, int, int], list[floa
 TABLES: dict[str, tuple[tuple[tuple[str, str, int, float], ...], bool]] = {
     "tbl-graph-knockouts": ((("accuracy, intact (%)", "accuracy", 1, 100.0),
                              ("accuracy, no attention (%)", "knockout_all", 1, 100.0)), True),
-    "tbl-graph-learning": ((("final accuracy (%)", "accuracy", 1, 100.0),
-                            ("epochs to 99% of it", "epochs_to_99", 1, 1.0)), False),
     "tbl-graph-proxies": ((("Alg. 1, published code", "mixing.paper", 1, 1.0),
                            ("Alg. 1, definition", "mixing.definition", 1, 1.0),
                            ("Def. 2.7 T_mix", "t_mix", 1, 1.0),
@@ -525,15 +428,23 @@ def summary_table(summary: Sequence[Mapping[str, Any]], name: str) -> list[dict[
     return rows
 
 
-def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The verdict table's rows (claim, verdict, evidence) of :func:`claim_verdicts`."""
-    return [{k: v[k] for k in ("claim", "verdict", "evidence")} for v in verdicts]
-
-
-def verdict_results(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """The recorded verdicts: ``verdict.<slug>`` is the verdict's index in :class:`Verdict`
-    (the regression references compare numbers)."""
-    return {f"verdict.{v['slug']}": list(Verdict).index(v["verdict"]) for v in verdicts}
+def layer_knockouts(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per task and head count: the held-out accuracy on the predictable positions (percent,
+    mean over seeds) of the intact model and with every head of one layer removed (zero
+    ablation), one column per layer: which layers each task needs."""
+    out = []
+    for task, heads in sorted({(r["task"], r["heads"]) for r in rows},
+                              key=lambda k: (TASKS.index(k[0]), k[1])):
+        mine = [r for r in rows if (r["task"], r["heads"]) == (task, heads)]
+        layers = sorted(int(k.split("_L")[1]) for k in mine[0] if k.startswith("knockout_L"))
+        intact = 100 * np.mean([r["accuracy_intact"] for r in mine])
+        row: dict[str, Any] = {"task": task, "heads": heads, "seeds": len(mine),
+                               "intact": f"{intact:.1f}"}
+        for la in layers:
+            row[f"layer {la} removed"] = \
+                f"{100 * np.mean([r[f'knockout_L{la}'] for r in mine]):.1f}"
+        out.append(row)
+    return out
 
 
 def summary_results(summary: Sequence[Mapping[str, Any]],
@@ -546,7 +457,6 @@ def summary_results(summary: Sequence[Mapping[str, Any]],
         name = f"{r['task']}.h{r['heads']}"
         out[f"knockout.{name}.all.accuracy"] = r["knockout_all"]
         out[f"{name}.accuracy"] = r["accuracy"]
-        out[f"{name}.epochs_to_99"] = r["epochs_to_99"]
     for r in paper_summary:
         out[f"knockout.{r['task']}.h{r['heads']}.all.accuracy"] = r["knockout_all"]
     out["knockout.all.max"] = max(r["knockout_all"] for r in summary)
@@ -554,58 +464,35 @@ def summary_results(summary: Sequence[Mapping[str, Any]],
     return out
 
 
-#: Quantities of :data:`SUMMARY` that count (epochs): shown without decimals when their
-#: mean and interval are whole numbers.
-COUNTS = ("epochs_to_99",)
-
-
 def mean_interval(row: Mapping[str, Any], quantity: str, decimals: int = 1,
                   scale: float = 1.0) -> str:
     """``row[quantity]`` (a mean over seeds, times ``scale``) with its interval when
     :func:`across_seeds` gave one, as ``"12.3 [10.1, 14.5]"``, the interval clipped at 0
     (every quantity of :data:`SUMMARY` is a nonnegative time, share or count); ``"∞"`` for
-    an infinite value (a graph that never mixes); a count of :data:`COUNTS` whose mean and
-    interval are whole numbers without decimals."""
+    an infinite value (a graph that never mixes)."""
     value = row[quantity]
     if not math.isfinite(value):
         return "∞"
     low, high = row.get(f"{quantity}.low"), row.get(f"{quantity}.high")
-    ends = [scale * v for v in (value, low, high) if v is not None]
-    if quantity in COUNTS and all(float(v).is_integer() for v in ends):
-        decimals = 0  # every seed took the same whole number: "1 [1, 1]", not "1.0 [1.0, 1.0]"
     return fmt_interval(scale * value, None if low is None else scale * low,
                         None if high is None else scale * high, decimals, floor=0.0)
 
 
-def evidence(rows: Sequence[Mapping[str, Any]], level: float = 0.95
-             ) -> tuple[dict[str, list[dict[str, Any]]], dict[tuple[str, str], dict[str, Any]],
-                        list[dict[str, Any]]]:
-    """What the verdicts judge (:func:`claim_verdicts`): the change of every quantity of
-    :data:`CHANGED` from 1 to 16 heads per task (:func:`head_count_change`), the rank
-    agreement of every proxy of :data:`RANKED` with every quantity of :data:`LEARNED`
-    (:func:`proxy_rank_agreement`), and per task the tests of per-head fidelity against
-    head impact (:func:`bparallel.book.section4.head_claims` of :func:`head_cells`)."""
-    changes = {q: head_count_change(rows, q, level=level) for q in CHANGED}
-    agreement = {(p, o): proxy_rank_agreement(rows, p, o) for p in RANKED for o in LEARNED}
-    return changes, agreement, head_claims(head_cells(rows))
+def head_tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per task and mode, does per-head fidelity rank the heads as their impact does?
+    :func:`bparallel.book.section4.head_claims` of :func:`head_cells` (never pooled across
+    tasks)."""
+    return head_claims(head_cells(rows))
 
 
-def evidence_results(changes: Mapping[str, Sequence[Mapping[str, Any]]],
-                     agreement: Mapping[tuple[str, str], Mapping[str, Any]],
-                     head_tests: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """The chapter's recorded values of :func:`evidence`: ``change.<q>.<task>``,
-    ``agreement.<proxy>.<outcome>.median`` and per task and mode the per-head test
-    (``heads.<task>.<mode>.{cells,median,p}``, ``heads.<task>.reliable_cells``)."""
+def head_results(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The recorded values of the per-head tests (:func:`bparallel.book.section4.head_claims`
+    of :func:`head_cells`): per task ``verdict.heads.<task>`` (the verdict's index in
+    :class:`Verdict`), ``heads.<task>.{reliable_cells,cells}`` and per mode
+    ``heads.<task>.<mode>.{cells,median,p}``."""
     out: dict[str, float] = {}
-    for q, cs in changes.items():
-        for c in cs:
-            out[f"change.{q}.{c['task']}"] = c["change"]
-    for (p, o), a in agreement.items():
-        if a["median"] is not None:
-            out[f"agreement.{p}.{o}.median"] = a["median"]
-    order = list(Verdict)
     for task, verdict in head_verdicts(head_tests).items():
-        out[f"verdict.heads.{task}"] = order.index(verdict)
+        out[f"verdict.heads.{task}"] = verdict_index(verdict)
     for t in head_tests:
         base = f"heads.{t['task']}"
         out[f"{base}.reliable_cells"] = t["reliable_cells"]
@@ -616,6 +503,26 @@ def evidence_results(changes: Mapping[str, Sequence[Mapping[str, Any]]],
             out[f"{base}.{mode}.median"] = t["median"]
             out[f"{base}.{mode}.p"] = t["p"]
     return out
+
+
+#: The per-head claim, as the verdict tables and the introduction write it.
+HEADS_CLAIM = "Per-head fidelity says which heads do the work"
+
+
+def verdict_index(verdict: Verdict) -> int:
+    """A verdict as the regression references record it: its index in :class:`Verdict`."""
+    return list(Verdict).index(Verdict.parse(verdict))
+
+
+def heads_verdict(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The verdict-table row of the per-head claim (:data:`HEADS_CLAIM`): its verdict across
+    tasks (:func:`bparallel.book.section4.across_tasks` of :func:`head_verdicts`) and the
+    per-task verdicts as evidence, on the finite-data models."""
+    per_task = head_verdicts(head_tests)
+    return {"claim": HEADS_CLAIM, "arm": "—",
+            "verdict": across_tasks(list(per_task.values())),
+            "evidence": "finite-data models; " + ("; ".join(
+                f"{task}: {v.value}" for task, v in per_task.items()) or "no reliable cell")}
 
 
 def head_table(head_tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -644,10 +551,11 @@ def defaults(profile: str) -> dict[str, int]:
             "quick": {"measured": 20, "reference": 10}}[profile]
 
 
-__all__ = ["CHANGED", "CLAIMS", "DEFAULT_SEED", "LEARNED", "RANKED", "GraphModels",
-           "across_seeds", "claim_verdicts", "complete_seeds", "defaults", "epochs_to_fraction",
-           "evidence", "evidence_results", "graph_models", "head_count_change",
+__all__ = ["DEFAULT_SEED", "HEADS_CLAIM", "SUMMARY", "TABLES", "GraphModels", "across_seeds",
+           "complete_seeds", "defaults", "graph_models", "head_cells", "head_count_change",
+           "head_results", "head_table", "head_tests", "head_verdicts", "heads_verdict",
+           "layer_knockouts",
            "learning_curves", "mean_interval", "measure", "model_row", "model_rows",
-           "no_attention_ceiling", "paper_beside", "paper_models", "proxy_rank_agreement",
-           "resolve_profile", "rho_verdict", "summary_results", "summary_table", "tally",
-           "task_rows", "training_epochs", "verdict_results", "verdict_rows", "TABLES"]
+           "no_attention_ceiling", "paper_beside", "paper_models", "resolve_profile",
+           "summary_results", "summary_table", "tally", "task_rows", "training_epochs",
+           "verdict_index"]

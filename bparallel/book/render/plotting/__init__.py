@@ -7,11 +7,17 @@ at least 10 px (the browser tests measure it). Every chapter that draws imports 
 
 - :mod:`~bparallel.book.render.plotting.style`: the style and its sizes;
 - :mod:`~bparallel.book.render.plotting.theory`: the figures of chapters 01-06;
-- :mod:`~bparallel.book.render.plotting.models`: the figures of chapters 07-12.
+- :mod:`~bparallel.book.render.plotting.models`: the figures of chapters 07-12;
+- :mod:`~bparallel.book.render.plotting.experiment`: chapter 12's fresh-data experiment.
 
 This package re-exports their public names.
 """
 
+from .experiment import (
+    plot_fresh_learning_curves,
+    plot_learning_by_heads,
+    plot_proxies_through_training,
+)
 from .models import (
     OUTCOME_STYLE,
     plot_best_head_vs_combined,
@@ -63,6 +69,9 @@ __all__ = [
     "plot_amplification_histograms",
     "plot_best_head",
     "plot_best_head_vs_combined",
+    "plot_fresh_learning_curves",
+    "plot_learning_by_heads",
+    "plot_proxies_through_training",
     "plot_binomial_bound",
     "plot_bound_vs_exact",
     "plot_combination_mixing",

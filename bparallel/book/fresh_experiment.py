@@ -1,0 +1,544 @@
+"""Chapter 12's controlled experiment: heads or width, on fresh data (issue #33).
+
+The graph tasks' models of :mod:`bparallel.transformer.fresh` train on new sequences every
+step, to convergence or a step budget, in two arms that separate head count from head size
+(:data:`~bparallel.transformer.fresh.ARMS`): *fixed width* (head size ``64/H``, the paper's
+design, the same parameter count) and *fixed head size* (16 dimensions per head, the
+attention's inner width ``16H``). Every shipped run's manifest entry holds its learning curve
+and the proxies recorded through training (:func:`~bparallel.transformer.learning.training_probe`
+at log-spaced steps), so this module reads manifests only: no model is loaded or measured,
+and the chapter's part that uses it takes a second.
+
+What it computes, per task and arm:
+
+- :func:`learning_rows`: did each configuration learn (the task's threshold within the
+  budget), in how many steps (right-censored: a run that never reaches the threshold has no
+  learning time, :func:`~bparallel.transformer.learning.steps_to_threshold`), and its area
+  under the learning curve;
+- :func:`speed_tests`: do more heads learn faster? Per seed, Spearman's rho between the head
+  count and minus the steps to the threshold, censored runs ranked last (tied), tested
+  against chance by :func:`bparallel.ranks.median_rho_test` over the seeds;
+- :func:`final_rows` and :func:`bparallel.book.graph_tasks.head_count_change`: the change of
+  the proxies and of the accuracy from 1 to 16 heads, paired by seed;
+- :func:`prediction_tests`: do the proxies, recorded *before* any model of the task has
+  learned it (:func:`early_step`), rank the models by their later learning speed, across
+  head counts with the arm held fixed (cells: seeds) and within a configuration across seeds
+  (cells: configurations);
+- :func:`claim_verdicts`: the chapter's verdicts, per arm and combined.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import ranks
+from .._checks import one_of
+from ..transformer.data import GRAPH_TASKS
+from ..transformer.fresh import ARMS, get_fresh_profile
+from ..transformer.shipped import MODELS_ROOT
+from ..transformer.train import HEADS
+from .graph_tasks import head_count_change, tally
+from .section4 import across_tasks, both_modes, rank_claim_verdict
+from .verdicts import Verdict
+
+#: The fresh-data profile of each task that trains on fresh data (``models/<profile>/``).
+FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh"}
+#: The tasks of the experiment, in the book's order.
+FRESH_TASKS = tuple(t for t in GRAPH_TASKS if t in FRESH_PROFILES)
+#: The seeds the design asks for per (task, arm, heads).
+DESIGN_SEEDS = (42, 43, 44)
+#: How the page names the arms.
+ARM_NAMES = {"width": "fixed width", "head16": "fixed head size"}
+#: The proxies followed through training: manifest probe key -> (column, direction of "better"
+#: by the paper's claims: -1 a time, +1 a share).
+PROXIES = {
+    "mixing_time.paper": ("mixing.paper", -1),
+    "mixing_time.definition": ("mixing.definition", -1),
+    "worst_case.definition": ("t_mix", -1),
+    "fidelity.paper": ("fidelity.paper", +1),
+    "fidelity.definition": ("fidelity.definition", +1),
+    "rollout_min.weighted": ("rollout_min", +1),
+}
+
+
+@dataclass
+class FreshRuns:
+    """The shipped fresh-data runs: ``entries`` (manifest entries of the plain budget, each
+    with its ``task``, ``heads``, ``head_size``, ``seed``, ``arms``), ``extended`` (runs of
+    a multiple of the budget, the 5x runs of non-learners), and per task its profile's
+    ``budget``, ``threshold`` and ``eval_every`` (``profiles``; a task whose models are not
+    shipped yet has none)."""
+
+    entries: list[dict[str, Any]]
+    extended: list[dict[str, Any]] = field(default_factory=list)
+    profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def of(self, task: str, arm: str | None = None) -> list[dict[str, Any]]:
+        """The plain-budget entries of ``task`` (of ``arm`` when given)."""
+        return [e for e in self.entries
+                if e["task"] == task and (arm is None or arm in e["arms"])]
+
+    def seeds(self, task: str, arm: str) -> list[int]:
+        """The seeds of ``task`` and ``arm`` with every head count of :data:`HEADS` shipped."""
+        have: dict[int, set[int]] = {}
+        for e in self.of(task, arm):
+            have.setdefault(e["seed"], set()).add(e["heads"])
+        return sorted(s for s, h in have.items() if h >= set(HEADS))
+
+
+def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
+               tasks: Sequence[str] = FRESH_TASKS) -> FreshRuns:
+    """Every shipped fresh-data run of ``tasks``, read from ``models/<profile>/manifest.json``
+    (:data:`FRESH_PROFILES`); a task without a manifest has no entries."""
+    for task in tasks:
+        one_of(task, "tasks", FRESH_TASKS, "tasks trained on fresh data")
+    runs = FreshRuns([])
+    for task in tasks:
+        profile = get_fresh_profile(FRESH_PROFILES[task])
+        runs.profiles[task] = {"profile": profile.name, "budget": profile.steps,
+                               "threshold": profile.threshold_of(task),
+                               "eval_every": profile.eval_every,
+                               "patience": profile.patience, "tolerance": profile.tolerance,
+                               "batch_size": profile.batch_size,
+                               "num_heldout": profile.num_heldout,
+                               "probe_sequences": profile.probe_sequences}
+        path = Path(models_root) / profile.name / "manifest.json"
+        if not path.is_file():
+            continue
+        with open(path, encoding="utf-8") as f:
+            models = json.load(f)["models"]
+        for entry in models.values():
+            if entry["task"] != task:
+                continue
+            e = {**entry, "heads": int(entry["heads"]), "seed": int(entry["seed"]),
+                 "head_size": int(entry["head_size"])}
+            (runs.entries if int(e.get("budget_factor", 1)) == 1 else runs.extended).append(e)
+    runs.entries.sort(key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"], e["head_size"],
+                                     e["seed"]))
+    return runs
+
+
+# --------------------------------------------------------------------------- the design
+
+
+def configurations(d_model: int = 64) -> list[dict[str, Any]]:
+    """The design's configurations: per head count, the head size of each arm (4 x 16 is
+    shared by both) and the parameters of each."""
+    from ..transformer.fresh import arm_head_size
+    from ..transformer.model import ModelConfig
+
+    rows = []
+    for h in HEADS:
+        row: dict[str, Any] = {"heads": h}
+        for arm in ARMS:
+            hs = arm_head_size(arm, h, d_model) or d_model // h
+            cfg = ModelConfig(n_heads=h, head_size=hs)
+            row[f"{ARM_NAMES[arm]}: head size"] = hs
+            row[f"{ARM_NAMES[arm]}: parameters"] = cfg.num_parameters()
+        rows.append(row)
+    return rows
+
+
+def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
+    """Per task: its budget and threshold, and how much of the design is shipped: models of
+    the 7 configurations x :data:`DESIGN_SEEDS`, and per arm the seeds with all four head
+    counts."""
+    rows = []
+    for task in runs.profiles:
+        p = runs.profiles[task]
+        planned = len({(h, _hs(arm, h)) for arm in ARMS for h in HEADS}) * len(DESIGN_SEEDS)
+        row = {"task": task, "budget (steps)": p["budget"],
+               "threshold": p["threshold"],
+               "models shipped": f"{len(runs.of(task))} of {planned}"}
+        for arm in ARMS:
+            seeds = runs.seeds(task, arm)
+            row[f"complete seeds, {ARM_NAMES[arm]}"] = \
+                ", ".join(map(str, seeds)) if seeds else "none yet"
+        rows.append(row)
+    return rows
+
+
+def _hs(arm: str, heads: int) -> int:
+    from ..transformer.fresh import arm_head_size
+
+    return arm_head_size(arm, heads) or 64 // heads
+
+
+# --------------------------------------------------------------------------- learning
+
+
+def learning_time(entry: Mapping[str, Any]) -> int | None:
+    """The steps the run took to reach its task's threshold; ``None`` when it never did
+    within its budget (not learned: a right-censored time, never a number)."""
+    v = entry.get("steps_to_threshold")
+    return None if v is None else int(v)
+
+
+def censored_median(times: Sequence[int | None]) -> float | None:
+    """The median of learning times where ``None`` (not learned) counts as later than every
+    time: a number when at least half the runs learned in it, else ``None`` (the median run
+    did not learn)."""
+    if not times:
+        raise ValueError("times is empty: no run to summarise")
+    key = [math.inf if t is None else float(t) for t in times]
+    med = ranks.median(key) if all(math.isfinite(v) for v in key) else float(np.median(key))
+    return None if not math.isfinite(med) else med
+
+
+def learning_rows(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
+    """Per arm and head count of ``task``: head size, parameters, the runs that learned
+    (``learned``, ``runs``), the steps to the threshold per seed (``None``: not learned),
+    their censored median, the mean learning-curve area and the mean final accuracy on the
+    predictable positions."""
+    rows = []
+    for arm in ARMS:
+        for h in HEADS:
+            mine = [e for e in runs.of(task, arm) if e["heads"] == h]
+            if not mine:
+                continue
+            times = [learning_time(e) for e in mine]
+            rows.append({
+                "task": task, "arm": arm, "heads": h, "head_size": mine[0]["head_size"],
+                "parameters": int(mine[0]["num_parameters"]), "runs": len(mine),
+                "seeds": [e["seed"] for e in mine],
+                "learned": sum(t is not None for t in times), "times": times,
+                "median_time": censored_median(times),
+                "area": float(np.mean([e["curve_area"] for e in mine])),
+                "accuracy": float(np.mean([e["heldout_accuracy_predictable"] for e in mine])),
+                "budget": int(mine[0]["budget"]),
+            })
+    return rows
+
+
+def _steps(v: float | int | None, budget: int) -> str:
+    return f"not within {budget:,}" if v is None else f"{int(round(v)):,}"
+
+
+def learning_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`learning_rows` as the page shows them."""
+    return [{"arm": ARM_NAMES[r["arm"]], "heads": r["heads"], "head size": r["head_size"],
+             "parameters": f"{r['parameters']:,}",
+             "learned": f"{r['learned']} of {r['runs']}",
+             "steps to threshold, per seed": " · ".join(_steps(t, r["budget"])
+                                                         for t in r["times"]),
+             "median": _steps(r["median_time"], r["budget"]),
+             "curve area": f"{r['area']:.3f}",
+             "final accuracy (%)": f"{100 * r['accuracy']:.1f}"} for r in rows]
+
+
+def _speed_key(t: int | None) -> float:
+    """Minus the learning time, a run that never learned ranked below every one that did."""
+    return -math.inf if t is None else -float(t)
+
+
+def speed_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
+    """Do more heads learn ``task`` faster? Per arm: per complete seed, Spearman's rho
+    between the head count and minus the steps to the threshold (runs that never learned
+    tied last), their median and permutation test (:func:`bparallel.ranks.median_rho_test`)
+    and its verdict (:func:`bparallel.book.section4.rank_claim_verdict`: at least three
+    seeds)."""
+    out = {}
+    for arm in ARMS:
+        pairs = []
+        for seed in runs.seeds(task, arm):
+            by = {e["heads"]: e for e in runs.of(task, arm) if e["seed"] == seed}
+            keys = [_speed_key(learning_time(by[h])) for h in HEADS]
+            finite = [k if math.isfinite(k) else -1e300 for k in keys]
+            pairs.append((np.array(HEADS, float), np.array(finite)))
+        test = ranks.median_rho_test(pairs) if pairs else \
+            {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
+        out[arm] = {**test, "seeds": len(pairs), "verdict": rank_claim_verdict(test)}
+    return out
+
+
+# --------------------------------------------------------------------------- proxies
+
+
+def probe_at(entry: Mapping[str, Any], step: int | None = None) -> dict[str, float]:
+    """The run's recorded probe at ``step`` (``None``: its last), layer means: accuracy on
+    the predictable positions and every proxy of :data:`PROXIES` (``t_mix``: the median over
+    layers of Definition 2.7's median mixing time, infinite where it never mixes)."""
+    probes = entry["probes"]
+    steps = list(probes["step"])
+    i = len(steps) - 1 if step is None else steps.index(step)
+    out = {"step": steps[i], "accuracy": float(probes["accuracy_predictable"][i])}
+    for key, (name, _) in PROXIES.items():
+        layers = [math.inf if v is None else float(v) for v in probes[key][i]]
+        out[name] = (ranks.median(layers) if all(map(math.isfinite, layers))
+                     else float(np.median(layers))) if name == "t_mix" \
+            else float(np.mean(layers))
+    return out
+
+
+def early_step(runs: FreshRuns, task: str) -> int | None:
+    """The last probe step before any run of ``task`` reached its threshold: the proxies
+    there are measured before learning, for every run. ``None`` without runs, or when some
+    run reached it at its first probe."""
+    entries = runs.of(task)
+    if not entries:
+        return None
+    first = min((t for t in map(learning_time, entries) if t is not None), default=None)
+    common = set.intersection(*(set(e["probes"]["step"]) for e in entries))
+    before = [s for s in common if first is None or s < first]
+    return max(before) if before else None
+
+
+def final_rows(runs: FreshRuns, task: str, arm: str) -> list[dict[str, Any]]:
+    """Per run of ``task`` in ``arm``: the last probe (:func:`probe_at`) with the final
+    held-out accuracy (on the fixed held-out set, ``accuracy``), keyed like chapter 12's
+    model rows (``task``, ``heads``, ``seed``), as
+    :func:`bparallel.book.graph_tasks.head_count_change` takes them."""
+    return [{**probe_at(e), "task": task, "heads": e["heads"], "seed": e["seed"],
+             "accuracy": float(e["heldout_accuracy_predictable"])}
+            for e in runs.of(task, arm)]
+
+
+#: The changes from 1 to 16 heads judged per arm, by claim: the quantities (published code,
+#: as defined) or one quantity.
+CHANGE_CLAIMS = {"mixing": ("mixing.paper", "mixing.definition"), "t_mix": ("t_mix",),
+                 "fidelity": ("fidelity.paper", "fidelity.definition"),
+                 "accuracy": ("accuracy",)}
+
+
+def changes(runs: FreshRuns, level: float = 0.95) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Per arm and quantity of :data:`CHANGE_CLAIMS`: the change from 1 to 16 heads per task,
+    paired by seed (:func:`bparallel.book.graph_tasks.head_count_change`)."""
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for arm in ARMS:
+        rows = [r for task in runs.profiles for r in final_rows(runs, task, arm)]
+        out[arm] = {q: head_count_change(rows, q, level=level)
+                    for qs in CHANGE_CLAIMS.values() for q in qs}
+    return out
+
+
+def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
+    """Do the proxies at :func:`early_step` rank runs by their later learning speed (minus
+    the steps to the threshold, never-learned last)? For each proxy of :data:`PROXIES`
+    (signed so that larger is better), :func:`bparallel.ranks.median_rho_test` over cells:
+
+    - ``across.<arm>.<proxy>``: one cell per complete seed, its four head counts;
+    - ``within.<proxy>``: one cell per configuration (arm, heads) with three seeds or more,
+      its seeds.
+    """
+    step = early_step(runs, task)
+    out: dict[str, dict[str, Any]] = {}
+    empty = {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
+
+    def key_of(e: Mapping[str, Any], name: str, sign: int) -> float:
+        v = sign * probe_at(e, step)[name]
+        return float(np.clip(v, -1e300, 1e300))
+
+    for name, sign in PROXIES.values():
+        for arm in ARMS:
+            pairs = []
+            for seed in runs.seeds(task, arm) if step is not None else []:
+                by = {e["heads"]: e for e in runs.of(task, arm) if e["seed"] == seed}
+                pairs.append((np.array([key_of(by[h], name, sign) for h in HEADS]),
+                              np.array([max(_speed_key(learning_time(by[h])), -1e300)
+                                        for h in HEADS])))
+            test = ranks.median_rho_test(pairs) if pairs else dict(empty)
+            out[f"across.{arm}.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
+        pairs = []
+        configs = {(e["heads"], e["head_size"]) for e in runs.of(task)} if step is not None \
+            else set()
+        for heads, hs in sorted(configs):
+            mine = [e for e in runs.of(task) if (e["heads"], e["head_size"]) == (heads, hs)]
+            if len(mine) >= 3:
+                pairs.append((np.array([key_of(e, name, sign) for e in mine]),
+                              np.array([max(_speed_key(learning_time(e)), -1e300)
+                                        for e in mine])))
+        test = ranks.median_rho_test(pairs) if pairs else dict(empty)
+        out[f"within.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
+    return out
+
+
+# --------------------------------------------------------------------------- verdicts
+
+#: The chapter's claims, by slug (the results key ``verdict.<slug>``): one text per claim.
+CLAIMS = {
+    "mixing": "More heads mix faster (Algorithm 1, Tables 1-2)",
+    "t_mix": "More heads mix faster (Definition 2.7)",
+    "fidelity": "More heads keep more fidelity (Tables 3-4)",
+    "accuracy": "More heads learn the task better",
+    "speed": "More heads learn the task faster",
+    "rank_speed": "Early proxies rank head counts by learning speed",
+    "rank_within": "Early proxies rank seeds by learning speed",
+}
+
+
+def _change_verdict(ch: Mapping[str, Sequence[Mapping[str, Any]]], quantities: Sequence[str]
+                    ) -> Verdict:
+    if len(quantities) == 2:
+        return both_modes(tally(ch[quantities[0]]), tally(ch[quantities[1]]))
+    return tally(ch[quantities[0]])
+
+
+def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdict:
+    """Both answers of a rank claim: the published code's proxies (Algorithm 1 and 2 as
+    published), and the definitions' (Algorithm 1 and 2 as defined, Definition 2.7): each
+    holds when any of its proxies holds (the best of them, named in the evidence)."""
+    def best(names: Sequence[str]) -> Verdict:
+        order = list(Verdict)
+        vs = [tests[f"{prefix}{n}"]["verdict"] for n in names]
+        good = [v for v in vs if v in (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS)]
+        return min(good, key=order.index) if good else across_tasks(vs)
+
+    return both_modes(best(("mixing.paper", "fidelity.paper")),
+                      best(("mixing.definition", "fidelity.definition", "t_mix")))
+
+
+def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]:
+    """Per claim of :data:`CLAIMS` and arm: the verdict and its evidence; per claim, one row
+    with ``arm`` "both" whose verdict combines the arms
+    (:func:`bparallel.book.section4.across_tasks`). A task whose models are not all shipped
+    in an arm contributes nothing there (its evidence says so)."""
+    ch = changes(runs, level)
+    speed = {t: speed_tests(runs, t) for t in runs.profiles}
+    pred = {t: prediction_tests(runs, t) for t in runs.profiles}
+    out = []
+    for slug, claim in CLAIMS.items():
+        per_arm = {}
+        for arm in ARMS:
+            if slug in CHANGE_CLAIMS:
+                qs = CHANGE_CLAIMS[slug]
+                verdict = _change_verdict(ch[arm], qs)
+                evidence = "; ".join(
+                    f"{c['task']} {c['quantity'].split('.')[-1] if len(qs) > 1 else ''}"
+                    .strip() + f": {c['outcome']}" for q in qs for c in ch[arm][q]) \
+                    or "no task with 1 and 16 heads shipped"
+            elif slug == "speed":
+                per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
+                verdict = across_tasks([s["verdict"] for s in per_task.values()])
+                evidence = "; ".join(f"{t}: median ρ {s['median']:.2f} over {s['cells']} "
+                                     f"seed{'s' * (s['cells'] > 1)} (p {s['p']:.3f})"
+                                     for t, s in per_task.items()) or "no complete seed"
+            else:
+                prefix = f"across.{arm}." if slug == "rank_speed" else "within."
+                per_task = {t: _rank_verdict(p, prefix) for t, p in pred.items()
+                            if p[f"{prefix}fidelity.definition"]["cells"]}
+                verdict = across_tasks(list(per_task.values()))
+                evidence = "; ".join(f"{t}: {v.value}" for t, v in per_task.items()) or \
+                    "fewer than three seeds per configuration"
+            per_arm[arm] = (verdict, evidence)
+        for arm, (verdict, evidence) in per_arm.items():
+            out.append({"slug": f"{slug}.{arm}", "claim": claim, "arm": ARM_NAMES[arm],
+                        "verdict": verdict, "evidence": evidence})
+        if slug == "rank_within":  # one test over both arms' configurations
+            out = out[:-2]
+            out.append({"slug": slug, "claim": claim, "arm": "both",
+                        "verdict": per_arm["width"][0], "evidence": per_arm["width"][1]})
+        else:
+            out.append({"slug": slug, "claim": claim, "arm": "both",
+                        "verdict": across_tasks([v for v, _ in per_arm.values()]),
+                        "evidence": "the two arms combined"})
+    return out
+
+
+def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The verdict table's rows: claim, arm, verdict, evidence."""
+    return [{k: v[k] for k in ("claim", "arm", "verdict", "evidence")} for v in verdicts]
+
+
+def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The chapter's recorded values: ``verdict.<slug>[.<arm>]`` (the verdict's index in
+    :class:`Verdict`), per task, arm and head count the runs that learned and the censored
+    median steps (``fresh.<task>.<arm>.h<H>.{learned,runs,median_steps}``, the median
+    absent when the median run did not learn), per task the early step, the budget and the
+    threshold, and the speed tests' medians."""
+    order = list(Verdict)
+    out: dict[str, float] = {f"verdict.{v['slug']}": order.index(v["verdict"])
+                             for v in verdicts}
+    for task, p in runs.profiles.items():
+        for k in ("budget", "threshold", "eval_every", "patience", "tolerance", "batch_size",
+                  "num_heldout", "probe_sequences"):
+            out[f"fresh.{task}.{k}"] = p[k]
+        out[f"fresh.{task}.models"] = len(runs.of(task))
+        step = early_step(runs, task)
+        if step is not None:
+            out[f"fresh.{task}.early_step"] = step
+        for r in learning_rows(runs, task):
+            base = f"fresh.{task}.{r['arm']}.h{r['heads']}"
+            out[f"{base}.learned"] = r["learned"]
+            out[f"{base}.runs"] = r["runs"]
+            if r["median_time"] is not None:
+                out[f"{base}.median_steps"] = r["median_time"]
+        for arm, s in speed_tests(runs, task).items():
+            if s["cells"]:
+                out[f"fresh.{task}.speed.{arm}.median"] = s["median"]
+    return out
+
+
+def proxy_curves(runs: FreshRuns, task: str) -> dict[tuple[str, int, int], dict[str, list]]:
+    """Per run of ``task`` keyed ``(arm, heads, seed)`` (a run of both arms under each):
+    the probe steps and, per step, accuracy and every proxy (:func:`probe_at`), as
+    :func:`bparallel.book.render.plotting.plot_proxies_through_training` takes them."""
+    out = {}
+    for arm in ARMS:
+        for e in runs.of(task, arm):
+            series: dict[str, list] = {}
+            for s in e["probes"]["step"]:
+                for k, v in probe_at(e, s).items():
+                    series.setdefault(k, []).append(v)
+            out[(arm, e["heads"], e["seed"])] = series
+    return out
+
+
+def learning_curves(runs: FreshRuns, task: str) -> dict[tuple[str, int, int], dict[str, list]]:
+    """Per run of ``task`` keyed ``(arm, heads, seed)``: its held-out learning curve
+    (``step``, ``accuracy`` on the predictable positions)."""
+    return {(arm, e["heads"], e["seed"]):
+            {"step": list(e["curve"]["step"]),
+             "accuracy": list(e["curve"]["heldout_accuracy_predictable"])}
+            for arm in ARMS for e in runs.of(task, arm)}
+
+
+__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "FRESH_PROFILES",
+           "FRESH_TASKS", "PROXIES", "FreshRuns", "censored_median", "changes",
+           "claim_verdicts", "configurations", "early_step", "final_rows", "fresh_runs",
+           "grid_rows", "learning_curves", "learning_rows", "learning_table", "learning_time",
+           "prediction_tests", "probe_at", "proxy_curves", "results", "speed_tests",
+           "verdict_rows"]
+
+
+def finite_accuracy(curves: Mapping[tuple[str, int, int], Sequence[float]]
+                    ) -> dict[str, dict[int, float]]:
+    """Per task and head count, the mean over seeds of the final held-out accuracy of the
+    models trained on a finite training set (``curves``: per ``(task, heads, seed)`` the
+    accuracy after every epoch, :func:`bparallel.book.graph_tasks.learning_curves`)."""
+    out: dict[str, dict[int, list[float]]] = {}
+    for (task, heads, _), curve in curves.items():
+        out.setdefault(task, {}).setdefault(heads, []).append(float(curve[-1]))
+    return {t: {h: float(np.mean(v)) for h, v in sorted(hs.items())} for t, hs in out.items()}
+
+
+def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
+                   ) -> list[dict[str, Any]]:
+    """Per task of the experiment and head count (the fixed-width arm, the paper's models):
+    the final accuracy after 5,000 training sequences (``finite``, :func:`finite_accuracy`)
+    beside the fresh-data runs' (mean) and how many of them learned."""
+    rows = []
+    for task in runs.profiles:
+        fresh = {r["heads"]: r for r in learning_rows(runs, task) if r["arm"] == "width"}
+        for h in HEADS:
+            if h not in finite.get(task, {}) and h not in fresh:
+                continue
+            f = fresh.get(h)
+            rows.append({"task": task, "heads": h,
+                         "5,000 sequences: final accuracy (%)":
+                             f"{100 * finite[task][h]:.1f}" if h in finite.get(task, {}) else "—",
+                         "fresh data: final accuracy (%)":
+                             "not trained yet" if f is None else f"{100 * f['accuracy']:.1f}",
+                         "fresh data: learned": "—" if f is None else
+                             f"{f['learned']} of {f['runs']}"})
+    return rows
+
+
+__all__ += ["condition_rows", "finite_accuracy"]

@@ -1,0 +1,194 @@
+"""The figures of chapter 12's controlled experiment (fresh data, two arms): learning against
+head count, learning curves, and the proxies through training. Their data come from
+:mod:`bparallel.book.fresh_experiment`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .style import TEXT_WIDTH
+
+#: Line style and marker per arm; colour per head count (``C0`` ... in the order of heads).
+ARM_STYLE = {"width": ("-", "o", "fixed width (64/H per head)"),
+             "head16": ("--", "s", "fixed head size (16 per head)")}
+HEAD_COUNTS = (1, 4, 8, 16)
+
+
+def _heads_axis(ax: Any) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(HEAD_COUNTS, [str(h) for h in HEAD_COUNTS])
+    ax.minorticks_off()
+    ax.set_xlabel("heads")
+
+
+def plot_learning_by_heads(rows: Mapping[str, Sequence[Mapping[str, Any]]],
+                           finite: Mapping[str, Mapping[int, float]] | None = None) -> Any:
+    """Small multiples, one column per task: steps to the learning threshold (top; a run
+    that never learned is drawn as an open triangle at the budget, labelled) and the area
+    under the learning curve (bottom), against the head count, one line per arm through the
+    (censored) medians, every seed a dot. ``rows``: per task, the rows of
+    :func:`bparallel.book.fresh_experiment.learning_rows`; ``finite``: per task and head
+    count, the final accuracy of the models trained on 5,000 sequences, drawn on a second
+    panel row when given. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    tasks = [t for t, r in rows.items() if r]
+    if not tasks:
+        raise ValueError("rows holds no task with runs: nothing to draw")
+    n_rows = 3 if finite else 2
+    fig, axes = plt.subplots(n_rows, len(tasks), figsize=(TEXT_WIDTH, 2.2 * n_rows + 0.6),
+                             squeeze=False, sharex=True, layout="constrained")
+    for col, task in enumerate(tasks):
+        top, mid = axes[0, col], axes[1, col]
+        budget = max(r["budget"] for r in rows[task])
+        for arm, (ls, marker, label) in ARM_STYLE.items():
+            mine = sorted((r for r in rows[task] if r["arm"] == arm), key=lambda r: r["heads"])
+            if not mine:
+                continue
+            h = [r["heads"] for r in mine]
+            med = [budget if r["median_time"] is None else r["median_time"] for r in mine]
+            top.plot(h, med, ls=ls, color="0.3", lw=1.2, label=label)
+            for r in mine:
+                for t in r["times"]:
+                    if t is None:
+                        top.plot(r["heads"], budget, marker="^", mfc="none", color="C3", ms=7)
+                    else:
+                        top.plot(r["heads"], t, marker=marker, color="C0", ms=4, alpha=0.7,
+                                 ls="none")
+            mid.plot(h, [100 * r["area"] for r in mine], ls=ls, marker=marker, color="0.3",
+                     label=label)
+        times = [t for r in rows[task] for t in r["times"]]
+        if any(t is None for t in times):  # the budget marks the runs that never learned
+            top.axhline(budget, color="C3", lw=0.8, ls=":")
+            top.set_ylim(0, budget * 1.08)
+        else:
+            top.set_ylim(0, 1.25 * max(times))
+        top.set_title(f"{task}: steps to threshold")
+        mid.set_title(f"{task}: mean accuracy over the budget (%)")
+        if finite and task in finite:
+            low = axes[2, col]
+            hs = sorted(finite[task])
+            low.plot(hs, [100 * finite[task][h] for h in hs], marker="D", color="C2",
+                     label="5,000 sequences, 60 epochs")
+            low.set_ylim(0, 105)
+            low.set_title(f"{task}: final accuracy, finite data (%)")
+        for ax in axes[:, col]:
+            _heads_axis(ax)
+    axes[0, 0].set_ylabel("steps")
+    handles, labels = axes[1, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
+    return fig
+
+
+def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int],
+                                                            Mapping[str, Sequence[float]]]]
+                               ) -> Any:
+    """Held-out accuracy on the predictable positions against training steps, one row per
+    task and one column per arm, one colour per head count (every seed a line).
+    ``curves``: per task, :func:`bparallel.book.fresh_experiment.learning_curves`. Returns
+    the figure."""
+    import matplotlib.pyplot as plt
+
+    tasks = [t for t, c in curves.items() if c]
+    if not tasks:
+        raise ValueError("curves holds no task with runs: nothing to draw")
+    arms = list(ARM_STYLE)
+    fig, axes = plt.subplots(len(tasks), len(arms), figsize=(TEXT_WIDTH, 2.5 * len(tasks) + 0.5),
+                             squeeze=False, sharey=True, layout="constrained")
+    for r, task in enumerate(tasks):
+        for c, arm in enumerate(arms):
+            ax = axes[r, c]
+            for (a, heads, _seed), cur in sorted(curves[task].items()):
+                if a != arm:
+                    continue
+                i = HEAD_COUNTS.index(heads) if heads in HEAD_COUNTS else 0
+                ax.plot(cur["step"], 100 * np.asarray(cur["accuracy"]), color=f"C{i}",
+                        lw=1.2, label=f"{heads} head{'s' * (heads > 1)}")
+            ax.set_title(f"{task}, {ARM_STYLE[arm][2]}")
+            ax.set_xlabel("training step")
+        axes[r, 0].set_ylabel("held-out accuracy (%)")
+    handles, labels = [], []
+    for ax in axes.flat:
+        for hd, lb in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lb not in labels:
+                handles.append(hd)
+                labels.append(lb)
+    order = sorted(range(len(labels)), key=lambda k: int(labels[k].split()[0]))
+    fig.legend([handles[k] for k in order], [labels[k] for k in order],
+               loc="outside lower center", ncol=4, fontsize=8)
+    return fig
+
+
+#: The panels of :func:`plot_proxies_through_training`: key, title, scale.
+PROXY_PANELS = (("accuracy", "accuracy (%)", 100.0),
+                ("fidelity.definition", "minimax fidelity, as defined (%)", 1.0),
+                ("mixing.definition", "Algorithm 1, as defined (steps)", 1.0),
+                ("t_mix", "Definition 2.7 T_mix (steps)", 1.0),
+                ("rollout_min", "rollout minimum", 1.0),
+                ("fidelity.paper", "minimax fidelity, published (%)", 1.0))
+
+
+def plot_proxies_through_training(
+        curves: Mapping[str, Mapping[tuple[str, int, int], Mapping[str, Sequence[float]]]],
+        early_steps: Mapping[str, int | None] | None = None) -> Any:
+    """The proxies and the accuracy at the recorded steps of training (probe sequences):
+    per task two rows of panels, one per quantity of :data:`PROXY_PANELS`, one colour per
+    head count, the arm by the line style (mean over seeds; layer means, Definition 2.7 the
+    median over layers). ``curves``: per task,
+    :func:`bparallel.book.fresh_experiment.proxy_curves`; ``early_steps``: per task, the
+    step whose proxies predict, drawn as a dotted vertical line. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    tasks = [t for t, c in curves.items() if c]
+    if not tasks:
+        raise ValueError("curves holds no task with runs: nothing to draw")
+    early_steps = early_steps or {}
+    fig, axes = plt.subplots(2 * len(tasks), 3, figsize=(TEXT_WIDTH, 4.6 * len(tasks) + 0.8),
+                             squeeze=False, sharex=True, layout="constrained")
+    heads_seen: set[int] = set()
+    arms_seen: set[str] = set()
+    for t, task in enumerate(tasks):
+        configs = sorted({(arm, h) for arm, h, _ in curves[task]})
+        heads_seen |= {h for _, h in configs}
+        arms_seen |= {a for a, _ in configs}
+        for ax, (key, title, scale) in zip(axes[2 * t : 2 * t + 2].flat, PROXY_PANELS,
+                                           strict=True):
+            for arm, heads in configs:
+                runs = [c for (a, h, _), c in curves[task].items() if (a, h) == (arm, heads)]
+                n = min(len(r["step"]) for r in runs)
+                steps = np.asarray(runs[0]["step"][:n], dtype=float)
+                vals = np.array([np.asarray(r[key][:n], dtype=float) for r in runs]) * scale
+                y = np.where(np.isfinite(vals), vals, np.nan)
+                y = np.nanmean(y, axis=0) if np.isfinite(y).any(axis=0).all() else \
+                    np.array([np.nanmean(c) if np.isfinite(c).any() else np.nan for c in y.T])
+                ax.plot(steps, y, ls=ARM_STYLE[arm][0], marker=ARM_STYLE[arm][1], ms=3,
+                        color=f"C{HEAD_COUNTS.index(heads)}")
+            if early_steps.get(task) is not None:
+                ax.axvline(early_steps[task], color="0.5", lw=0.8, ls=":")
+            ax.set_xscale("symlog", linthresh=100, linscale=0.5)
+            ax.set_xticks([0, 100, 1000, 10000], ["0", "100", "1,000", "10,000"])
+            ax.minorticks_off()
+            ax.set_title(f"{task}: {title}", fontsize=9)
+    for ax in axes[-1]:
+        ax.set_xlabel("training step")
+    fig.legend(*_config_legend(sorted(heads_seen), [a for a in ARM_STYLE if a in arms_seen]),
+               loc="outside lower center", ncol=3, fontsize=8)
+    return fig
+
+
+def _config_legend(heads: Sequence[int], arms: Sequence[str]) -> tuple[list, list[str]]:
+    """Legend entries: a colour per head count, a line style per arm."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=f"C{HEAD_COUNTS.index(h)}", lw=2) for h in heads]
+    labels = [f"{h} head{'s' * (h > 1)}" for h in heads]
+    handles += [Line2D([], [], color="0.3", ls=ARM_STYLE[a][0], marker=ARM_STYLE[a][1])
+                for a in arms]
+    return handles, labels + [ARM_STYLE[a][2] for a in arms]
+
+
+__all__ = ["ARM_STYLE", "PROXY_PANELS", "plot_fresh_learning_curves", "plot_learning_by_heads",
+           "plot_proxies_through_training"]

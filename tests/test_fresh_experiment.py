@@ -1,0 +1,199 @@
+"""Chapter 12's controlled experiment read from manifests (bparallel.book.fresh_experiment)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from bparallel.book import fresh_experiment as fx
+from bparallel.book.verdicts import Verdict
+from bparallel.transformer.learning import probe_steps
+from bparallel.transformer.train import HEADS
+
+BUDGET = 12000
+
+
+def _probes(steps, learn_at, quality):
+    """Probes at ``steps``: accuracy jumps at ``learn_at`` (None: never); every proxy is
+    better (larger fidelity, shorter mixing) the larger ``quality``."""
+    n = len(steps)
+    acc = [1.0 if learn_at is not None and s >= learn_at else 0.01 for s in steps]
+    layer = lambda v: [[v] * 4 for _ in range(n)]  # noqa: E731
+    return {"step": steps, "accuracy_predictable": acc, "accuracy": acc,
+            "loss": [1.0] * n, "loss_predictable": [1.0] * n,
+            "mixing_time.paper": layer(10.0 - quality), "mixing_time.definition":
+                layer(12.0 - quality), "worst_case.definition": layer(20.0 - quality),
+            "worst_case.paper": [[None] * 4] * n, "fidelity.paper": layer(quality),
+            "fidelity.definition": layer(quality + 0.5), "rollout_min.weighted":
+                layer(0.1 * quality), "rollout_min.uniform": layer(0.1 * quality)}
+
+
+def entry(task, heads, seed, learn_at, *, head_size=None, quality=1.0, factor=1):
+    hs = head_size or 64 // heads
+    arms = [a for a, ok in (("width", hs * heads == 64), ("head16", hs == 16)) if ok]
+    last = learn_at + 1000 if learn_at is not None else BUDGET
+    steps = [s for s in probe_steps(BUDGET) if s < last] + [last]
+    curve_steps = list(range(0, last + 1, 200))
+    curve = [1.0 if learn_at is not None and s >= learn_at else 0.01 for s in curve_steps]
+    return {"task": task, "heads": heads, "head_size": hs, "seed": seed, "arms": arms,
+            "budget": BUDGET, "budget_factor": factor, "steps_to_threshold": learn_at,
+            "curve_area": float(np.mean(curve)), "heldout_accuracy_predictable": curve[-1],
+            "num_parameters": 172800, "outcome": "converged" if learn_at else "not learned",
+            "curve": {"step": curve_steps, "heldout_accuracy_predictable": curve},
+            "probes": _probes(steps, learn_at, quality)}
+
+
+def write(root, entries, profile="induction-fresh"):
+    folder = root / profile
+    folder.mkdir(parents=True, exist_ok=True)
+    models = {f"{e['task']}-h{e['heads']:02d}-hs{e['head_size']}-s{e['seed']}-x"
+              f"{e['budget_factor']}": e for e in entries}
+    (folder / "manifest.json").write_text(json.dumps({"models": models}))
+
+
+def grid(seeds=(42, 43, 44), learn=None, quality=None):
+    """Both arms' seven configurations of induction; ``learn(heads, hs, seed)`` gives the
+    learning step (None: never), ``quality`` the proxies' goodness."""
+    learn = learn or (lambda h, hs, s: 800 + 200 * h)
+    quality = quality or (lambda h, hs, s: 1.0)
+    out = []
+    for s in seeds:
+        for h in HEADS:
+            for hs in sorted({64 // h, 16}):
+                out.append(entry("induction", h, s, learn(h, hs, s), head_size=hs,
+                                 quality=quality(h, hs, s)))
+    return out
+
+
+def test_fresh_runs_reads_manifests_and_knows_the_grid(tmp_path):
+    write(tmp_path, [*grid(seeds=(42,)), entry("induction", 16, 42, None, factor=5)])
+    runs = fx.fresh_runs(tmp_path)
+    assert len(runs.entries) == 7 and len(runs.extended) == 1  # the 5x run apart
+    assert runs.seeds("induction", "width") == [42] == runs.seeds("induction", "head16")
+    assert runs.seeds("majority", "width") == [] and runs.of("majority") == []
+    (ind, maj) = fx.grid_rows(runs)
+    assert ind["models shipped"] == "7 of 21" and maj["models shipped"] == "0 of 21"
+    assert maj["complete seeds, fixed width"] == "none yet"
+    with pytest.raises(ValueError, match="tasks='first'"):
+        fx.fresh_runs(tmp_path, tasks=("first",))
+
+
+def test_configurations_state_head_size_and_parameters():
+    rows = {r["heads"]: r for r in fx.configurations()}
+    assert rows[16]["fixed width: head size"] == 4 and rows[16]["fixed head size: head size"] == 16
+    assert rows[4]["fixed width: parameters"] == rows[4]["fixed head size: parameters"] == 172800
+    assert rows[1]["fixed width: parameters"] == 172800  # the paper's: one parameter count
+    assert rows[16]["fixed head size: parameters"] > rows[8]["fixed head size: parameters"]
+
+
+def test_a_run_that_never_learns_has_no_learning_time():
+    assert fx.learning_time(entry("induction", 16, 42, None)) is None
+    assert fx.censored_median([800, None, 1000]) == 1000
+    assert fx.censored_median([None, None, 800]) is None  # the median run did not learn
+    assert fx.censored_median([800, None]) is None
+    assert fx.censored_median([800, 1000]) == 900
+    with pytest.raises(ValueError, match="times is empty"):
+        fx.censored_median([])
+
+
+def test_learning_rows_and_table_censor_non_learners(tmp_path):
+    write(tmp_path, grid(learn=lambda h, hs, s: None if (h, s) == (16, 43) else 1000))
+    runs = fx.fresh_runs(tmp_path)
+    rows = {(r["arm"], r["heads"]): r for r in fx.learning_rows(runs, "induction")}
+    r = rows[("width", 16)]
+    assert (r["learned"], r["runs"], r["times"], r["median_time"]) == (2, 3, [1000, None, 1000],
+                                                                      1000)
+    table = {(t["arm"], t["heads"]): t for t in fx.learning_table(list(rows.values()))}
+    assert table[("fixed width", 16)]["steps to threshold, per seed"] == \
+        "1,000 · not within 12,000 · 1,000"
+    assert table[("fixed width", 16)]["learned"] == "2 of 3"
+    # a non-learner is never given a number of steps anywhere
+    out = fx.results(runs, [])
+    assert out["fresh.induction.width.h16.learned"] == 2
+    assert out["fresh.induction.width.h16.median_steps"] == 1000
+
+
+def test_speed_tests_rank_heads_with_censored_runs_last(tmp_path):
+    # fixed width: more heads slower, 16 heads never learn; fixed head size: more heads faster
+    def learn(h, hs, s):
+        if hs == 16 and h != 4:
+            return {1: 2000, 8: 1000, 16: 600}[h]
+        return None if h == 16 else 800 + 100 * h
+    write(tmp_path, grid(learn=learn))
+    tests = fx.speed_tests(fx.fresh_runs(tmp_path), "induction")
+    assert tests["width"]["median"] == -1.0 and tests["width"]["cells"] == 3
+    assert tests["width"]["verdict"] is Verdict.NOT_SUPPORTED
+    assert tests["head16"]["median"] == 1.0 and tests["head16"]["verdict"] is Verdict.HOLDS
+    write(tmp_path, grid(seeds=(42,), learn=learn))
+    one = fx.speed_tests(fx.fresh_runs(tmp_path), "induction")
+    assert one["head16"]["verdict"] is Verdict.NOT_TESTABLE  # one seed: one cell
+
+
+def test_early_step_is_before_every_run_learned(tmp_path):
+    write(tmp_path, grid(learn=lambda h, hs, s: 900 + 100 * h))
+    runs = fx.fresh_runs(tmp_path)
+    assert fx.early_step(runs, "induction") == 800  # first crossing at 1,000
+    assert fx.early_step(runs, "majority") is None
+    write(tmp_path, grid(learn=lambda h, hs, s: 0))
+    assert fx.early_step(fx.fresh_runs(tmp_path), "induction") is None
+
+
+def test_prediction_across_and_within_configurations(tmp_path):
+    # the proxies say which run learns first: better graphs (quality) learn earlier
+    def quality(h, hs, s):
+        return 10.0 - 0.1 * h - 0.01 * (s - 42)
+
+    write(tmp_path, grid(learn=lambda h, hs, s: 1000 + 100 * h + 10 * (s - 42),
+                         quality=quality))
+    runs = fx.fresh_runs(tmp_path)
+    tests = fx.prediction_tests(runs, "induction")
+    for name in ("fidelity.definition", "mixing.definition", "t_mix", "rollout_min"):
+        assert tests[f"across.width.{name}"]["median"] == 1.0, name
+        assert tests[f"across.width.{name}"]["verdict"] is Verdict.HOLDS
+        assert tests[f"within.{name}"]["median"] == 1.0 and tests[f"within.{name}"]["cells"] == 7
+    verdicts = {v["slug"]: v for v in fx.claim_verdicts(runs)}
+    assert verdicts["rank_speed"]["verdict"] is Verdict.HOLDS
+    assert verdicts["rank_within"]["verdict"] is Verdict.HOLDS
+    assert verdicts["speed"]["verdict"] is Verdict.NOT_SUPPORTED  # more heads: later
+
+
+def test_claim_verdicts_one_row_per_arm_and_one_for_both(tmp_path):
+    write(tmp_path, grid(seeds=(42,)))
+    verdicts = fx.claim_verdicts(fx.fresh_runs(tmp_path))
+    slugs = [v["slug"] for v in verdicts]
+    for slug in fx.CLAIMS:
+        assert slug in slugs
+        if slug != "rank_within":
+            assert {f"{slug}.width", f"{slug}.head16"} <= set(slugs)
+    both = [v for v in verdicts if v["arm"] == "both"]
+    assert [v["slug"] for v in both] == list(fx.CLAIMS)
+    assert all(v["verdict"] is Verdict.NOT_TESTABLE for v in verdicts)  # one seed
+    rows = fx.verdict_rows(verdicts)
+    assert set(rows[0]) == {"claim", "arm", "verdict", "evidence"}
+    out = fx.results(fx.fresh_runs(tmp_path), verdicts)
+    assert out["verdict.speed"] == list(Verdict).index(Verdict.NOT_TESTABLE)
+    assert out["fresh.induction.early_step"] == 800 and out["fresh.induction.models"] == 7
+
+
+def test_probe_at_reads_layer_means_and_an_infinite_mixing_time():
+    e = entry("induction", 4, 42, 1000, quality=2.0)
+    first = fx.probe_at(e, 0)
+    assert first["step"] == 0 and first["fidelity.definition"] == 2.5 and first["t_mix"] == 18.0
+    e["probes"]["worst_case.definition"][0] = [5.0, None, None, 7.0]
+    assert fx.probe_at(e, 0)["t_mix"] == math.inf  # median of 5, 7, inf, inf
+    assert fx.probe_at(e)["step"] == e["probes"]["step"][-1]
+
+
+def test_condition_rows_and_finite_accuracy(tmp_path):
+    write(tmp_path, grid(seeds=(42,)))
+    finite = fx.finite_accuracy({("induction", 16, 42): [0.01, 0.012],
+                                 ("induction", 16, 43): [0.01, 0.014],
+                                 ("induction", 1, 42): [0.5, 1.0]})
+    assert finite == {"induction": {1: 1.0, 16: pytest.approx(0.013)}}
+    rows = {r["heads"]: r for r in fx.condition_rows(fx.fresh_runs(tmp_path), finite)}
+    assert rows[16]["5,000 sequences: final accuracy (%)"] == "1.3"
+    assert rows[16]["fresh data: learned"] == "1 of 1"
+    assert rows[4]["5,000 sequences: final accuracy (%)"] == "—"
