@@ -179,7 +179,7 @@ PHRASES: dict[str, list[tuple[str, str]]] = {
 PENDING: dict[str, set[str]] = {
     "10_section4_as_defined.md": {
         "2.7's median mixing time with 1 and with 16 heads",
-        "set to 0) and by **mean ablation**",
+        "set to 0) and by **{term}`mean ablation`**",
         "0.8, not the 0.7999999999999999 that floating",
         "ordering; Monte Carlo for 16), and this chapter's rule.",
         "(all ρ = 1; above the level, the claim is not testable), and the verdict (median ≥ 0.5 "
