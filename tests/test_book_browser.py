@@ -506,8 +506,8 @@ def test_svg_text_sizes_reads_matplotlib_figures(tmp_path):
     assert smallest == pytest.approx(7.0) and width == pytest.approx(216.0)  # 3 in = 216 pt
 
 
-def _read(browser, url: str, width: int) -> dict:
-    context = browser.new_context(viewport={"width": width, "height": 900},
+def _read(browser, url: str, width: int, *, height: int = 900, js: str = READING_JS) -> dict:
+    context = browser.new_context(viewport={"width": width, "height": height},
                                   service_workers="block")
     try:
         page = context.new_page()
@@ -518,7 +518,7 @@ def _read(browser, url: str, width: int) -> dict:
         page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
                                timeout=TIMEOUT_MS)
         page.wait_for_timeout(200)
-        return page.evaluate(READING_JS, list(LABELS))
+        return page.evaluate(js, list(LABELS))
     finally:
         context.close()
 
@@ -529,8 +529,9 @@ def test_page_reads_on_any_screen(docname, width, built_html, browser):
     """Opened from file:// at 1280 px and at 390 px: every verdict is one of the book's closed
     set, every verdict cell holds one badge and nothing else, no table is clipped (it fits its
     box or scrolls inside it, its caption whole), code scrolls, figure text is at least
-    10 px where it is shown, the first mention of the authors' code links to it, and at
-    390 px the page itself never scrolls sideways."""
+    10 px at 1280 px (at 390 px a figure shrinks to the screen: see
+    test_phone_screen_scrolls_only_inside_tables), the first mention of the authors' code
+    links to it, and at 390 px the page itself never scrolls sideways."""
     html = built_html / f"{docname}.html"
     page = _read(browser, html.as_uri(), width)
     where = f"{docname} at {width} px"
@@ -552,6 +553,8 @@ def test_page_reads_on_any_screen(docname, width, built_html, browser):
     for img in page["images"]:
         src = img["src"].split("?")[0]
         assert src.endswith(".svg"), f"{where}: a figure is a raster image ({src}), not SVG"
+        if width != 1280:
+            continue
         smallest, view_width = svg_text_sizes((html.parent / src).resolve())
         shown = smallest * img["shown"] / view_width
         assert shown >= MIN_TEXT_PX, (
@@ -569,6 +572,51 @@ def test_page_reads_on_any_screen(docname, width, built_html, browser):
             if t["cards"]:
                 assert t["width"] <= t["box"] + 1, (
                     f"{where}: the findings table {t['id']!r} does not fit as cards")
+
+
+PHONE_JS = """() => {
+  const main = document.querySelector('main') || document.body;
+  const out = {scrollW: document.scrollingElement.scrollWidth, innerW: window.innerWidth};
+  // every image of a figure: within its figure and on the screen (its legend with it)
+  out.images = Array.from(main.querySelectorAll('figure img')).map(i => {
+    const r = i.getBoundingClientRect(), f = i.closest('figure').getBoundingClientRect();
+    return {src: (i.getAttribute('src') || '').split('/').pop(), width: r.width,
+            box: f.width, left: r.left, right: r.right};
+  }).filter(i => i.width > 0);  // a figure in a closed dropdown is not shown
+  // every table wider than its box: the box scrolls, the first column stays in view
+  out.tables = Array.from(main.querySelectorAll('table')).map(t => {
+    const box = t.parentElement;
+    const first = Array.from(t.rows).map(r => r.cells[0]).filter(c => c);
+    return {id: t.id || t.className, width: t.getBoundingClientRect().width,
+            box: box.clientWidth, overflowX: getComputedStyle(box).overflowX,
+            positions: Array.from(new Set(first.map(c => getComputedStyle(c).position)))};
+  }).filter(t => t.width > t.box + 1);
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_phone_screen_scrolls_only_inside_tables(docname, built_html, browser):
+    """At 390 x 844 (a phone), opened from file://: the page never scrolls sideways; every
+    figure shrinks to fit its box and the screen, so all of it (legend included) is in view;
+    a table wider than its box scrolls inside that box with its first column sticky."""
+    page = _read(browser, (built_html / f"{docname}.html").as_uri(), 390, height=844,
+                 js=PHONE_JS)
+    where = f"{docname} at 390 px"
+    assert page["scrollW"] <= page["innerW"] + 1, (
+        f"{where}: the page is {page['scrollW']} px wide on a {page['innerW']} px screen")
+    for img in page["images"]:
+        assert img["width"] <= img["box"] + 1, (
+            f"{where}: figure {img['src']} is {img['width']:.0f} px in a {img['box']:.0f} px box")
+        assert img["left"] >= -1 and img["right"] <= page["innerW"] + 1, (
+            f"{where}: figure {img['src']} reaches outside the screen: {img}")
+    for t in page["tables"]:
+        assert t["overflowX"] in ("auto", "scroll"), (
+            f"{where}: table {t['id']!r} ({t['width']:.0f} px) is wider than its "
+            f"{t['box']} px box, which does not scroll (overflow-x: {t['overflowX']})")
+        assert t["positions"] == ["sticky"], (
+            f"{where}: the first column of the wide table {t['id']!r} is not sticky: "
+            f"{t['positions']}")
 
 
 def test_intro_findings_give_both_answers_and_their_evidence(built_html, browser):
@@ -658,8 +706,8 @@ def test_leftover_patterns_catch_what_they_name():
 
 
 def verdict_rows(main) -> list[tuple[str, str, str]]:
-    """Every table row of a page that holds a verdict badge: (claim, task, verdict), the
-    claim the row's first cell, the task its "task" column ("" without one)."""
+    """Every table row of a page that holds a verdict badge: (claim, qualifier, verdict), the
+    claim the row's first cell, the qualifier its "task" or "arm" column ("" without one)."""
     out = []
     for table in main.find_all("table"):
         head = [th.get_text(" ", strip=True).lower() for th in table.select("thead th")]
@@ -668,8 +716,9 @@ def verdict_rows(main) -> list[tuple[str, str, str]]:
             if badge is None:
                 continue
             cells = [td.get_text(" ", strip=True) for td in tr.find_all("td")]
-            task = cells[head.index("task")] if "task" in head else ""
-            out.append((cells[0], task, badge.get_text(" ", strip=True)))
+            # what narrows the claim: a task, or an arm of chapter 12's experiment
+            qualifier = next((cells[head.index(q)] for q in ("task", "arm") if q in head), "")
+            out.append((cells[0], qualifier, badge.get_text(" ", strip=True)))
     return out
 
 
@@ -682,7 +731,7 @@ def test_one_verdict_per_claim_in_the_whole_book(built_html):
     rows = 0
     for docname in toc_docnames():
         for claim, task, verdict in verdict_rows(_page_main(built_html, docname)):
-            if task not in ("", "all"):
+            if task not in ("", "all", "both", "—"):  # the claim as a whole
                 continue
             rows += 1
             key = " ".join(claim.lower().split())
