@@ -197,3 +197,27 @@ def test_condition_rows_and_finite_accuracy(tmp_path):
     assert rows[16]["5,000 sequences: final accuracy (%)"] == "1.3"
     assert rows[16]["fresh data: learned"] == "1 of 1"
     assert rows[4]["5,000 sequences: final accuracy (%)"] == "—"
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path):
+    from bparallel.transformer import fresh as fr
+
+    tiny = fr.FRESH_PROFILES["fresh-tiny"]
+    res = fr.train_fresh("induction", 4, tiny, arm="width", out_dir=tmp_path / "runs",
+                         progress=False)
+    fr.ship_fresh_checkpoint(res.checkpoint, tmp_path / "models" / "induction-fresh",
+                             profile=tiny)
+    runs = fx.fresh_runs(tmp_path / "models")
+    models = fx.load_models(runs, tmp_path / "models")
+    assert list(models) == [("induction", 4, 16, 42)]
+    rows = fx.layer_knockouts(runs, models, num_sequences=4, reference_sequences=2,
+                              cache_dir=None)
+    # 4 x 16 is both arms' model: one row per arm, the same numbers
+    assert [r["arm"] for r in rows] == ["fixed width", "fixed head size"]
+    assert rows[0] | {"arm": ""} == rows[1] | {"arm": ""}
+    assert {"intact", "no attention", "layer 1 removed", "layer 4 removed"} <= set(rows[0])
+    entry = runs.entries[0]
+    (tmp_path / "models" / "induction-fresh" / entry["file"]).write_bytes(b"not weights")
+    with pytest.raises(ValueError, match="SHA-256"):
+        fx.load_models(runs, tmp_path / "models")

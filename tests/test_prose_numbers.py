@@ -203,12 +203,8 @@ PENDING: dict[str, set[str]] = {
         "51–99 a random arrangement of 49 of the first 50 of them.",
         "from the 256, then its tokens uniformly",
         "across seeds (clipped at 0). Copy and cycle: the shipped",
-        "epoch whose accuracy reaches 99% of that final value; mean over seeds with its 95% "
-        "t-interval (clipped at 0).",
         "times the sequence length: 1 when every token counts equally, 0 when one is lost); "
         "mean over seeds with its 95% t-interval across seeds, clipped at 0",
-        "task's verdict (median ≥ 0.5 holds, ≥ 0.2 with conditions, when p ≤ 0.05;",
-        "holds at a median of 0.5, with conditions at 0.2, not supported below",
     },
     "intro.md": {
         "graphs, exhaustive on up to 5 nodes and random on up to 100.",

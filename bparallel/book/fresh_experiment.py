@@ -42,7 +42,7 @@ import numpy as np
 from .. import ranks
 from .._checks import one_of
 from ..transformer.data import GRAPH_TASKS
-from ..transformer.fresh import ARMS, get_fresh_profile
+from ..transformer.fresh import ARM_HEAD_SIZE, ARMS, get_fresh_profile
 from ..transformer.shipped import MODELS_ROOT
 from ..transformer.train import HEADS
 from .graph_tasks import head_count_change, tally
@@ -109,7 +109,8 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
                                "patience": profile.patience, "tolerance": profile.tolerance,
                                "batch_size": profile.batch_size,
                                "num_heldout": profile.num_heldout,
-                               "probe_sequences": profile.probe_sequences}
+                               "probe_sequences": profile.probe_sequences,
+                               "probe_first": profile.probe_first}
         path = Path(models_root) / profile.name / "manifest.json"
         if not path.is_file():
             continue
@@ -364,9 +365,9 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
 
 #: The chapter's claims, by slug (the results key ``verdict.<slug>``): one text per claim.
 CLAIMS = {
-    "mixing": "More heads mix faster (Algorithm 1, Tables 1-2)",
+    "mixing": "More heads mix faster (Algorithm 1, the paper's Tables 1-2)",
     "t_mix": "More heads mix faster (Definition 2.7)",
-    "fidelity": "More heads keep more fidelity (Tables 3-4)",
+    "fidelity": "More heads keep more fidelity (the paper's Tables 3-4)",
     "accuracy": "More heads learn the task better",
     "speed": "More heads learn the task faster",
     "rank_speed": "Early proxies rank head counts by learning speed",
@@ -456,9 +457,10 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     order = list(Verdict)
     out: dict[str, float] = {f"verdict.{v['slug']}": order.index(v["verdict"])
                              for v in verdicts}
+    out["fresh.arm_head_size"] = ARM_HEAD_SIZE
     for task, p in runs.profiles.items():
         for k in ("budget", "threshold", "eval_every", "patience", "tolerance", "batch_size",
-                  "num_heldout", "probe_sequences"):
+                  "num_heldout", "probe_sequences", "probe_first"):
             out[f"fresh.{task}.{k}"] = p[k]
         out[f"fresh.{task}.models"] = len(runs.of(task))
         step = early_step(runs, task)
@@ -542,3 +544,68 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
 
 
 __all__ += ["condition_rows", "finite_accuracy"]
+
+
+# --------------------------------------------------------------------------- causal tests
+
+
+def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
+                ) -> dict[tuple[str, int, int, int], Any]:
+    """The shipped weights of every plain-budget run, keyed ``(task, heads, head_size,
+    seed)``, each checked against the SHA-256 of its manifest entry (``weights_only``
+    loading, :func:`~bparallel.transformer.train.load_weights`)."""
+    from ..transformer.train import load_weights
+
+    out = {}
+    for e in runs.entries:
+        folder = Path(models_root) / FRESH_PROFILES[e["task"]]
+        model, _ = load_weights(folder / e["file"], sha256=e["sha256"])
+        out[(e["task"], e["heads"], e["head_size"], e["seed"])] = model
+    return out
+
+
+def layer_knockouts(runs: FreshRuns, models: Mapping[tuple[str, int, int, int], Any], *,
+                    num_sequences: int, reference_sequences: int,
+                    cache_dir: str | os.PathLike | None, horizon: int = 100
+                    ) -> list[dict[str, Any]]:
+    """Which layers each task needs, on the fresh-data models: per task, arm and head count,
+    the held-out accuracy on the predictable positions (percent, mean over seeds) of the
+    intact model, with every head removed, and with one layer's heads removed (zero
+    ablation), on the first ``num_sequences`` held-out sequences of the task (the metrics
+    cache's ``heads`` measure without the per-head study; the next ``reference_sequences``
+    are set aside as there, so the sequences are those of the finite-data models)."""
+    from ..transformer.data import heldout_dataset
+    from ..transformer.metrics_cache import cached_metrics_many, unflatten
+    from ..transformer.train import DEFAULT_SEED
+
+    keys = sorted(models)
+    n = num_sequences + reference_sequences
+    shape = {k: (k[0], models[k].config.seq_len, models[k].config.vocab_size) for k in keys}
+    x = {s: heldout_dataset(s[0], n, seed=DEFAULT_SEED, seq_len=s[1], vocab_size=s[2]).inputs
+         for s in set(shape.values())}
+    measured = cached_metrics_many(
+        "heads", [(models[k], x[shape[k]], {"task": k[0],
+                                        "reference_sequences": reference_sequences,
+                                        "horizon": horizon, "impact": False}) for k in keys],
+        cache_dir=cache_dir)
+    ko = {k: unflatten(m)["knockout"] for k, m in zip(keys, measured, strict=True)}
+    rows = []
+    for task in runs.profiles:
+        for arm in ARMS:
+            for h in HEADS:
+                mine = [ko[k] for k in keys if k[0] == task and k[1] == h and k[2] == _hs(arm, h)]
+                if not mine:
+                    continue
+                layers = sorted(int(n[1:]) for n in mine[0] if n.startswith("L"))
+                row: dict[str, Any] = {"task": task, "arm": ARM_NAMES[arm], "heads": h,
+                                       "seeds": len(mine)}
+                for name, label in (("none", "intact"), ("all", "no attention")):
+                    row[label] = f"{100 * np.mean([m[name]['accuracy'] for m in mine]):.1f}"
+                for la in layers:
+                    row[f"layer {la} removed"] = \
+                        f"{100 * np.mean([m[f'L{la}']['accuracy'] for m in mine]):.1f}"
+                rows.append(row)
+    return rows
+
+
+__all__ += ["layer_knockouts", "load_models"]

@@ -58,14 +58,15 @@ INTRO_VERDICTS: dict[str, tuple[str, str]] = {
         ("11_across_seeds", "verdict.mixing"),
     "... and the combination beats its best head in every seed":
         ("11_across_seeds", "verdict.amplification"),
-    "On tasks where information must travel, more heads mix faster (Def. 2.7)":
+    "On tasks where information must travel, more heads mix faster (Algorithm 1)":
         ("12_graph_tasks", "verdict.mixing"),
+    "... and by Definition 2.7": ("12_graph_tasks", "verdict.t_mix"),
     "... and keep more fidelity": ("12_graph_tasks", "verdict.fidelity"),
     "... and so learn the task better": ("12_graph_tasks", "verdict.accuracy"),
     "... and learn it faster": ("12_graph_tasks", "verdict.speed"),
-    "The proxies rank the models as their accuracy does": ("12_graph_tasks",
-                                                           "verdict.rank_accuracy"),
-    "... and as their learning speed does": ("12_graph_tasks", "verdict.rank_speed"),
+    "Proxies measured before learning rank head counts by learning speed":
+        ("12_graph_tasks", "verdict.rank_speed"),
+    "... and rank the seeds of one configuration": ("12_graph_tasks", "verdict.rank_within"),
     "Per-head fidelity says which heads do the work": ("12_graph_tasks", "verdict.heads"),
 }
 _ROW = re.compile(r"^\| (?P<claim>[^|]+?) \| \{verdict\}`(?P<verdict>[^`]+)` \|", re.M)
