@@ -16,6 +16,7 @@ This package re-exports their public names.
 from .experiment import (
     plot_fresh_learning_curves,
     plot_learning_by_heads,
+    plot_proxies_by_heads,
     plot_proxies_through_training,
 )
 from .models import (
@@ -71,6 +72,7 @@ __all__ = [
     "plot_best_head_vs_combined",
     "plot_fresh_learning_curves",
     "plot_learning_by_heads",
+    "plot_proxies_by_heads",
     "plot_proxies_through_training",
     "plot_binomial_bound",
     "plot_bound_vs_exact",

@@ -4,6 +4,7 @@ head count, learning curves, and the proxies through training. Their data come f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -192,3 +193,54 @@ def _config_legend(heads: Sequence[int], arms: Sequence[str]) -> tuple[list, lis
 
 __all__ = ["ARM_STYLE", "PROXY_PANELS", "plot_fresh_learning_curves", "plot_learning_by_heads",
            "plot_proxies_through_training"]
+
+
+#: The panels of :func:`plot_proxies_by_heads`: quantity of an across-seeds summary, title,
+#: scale, logarithmic axis.
+SUMMARY_PANELS = (("mixing.paper", "Algorithm 1, published (steps)", 1.0, True),
+                  ("mixing.definition", "Algorithm 1, as defined (steps)", 1.0, True),
+                  ("t_mix", "Definition 2.7 T_mix (steps)", 1.0, True),
+                  ("fidelity.paper", "minimax fidelity, published (%)", 1.0, False),
+                  ("fidelity.definition", "minimax fidelity, as defined (%)", 1.0, False),
+                  ("rollout_min", "rollout minimum", 1.0, False))
+
+
+def plot_proxies_by_heads(summary: Sequence[Mapping[str, Any]]) -> Any:
+    """Small multiples of the trained models' graphs against the head count: one panel per
+    quantity of :data:`SUMMARY_PANELS`, one line per task, the mean over seeds with its
+    t-interval across seeds as an error bar (a median without interval where a value is
+    infinite; an infinite value is not drawn). ``summary``: rows of
+    :func:`bparallel.book.graph_tasks.across_seeds`. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not summary:
+        raise ValueError("summary is empty: nothing to draw")
+    tasks = list(dict.fromkeys(r["task"] for r in summary))
+    fig, axes = plt.subplots(2, 3, figsize=(TEXT_WIDTH, 5.0), squeeze=False, sharex=True,
+                             layout="constrained")
+    for ax, (q, title, scale, log) in zip(axes.flat, SUMMARY_PANELS, strict=True):
+        for i, task in enumerate(tasks):
+            rows = sorted((r for r in summary if r["task"] == task and q in r
+                           and math.isfinite(r[q])), key=lambda r: r["heads"])
+            if not rows:
+                continue
+            h = [r["heads"] for r in rows]
+            y = np.array([scale * r[q] for r in rows])
+            lo = np.array([scale * r[f"{q}.low"] if r.get(f"{q}.low") is not None else np.nan
+                           for r in rows])
+            hi = np.array([scale * r[f"{q}.high"] if r.get(f"{q}.high") is not None
+                           else np.nan for r in rows])
+            err = np.vstack([np.nan_to_num(y - np.maximum(lo, 0 if not log else y * 1e-3)),
+                             np.nan_to_num(hi - y)])
+            ax.errorbar(h, y, yerr=np.maximum(err, 0), marker="o", ms=4, capsize=2,
+                        color=f"C{i}", label=task)
+        if log:
+            ax.set_yscale("log")
+        ax.set_title(title, fontsize=9)
+        _heads_axis(ax)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(tasks), fontsize=8)
+    return fig
+
+
+__all__ += ["SUMMARY_PANELS", "plot_proxies_by_heads"]

@@ -1,0 +1,102 @@
+"""The figures of chapter 12's experiment (bparallel.book.render.plotting.experiment), drawn
+from synthetic rows: what each panel shows, and clear errors on empty input."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from bparallel.book.render.plotting import experiment as pe  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _learning_rows(task="induction"):
+    rows = []
+    for arm in ("width", "head16"):
+        for h in (1, 4, 8, 16):
+            times = [None, None] if (arm, h) == ("width", 16) else [800 * h, 900 * h]
+            rows.append({"task": task, "arm": arm, "heads": h, "times": times,
+                         "median_time": None if times[0] is None else 850.0 * h,
+                         "area": 0.9 - 0.01 * h, "budget": 12000})
+    return rows
+
+
+def test_learning_by_heads_marks_runs_that_never_learned_at_the_budget():
+    fig = pe.plot_learning_by_heads({"induction": _learning_rows(), "majority": []},
+                                    {"induction": {1: 1.0, 16: 0.013}})
+    top = fig.axes[0]
+    assert top.get_title() == "induction: steps to threshold"
+    # the two non-learners: open triangles at the budget; the budget line drawn
+    triangles = [ln for ln in top.lines if ln.get_marker() == "^"]
+    assert len(triangles) == 2 and all(ln.get_ydata()[0] == 12000 for ln in triangles)
+    assert top.get_ylim()[1] > 12000
+    assert len(fig.axes) == 3  # one task with runs, three rows (finite data given)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        pe.ARM_STYLE["width"][2], pe.ARM_STYLE["head16"][2]]
+    with pytest.raises(ValueError, match="no task with runs"):
+        pe.plot_learning_by_heads({"induction": []})
+
+
+def test_fresh_learning_curves_one_panel_per_task_and_arm():
+    curves = {("width", h, s): {"step": [0, 200, 400], "accuracy": [0.0, 0.5, 1.0]}
+              for h in (1, 16) for s in (42, 43)}
+    curves[("head16", 16, 42)] = {"step": [0, 200], "accuracy": [0.0, 0.95]}
+    fig = pe.plot_fresh_learning_curves({"induction": curves})
+    assert len(fig.axes) == 2
+    assert len(fig.axes[0].lines) == 4 and len(fig.axes[1].lines) == 1
+    assert np.allclose(fig.axes[1].lines[0].get_ydata(), [0, 95])  # percent
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["1 head", "16 heads"]
+    with pytest.raises(ValueError, match="nothing to draw"):
+        pe.plot_fresh_learning_curves({"majority": {}})
+
+
+def test_proxies_through_training_mean_over_seeds_and_the_early_step():
+    def series(v):
+        return {"step": [0, 50, 100], "accuracy": [0.0, 0.0, 1.0],
+                **{k: [v, v, v] for k, *_ in pe.PROXY_PANELS if k != "accuracy"}}
+
+    curves = {("width", 4, 42): series(1.0), ("width", 4, 43): series(3.0),
+              ("head16", 16, 42): series(5.0)}
+    curves[("head16", 16, 42)]["t_mix"] = [math.inf, 4.0, 4.0]  # never mixes at step 0
+    fig = pe.plot_proxies_through_training({"induction": curves}, {"induction": 50})
+    panels = {ax.get_title(): ax for ax in fig.axes}
+    fid = panels["induction: minimax fidelity, as defined (%)"]
+    assert np.allclose(fid.lines[0].get_ydata(), 5.0)  # head16 x 16 (sorted first)
+    assert np.allclose(fid.lines[1].get_ydata(), 2.0)  # mean of the two seeds
+    t_mix = panels["induction: Definition 2.7 T_mix (steps)"].lines[0].get_ydata()
+    assert math.isnan(t_mix[0]) and t_mix[1] == 4.0  # an infinite time is not drawn
+    assert any(ln.get_xdata()[0] == 50 for ln in fid.lines[2:])  # the early step
+    with pytest.raises(ValueError, match="nothing to draw"):
+        pe.plot_proxies_through_training({})
+
+
+def test_proxies_by_heads_one_line_per_task_with_intervals():
+    rows = []
+    for task in ("copy", "induction"):
+        for h in (1, 4, 8, 16):
+            r = {"task": task, "heads": h}
+            for q, *_ in pe.SUMMARY_PANELS:
+                r.update({q: 10.0 / h, f"{q}.low": 8.0 / h, f"{q}.high": 12.0 / h})
+            rows.append(r)
+    rows[0]["t_mix"], rows[0]["t_mix.low"], rows[0]["t_mix.high"] = math.inf, None, None
+    fig = pe.plot_proxies_by_heads(rows)
+    panels = {ax.get_title(): ax for ax in fig.axes}
+    t_mix = panels["Definition 2.7 T_mix (steps)"]
+    assert t_mix.get_yscale() == "log"
+    copy_line = t_mix.lines[0]
+    assert list(copy_line.get_xdata()) == [4, 8, 16]  # the infinite 1-head time left out
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["copy", "induction"]
+    with pytest.raises(ValueError, match="summary is empty"):
+        pe.plot_proxies_by_heads([])
