@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ... import fidelity, graphs, markov
+from ... import fidelity, graphs, markov, ranks
 from ..._checks import positive_int
 from ...ensembles import (
     FAMILIES,
@@ -147,13 +147,13 @@ def amplification_features(
 def feature_correlations(
     feat: pd.DataFrame, columns: tuple[str, ...] = FEATURES, target: str = "amplification"
 ) -> dict[str, float]:
-    """Spearman rank correlation of each feature column with ``target``: ``{column: rho}``."""
-    from scipy import stats
-
+    """Spearman rank correlation of each feature column with ``target``: ``{column: rho}``
+    (:func:`bparallel.ranks.spearman`, the project's one, exact)."""
     missing = [c for c in (*columns, target) if c not in feat]
     if missing:
         raise ValueError(f"feat is missing the columns {missing}")
-    return {c: stats.spearmanr(feat[c], feat[target])[0] for c in columns}
+    y = feat[target].to_numpy(dtype=np.float64)
+    return {c: float(ranks.spearman(feat[c].to_numpy(dtype=np.float64), y)) for c in columns}
 
 
 def amplified_by_jaccard(feat: pd.DataFrame, bins: int = 10) -> pd.Series:
@@ -246,15 +246,15 @@ def tradeoff_table(
 
 def tradeoff_correlation(trade: pd.DataFrame, kind: str = "random") -> dict[int, float]:
     """Spearman rank correlation of ``T_mix`` and ``phi_min`` among graphs of ``kind``, per
-    ``n`` of a :func:`tradeoff_table` (negative: slow mixing goes with low fidelity)."""
-    from scipy import stats
-
+    ``n`` of a :func:`tradeoff_table` (negative: slow mixing goes with low fidelity;
+    :func:`bparallel.ranks.spearman`, exact, infinite times ranked last)."""
     out = {}
     for n in trade.n.unique().tolist():
         d = trade[(trade.n == n) & (trade.kind == kind)]
         if len(d) < 2:
             raise ValueError(f"need at least 2 graphs of kind {kind!r} at n = {n}, got {len(d)}")
-        out[n] = stats.spearmanr(d.t_mix, d.phi_min)[0]
+        out[n] = float(ranks.spearman(d.t_mix.to_numpy(dtype=np.float64),
+                                      d.phi_min.to_numpy(dtype=np.float64)))
     return out
 
 
