@@ -259,3 +259,14 @@ def test_footer_year_is_the_books_release_year():
     """The footer's copyright year is the year CITATION.cff says this book was released."""
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     assert str(CONFIG["copyright"]) == str(cff["date-released"])[:4]
+
+
+def test_every_chapter_has_one_parameters_cell_hidden_on_the_page():
+    """Papermill injects a chapter's parameters into the cell tagged ``parameters``; on the
+    page that cell is removed (issue #35, item 6): cache and results paths teach a reader
+    nothing. The reproducibility page says how to change them."""
+    for path in sorted((ROOT / "notebooks").glob("*.md")):
+        tags = re.findall(r"^:tags: \[([^\]]*)\]", path.read_text(encoding="utf-8"), re.M)
+        with_parameters = [t for t in tags if "parameters" in [x.strip() for x in t.split(",")]]
+        assert len(with_parameters) == 1, f"{path.name}: {len(with_parameters)} parameters cells"
+        assert "remove-cell" in with_parameters[0], f"{path.name}: parameters cell shown"
