@@ -221,3 +221,19 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     (tmp_path / "models" / "induction-fresh" / entry["file"]).write_bytes(b"not weights")
     with pytest.raises(ValueError, match="SHA-256"):
         fx.load_models(runs, tmp_path / "models")
+
+
+def test_prediction_table_and_evidence_words(tmp_path):
+    write(tmp_path, grid(seeds=(42,), learn=lambda h, hs, s: 1000 + 100 * h,
+                         quality=lambda h, hs, s: 10.0 - 0.1 * h))
+    runs = fx.fresh_runs(tmp_path)
+    rows = fx.prediction_table(runs)
+    assert len(rows) == len(fx.PROXIES)  # induction only: majority has no runs
+    fid = next(r for r in rows if r["proxy at the early step"] == "minimax fidelity, as defined")
+    assert fid["across heads, fixed width"].startswith("ρ 1.00 (p ")
+    assert fid["across heads, fixed width"].endswith(", 1 cell)")
+    assert fid["within configurations"] == "—"  # one seed per configuration
+    ev = {v["slug"]: v["evidence"] for v in fx.claim_verdicts(runs)}
+    # quality falls with the heads here, so their mixing slows: against the claim
+    assert ev["mixing.width"] == ("induction, published code: against the claim (one seed); "
+                                  "induction, as defined: against the claim (one seed)")

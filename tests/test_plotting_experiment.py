@@ -72,10 +72,11 @@ def test_proxies_through_training_mean_over_seeds_and_the_early_step():
     curves[("head16", 16, 42)]["t_mix"] = [math.inf, 4.0, 4.0]  # never mixes at step 0
     fig = pe.plot_proxies_through_training({"induction": curves}, {"induction": 50})
     panels = {ax.get_title(): ax for ax in fig.axes}
-    fid = panels["induction: minimax fidelity, as defined (%)"]
+    fid = panels["φ_min as defined (%)"]
     assert np.allclose(fid.lines[0].get_ydata(), 5.0)  # head16 x 16 (sorted first)
     assert np.allclose(fid.lines[1].get_ydata(), 2.0)  # mean of the two seeds
-    t_mix = panels["induction: Definition 2.7 T_mix (steps)"].lines[0].get_ydata()
+    t_mix = panels["Def. 2.7 T_mix (steps)"].lines[0].get_ydata()
+    assert fig.axes[0].get_ylabel() == "induction"  # the task names its row
     assert math.isnan(t_mix[0]) and t_mix[1] == 4.0  # an infinite time is not drawn
     assert any(ln.get_xdata()[0] == 50 for ln in fid.lines[2:])  # the early step
     with pytest.raises(ValueError, match="nothing to draw"):

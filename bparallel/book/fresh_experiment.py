@@ -361,6 +361,41 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: How the prediction table names the proxies of :data:`PROXIES`.
+PROXY_NAMES = {"mixing.paper": "Algorithm 1, published code",
+               "mixing.definition": "Algorithm 1, as defined",
+               "t_mix": "Definition 2.7", "fidelity.paper": "minimax fidelity, published code",
+               "fidelity.definition": "minimax fidelity, as defined",
+               "rollout_min": "rollout minimum"}
+
+
+def _test_cell(test: Mapping[str, Any]) -> str:
+    if not test["cells"]:
+        return "—"
+    return (f"ρ {test['median']:.2f} (p {test['p']:.3f}, {test['cells']} "
+            f"cell{'s' * (test['cells'] > 1)})")
+
+
+def prediction_table(runs: FreshRuns) -> list[dict[str, Any]]:
+    """:func:`prediction_tests` as the page shows them: per task and proxy, the median rho
+    over cells with its permutation p-value and number of cells, across head counts in each
+    arm and within configurations, and the verdict of each."""
+    rows = []
+    for task in runs.profiles:
+        step = early_step(runs, task)
+        if step is None:
+            continue
+        tests = prediction_tests(runs, task)
+        for _, (name, _) in PROXIES.items():
+            row: dict[str, Any] = {"task": task, "proxy at the early step": PROXY_NAMES[name]}
+            for arm in ARMS:
+                t = tests[f"across.{arm}.{name}"]
+                row[f"across heads, {ARM_NAMES[arm]}"] = _test_cell(t)
+            row["within configurations"] = _test_cell(tests[f"within.{name}"])
+            rows.append(row)
+    return rows
+
+
 # --------------------------------------------------------------------------- verdicts
 
 #: The chapter's claims, by slug (the results key ``verdict.<slug>``): one text per claim.
@@ -373,6 +408,10 @@ CLAIMS = {
     "rank_speed": "Early proxies rank head counts by learning speed",
     "rank_within": "Early proxies rank seeds by learning speed",
 }
+
+
+#: How the evidence names the two modes of a quantity.
+MODE_WORDS = {"paper": "published code", "definition": "as defined"}
 
 
 def _change_verdict(ch: Mapping[str, Sequence[Mapping[str, Any]]], quantities: Sequence[str]
@@ -412,9 +451,9 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
                 qs = CHANGE_CLAIMS[slug]
                 verdict = _change_verdict(ch[arm], qs)
                 evidence = "; ".join(
-                    f"{c['task']} {c['quantity'].split('.')[-1] if len(qs) > 1 else ''}"
-                    .strip() + f": {c['outcome']}" for q in qs for c in ch[arm][q]) \
-                    or "no task with 1 and 16 heads shipped"
+                    c["task"] + (f", {MODE_WORDS[c['quantity'].split('.')[-1]]}"
+                                 if len(qs) > 1 else "") + f": {c['outcome']}"
+                    for q in qs for c in ch[arm][q]) or "no task with 1 and 16 heads shipped"
             elif slug == "speed":
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
                 verdict = across_tasks([s["verdict"] for s in per_task.values()])
@@ -543,7 +582,7 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-__all__ += ["condition_rows", "finite_accuracy"]
+__all__ += ["MODE_WORDS", "PROXY_NAMES", "condition_rows", "finite_accuracy", "prediction_table"]
 
 
 # --------------------------------------------------------------------------- causal tests

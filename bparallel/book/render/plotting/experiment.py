@@ -125,11 +125,11 @@ def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int]
 
 #: The panels of :func:`plot_proxies_through_training`: key, title, scale.
 PROXY_PANELS = (("accuracy", "accuracy (%)", 100.0),
-                ("fidelity.definition", "minimax fidelity, as defined (%)", 1.0),
-                ("mixing.definition", "Algorithm 1, as defined (steps)", 1.0),
-                ("t_mix", "Definition 2.7 T_mix (steps)", 1.0),
+                ("fidelity.definition", "φ_min as defined (%)", 1.0),
+                ("mixing.definition", "Alg. 1 as defined (steps)", 1.0),
+                ("t_mix", "Def. 2.7 T_mix (steps)", 1.0),
                 ("rollout_min", "rollout minimum", 1.0),
-                ("fidelity.paper", "minimax fidelity, published (%)", 1.0))
+                ("fidelity.paper", "φ_min published (%)", 1.0))
 
 
 def plot_proxies_through_training(
@@ -172,7 +172,8 @@ def plot_proxies_through_training(
             ax.set_xscale("symlog", linthresh=100, linscale=0.5)
             ax.set_xticks([0, 100, 1000, 10000], ["0", "100", "1,000", "10,000"])
             ax.minorticks_off()
-            ax.set_title(f"{task}: {title}", fontsize=9)
+            ax.set_title(title, fontsize=9)
+        axes[2 * t, 0].set_ylabel(task, fontsize=10, fontweight="bold")
     for ax in axes[-1]:
         ax.set_xlabel("training step")
     fig.legend(*_config_legend(sorted(heads_seen), [a for a in ARM_STYLE if a in arms_seen]),
