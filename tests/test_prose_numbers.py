@@ -206,11 +206,6 @@ PENDING: dict[str, set[str]] = {
         "times the sequence length: 1 when every token counts equally, 0 when one is lost); "
         "mean over seeds with its 95% t-interval across seeds, clipped at 0",
     },
-    "intro.md": {
-        "graphs, exhaustive on up to 5 nodes and random on up to 100.",
-        "The paper trains 4-layer Transformers with 1, 4, 8 and 16 heads",
-        "eight models as in the paper (5,000 sequences, 200 epochs)",
-    },
 }
 
 
