@@ -1,7 +1,7 @@
 """How long the model explorer takes to rerun a model, next to its 150 ms budget (issue 34).
 
 For the 1- and 16-head models of a task (default: cycle), exported as the book exports them
-(:func:`bparallel.book.explorer.export_models`), on the first held-out sequence:
+(:func:`bparallel.book.section4.explorer.export_models`), on the first held-out sequence:
 
 - in Node, ``transformer.mjs``: one forward pass (``forward``), and one full recompute, what
   the page does when a head is toggled: the forward pass with that head removed (mean
@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from bparallel import proxies
-from bparallel.book import explorer
+from bparallel.book.section4 import explorer
 from bparallel.transformer.ablation import ablated
 from bparallel.transformer.data import PAPER_TASKS, TASKS
 from bparallel.transformer.measure import model_head_weights

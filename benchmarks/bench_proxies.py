@@ -27,7 +27,7 @@ from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 
 from bparallel import absorbing
 from bparallel import proxies as px
-from bparallel.book.tables import evaluate_models
+from bparallel.book.section4.tables import evaluate_models
 from bparallel.transformer.measure import (
     evaluation_inputs,
     extract_patterns,

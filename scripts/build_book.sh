@@ -22,7 +22,7 @@ fi
 rm -rf _build/html _build/jupyter_execute
 # The model explorer's data (chapter 13): the shipped weights as JavaScript files, written
 # here rather than committed twice, and served from _static/explorer-data/.
-.venv/bin/python -m bparallel.book.explorer book/_explorer/explorer-data
+.venv/bin/python -m bparallel.book.section4.explorer book/_explorer/explorer-data
 .venv/bin/jupyter-book build . --all -W -n --keep-going
 echo "$now" > "$stamp"
 # Each chapter as an executed notebook next to its page (no execution: myst-nb's own output).

@@ -1,11 +1,11 @@
-"""bparallel.book.training: chapter 07's tables and recorded values."""
+"""bparallel.book.section4.training: chapter 07's tables and recorded values."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from bparallel.book import training
+from bparallel.book.section4 import training
 from bparallel.transformer.train import HEADS
 
 ROOT = Path(__file__).resolve().parents[1]

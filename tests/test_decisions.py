@@ -14,8 +14,9 @@ from bparallel import ranks
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The modules that turn measured numbers into verdicts and reliability flags.
-VERDICT_CODE = ("bparallel/book/section4.py", "bparallel/book/graph_tasks.py",
-                "bparallel/book/seeds.py", "bparallel/book/section4_tables.py")
+VERDICT_CODE = tuple(f"bparallel/book/section4/{m}.py" for m in (
+    "statistics", "as_defined", "graph_tasks", "graph_experiment", "across_seeds", "proxies",
+    "amplification"))
 #: Names that hold a threshold of a decision.
 THRESHOLDS = {"RELIABLE", "RHO_HOLDS", "RHO_CONDITIONS", "ALPHA", "holds", "conditions",
               "threshold", "tolerance", "alpha"}

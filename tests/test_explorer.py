@@ -1,5 +1,5 @@
 """The model explorer's JavaScript (`bparallel/book/render/js/transformer.mjs`) agrees with
-torch and with `bparallel`, on the data files `bparallel.book.explorer` exports.
+torch and with `bparallel`, on the data files `bparallel.book.section4.explorer` exports.
 
 Every model the explorer offers (each task and head count of seed 42) is exported once; one
 Node process loads every data file as the page does and runs the forward pass (intact, zero
@@ -31,7 +31,7 @@ import pytest
 import torch
 
 from bparallel import proxies
-from bparallel.book import explorer
+from bparallel.book.section4 import explorer
 from bparallel.transformer.ablation import ablated, head_means
 from bparallel.transformer.data import TASKS
 from bparallel.transformer.measure import evaluation_inputs, model_head_weights

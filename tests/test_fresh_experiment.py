@@ -1,4 +1,5 @@
-"""Chapter 12's controlled experiment read from manifests (bparallel.book.fresh_experiment)."""
+"""Chapter 12's controlled experiment read from manifests
+(bparallel.book.section4.graph_experiment)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from bparallel.book import fresh_experiment as fx
+from bparallel.book.section4 import graph_experiment as fx
+from bparallel.book.section4 import models as model_sets
 from bparallel.book.verdicts import Verdict
 from bparallel.transformer.learning import probe_steps
 from bparallel.transformer.train import HEADS
@@ -70,7 +72,7 @@ def grid(seeds=(42, 43, 44), learn=None, quality=None):
 
 def test_fresh_runs_reads_manifests_and_knows_the_grid(tmp_path):
     write(tmp_path, [*grid(seeds=(42,)), entry("induction", 16, 42, None, factor=5)])
-    runs = fx.fresh_runs(tmp_path)
+    runs = model_sets.fresh_runs(tmp_path)
     assert len(runs.entries) == 7 and len(runs.extended) == 1  # the 5x run apart
     assert runs.seeds("induction", "width") == [42] == runs.seeds("induction", "head16")
     assert runs.seeds("majority", "width") == [] and runs.of("majority") == []
@@ -78,7 +80,7 @@ def test_fresh_runs_reads_manifests_and_knows_the_grid(tmp_path):
     assert ind["models shipped"] == "7 of 21" and maj["models shipped"] == "0 of 21"
     assert maj["complete seeds, fixed width"] == "none yet"
     with pytest.raises(ValueError, match="tasks='first'"):
-        fx.fresh_runs(tmp_path, tasks=("first",))
+        model_sets.fresh_runs(tmp_path, tasks=("first",))
 
 
 def test_configurations_state_head_size_and_parameters():
@@ -101,7 +103,7 @@ def test_a_run_that_never_learns_has_no_learning_time():
 
 def test_learning_rows_and_table_censor_non_learners(tmp_path):
     write(tmp_path, grid(learn=lambda h, hs, s: None if (h, s) == (16, 43) else 1000))
-    runs = fx.fresh_runs(tmp_path)
+    runs = model_sets.fresh_runs(tmp_path)
     rows = {(r["arm"], r["heads"]): r for r in fx.learning_rows(runs, "induction")}
     r = rows[("width", 16)]
     assert (r["learned"], r["runs"], r["times"], r["median_time"]) == (2, 3, [1000, None, 1000],
@@ -123,22 +125,22 @@ def test_speed_tests_rank_heads_with_censored_runs_last(tmp_path):
             return {1: 2000, 8: 1000, 16: 600}[h]
         return None if h == 16 else 800 + 100 * h
     write(tmp_path, grid(learn=learn))
-    tests = fx.speed_tests(fx.fresh_runs(tmp_path), "induction")
+    tests = fx.speed_tests(model_sets.fresh_runs(tmp_path), "induction")
     assert tests["width"]["median"] == -1.0 and tests["width"]["cells"] == 3
     assert tests["width"]["verdict"] is Verdict.NOT_SUPPORTED
     assert tests["head16"]["median"] == 1.0 and tests["head16"]["verdict"] is Verdict.HOLDS
     write(tmp_path, grid(seeds=(42,), learn=learn))
-    one = fx.speed_tests(fx.fresh_runs(tmp_path), "induction")
+    one = fx.speed_tests(model_sets.fresh_runs(tmp_path), "induction")
     assert one["head16"]["verdict"] is Verdict.NOT_TESTABLE  # one seed: one cell
 
 
 def test_early_step_is_before_every_run_learned(tmp_path):
     write(tmp_path, grid(learn=lambda h, hs, s: 900 + 100 * h))
-    runs = fx.fresh_runs(tmp_path)
+    runs = model_sets.fresh_runs(tmp_path)
     assert fx.early_step(runs, "induction") == 800  # first crossing at 1,000
     assert fx.early_step(runs, "majority") is None
     write(tmp_path, grid(learn=lambda h, hs, s: 0))
-    assert fx.early_step(fx.fresh_runs(tmp_path), "induction") is None
+    assert fx.early_step(model_sets.fresh_runs(tmp_path), "induction") is None
 
 
 def test_prediction_across_and_within_configurations(tmp_path):
@@ -148,7 +150,7 @@ def test_prediction_across_and_within_configurations(tmp_path):
 
     write(tmp_path, grid(learn=lambda h, hs, s: 1000 + 100 * h + 10 * (s - 42),
                          quality=quality))
-    runs = fx.fresh_runs(tmp_path)
+    runs = model_sets.fresh_runs(tmp_path)
     tests = fx.prediction_tests(runs, "induction")
     for name in ("fidelity.definition", "mixing.definition", "t_mix", "rollout_min"):
         assert tests[f"across.width.{name}"]["median"] == 1.0, name
@@ -162,7 +164,7 @@ def test_prediction_across_and_within_configurations(tmp_path):
 
 def test_claim_verdicts_one_row_per_arm_and_one_for_both(tmp_path):
     write(tmp_path, grid(seeds=(42,)))
-    verdicts = fx.claim_verdicts(fx.fresh_runs(tmp_path))
+    verdicts = fx.claim_verdicts(model_sets.fresh_runs(tmp_path))
     slugs = [v["slug"] for v in verdicts]
     for slug in fx.CLAIMS:
         assert slug in slugs
@@ -173,7 +175,7 @@ def test_claim_verdicts_one_row_per_arm_and_one_for_both(tmp_path):
     assert all(v["verdict"] is Verdict.NOT_TESTABLE for v in verdicts)  # one seed
     rows = fx.verdict_rows(verdicts)
     assert set(rows[0]) == {"claim", "arm", "verdict", "evidence"}
-    out = fx.results(fx.fresh_runs(tmp_path), verdicts)
+    out = fx.results(model_sets.fresh_runs(tmp_path), verdicts)
     assert out["verdict.speed"] == list(Verdict).index(Verdict.NOT_TESTABLE)
     assert out["fresh.induction.early_step"] == 800 and out["fresh.induction.models"] == 7
 
@@ -193,7 +195,7 @@ def test_condition_rows_and_finite_accuracy(tmp_path):
                                  ("induction", 16, 43): [0.01, 0.014],
                                  ("induction", 1, 42): [0.5, 1.0]})
     assert finite == {"induction": {1: 1.0, 16: pytest.approx(0.013)}}
-    rows = {r["heads"]: r for r in fx.condition_rows(fx.fresh_runs(tmp_path), finite)}
+    rows = {r["heads"]: r for r in fx.condition_rows(model_sets.fresh_runs(tmp_path), finite)}
     assert rows[16]["5,000 sequences: final accuracy (%)"] == "1.3"
     assert rows[16]["fresh data: learned"] == "1 of 1"
     assert rows[4]["5,000 sequences: final accuracy (%)"] == "—"
@@ -208,8 +210,8 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
                          progress=False)
     fr.ship_fresh_checkpoint(res.checkpoint, tmp_path / "models" / "induction-fresh",
                              profile=tiny)
-    runs = fx.fresh_runs(tmp_path / "models")
-    models = fx.load_models(runs, tmp_path / "models")
+    runs = model_sets.fresh_runs(tmp_path / "models")
+    models = model_sets.load_models(runs, tmp_path / "models")
     assert list(models) == [("induction", 4, 16, 42)]
     rows = fx.layer_knockouts(runs, models, num_sequences=4, reference_sequences=2,
                               cache_dir=None)
@@ -220,13 +222,13 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     entry = runs.entries[0]
     (tmp_path / "models" / "induction-fresh" / entry["file"]).write_bytes(b"not weights")
     with pytest.raises(ValueError, match="SHA-256"):
-        fx.load_models(runs, tmp_path / "models")
+        model_sets.load_models(runs, tmp_path / "models")
 
 
 def test_prediction_table_and_evidence_words(tmp_path):
     write(tmp_path, grid(seeds=(42,), learn=lambda h, hs, s: 1000 + 100 * h,
                          quality=lambda h, hs, s: 10.0 - 0.1 * h))
-    runs = fx.fresh_runs(tmp_path)
+    runs = model_sets.fresh_runs(tmp_path)
     rows = fx.prediction_table(runs)
     assert len(rows) == len(fx.PROXIES)  # induction only: majority has no runs
     fid = next(r for r in rows if r["proxy at the early step"] == "minimax fidelity, as defined")

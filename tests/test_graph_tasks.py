@@ -1,4 +1,4 @@
-"""Chapter support for the graph tasks (bparallel.book.graph_tasks)."""
+"""Chapter support for the graph tasks (bparallel.book.section4.graph_tasks)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from bparallel.book import graph_tasks as gt
-from bparallel.book.seeds import seed_interval
+from bparallel.book.section4 import graph_tasks as gt
+from bparallel.book.section4 import models
+from bparallel.book.section4.statistics import seed_interval
 from bparallel.book.verdicts import Outcome, Verdict
 from bparallel.transformer.data import GRAPH_TASKS
 from bparallel.transformer.shipped import ship_run
@@ -145,16 +146,16 @@ def test_model_row_from_measures():
 
 def test_graph_models_quick_trains_and_shipped_loads(tmp_path):
     runs = tmp_path / "runs"
-    bundle = gt.graph_models("quick", runs_dir=runs, models_root=tmp_path / "models",
+    bundle = models.graph_models("quick", runs_dir=runs, models_root=tmp_path / "models",
                              train_profile="tiny", threads=1)
     assert bundle.profile == "quick" and "QUICK PROFILE" in bundle.note
     assert sorted(bundle.models) == sorted((t, h, 42) for t in GRAPH_TASKS for h in HEADS)
-    assert gt.resolve_profile("auto", tmp_path / "models") == "quick"
+    assert models.resolve_profile("auto", tmp_path / "models") == "quick"
     for task in GRAPH_TASKS:
         ship_run(runs / "tiny", tmp_path / "models" / task, profile="tiny")
-        assert gt.complete_seeds(tmp_path / "models" / task, task) == [42]
-    assert gt.resolve_profile("auto", tmp_path / "models") == "paper"
-    shipped = gt.graph_models("auto", models_root=tmp_path / "models")
+        assert models.complete_seeds(tmp_path / "models" / task, task) == [42]
+    assert models.resolve_profile("auto", tmp_path / "models") == "paper"
+    shipped = models.graph_models("auto", models_root=tmp_path / "models")
     assert shipped.profile == "paper" and sorted(shipped.models) == sorted(bundle.models)
     assert shipped.seeds == {t: [42] for t in GRAPH_TASKS}
     for key, model in shipped.models.items():
@@ -163,9 +164,9 @@ def test_graph_models_quick_trains_and_shipped_loads(tmp_path):
                                                   strict=True))
         assert "curve" in shipped.metas[key]
     with pytest.raises(ValueError, match="profile='best'"):
-        gt.graph_models("best")
+        models.graph_models("best")
     with pytest.raises(FileNotFoundError, match="no seed of 'first'"):
-        gt.graph_models("paper", models_root=tmp_path / "nothing")
+        models.graph_models("paper", models_root=tmp_path / "nothing")
 
 
 def test_summary_results_names_every_task_and_head_count():

@@ -75,7 +75,7 @@ def test_references_and_tolerance_rules_name_existing_notebooks():
     rule's notebook pattern matches a notebook."""
     import fnmatch
 
-    from bparallel.book.graph_tasks import resolve_profile
+    from bparallel.book.section4.models import resolve_profile
 
     names = set(rg.available_notebooks())
     # Chapter 12 runs at the paper profile only once every graph task has a seed with all

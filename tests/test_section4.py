@@ -1,4 +1,5 @@
-"""bparallel.book.section4: summaries of Section 4 measured as defined, on hand-made data."""
+"""bparallel.book.section4.as_defined, .as_defined_report and .statistics: summaries of
+Section 4 measured as defined, on hand-made data."""
 
 import math
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from bparallel.book.render.markdown import fmt_steps, pipe_table
-from bparallel.book.section4 import definition_rows, heads_verdicts
+from bparallel.book.section4.as_defined import definition_rows, heads_verdicts
 
 
 def _metrics(wc, exact, roll, fid, proxy=1.0):
@@ -85,7 +86,7 @@ def _studies():
 
 
 def test_importance_summaries_by_hand():
-    from bparallel.book.section4 import (
+    from bparallel.book.section4.as_defined import (
         knockout_rows,
         layer_rows,
         pair_rows,
@@ -137,22 +138,23 @@ def test_importance_summaries_by_hand():
 def test_noise_floor_is_exact_at_its_thresholds():
     """A reliability of exactly 0.8 that float arithmetic puts at 0.7999999999999999 is
     reliable; perturbing every input by 1e-12 changes no flag."""
-    from bparallel.book import section4
+    from bparallel.book.section4 import statistics
 
     effects = {("cycle", 4): _effects([0, 1])}
-    base = section4.noise_floor(effects)
+    base = statistics.noise_floor(effects)
     for eps in (1e-12, -1e-12):
-        moved = section4.noise_floor({k: v + eps for k, v in effects.items()})
+        moved = statistics.noise_floor({k: v + eps for k, v in effects.items()})
         assert [r["reliable"] for r in moved] == [r["reliable"] for r in base]
     # the rule at its threshold: decided by ranks.reaches, not by the last bit
-    assert section4.threshold_verdict(0.7999999999999999, 0.8, 0.5) is \
-        section4.Verdict.HOLDS
-    assert section4.threshold_verdict(0.49999999999999994, 0.8, 0.5) is \
-        section4.Verdict.HOLDS_WITH_CONDITIONS
+    assert statistics.threshold_verdict(0.7999999999999999, 0.8, 0.5) is \
+        statistics.Verdict.HOLDS
+    assert statistics.threshold_verdict(0.49999999999999994, 0.8, 0.5) is \
+        statistics.Verdict.HOLDS_WITH_CONDITIONS
 
 
 def test_head_and_layer_claims_per_task():
-    from bparallel.book.section4 import head_claims, layer_claims, ranking_rows
+    from bparallel.book.section4.as_defined import layer_claims, ranking_rows
+    from bparallel.book.section4.statistics import head_claims
     from bparallel.book.verdicts import Verdict
 
     rank = ranking_rows(_studies())
@@ -176,7 +178,7 @@ def test_head_and_layer_claims_per_task():
 
 
 def test_across_tasks_and_both_modes():
-    from bparallel.book.section4 import across_tasks, both_modes
+    from bparallel.book.section4.statistics import across_tasks, both_modes
     from bparallel.book.verdicts import Verdict as V
 
     assert across_tasks([V.FAILS, V.HOLDS]) is V.HOLDS_WITH_CONDITIONS
@@ -190,7 +192,7 @@ def test_across_tasks_and_both_modes():
 
 
 def test_threshold_verdict():
-    from bparallel.book.section4 import threshold_verdict
+    from bparallel.book.section4.statistics import threshold_verdict
     from bparallel.book.verdicts import Verdict
 
     assert threshold_verdict(0.8, 0.7, 0.3) is Verdict.HOLDS
@@ -204,7 +206,7 @@ def test_threshold_verdict():
 
 
 def test_claim_verdicts_by_hand():
-    from bparallel.book.section4 import claim_verdicts, proxy_order_rho, verdict_results
+    from bparallel.book.section4.as_defined import claim_verdicts, proxy_order_rho, verdict_results
     from bparallel.book.verdicts import Verdict
 
     rows = [{"task": task, "t_mix_median": t, "proxy_definition": p, "starts_beyond_cutoff": b,
@@ -255,8 +257,8 @@ def test_claim_verdicts_by_hand():
 
 
 def test_definition_table_and_results_by_hand():
-    from bparallel.book.section4 import LABELS
-    from bparallel.book.section4_report import definition_results, definition_table
+    from bparallel.book.section4.as_defined import LABELS
+    from bparallel.book.section4.as_defined_report import definition_results, definition_table
 
     rows = []
     for h in (1, 16):
@@ -280,7 +282,7 @@ def test_definition_table_and_results_by_hand():
 
 
 def test_rho_verdict_by_median_and_cells_needed():
-    from bparallel.book.section4 import rho_verdict
+    from bparallel.book.section4.statistics import rho_verdict
     from bparallel.book.verdicts import Verdict
 
     assert rho_verdict([0.9, 0.5, 0.1]) is Verdict.HOLDS  # median 0.5
@@ -292,15 +294,15 @@ def test_rho_verdict_by_median_and_cells_needed():
 
 def test_report_tables_and_results_by_hand():
     """Chapter 10's tables and recorded values (section4_report) of the hand-made studies."""
-    from bparallel.book import section4_report as report
-    from bparallel.book.section4 import (
-        head_claims,
+    from bparallel.book.section4 import as_defined_report as report
+    from bparallel.book.section4.as_defined import (
         knockout_rows,
         layer_rows,
         pair_rows,
         ranking_rows,
         reliability_rows,
     )
+    from bparallel.book.section4.statistics import head_claims
 
     studies = {k: v for k, v in _studies().items() if k[1] > 1}
     ko = knockout_rows(studies)
@@ -360,7 +362,7 @@ def test_report_tables_and_results_by_hand():
 
 
 def test_pruning_summary_against_the_random_band():
-    from bparallel.book import section4_report as report
+    from bparallel.book.section4 import as_defined_report as report
 
     kept = np.arange(5)
     random = {m: np.linspace(0.0, 1.0, 5)[None] + np.linspace(-0.1, 0.1, 20)[:, None]
@@ -381,7 +383,7 @@ def test_pruning_summary_against_the_random_band():
 
 
 def test_report_heads_rollout_and_pruning_by_hand():
-    from bparallel.book import section4_report as report
+    from bparallel.book.section4 import as_defined_report as report
 
     heads = [{"task": "copy", "layer": 1, "lo": math.inf, "hi": 12.0, "faster": True,
               "monotone": False}]
@@ -410,7 +412,7 @@ def test_report_heads_rollout_and_pruning_by_hand():
 
 
 def test_report_measures_check_their_counts():
-    from bparallel.book import section4_report as report
+    from bparallel.book.section4 import as_defined_report as report
 
     with pytest.raises(ValueError, match="num_sequences"):
         report.defined_measures(None, num_sequences=0, eps=0.25, max_steps=100)

@@ -1,5 +1,6 @@
-"""bparallel.book.section4_tables: what chapters 08, 09 and 11 compute, show and record,
-against hand-computed values, the published tables and tiny models."""
+"""bparallel.book.section4.proxies, .amplification, .across_seeds and .tables: what chapters
+08, 09 and 11 compute, show and record, against hand-computed values, the published tables
+and tiny models."""
 
 from __future__ import annotations
 
@@ -10,15 +11,21 @@ import pytest
 import torch
 
 from bparallel import proxies
-from bparallel.book import section4_tables as s4
-from bparallel.book.published import published_rows
-from bparallel.book.seeds import (
+from bparallel.book.section4 import across_seeds, amplification
+from bparallel.book.section4 import proxies as proxy_chapter
+from bparallel.book.section4.across_seeds import (
     amplification_across_seeds,
     effects_table,
     head_count_effects,
     surviving_claims,
 )
-from bparallel.book.tables import evaluate_models, flat_results
+from bparallel.book.section4.published import published_rows
+from bparallel.book.section4.tables import (
+    evaluate_bundle,
+    evaluate_models,
+    evaluate_seeds,
+    flat_results,
+)
 from bparallel.book.verdicts import Verdict
 from bparallel.transformer.model import Transformer
 from bparallel.transformer.train import HEADS, model_config
@@ -45,7 +52,7 @@ def tiny():
     models = _tiny_models()
     bundle = SimpleNamespace(models=models, profile="tiny",
                              metas={key: {"seed": 42} for key in models})
-    tables = s4.evaluate_bundle(bundle, protocols=("paper", "heldout"), max_steps=20,
+    tables = evaluate_bundle(bundle, protocols=("paper", "heldout"), max_steps=20,
                                 horizon=20, workers=1)
     torch.set_num_threads(before)
     return bundle, tables
@@ -81,16 +88,16 @@ def test_evaluate_bundle_is_evaluate_models_of_the_bundle(tiny):
     assert tables == direct
     assert len(tables["tables_1_4"]) == 2 * 2 * 2 * 8 * 4  # protocols, quantities, modes
     with pytest.raises(ValueError, match="bundle"):
-        s4.evaluate_bundle(bundle.models)
+        evaluate_bundle(bundle.models)
     with pytest.raises(ValueError, match="protocols"):
-        s4.evaluate_bundle(bundle, protocols=())
+        evaluate_bundle(bundle, protocols=())
     with pytest.raises(ValueError, match="max_steps"):
-        s4.evaluate_bundle(bundle, max_steps=0)
+        evaluate_bundle(bundle, max_steps=0)
 
 
 def test_evaluate_seeds_of_a_one_seed_bundle(tiny):
     bundle, _ = tiny
-    by_seed = s4.evaluate_seeds(bundle, "unused: not a paper-profile bundle", max_steps=20,
+    by_seed = evaluate_seeds(bundle, "unused: not a paper-profile bundle", max_steps=20,
                                 horizon=20, workers=1)
     assert list(by_seed) == [42]
     assert by_seed[42] == evaluate_models(bundle.models, profile="tiny", protocols=("paper",),
@@ -99,13 +106,13 @@ def test_evaluate_seeds_of_a_one_seed_bundle(tiny):
 
 def test_the_results_split_flat_results_between_tables_1_4_and_5_6(tiny):
     _, tables = tiny
-    t14, t56 = s4.tables_1_4_results(tables), s4.tables_5_6_results(tables)
+    t14, t56 = proxy_chapter.tables_1_4_results(tables), amplification.tables_5_6_results(tables)
     assert not set(t14) & set(t56)
     assert {**t14, **t56} == flat_results(tables)
     assert {k.split(".")[0] for k in t14} == {"table1", "table2", "table3", "table4"}
     assert {k.split(".")[0] for k in t56} == {"table5", "table6"}
     with pytest.raises(ValueError, match="tables_1_4"):
-        s4.tables_1_4_results({"tables_5_6": []})
+        proxy_chapter.tables_1_4_results({"tables_5_6": []})
 
 
 # --------------------------------------------------------------------------- chapter 08
@@ -115,16 +122,16 @@ def test_exact_and_sampled_algorithm_1_agree_on_a_random_causal_pattern():
     a = np.tril(rng.uniform(0.1, 1.0, size=(3, 2, 12, 12)))
     a /= a.sum(-1, keepdims=True)  # causal softmax-like rows
     w = rng.uniform(0.2, 1.0, size=(3, 2))
-    rows = s4.exact_vs_monte_carlo(a, w, max_steps=30)
+    rows = proxy_chapter.exact_vs_monte_carlo(a, w, max_steps=30)
     assert [(r["mode"], r["layer"]) for r in rows] == [
         (m, layer) for m in ("paper", "definition") for layer in (1, 2, 3)]
     # the chapter's check: the sampled mean is within 5 standard errors of the exact one
     assert all(abs(r["z"]) < 5 for r in rows)
     exact = proxies.mixing_time_proxy(a, w, mode="definition", max_steps=30)
     assert [r["exact"] for r in rows[3:]] == list(exact)
-    assert f"Monte Carlo ({s4.WALKS} walks)" in rows[0] and s4.WALKS == 500
+    assert f"Monte Carlo ({proxy_chapter.WALKS} walks)" in rows[0] and proxy_chapter.WALKS == 500
     with pytest.raises(ValueError, match="max_steps"):
-        s4.exact_vs_monte_carlo(a, w, max_steps=0)
+        proxy_chapter.exact_vs_monte_carlo(a, w, max_steps=0)
 
 
 def test_exact_and_sampled_algorithm_1_agree_on_the_shipped_copy_model():
@@ -141,7 +148,7 @@ def test_exact_and_sampled_algorithm_1_agree_on_the_shipped_copy_model():
     model = load_shipped()[0][("copy", 4)]
     x = evaluation_inputs("copy", "heldout", "paper", num_sequences=1)
     pattern = extract_patterns(model, x)[:, 0]
-    rows = s4.exact_vs_monte_carlo(pattern, model_head_weights(model), max_steps=100)
+    rows = proxy_chapter.exact_vs_monte_carlo(pattern, model_head_weights(model), max_steps=100)
     assert len(rows) == 8 and all(abs(r["z"]) < 5 for r in rows)
 
 
@@ -149,17 +156,17 @@ def test_column_sums_by_hand():
     c = np.array([[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]] * 2)
     c[1, 2] = [0.0, 0.0, 1.0]
     # layer 1: columns sum to 1.7, 0.8 (the sink's 0.5 left out); layer 2: 1.5, 0.5
-    assert s4.column_sum_rows(c) == [
+    assert proxy_chapter.column_sum_rows(c) == [
         {"layer": 1, "smallest column sum": pytest.approx(0.8),
          "largest column sum": pytest.approx(1.7)},
         {"layer": 2, "smallest column sum": pytest.approx(0.5),
          "largest column sum": pytest.approx(1.5)}]
     with pytest.raises(ValueError, match="combined"):
-        s4.column_sum_rows(c[0])
+        proxy_chapter.column_sum_rows(c[0])
 
 
 def test_the_claims_of_the_published_tables_by_hand():
-    out = s4.proxy_claims_results(_published_as_ours(), slow=10)
+    out = proxy_chapter.proxy_claims_results(_published_as_ours(), slow=10)
     assert out["claims.slow_steps"] == 10
     for key, value in out.items():  # this book's rows are the published ones here
         if key.endswith(".ours"):
@@ -174,7 +181,7 @@ def test_the_claims_of_the_published_tables_by_hand():
     assert out["claims.cycle_l4_fidelity_max.published"] == 0.0
     assert out["claims.cycle_l4_fidelity.definition.h8"] == 0.0
     with pytest.raises(ValueError, match="slow"):
-        s4.proxy_claims_results(_published_as_ours(), slow=-1)
+        proxy_chapter.proxy_claims_results(_published_as_ours(), slow=-1)
 
 
 def test_definition_fidelity_is_never_below_published_code_fidelity(tiny):
@@ -187,7 +194,7 @@ def test_definition_fidelity_is_never_below_published_code_fidelity(tiny):
     gaps = [mean[(p, "definition", *rest)] - v for (p, mode, *rest), v in mean.items()
             if mode == "paper"]
     assert len(gaps) == 64 and min(gaps) >= -1e-9
-    out = s4.differences_results(tables["tables_1_4"], max_steps=20, seq_len=16)
+    out = proxy_chapter.differences_results(tables["tables_1_4"], max_steps=20, seq_len=16)
     assert out["differences.sink_binding.of"] == 64
     assert out["differences.sink_binding.cells"] == sum(g > 1e-9 for g in gaps)
     assert out["differences.sink_binding.max_gap"] == pytest.approx(max(gaps))
@@ -202,7 +209,7 @@ def test_differences_by_hand():
         return r["mean"] + (bump.get((r["quantity"], r["task"], r["heads"], r["layer"]), 0.0)
                             if mode == "definition" else 0.0)
 
-    out = s4.differences_results(_published_as_ours(change=change), max_steps=100,
+    out = proxy_chapter.differences_results(_published_as_ours(change=change), max_steps=100,
                                  seq_len=100)
     assert out["differences.copy_h16_l1.paper"] == out["differences.copy_h16_l1.definition"]
     assert out["differences.copy_h16_l1.paper"] == 3.6328
@@ -215,7 +222,7 @@ def test_differences_by_hand():
     assert out["differences.sink_binding.max_gap"] == pytest.approx(0.25)
     assert out["differences.protocol.max_relative"] == pytest.approx(0.1)
     with pytest.raises(ValueError, match="heldout"):
-        s4.differences_results(_published_as_ours(protocols=("paper",)), max_steps=100,
+        proxy_chapter.differences_results(_published_as_ours(protocols=("paper",)), max_steps=100,
                                seq_len=100)
 
 
@@ -223,30 +230,31 @@ def test_agreement_and_largest_differences_tables():
     bump = {("copy", 4, 2): 5.0, ("cycle", 16, 3): -7.5}
     rows = _published_as_ours(change=lambda r, p, m: r["mean"] + bump.get(
         (r["task"], r["heads"], r["layer"]), 0.0) * (r["quantity"] == "mixing_time"))
-    agreement = s4.agreement_by_mode(rows)
-    table = s4.agreement_table(agreement)
+    agreement = proxy_chapter.agreement_by_mode(rows)
+    table = proxy_chapter.agreement_table(agreement)
     assert [(r["mode"], r["quantity"]) for r in table] == [
         ("paper", "mixing time"), ("paper", "fidelity"), ("definition", "mixing time"),
         ("definition", "fidelity")]
     assert table[1]["cells"] == 32 and table[1]["Spearman ρ"] == pytest.approx(1.0)
     assert table[1]["median |ours − published|"] == 0.0
-    worst = s4.largest_differences_by_quantity(rows, n=2)
-    shown = s4.largest_differences_table(worst)
+    worst = proxy_chapter.largest_differences_by_quantity(rows, n=2)
+    shown = proxy_chapter.largest_differences_table(worst)
     assert [(r["quantity"], r["task"], r["heads"], r["layer"]) for r in shown[:2]] == [
         ("mixing time", "cycle", 16, 3), ("mixing time", "copy", 4, 2)]
     assert shown[0]["this book − published"] == pytest.approx(-7.5)
     assert set(shown[0]) == {"quantity", "task", "heads", "layer", "published",
                              "published std", "this book", "this book − published"}
-    out = s4.largest_differences_results(worst)
+    out = proxy_chapter.largest_differences_results(worst)
     assert out["largest_difference.mixing_time"] == pytest.approx(7.5)
     assert out["largest_difference.fidelity"] == 0.0
     assert out["largest_difference.mixing_time.published"] == 4.3759  # Table 2, 16 heads, L3
     assert out["largest_difference.mixing_time.published_std"] == 0.0583
     assert out["largest_difference.mixing_time.ours"] == pytest.approx(4.3759 - 7.5)
     with pytest.raises(ValueError, match="fidelity"):
-        s4.largest_differences_results({"mixing_time": worst["mixing_time"]})
-    for column in ("Spearman ρ", "this book − published", f"Monte Carlo ({s4.WALKS} walks)"):
-        assert column in s4.FORMATS
+        proxy_chapter.largest_differences_results({"mixing_time": worst["mixing_time"]})
+    for column in ("Spearman ρ", "this book − published",
+                   f"Monte Carlo ({proxy_chapter.WALKS} walks)"):
+        assert column in proxy_chapter.FORMATS
 
 
 # --------------------------------------------------------------------------- chapter 09
@@ -259,27 +267,27 @@ def test_amplification_summary_by_hand():
     rows = [row("mean", "definition", 0.5, 0.3, 0.75), row("mean", "definition", 0.2, 0.3, 0.25),
             row("mean", "paper", 0.9, 0.1, 1.0), row("fresh", "paper", 0.4, 0.4, 0.0),
             row("fresh", "paper", 0.6, 0.4, 1.0)]
-    assert s4.amplification_summary(rows) == {
+    assert amplification.amplification_summary(rows) == {
         "summary.definition.mean.cells": 2, "summary.definition.mean.cells_combined_wins": 1,
         "summary.definition.mean.share_sequences_combined_wins": 0.5,
         "summary.paper.fresh.cells": 2, "summary.paper.fresh.cells_combined_wins": 1}
     with pytest.raises(ValueError, match="Tables 5-6"):
-        s4.amplification_summary([{"sample": "mean"}])
+        amplification.amplification_summary([{"sample": "mean"}])
 
 
 def test_amplification_agreements_with_the_published_tables():
     rows = _published_5_6_as_ours()
-    amp = s4.amplification_agreements(rows)
+    amp = amplification.amplification_agreements(rows)
     assert list(amp) == [("fresh", "paper"), ("fresh", "definition"), ("mean", "paper"),
                          ("mean", "definition")]
-    table = s4.amplification_agreement_table(amp)
+    table = amplification.amplification_agreement_table(amp)
     # the published tables: the combination wins in 11 of 24 cells
     assert all((r["cells"], r["combined wins: published"], r["combined wins: this book"],
                 r["same outcome"]) == (24, 11, 11, 1.0) for r in table)
-    out = s4.amplification_agreement_results(amp)
+    out = amplification.amplification_agreement_results(amp)
     assert len(out) == 4 * 6
     assert out["amplification_agreement.mean.definition.ours_wins"] == 11.0
-    panels = s4.best_head_panels(rows)
+    panels = amplification.best_head_panels(rows)
     assert list(panels) == ["published (one sequence)", "this book, one fresh sequence",
                             "this book, held-out mean"]
     assert all(len(p) == 24 for p in panels.values())
@@ -291,12 +299,12 @@ def test_the_cycle_models_last_layer():
     for r in rows:
         if (r["sample"], r["mode"], r["task"], r["layer"]) == ("mean", "definition", "cycle", 4):
             r["combined"] = float(r["heads"])
-    out = s4.cycle_l4_results(rows)
+    out = amplification.cycle_l4_results(rows)
     assert out == {"published.cycle_l4.max": 0.0, "definition.cycle_l4.combined.h4": 4.0,
                    "definition.cycle_l4.combined.h8": 8.0,
                    "definition.cycle_l4.combined.h16": 16.0}
     with pytest.raises(ValueError, match="protocol='paper'"):
-        s4.cycle_l4_results(rows, protocol="paper")
+        amplification.cycle_l4_results(rows, protocol="paper")
 
 
 # --------------------------------------------------------------------------- chapter 11
@@ -346,18 +354,18 @@ def _by_seed(seeds=(42, 43, 44)):
 
 def test_the_seeds_and_their_machines():
     overview = _overview()
-    assert s4.seed_kinds(overview) == {42: "CPU", 43: "GPU", 44: "GPU"}
-    rows = s4.seed_model_rows(overview)
+    assert across_seeds.seed_kinds(overview) == {42: "CPU", 43: "GPU", 44: "GPU"}
+    rows = across_seeds.seed_model_rows(overview)
     assert list(rows[0]) == ["seed", "models", "kind", "trained on", "torch",
                              "lowest held-out accuracy"]
     assert [r["kind"] for r in rows] == ["CPU", "GPU", "GPU"]
-    note = s4.machines_note(overview)
+    note = across_seeds.machines_note(overview)
     assert note.startswith("**Which models this page shows, and where they were trained.** "
                            f"Seed 42: CPU ({CPU}; torch 2.13.0). Seeds 43 and 44: GPU ({GPU}")
     assert "may come from the seed or from the hardware" in note
-    assert "may come from" not in s4.machines_note(_overview((GPU, GPU, GPU)))
+    assert "may come from" not in across_seeds.machines_note(_overview((GPU, GPU, GPU)))
     with pytest.raises(ValueError, match="overview"):
-        s4.machines_note([])
+        across_seeds.machines_note([])
 
 
 def test_effects_table_and_results_by_hand():
@@ -367,7 +375,7 @@ def test_effects_table_and_results_by_hand():
     assert [(r["quantity"], r["1 head"], r["16 heads"]) for r in shown] == [
         ("minimax fidelity (%)", 1.0, 1.0), ("mixing time (steps)", 12.0, 6.0)]
     assert shown[1]["change [interval]"].startswith("-6.00") and shown[0]["Holm p"] != ""
-    out = s4.effects_results(effects, n_seeds=3)
+    out = across_seeds.effects_results(effects, n_seeds=3)
     assert out["effects.paper.mixing_time.copy.L1.change"] == pytest.approx(-6.0)
     assert out["effects.paper.mixing_time.copy.L1.survives"] == 1
     assert out["effects.paper.fidelity.copy.L1.survives"] == 0
@@ -376,16 +384,16 @@ def test_effects_table_and_results_by_hand():
     assert out["effects.paper.holm.tests"] == 2
     one = {mode: head_count_effects({42: _by_seed()[42]}, mode=mode)
            for mode in ("paper", "definition")}
-    assert not any(".holm." in k for k in s4.effects_results(one, n_seeds=1))
+    assert not any(".holm." in k for k in across_seeds.effects_results(one, n_seeds=1))
     with pytest.raises(ValueError, match="modes"):
-        s4.effects_results({"paper": effects["paper"]}, n_seeds=3)
+        across_seeds.effects_results({"paper": effects["paper"]}, n_seeds=3)
 
 
 def test_the_seed_trained_alone_on_its_machine():
     by_seed, overview = _by_seed(), _overview()
-    seed, odd = s4.odd_seed_comparison(overview, by_seed)
+    seed, odd = across_seeds.odd_seed_comparison(overview, by_seed)
     assert seed == 42 and len(odd) == 2  # mixing time and fidelity, copy layer 1
-    out = s4.hardware_results(odd, seed=seed, n_seeds=3)
+    out = across_seeds.hardware_results(odd, seed=seed, n_seeds=3)
     # mixing: -5 above -7..-6; fidelity: +0.1 above -0.1..0, signs differ
     assert {k: out[k] for k in ("hardware.seed", "hardware.cells", "hardware.outside",
                                 "hardware.between", "hardware.above", "hardware.below",
@@ -394,26 +402,26 @@ def test_the_seed_trained_alone_on_its_machine():
         "hardware.between": 0, "hardware.above": 2, "hardware.below": 0,
         "hardware.same_sign": 1}
     assert out["hardware.outside_tail"] == pytest.approx((2 / 3) ** 2)
-    md = s4.hardware_markdown(odd, seed=seed, overview=overview)
+    md = across_seeds.hardware_markdown(odd, seed=seed, overview=overview)
     assert md.startswith(":::{table} Does seed 42 (CPU) stand apart?")
     assert ":name: tbl-seeds-hardware" in md and "seeds 43, 44: lowest" in md
     # the GPU seed alone: it is the one set against the others
-    assert s4.odd_seed_comparison(_overview((GPU, CPU, CPU)), by_seed)[0] == 42
-    assert s4.odd_seed_comparison(_overview((CPU, GPU, CPU)), by_seed)[0] == 43
+    assert across_seeds.odd_seed_comparison(_overview((GPU, CPU, CPU)), by_seed)[0] == 42
+    assert across_seeds.odd_seed_comparison(_overview((CPU, GPU, CPU)), by_seed)[0] == 43
     # one seed: nothing to compare with
-    one_seed, none = s4.odd_seed_comparison(_overview((CPU,)), {42: by_seed[42]})
+    one_seed, none = across_seeds.odd_seed_comparison(_overview((CPU,)), {42: by_seed[42]})
     assert (one_seed, none) == (42, [])
-    assert s4.hardware_results(none, seed=42, n_seeds=1) == {}
-    assert "nothing to compare" in s4.hardware_markdown(none, seed=42,
+    assert across_seeds.hardware_results(none, seed=42, n_seeds=1) == {}
+    assert "nothing to compare" in across_seeds.hardware_markdown(none, seed=42,
                                                         overview=_overview((CPU,)))
 
 
 def test_amplification_and_claims_over_seeds():
     by_seed = _by_seed()
     amplification = amplification_across_seeds(by_seed)
-    assert s4.seed_amplification_results(amplification) == {
+    assert across_seeds.seed_amplification_results(amplification) == {
         "amplification.cells": 2, "amplification.every_seed": 1, "amplification.no_seed": 0}
-    shares = s4.seed_amplification_table(amplification)
+    shares = across_seeds.seed_amplification_table(amplification)
     assert [(r["task"], r["heads"]) for r in shares] == [
         (t, h) for t in ("copy", "cycle") for h in (4, 8, 16)]
     assert shares[0] == {"task": "copy", "heads": 4, "layer 1": "3 of 3", "layer 2": "1 of 3"}
@@ -421,7 +429,7 @@ def test_amplification_and_claims_over_seeds():
     claims = surviving_claims(effects["paper"], amplification)
     claims_definition = surviving_claims(
         effects["definition"], amplification_across_seeds(by_seed, mode="definition"))
-    out = s4.seed_claims_results(claims)
+    out = across_seeds.seed_claims_results(claims)
     assert out == {"claims.units": 3, "claims.survives": 1, "claims.partly": 1,
                    "claims.fails": 1, "claims.mixing.copy.holds": 1,
                    "claims.mixing.copy.units": 1, "claims.fidelity.copy.holds": 0,
@@ -432,12 +440,12 @@ def test_amplification_and_claims_over_seeds():
                    "verdict.mixing.copy": 0, "verdict.mixing": 0,
                    "verdict.fidelity.copy": 4, "verdict.fidelity": 4,
                    "verdict.amplification.copy": 1, "verdict.amplification": 1}
-    table = s4.seed_claims_table(claims, claims_definition)
+    table = across_seeds.seed_claims_table(claims, claims_definition)
     assert table[0]["verdict: published code"] is Verdict.HOLDS
     assert table[0]["verdict: definitions"] is Verdict.FAILS
     assert table[2]["published code: holds in"] == "1 of 2"
     assert table[2]["definitions: holds in"] == "0 of 2"
     with pytest.raises(ValueError, match="pair up"):
-        s4.seed_claims_table(claims, claims_definition[:1])
+        across_seeds.seed_claims_table(claims, claims_definition[:1])
     with pytest.raises(ValueError, match="unknown claim"):
-        s4.seed_claims_results([{**claims[0], "claim": "more heads are better"}])
+        across_seeds.seed_claims_results([{**claims[0], "claim": "more heads are better"}])

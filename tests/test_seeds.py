@@ -1,11 +1,11 @@
-"""bparallel.book.seeds against hand-computed statistics."""
+"""bparallel.book.section4.statistics and .across_seeds against hand-computed statistics."""
 
 import math
 
 import numpy as np
 import pytest
 
-from bparallel.book.seeds import paired_effect, seed_interval, share_of_seeds
+from bparallel.book.section4.statistics import paired_effect, seed_interval, share_of_seeds
 
 
 def test_t_interval_by_hand():
@@ -52,18 +52,17 @@ def test_share_of_seeds():
 
 # ------------------------------------------------------------------ Section 4 across seeds
 
-from bparallel.book.seeds import (  # noqa: E402
+from bparallel.book.section4.across_seeds import (  # noqa: E402
     amplification_across_seeds,
     changes_by_seed,
-    effect_outcome,
     hardware_kind,
     head_count_effects,
-    holm,
     odd_seed_out,
     outside_tail,
     surviving_claims,
     tables_1_4_across_seeds,
 )
+from bparallel.book.section4.statistics import effect_outcome, holm  # noqa: E402
 from bparallel.book.verdicts import Verdict  # noqa: E402
 
 T2_975 = 0.95 * math.sqrt(2 / (4 * 0.975 * 0.025))  # Student t_2's 97.5% quantile, closed form
@@ -101,7 +100,7 @@ def _by_seed():
 
 
 def test_effect_outcome():
-    from bparallel.book.seeds import Interval
+    from bparallel.book.section4.statistics import Interval
 
     assert effect_outcome(Interval(-6, -8, -4, 3, 0.95), -1) == "as claimed"
     assert effect_outcome(Interval(6, 4, 8, 3, 0.95), -1) == "against the claim"

@@ -1,4 +1,5 @@
-"""Section 4 tables (bparallel.book.tables, published, metrics_cache; Figure 4), small models."""
+"""Section 4 tables (bparallel.book.section4.tables, published, metrics_cache; Figure 4), small
+models."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import torch
 
 from bparallel import proxies as px
 from bparallel._io import write_csv, write_json
-from bparallel.book.published import (
+from bparallel.book.render.plotting import plot_figure4
+from bparallel.book.section4.published import (
     PUBLISHED_TABLES,
     amplification_agreement,
     largest_differences,
@@ -19,8 +21,7 @@ from bparallel.book.published import (
     published_rows,
     spearman,
 )
-from bparallel.book.render.plotting import plot_figure4
-from bparallel.book.tables import evaluate_models, flat_results
+from bparallel.book.section4.tables import evaluate_models, flat_results
 from bparallel.transformer import metrics_cache
 from bparallel.transformer.data import (
     ShuffledLoader,
@@ -424,7 +425,7 @@ def test_ablation_measure_round_trips_through_the_cache(tmp_path):
 def test_layer_means_of_rows_and_of_a_dataframe():
     import pandas as pd
 
-    from bparallel.book.published import layer_means
+    from bparallel.book.section4.published import layer_means
 
     pub = published_rows()
     np.testing.assert_allclose(layer_means(pub, 1, 1), [3.8344, 77.9281, 78.6635, 73.5020])

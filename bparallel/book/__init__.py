@@ -7,12 +7,12 @@ Three rooms, one question each (where does a new helper go?):
   values it builds from them, so that a chapter narrates and calls --
   ``feedforward`` (chapter 01), ``mixing_bound`` (02), ``claims`` and ``ensemble_design``
   (the graph ensembles of Sections 2-3, chapters 03 and 06), ``fidelity_examples`` (04,
-  05), ``playground`` (the toy DAGs), ``training`` (07), ``published``, ``tables`` and
-  ``section4_tables`` (Tables 1-6 against the paper's, chapters 08, 09 and 11),
-  ``section4`` and ``section4_report`` (10), ``seeds`` (11), ``graph_tasks`` (12),
-  ``explorer`` (13, the model explorer's data and page), ``verdicts`` (the one verdict
-  vocabulary). A helper that computes something a chapter shows goes here, in its
-  chapter's module.
+  05), ``playground`` (the toy DAGs), ``section4`` (chapters 07-13, one module per chapter
+  named after the chapter's file, and the pieces several of them share: the published
+  tables, Tables 1-6 measured, the statistics and verdict rules, chapter 12's model
+  collections; its docstring lists them), ``verdicts`` (the one verdict vocabulary). A
+  helper that computes something a chapter shows goes here, in its chapter's module; what
+  several chapters share goes in a module named for what it is.
 - **Rendering**, :mod:`bparallel.book.render`: tables, figures, glue and results files,
   the in-page playground, the Sphinx extension. A helper that only changes how a result
   looks goes there.

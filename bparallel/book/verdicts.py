@@ -105,9 +105,9 @@ class Outcome(enum.StrEnum):
     - ``NOT_AFTER_HOLM``, "as claimed, not after Holm": as claimed by its own interval, but
       not after Holm's correction over a table's tests (chapter 11).
 
-    Computed by :func:`bparallel.book.seeds.effect_outcome`; the chapters' verdicts count
-    them (:func:`bparallel.book.seeds.claim_summary`,
-    :func:`bparallel.book.graph_tasks.tally`).
+    Computed by :func:`bparallel.book.section4.statistics.effect_outcome`; the chapters'
+    verdicts count them (:func:`bparallel.book.section4.across_seeds.surviving_claims`,
+    :func:`bparallel.book.section4.graph_tasks.tally`).
     """
 
     AS_CLAIMED = "as claimed"

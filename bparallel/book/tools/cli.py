@@ -130,10 +130,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..._io import write_csv, write_json
     from ...transformer.measure import MODES, load_run_models
     from ...transformer.train import num_threads
-    from ..published import published_rows
     from ..render.plotting import plot_figure4
     from ..render.results import save_results
-    from ..tables import evaluate_models, flat_results
+    from ..section4.published import published_rows
+    from ..section4.tables import evaluate_models, flat_results
 
     models, metas = load_run_models(args.run_dir, tasks=args.tasks, heads=args.heads)
     wrong = sorted({m.get("profile") for m in metas.values()} - {args.profile})

@@ -8,7 +8,7 @@
  * graph of the chosen layer and every head's pattern as heatmaps on `<canvas>` (hover: the
  * weight; click: that query's attention row), a switch per head that removes it (the model
  * reruns, in every layer), and the combined graph's measures, now and intact. A model's
- * data file (`bparallel.book.explorer.export_models`) is loaded by a script element
+ * data file (`bparallel.book.section4.explorer.export_models`) is loaded by a script element
  * when the model is chosen, so the page works from `file://`.
  *
  * The view lives in the address fragment (`#ex=...`, {@link encodeView}), parsed field by
@@ -284,7 +284,7 @@ function cellAt(canvas, event, T) {
  * Build the explorer inside `root`.
  * @param {HTMLElement} root an empty container
  * @param {{models: Array<object>, dataUrl: string, hash?: boolean}} options the catalogue
- *   (`bparallel.book.explorer.explorer_models`) and the data files' folder
+ *   (`bparallel.book.section4.explorer.explorer_models`) and the data files' folder
  * @returns {object} a small controller, also at `root.bpExplorer` (tests, benchmarks)
  */
 export function mountExplorer(root, options) {
@@ -294,7 +294,7 @@ export function mountExplorer(root, options) {
   const ui = buildSkeleton(root, models);
   root.bpExplorer = app;
   if (!models.length) {
-    ui.status.textContent = "No model is offered: export them with bparallel.book.explorer.export_models.";
+    ui.status.textContent = "No model is offered: export them with bparallel.book.section4.explorer.export_models.";
     return app;
   }
 

@@ -9,7 +9,7 @@
  * Algorithm 2 in both modes, Definition 2.7 with its "never mixes", attention rollout).
  * It runs as is in Node and in a browser (no build step); `tests/test_explorer.py` runs it
  * under Node against torch on the shipped weights and against the package on the same
- * patterns. The weights come from the data files of `bparallel.book.explorer.export_models`
+ * patterns. The weights come from the data files of `bparallel.book.section4.explorer.export_models`
  * ({@link loadModel}).
  *
  * Conventions:
@@ -32,7 +32,7 @@
 
 import { minimaxFidelity, mulberry32, nodeFidelity } from "./toydag.mjs";
 
-/** Data-file format this module reads (`bparallel.book.explorer.FORMAT`). */
+/** Data-file format this module reads (`bparallel.book.section4.explorer.FORMAT`). */
 export const FORMAT = 1;
 /** Defaults of the measures, as the book's tables use them (`max_steps`, `horizon`, `eps`). */
 export const MAX_STEPS = 100;
@@ -81,7 +81,7 @@ function isPosInt(x) {
 
 /**
  * A model ready for {@link forward} from the object a data file assigns into
- * `window.BPARALLEL_MODELS` (`bparallel.book.explorer.model_data`): every tensor decoded
+ * `window.BPARALLEL_MODELS` (`bparallel.book.section4.explorer.model_data`): every tensor decoded
  * and its shape checked against the config. Throws `Error` naming what is wrong.
  * @param {object} data
  * @returns {object} `{name, task, heads, seed, config, tensors, blocks, headMeans, data}`

@@ -1,6 +1,6 @@
 """The figures of chapter 12's controlled experiment (fresh data, two arms): learning against
 head count, learning curves, and the proxies through training. Their data come from
-:mod:`bparallel.book.fresh_experiment`."""
+:mod:`bparallel.book.section4.graph_experiment`."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def plot_learning_by_heads(rows: Mapping[str, Sequence[Mapping[str, Any]]],
     that never learned is drawn as an open triangle at the budget, labelled) and the area
     under the learning curve (bottom), against the head count, one line per arm through the
     (censored) medians, every seed a dot. ``rows``: per task, the rows of
-    :func:`bparallel.book.fresh_experiment.learning_rows`; ``finite``: per task and head
+    :func:`bparallel.book.section4.graph_experiment.learning_rows`; ``finite``: per task and head
     count, the final accuracy of the models trained on 5,000 sequences, drawn on a second
     panel row when given. Returns the figure."""
     import matplotlib.pyplot as plt
@@ -89,7 +89,7 @@ def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int]
                                ) -> Any:
     """Held-out accuracy on the predictable positions against training steps, one row per
     task and one column per arm, one colour per head count (every seed a line).
-    ``curves``: per task, :func:`bparallel.book.fresh_experiment.learning_curves`. Returns
+    ``curves``: per task, :func:`bparallel.book.section4.graph_experiment.learning_curves`. Returns
     the figure."""
     import matplotlib.pyplot as plt
 
@@ -139,7 +139,7 @@ def plot_proxies_through_training(
     per task two rows of panels, one per quantity of :data:`PROXY_PANELS`, one colour per
     head count, the arm by the line style (mean over seeds; layer means, Definition 2.7 the
     median over layers). ``curves``: per task,
-    :func:`bparallel.book.fresh_experiment.proxy_curves`; ``early_steps``: per task, the
+    :func:`bparallel.book.section4.graph_experiment.proxy_curves`; ``early_steps``: per task, the
     step whose proxies predict, drawn as a dotted vertical line. Returns the figure."""
     import matplotlib.pyplot as plt
 
@@ -211,7 +211,7 @@ def plot_proxies_by_heads(summary: Sequence[Mapping[str, Any]]) -> Any:
     quantity of :data:`SUMMARY_PANELS`, one line per task, the mean over seeds with its
     t-interval across seeds as an error bar (a median without interval where a value is
     infinite; an infinite value is not drawn). ``summary``: rows of
-    :func:`bparallel.book.graph_tasks.across_seeds`. Returns the figure."""
+    :func:`bparallel.book.section4.graph_tasks.across_seeds`. Returns the figure."""
     import matplotlib.pyplot as plt
 
     if not summary:

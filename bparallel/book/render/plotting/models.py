@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...._io import atomic_write
-from ...published import LAYERS, MODE_NAMES, verdict
+from ...section4.published import LAYERS, MODE_NAMES, verdict
 from .style import TEXT_WIDTH, _require_columns
 
 
@@ -52,7 +52,8 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
     maps a title to a frame with columns ``task``, ``heads``, ``layer``, ``individual``,
     ``combined`` (e.g. the published rows and this book's); colour is the head count, the
     marker the task. Titles count the cells above, on and below the line at two decimals,
-    as :func:`bparallel.book.published.amplification_agreement` does. Returns the figure."""
+    as :func:`bparallel.book.section4.published.amplification_agreement` does. Returns the
+    figure."""
     import matplotlib.pyplot as plt
 
 
@@ -141,7 +142,7 @@ def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int =
     """Section 4 as defined: per task (panel) and head count (colour), Definition 2.7's
     median mixing time (solid, log scale) against Algorithm 1's mean truncated hitting time
     (dashed, same colour) per layer, with the cutoff ``M`` dotted. ``rows`` are
-    :func:`bparallel.book.section4.definition_rows`; a median that is infinite (the walk
+    :func:`bparallel.book.section4.as_defined.definition_rows`; a median that is infinite (the walk
     never mixes) is drawn as an upward triangle at the top. Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -310,18 +311,19 @@ def plot_head_count_changes(
     linthresh: float = 1.0,
 ) -> Any:
     """A forest plot of the change from 1 to 16 heads: one row of panels per entry of
-    ``panels`` (a title, e.g. a mode, mapped to :func:`~bparallel.book.seeds.head_count_effects`
-    rows), one column per quantity (mixing time, fidelity); in each panel one line per
-    (task, layer): the mean change over seeds (marker) and its interval across seeds
-    (``low`` to ``high``; none with one seed), a zero line, the side the paper claims shaded.
-    Colour and marker say the row's ``outcome`` (:data:`OUTCOME_STYLE`). The x axes are
-    symmetric-log, linear within ``linthresh`` of 0, so a change of 0.3 and one of 90 both
-    show whether their interval holds 0. Returns the figure."""
+    ``panels`` (a title, e.g. a mode, mapped to
+    :func:`~bparallel.book.section4.across_seeds.head_count_effects` rows), one column per
+    quantity (mixing time, fidelity); in each panel one line per (task, layer): the mean change
+    over seeds (marker) and its interval across seeds (``low`` to ``high``; none with one
+    seed), a zero line, the side the paper claims shaded. Colour and marker say the row's
+    ``outcome`` (:data:`OUTCOME_STYLE`). The x axes are symmetric-log, linear within
+    ``linthresh`` of 0, so a change of 0.3 and one of 90 both show whether their interval holds
+    0. Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter
 
-    from ...seeds import CLAIMED_DIRECTION
+    from ...section4.across_seeds import CLAIMED_DIRECTION
 
     if not panels or not any(panels.values()):
         raise ValueError("panels is empty: no change to draw")

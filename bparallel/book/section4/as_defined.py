@@ -1,4 +1,4 @@
-"""Chapter support for "Section 4 as defined": the measures of
+"""Chapter 10, "Section 4 as defined": the measures of
 :func:`bparallel.transformer.measure.defined_metrics` summarised per model and layer.
 
 Rows are plain dicts keyed by snake_case names (:data:`LABELS` gives the display labels);
@@ -14,12 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from .. import ranks
-from .._checks import positive_int
-from ..transformer.ablation import rank_correlation
-from ..transformer.importance import ALPHA, RELIABLE, head_test, reliability
-from .seeds import holm
-from .verdicts import Verdict
+from ... import ranks
+from ...transformer.ablation import rank_correlation
+from ...transformer.importance import RELIABLE
+from ..verdicts import Verdict
+from .statistics import (
+    across_tasks,
+    both_modes,
+    noise_floor,
+    rank_claim_verdict,
+    threshold_verdict,
+)
 
 #: Display labels of the columns of :func:`definition_rows`.
 LABELS = {
@@ -122,34 +127,6 @@ def uses_attention(row: Mapping[str, Any], tolerance: float = 0.01) -> bool:
     return not ranks.reaches(tolerance, row["none.accuracy"] - row["all.accuracy"])
 
 
-def noise_floor(effects: Mapping[str, Any], *, threshold: float = RELIABLE,
-                alpha: float = ALPHA) -> list[dict[str, Any]]:
-    """The noise floor of one per-head measure, per cell: ``effects`` maps a model
-    ``(task, heads, ...)`` to its per-sequence effects ``(L, H, N)``; one row per multi-head
-    (model, layer) with the ranking's :func:`~bparallel.transformer.importance.reliability`
-    (random half-splits, Spearman-Brown corrected), the permutation p-value that the heads
-    differ at all (:func:`~bparallel.transformer.importance.head_test`), that p-value after
-    Holm's correction over every row (the chapter's one multiple-testing rule,
-    :func:`bparallel.book.seeds.holm`) and ``reliable``: reliability at least ``threshold``
-    and Holm p at most ``alpha`` (both decided by :func:`bparallel.ranks.reaches`). Under
-    the null hypothesis that no head differs, the chance that any cell of the family is
-    reliable is at most ``alpha``, whatever the number of heads."""
-    rows = []
-    for key, eff in sorted(effects.items()):
-        task, heads = key[0], key[1]
-        if heads < 2:
-            continue
-        rel, p = reliability(eff), head_test(eff)
-        for layer in range(len(rel)):
-            rows.append({"task": task, "heads": heads, "layer": layer + 1, "model": key,
-                         "reliability": float(rel[layer]), "p": float(p[layer])})
-    for r, adjusted in zip(rows, holm([r["p"] for r in rows]), strict=True):
-        r["p_holm"] = adjusted
-        r["reliable"] = bool(ranks.reaches(r["reliability"], threshold)
-                             and ranks.reaches(alpha, adjusted))
-    return rows
-
-
 def reliability_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
                      threshold: float = RELIABLE) -> list[dict[str, Any]]:
     """One row per per-head measure: its :func:`noise_floor` over the multi-head
@@ -186,7 +163,8 @@ def ranking_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]], *,
     correlation with it of each ranking (head weight ``w_h``, gradient importance, per-head
     minimax fidelity in both modes). A correlation with an impact below the noise floor is
     ``None``: there is nothing stable to correlate with. ``scores`` keeps the layer's
-    per-head values of the impact and of each ranking, for :func:`head_claims`."""
+    per-head values of the impact and of each ranking, for
+    :func:`~bparallel.book.section4.statistics.head_claims`."""
     removal = impact.split(".")[0]
     multi = {k: st for k, st in sorted(studies.items()) if k[1] > 1}
     floor = noise_floor({k: st["effect"][impact] for k, st in multi.items()},
@@ -209,44 +187,6 @@ def ranking_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]], *,
     return rows
 
 
-def head_claims(ranking: Sequence[Mapping[str, Any]],
-                rankings: Sequence[str] = ("fidelity.paper", "fidelity.definition"),
-                ) -> list[dict[str, Any]]:
-    """Does a per-head measure rank the heads as their impact does? Per task and ranking,
-    over the task's reliable cells of :func:`ranking_rows` (never pooled across tasks):
-    the median of the cells' Spearman rho (``cells``: those where it is defined;
-    ``reliable_cells`` of ``task_cells``), its permutation test
-    (:func:`bparallel.ranks.median_rho_test`: p-value and the smallest attainable one) and
-    the verdict (:func:`rank_claim_verdict`)."""
-    out = []
-    for task in sorted({r["task"] for r in ranking}):
-        cells = [r for r in ranking if r["task"] == task and r["reliable"]]
-        for key in rankings:
-            pairs = [(r["scores"][key], r["scores"]["impact"]) for r in cells
-                     if key in r["scores"]]
-            test = ranks.median_rho_test(pairs) if pairs else \
-                {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
-            out.append({"task": task, "ranking": key, "reliable_cells": len(cells),
-                        "task_cells": sum(r["task"] == task for r in ranking), **test,
-                        "verdict": rank_claim_verdict(test)})
-    return out
-
-
-def rank_claim_verdict(test: Mapping[str, float], *, cells_needed: int = 3,
-                       alpha: float = ALPHA) -> Verdict:
-    """The verdict of "this ranking orders the items as that one does" from a
-    :func:`bparallel.ranks.median_rho_test`: not testable with fewer than ``cells_needed``
-    cells or when even perfect agreement could not reach ``alpha`` (``p_min``); not
-    supported when the median is no larger than chance gives (``p > alpha``); else by the
-    median against :data:`RHO_HOLDS` and :data:`RHO_CONDITIONS`."""
-    if test["cells"] < positive_int(cells_needed, "cells_needed") \
-            or not ranks.reaches(alpha, test["p_min"]):
-        return Verdict.NOT_TESTABLE
-    if not ranks.reaches(alpha, test["p"]):
-        return Verdict.NOT_SUPPORTED
-    return threshold_verdict(test["median"], RHO_HOLDS, RHO_CONDITIONS)
-
-
 #: The rankings of heads compared with the ablation impact, and their display names.
 RANKINGS = {"weight": "w_h", "gradient": "gradient", "fidelity.definition": "φ, definition",
             "fidelity.paper": "φ, published code"}
@@ -265,7 +205,7 @@ def pair_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
     interaction): ``reliable`` when the pairs differ reliably. Redundancy: removing both
     heads hurts more than the two single removals (the heads back each other up);
     complementarity: the pair alone does what neither head alone does."""
-    from ..transformer.importance import mean_interval
+    from ...transformer.importance import mean_interval
 
     rows = []
     for effect in PAIR_EFFECTS:
@@ -351,20 +291,6 @@ def pruning_area(curve: np.ndarray) -> float:
     return float(np.asarray(curve, dtype=float).mean())
 
 
-def threshold_verdict(value: float, holds: float, conditions: float) -> Verdict:
-    """:attr:`~Verdict.HOLDS` when ``value >= holds``, :attr:`~Verdict.HOLDS_WITH_CONDITIONS`
-    when ``value >= conditions``, else :attr:`~Verdict.NOT_SUPPORTED`: the fixed rule behind
-    the chapter's verdict table (a table cell shows it as a verdict badge). Each comparison
-    is :func:`bparallel.ranks.reaches`: a value that only rounding put below a threshold
-    reaches it."""
-    if not conditions <= holds:
-        raise ValueError(f"conditions={conditions!r} must not exceed holds={holds!r}")
-    if ranks.reaches(value, holds):
-        return Verdict.HOLDS
-    return (Verdict.HOLDS_WITH_CONDITIONS if ranks.reaches(value, conditions)
-            else Verdict.NOT_SUPPORTED)
-
-
 def proxy_order_rho(rows: Sequence[Mapping[str, Any]]) -> float:
     """Does Algorithm 1 order the (model, layer) cells as Definition 2.7 does? Spearman's
     rho between the median mixing time and definition mode's proxy over the cells of
@@ -376,57 +302,6 @@ def proxy_order_rho(rows: Sequence[Mapping[str, Any]]) -> float:
                          "need at least 2 for a rank correlation")
     x, y = (np.array(v, dtype=np.float64) for v in zip(*finite, strict=True))
     return float(rank_correlation(x, y))
-
-
-#: Rank agreement (the median of Spearman's rho over cells) at which a "this measure ranks
-#: what matters" claim holds, and at which it holds with conditions; below, not supported.
-RHO_HOLDS, RHO_CONDITIONS = 0.5, 0.2
-
-
-def rho_verdict(rhos: Sequence[float], cells_needed: int = 1) -> Verdict:
-    """The verdict of a rank-agreement claim from its per-cell correlations: by their median
-    against :data:`RHO_HOLDS` and :data:`RHO_CONDITIONS`; not testable with fewer than
-    ``cells_needed`` cells (chapters 10 and 12)."""
-    if len(rhos) < positive_int(cells_needed, "cells_needed"):
-        return Verdict.NOT_TESTABLE
-    return threshold_verdict(ranks.median(rhos), RHO_HOLDS, RHO_CONDITIONS)
-
-
-def across_tasks(verdicts: Sequence[Verdict]) -> Verdict:
-    """One verdict for a claim from its per-task verdicts: the common one when they agree;
-    :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when it holds (with or without conditions) on
-    some task but not all (the condition: those tasks); otherwise not testable when no task
-    could test it, else not supported."""
-    vs = [Verdict.parse(v) for v in verdicts]
-    if not vs:
-        return Verdict.NOT_TESTABLE
-    if len(set(vs)) == 1:
-        return vs[0]
-    if {Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS} & set(vs):
-        return Verdict.HOLDS_WITH_CONDITIONS
-    if set(vs) == {Verdict.NOT_TESTABLE}:
-        return Verdict.NOT_TESTABLE
-    return Verdict.NOT_SUPPORTED
-
-
-def both_modes(published: Verdict, defined: Verdict) -> Verdict:
-    """One verdict from the published code's answer and the definitions': the common one;
-    :attr:`~Verdict.REPRODUCED_PUBLISHED_ONLY` when only the published code's holds;
-    :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when only the definitions' does (the condition:
-    as defined) or both hold in part; else the weaker of the two negatives (not supported
-    before fails, testable before not)."""
-    good = {Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS}
-    if published is defined:
-        return published
-    if published in good and defined in good:
-        return Verdict.HOLDS_WITH_CONDITIONS
-    if published in good:
-        return Verdict.REPRODUCED_PUBLISHED_ONLY
-    if defined in good:
-        return Verdict.HOLDS_WITH_CONDITIONS
-    if Verdict.NOT_SUPPORTED in (published, defined):
-        return Verdict.NOT_SUPPORTED
-    return Verdict.FAILS if Verdict.FAILS in (published, defined) else Verdict.NOT_TESTABLE
 
 
 #: The claims of the chapter's verdict table: slug -> the claim as the table and the
@@ -463,9 +338,10 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
 
     ``rows``: :func:`definition_rows`; ``heads``: :func:`heads_verdicts`; ``knockouts``:
     :func:`knockout_rows`; ``layers``: :func:`layer_claims`; ``head_tests``:
-    :func:`head_claims`; ``pairs``: :func:`pair_rows` (Remark 3.7 is judged on
-    complementarity: in how many of a task's models it is positive beyond its interval and
-    above its noise floor). Every threshold is decided by :func:`bparallel.ranks.reaches`.
+    :func:`~bparallel.book.section4.statistics.head_claims`; ``pairs``: :func:`pair_rows`
+    (Remark 3.7 is judged on complementarity: in how many of a task's models it is positive
+    beyond its interval and above its noise floor). Every threshold is decided by
+    :func:`bparallel.ranks.reaches`.
     """
     out: list[dict[str, Any]] = []
     tasks = sorted({r["task"] for r in rows})

@@ -1,7 +1,7 @@
 """The paper's published Tables 1-6, and how this book's tables agree with them.
 
 :data:`PUBLISHED_TABLES` is copied from the paper's text. The agreement measures compare
-rows of :func:`bparallel.book.tables.evaluate_models` with it, cell by cell.
+rows of :func:`bparallel.book.section4.tables.evaluate_models` with it, cell by cell.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import ranks
-from .._checks import one_of
+from ... import ranks
+from ..._checks import one_of
 
 #: The paper's Transformers have 4 layers: columns L1-L4 of every published table.
 LAYERS = 4
@@ -95,9 +95,9 @@ def published_rows() -> list[dict[str, Any]]:
 def published_agreement(
     rows: Sequence[Mapping[str, Any]], *, protocol: str = "paper", mode: str = "paper"
 ) -> dict[str, dict[str, float]]:
-    """How Tables 1-4 from ``rows`` (:func:`evaluate_models`' ``tables_1_4``) compare with
-    the published ones, per quantity (``mixing_time``, ``fidelity``), over the cells
-    (task, heads, layer) present in both:
+    """How Tables 1-4 from ``rows`` (:func:`~bparallel.book.section4.tables.evaluate_models`'
+    ``tables_1_4``) compare with the published ones, per quantity (``mixing_time``,
+    ``fidelity``), over the cells (task, heads, layer) present in both:
 
     - ``cells``: how many cells were compared;
     - ``spearman``: rank correlation of the means (same ordering of cells = 1);
@@ -186,8 +186,9 @@ def amplification_agreement(
     protocol: str = "fresh",
     mode: str = "paper",
 ) -> dict[str, float]:
-    """How Tables 5-6 from ``rows`` (:func:`evaluate_models`' ``tables_5_6``) compare with
-    the published ones, over the cells (task, heads, layer) present in both:
+    """How Tables 5-6 from ``rows`` (:func:`~bparallel.book.section4.tables.evaluate_models`'
+    ``tables_5_6``) compare with the published ones, over the cells (task, heads, layer)
+    present in both:
 
     - ``cells``;
     - ``published_wins`` / ``ours_wins``: cells where the combination beats the best head
@@ -244,7 +245,8 @@ def side_by_side(
     """One published Table 1-4 beside this book's: a row per head count, per layer this
     book's mean and the published mean as text at ``decimals`` decimals, this book's marked
     "†" where the two differ beyond the published spread (:data:`SPREAD` standard
-    deviations). ``rows`` are :func:`bparallel.book.tables.evaluate_models`' ``tables_1_4``."""
+    deviations). ``rows`` are :func:`bparallel.book.section4.tables.evaluate_models`'
+    ``tables_1_4``."""
     one_of(table, "table", list(_TITLES), "tables (Tables 1-4 only)")
     pub = {(r["heads"], r["layer"]): r for r in published_rows() if r["table"] == table}
     ours = {(r["heads"], r["layer"]): r["mean"] for r in rows
@@ -267,8 +269,8 @@ def side_by_side(
 def tables_1_4_markdown(rows: Sequence[Mapping[str, Any]], *, name_prefix: str = "tbl") -> str:
     """Tables 1-4 for the reader: one tab set per published table, one numbered, captioned
     table per mode and evaluation set (:func:`side_by_side`), as MyST Markdown."""
-    from .render.markdown import table as md_table
-    from .render.markdown import tabs
+    from ..render.markdown import table as md_table
+    from ..render.markdown import tabs
 
     out = []
     have = {(r["protocol"], r["mode"]) for r in rows}
@@ -318,7 +320,7 @@ def side_by_side_5_6(
     """One published Table 5-6 beside this book's: a row per head count, per layer the best
     single head's and the combination's minimax fidelity (%) as "best / combined" at the
     published two decimals, marked ▲ (the combination wins), = (tie) or ▼ (it loses), by
-    :func:`verdict`. ``rows`` are :func:`bparallel.book.tables.evaluate_models`'
+    :func:`verdict`. ``rows`` are :func:`bparallel.book.section4.tables.evaluate_models`'
     ``tables_5_6``."""
     if table not in (5, 6):
         raise ValueError(f"table={table!r}: Tables 5-6 only")
@@ -349,8 +351,8 @@ def side_by_side_5_6(
 def tables_5_6_markdown(rows: Sequence[Mapping[str, Any]], *, name_prefix: str = "tbl") -> str:
     """Tables 5-6 for the reader: one tab set per published table (one fresh sequence in
     published-code mode as published; held-out means in both modes), numbered and captioned."""
-    from .render.markdown import table as md_table
-    from .render.markdown import tabs
+    from ..render.markdown import table as md_table
+    from ..render.markdown import tabs
 
     variants = (("fresh", "fresh", "paper",
                  "one fresh sequence, published-code mode (as published)"),

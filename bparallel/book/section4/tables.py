@@ -4,6 +4,10 @@ Tables 5-6 (best individual head vs combined) come in two samples: ``"fresh"``, 
 drawn sequence (seeded; the published code drew one unseeded), and ``"mean"``, the mean over
 the protocol's sequences. Standard deviations are population ones (``ddof=0``).
 Rows are lists of dicts (:func:`as_dataframe` for pandas; ``bparallel._io.write_csv``).
+
+The chapters call it through :func:`evaluate_bundle` (one bundle of the book's models,
+chapters 08 and 09) and :func:`evaluate_seeds` (every seed, chapter 11); :func:`table_rows`
+checks that an argument is such a result.
 """
 
 from __future__ import annotations
@@ -14,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import one_of
-from ..transformer.data import fresh_sequences
-from ..transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
-from ..transformer.metrics_cache import cached_metrics_many
-from ..transformer.model import Transformer
-from ..transformer.train import DEFAULT_SEED, get_profile
+from ..._checks import one_of, positive_int
+from ...transformer.data import fresh_sequences
+from ...transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
+from ...transformer.metrics_cache import cached_metrics_many
+from ...transformer.model import Transformer
+from ...transformer.train import DEFAULT_SEED, get_profile
 
 
 def _rows_tables_1_4(
@@ -143,3 +147,69 @@ def flat_results(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str,
                 f".{row['task']}.h{row['heads']}.L{row['layer']}")
         flat[f"{base}.individual"], flat[f"{base}.combined"] = row["individual"], row["combined"]
     return flat
+
+
+# --------------------------------------------------------------------------- the chapters' calls
+
+
+def _bundle(bundle: Any) -> None:
+    if not hasattr(bundle, "models") or not hasattr(bundle, "profile"):
+        raise ValueError(f"bundle is a {type(bundle).__name__}: expected the ModelSet of "
+                         "bparallel.transformer.shipped.book_models")
+
+
+def table_rows(tables: Mapping[str, Any], key: str) -> Sequence[Mapping[str, Any]]:
+    if not isinstance(tables, Mapping) or key not in tables:
+        raise ValueError(f"tables has no {key!r}: expected the result of evaluate_models "
+                         "(or evaluate_bundle)")
+    return tables[key]
+
+
+def evaluate_bundle(
+    bundle: Any,
+    *,
+    protocols: Sequence[str] = ("paper",),
+    max_steps: int = 100,
+    horizon: int = 100,
+    cache_dir: str | os.PathLike | None = None,
+    workers: int | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Tables 1-6 (Section 4.2-4.3: Algorithm 1's mixing time, Algorithm 2's minimax
+    fidelity, the best head against the combination of Definitions 3.10-3.12) of the models
+    a chapter shows (``bundle``: :func:`~bparallel.transformer.shipped.book_models`), on the
+    evaluation sets ``protocols`` (``"paper"``: the published protocol's 50 training
+    sequences; ``"heldout"``: fresh ones), through the metrics cache ``cache_dir`` (models
+    not cached are measured by ``workers`` processes):
+    :func:`~bparallel.book.section4.tables.evaluate_models` with the bundle's profile."""
+    _bundle(bundle)
+    if not protocols:
+        raise ValueError("protocols is empty: name at least one evaluation set")
+    positive_int(max_steps, "max_steps")
+    positive_int(horizon, "horizon")
+    return evaluate_models(bundle.models, profile=bundle.profile, protocols=tuple(protocols),
+                           max_steps=max_steps, horizon=horizon, cache_dir=cache_dir,
+                           workers=workers)
+
+
+def evaluate_seeds(
+    bundle: Any,
+    models_dir: str | os.PathLike,
+    *,
+    max_steps: int = 100,
+    horizon: int = 100,
+    cache_dir: str | os.PathLike | None = None,
+    workers: int | None = None,
+) -> dict[int, dict[str, list[dict[str, Any]]]]:
+    """Tables 1-6 on the published protocol for every seed of the book's models
+    (:func:`~bparallel.transformer.shipped.models_by_seed`: the shipped paper-profile seeds,
+    or a quick bundle's one seed), keyed by seed; each seed's evaluation sequences are its
+    own training data's, as in the published protocol."""
+    from ...transformer.shipped import models_by_seed
+
+    _bundle(bundle)
+    positive_int(max_steps, "max_steps")
+    positive_int(horizon, "horizon")
+    return {seed: evaluate_models(m, profile=bundle.profile, protocols=("paper",), seed=seed,
+                                  max_steps=max_steps, horizon=horizon, cache_dir=cache_dir,
+                                  workers=workers)
+            for seed, m in models_by_seed(bundle, models_dir).items()}

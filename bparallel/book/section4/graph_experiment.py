@@ -18,8 +18,8 @@ What it computes, per task and arm:
 - :func:`speed_tests`: do more heads learn faster? Per seed, Spearman's rho between the head
   count and minus the steps to the threshold, censored runs ranked last (tied), tested
   against chance by :func:`bparallel.ranks.median_rho_test` over the seeds;
-- :func:`final_rows` and :func:`bparallel.book.graph_tasks.head_count_change`: the change of
-  the proxies and of the accuracy from 1 to 16 heads, paired by seed;
+- :func:`final_rows` and :func:`bparallel.book.section4.graph_tasks.head_count_change`: the
+  change of the proxies and of the accuracy from 1 to 16 heads, paired by seed;
 - :func:`prediction_tests`: do the proxies, recorded *before* any model of the task has
   learned it (:func:`early_step`), rank the models by their later learning speed, across
   head counts with the arm held fixed (cells: seeds) and within a configuration across seeds
@@ -29,30 +29,21 @@ What it computes, per task and arm:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import ranks
-from .._checks import one_of
-from ..transformer.data import GRAPH_TASKS
-from ..transformer.fresh import ARM_HEAD_SIZE, ARMS, get_fresh_profile
-from ..transformer.shipped import MODELS_ROOT
-from ..transformer.train import HEADS
+from ... import ranks
+from ...transformer.fresh import ARM_HEAD_SIZE, ARMS
+from ...transformer.train import HEADS
+from ..verdicts import Verdict
 from .graph_tasks import head_count_change, tally
-from .section4 import across_tasks, both_modes, rank_claim_verdict
-from .verdicts import Verdict
+from .models import FreshRuns
+from .statistics import across_tasks, both_modes, rank_claim_verdict
 
-#: The fresh-data profile of each task that trains on fresh data (``models/<profile>/``).
-FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh"}
-#: The tasks of the experiment, in the book's order.
-FRESH_TASKS = tuple(t for t in GRAPH_TASKS if t in FRESH_PROFILES)
 #: The seeds the design asks for per (task, arm, heads).
 DESIGN_SEEDS = (42, 43, 44)
 #: How the page names the arms.
@@ -69,72 +60,14 @@ PROXIES = {
 }
 
 
-@dataclass
-class FreshRuns:
-    """The shipped fresh-data runs: ``entries`` (manifest entries of the plain budget, each
-    with its ``task``, ``heads``, ``head_size``, ``seed``, ``arms``), ``extended`` (runs of
-    a multiple of the budget, the 5x runs of non-learners), and per task its profile's
-    ``budget``, ``threshold`` and ``eval_every`` (``profiles``; a task whose models are not
-    shipped yet has none)."""
-
-    entries: list[dict[str, Any]]
-    extended: list[dict[str, Any]] = field(default_factory=list)
-    profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def of(self, task: str, arm: str | None = None) -> list[dict[str, Any]]:
-        """The plain-budget entries of ``task`` (of ``arm`` when given)."""
-        return [e for e in self.entries
-                if e["task"] == task and (arm is None or arm in e["arms"])]
-
-    def seeds(self, task: str, arm: str) -> list[int]:
-        """The seeds of ``task`` and ``arm`` with every head count of :data:`HEADS` shipped."""
-        have: dict[int, set[int]] = {}
-        for e in self.of(task, arm):
-            have.setdefault(e["seed"], set()).add(e["heads"])
-        return sorted(s for s, h in have.items() if h >= set(HEADS))
-
-
-def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
-               tasks: Sequence[str] = FRESH_TASKS) -> FreshRuns:
-    """Every shipped fresh-data run of ``tasks``, read from ``models/<profile>/manifest.json``
-    (:data:`FRESH_PROFILES`); a task without a manifest has no entries."""
-    for task in tasks:
-        one_of(task, "tasks", FRESH_TASKS, "tasks trained on fresh data")
-    runs = FreshRuns([])
-    for task in tasks:
-        profile = get_fresh_profile(FRESH_PROFILES[task])
-        runs.profiles[task] = {"profile": profile.name, "budget": profile.steps,
-                               "threshold": profile.threshold_of(task),
-                               "eval_every": profile.eval_every,
-                               "patience": profile.patience, "tolerance": profile.tolerance,
-                               "batch_size": profile.batch_size,
-                               "num_heldout": profile.num_heldout,
-                               "probe_sequences": profile.probe_sequences,
-                               "probe_first": profile.probe_first}
-        path = Path(models_root) / profile.name / "manifest.json"
-        if not path.is_file():
-            continue
-        with open(path, encoding="utf-8") as f:
-            models = json.load(f)["models"]
-        for entry in models.values():
-            if entry["task"] != task:
-                continue
-            e = {**entry, "heads": int(entry["heads"]), "seed": int(entry["seed"]),
-                 "head_size": int(entry["head_size"])}
-            (runs.entries if int(e.get("budget_factor", 1)) == 1 else runs.extended).append(e)
-    runs.entries.sort(key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"], e["head_size"],
-                                     e["seed"]))
-    return runs
-
-
 # --------------------------------------------------------------------------- the design
 
 
 def configurations(d_model: int = 64) -> list[dict[str, Any]]:
     """The design's configurations: per head count, the head size of each arm (4 x 16 is
     shared by both) and the parameters of each."""
-    from ..transformer.fresh import arm_head_size
-    from ..transformer.model import ModelConfig
+    from ...transformer.fresh import arm_head_size
+    from ...transformer.model import ModelConfig
 
     rows = []
     for h in HEADS:
@@ -168,7 +101,7 @@ def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
 
 
 def _hs(arm: str, heads: int) -> int:
-    from ..transformer.fresh import arm_head_size
+    from ...transformer.fresh import arm_head_size
 
     return arm_head_size(arm, heads) or 64 // heads
 
@@ -244,7 +177,7 @@ def speed_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
     """Do more heads learn ``task`` faster? Per arm: per complete seed, Spearman's rho
     between the head count and minus the steps to the threshold (runs that never learned
     tied last), their median and permutation test (:func:`bparallel.ranks.median_rho_test`)
-    and its verdict (:func:`bparallel.book.section4.rank_claim_verdict`: at least three
+    and its verdict (:func:`bparallel.book.section4.statistics.rank_claim_verdict`: at least three
     seeds)."""
     out = {}
     for arm in ARMS:
@@ -296,7 +229,7 @@ def final_rows(runs: FreshRuns, task: str, arm: str) -> list[dict[str, Any]]:
     """Per run of ``task`` in ``arm``: the last probe (:func:`probe_at`) with the final
     held-out accuracy (on the fixed held-out set, ``accuracy``), keyed like chapter 12's
     model rows (``task``, ``heads``, ``seed``), as
-    :func:`bparallel.book.graph_tasks.head_count_change` takes them."""
+    :func:`bparallel.book.section4.graph_tasks.head_count_change` takes them."""
     return [{**probe_at(e), "task": task, "heads": e["heads"], "seed": e["seed"],
              "accuracy": float(e["heldout_accuracy_predictable"])}
             for e in runs.of(task, arm)]
@@ -311,7 +244,7 @@ CHANGE_CLAIMS = {"mixing": ("mixing.paper", "mixing.definition"), "t_mix": ("t_m
 
 def changes(runs: FreshRuns, level: float = 0.95) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Per arm and quantity of :data:`CHANGE_CLAIMS`: the change from 1 to 16 heads per task,
-    paired by seed (:func:`bparallel.book.graph_tasks.head_count_change`)."""
+    paired by seed (:func:`bparallel.book.section4.graph_tasks.head_count_change`)."""
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for arm in ARMS:
         rows = [r for task in runs.profiles for r in final_rows(runs, task, arm)]
@@ -438,8 +371,8 @@ def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdic
 def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]:
     """Per claim of :data:`CLAIMS` and arm: the verdict and its evidence; per claim, one row
     with ``arm`` "both" whose verdict combines the arms
-    (:func:`bparallel.book.section4.across_tasks`). A task whose models are not all shipped
-    in an arm contributes nothing there (its evidence says so)."""
+    (:func:`bparallel.book.section4.statistics.across_tasks`). A task whose models are not all
+    shipped in an arm contributes nothing there (its evidence says so)."""
     ch = changes(runs, level)
     speed = {t: speed_tests(runs, t) for t in runs.profiles}
     pred = {t: prediction_tests(runs, t) for t in runs.profiles}
@@ -541,19 +474,11 @@ def learning_curves(runs: FreshRuns, task: str) -> dict[tuple[str, int, int], di
             for arm in ARMS for e in runs.of(task, arm)}
 
 
-__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "FRESH_PROFILES",
-           "FRESH_TASKS", "PROXIES", "FreshRuns", "censored_median", "changes",
-           "claim_verdicts", "configurations", "early_step", "final_rows", "fresh_runs",
-           "grid_rows", "learning_curves", "learning_rows", "learning_table", "learning_time",
-           "prediction_tests", "probe_at", "proxy_curves", "results", "speed_tests",
-           "verdict_rows"]
-
-
 def finite_accuracy(curves: Mapping[tuple[str, int, int], Sequence[float]]
                     ) -> dict[str, dict[int, float]]:
     """Per task and head count, the mean over seeds of the final held-out accuracy of the
     models trained on a finite training set (``curves``: per ``(task, heads, seed)`` the
-    accuracy after every epoch, :func:`bparallel.book.graph_tasks.learning_curves`)."""
+    accuracy after every epoch, :func:`bparallel.book.section4.graph_tasks.learning_curves`)."""
     out: dict[str, dict[int, list[float]]] = {}
     for (task, heads, _), curve in curves.items():
         out.setdefault(task, {}).setdefault(heads, []).append(float(curve[-1]))
@@ -582,25 +507,7 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-__all__ += ["MODE_WORDS", "PROXY_NAMES", "condition_rows", "finite_accuracy", "prediction_table"]
-
-
 # --------------------------------------------------------------------------- causal tests
-
-
-def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
-                ) -> dict[tuple[str, int, int, int], Any]:
-    """The shipped weights of every plain-budget run, keyed ``(task, heads, head_size,
-    seed)``, each checked against the SHA-256 of its manifest entry (``weights_only``
-    loading, :func:`~bparallel.transformer.train.load_weights`)."""
-    from ..transformer.train import load_weights
-
-    out = {}
-    for e in runs.entries:
-        folder = Path(models_root) / FRESH_PROFILES[e["task"]]
-        model, _ = load_weights(folder / e["file"], sha256=e["sha256"])
-        out[(e["task"], e["heads"], e["head_size"], e["seed"])] = model
-    return out
 
 
 def layer_knockouts(runs: FreshRuns, models: Mapping[tuple[str, int, int, int], Any], *,
@@ -613,9 +520,9 @@ def layer_knockouts(runs: FreshRuns, models: Mapping[tuple[str, int, int, int], 
     ablation), on the first ``num_sequences`` held-out sequences of the task (the metrics
     cache's ``heads`` measure without the per-head study; the next ``reference_sequences``
     are set aside as there, so the sequences are those of the finite-data models)."""
-    from ..transformer.data import heldout_dataset
-    from ..transformer.metrics_cache import cached_metrics_many, unflatten
-    from ..transformer.train import DEFAULT_SEED
+    from ...transformer.data import heldout_dataset
+    from ...transformer.metrics_cache import cached_metrics_many, unflatten
+    from ...transformer.train import DEFAULT_SEED
 
     keys = sorted(models)
     n = num_sequences + reference_sequences
@@ -647,4 +554,10 @@ def layer_knockouts(runs: FreshRuns, models: Mapping[tuple[str, int, int, int], 
     return rows
 
 
-__all__ += ["layer_knockouts", "load_models"]
+__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS",
+           "PROXIES", "PROXY_NAMES", "censored_median", "changes", "claim_verdicts",
+           "condition_rows", "configurations", "early_step", "final_rows",
+           "finite_accuracy", "grid_rows", "layer_knockouts", "learning_curves",
+           "learning_rows", "learning_table", "learning_time", "prediction_table",
+           "prediction_tests", "probe_at", "proxy_curves", "results", "speed_tests",
+           "verdict_rows"]

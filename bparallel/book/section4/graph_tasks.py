@@ -1,12 +1,7 @@
-"""Chapter support for "Tasks where the graph matters": the graph-task models, their
-measures summarised per model, and the across-seed statistics and verdicts.
-
-The graph tasks (:data:`bparallel.transformer.data.GRAPH_TASKS`) each have a training
-profile of their own, named after the task, and ship into ``models/<task>/`` (one manifest
-per task, seeds as for the paper models). :func:`graph_models` loads every seed that has all
-four head counts shipped, or, for ``profile="quick"``, trains the ``graph-quick`` profile
-(one seed, minutes) into ``runs/graph-quick/``. The paper's tasks join the same tables from
-the shipped paper-profile models (:func:`paper_models`).
+"""Chapter 12, "Tasks where the graph matters": the graph-task models' measures summarised
+per model, and the across-seed statistics and verdicts. The models themselves (graph tasks,
+and the paper's tasks beside them) are :mod:`bparallel.book.section4.models`; the chapter's
+controlled experiment on fresh data is :mod:`bparallel.book.section4.graph_experiment`.
 
 A model's row (:func:`model_row`) holds what the chapter compares across head counts: final
 accuracy and epochs to 99% of it (the learning curve), the Tables 1-4 proxies in both modes,
@@ -19,137 +14,30 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._checks import one_of
-from ..transformer.data import GRAPH_TASKS, HOPS, PAPER_TASKS, TASKS, heldout_dataset
-from ..transformer.shipped import (
+from ..._checks import one_of
+from ...transformer.data import GRAPH_TASKS, HOPS, PAPER_TASKS, TASKS, heldout_dataset
+from ...transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
-    load_shipped,
-    shipped_seeds,
-    train_quick,
 )
-from ..transformer.train import DEFAULT_SEED, HEADS, get_profile
-from .section4 import across_tasks, both_modes, head_claims, noise_floor
-from .seeds import effect_outcome, fmt_interval, paired_effect, seed_interval
-from .verdicts import Outcome, Verdict
-
-QUICK_PROFILE = "graph-quick"
-BOOK_PROFILES = ("auto", "quick", "paper")
-
-
-@dataclass
-class GraphModels:
-    """Models keyed by ``(task, heads, seed)`` with their metadata (manifest entry and
-    training history), the profile they stand for (``"paper"``: shipped; ``"quick"``) and a
-    sentence on where they came from."""
-
-    profile: str
-    models: dict[tuple[str, int, int], Any]
-    metas: dict[tuple[str, int, int], dict[str, Any]]
-    source: str
-
-    @property
-    def seeds(self) -> dict[str, list[int]]:
-        """The seeds per task."""
-        out: dict[str, set[int]] = {}
-        for task, _, seed in self.models:
-            out.setdefault(task, set()).add(seed)
-        return {t: sorted(s) for t, s in sorted(out.items(), key=lambda kv: TASKS.index(kv[0]))}
-
-    @property
-    def note(self) -> str:
-        """A sentence for the page saying which models these are."""
-        if self.profile == "paper":
-            return f"These results use this project's shipped graph-task models ({self.source})."
-        return ("QUICK PROFILE: these results use models trained for a few minutes "
-                f"({self.source}), one seed, far from converged. They show the pipeline, "
-                "not the findings; the graph-task models are not all shipped yet.")
-
-
-def complete_seeds(models_dir: str | os.PathLike, task: str) -> list[int]:
-    """The seeds of ``task`` with every head count of :data:`HEADS` shipped in
-    ``models_dir``."""
-    per_config = shipped_seeds(models_dir)
-    sets = [set(per_config.get((task, h), [])) for h in HEADS]
-    return sorted(set.intersection(*sets))
-
-
-def resolve_profile(profile: str, models_root: str | os.PathLike = MODELS_ROOT,
-                    tasks: Sequence[str] = GRAPH_TASKS) -> str:
-    """``"auto"``: ``"paper"`` when every task has at least one seed with all head counts
-    shipped, else ``"quick"``."""
-    one_of(profile, "profile", BOOK_PROFILES, "profiles")
-    if profile != "auto":
-        return profile
-    ok = all(complete_seeds(Path(models_root) / t, t) for t in tasks)
-    return "paper" if ok else "quick"
-
-
-def graph_models(
-    profile: str = "auto",
-    *,
-    models_root: str | os.PathLike = MODELS_ROOT,
-    runs_dir: str | os.PathLike = RUNS_DIR,
-    tasks: Sequence[str] = GRAPH_TASKS,
-    threads: int | None = None,
-    train_profile: str = QUICK_PROFILE,
-) -> GraphModels:
-    """The graph-task models (see the module docstring). ``"paper"`` never trains: without
-    shipped models it raises ``FileNotFoundError``. ``train_profile`` is what ``"quick"``
-    trains (the tests use the hidden ``"tiny"``)."""
-    for task in tasks:
-        if task not in TASKS:
-            raise ValueError(f"tasks: {task!r} is not a task; valid tasks are {list(TASKS)}")
-    resolved = resolve_profile(profile, models_root, tasks)
-    models: dict[tuple[str, int, int], Any] = {}
-    metas: dict[tuple[str, int, int], dict[str, Any]] = {}
-    if resolved == "paper":
-        counts = []
-        for task in tasks:
-            folder = Path(models_root) / task
-            seeds = complete_seeds(folder, task)
-            if not seeds:
-                raise FileNotFoundError(f"{folder}: no seed of {task!r} has all head counts "
-                                        f"{list(HEADS)} shipped")
-            for seed in seeds:
-                m, meta = load_shipped(folder, seed, tasks=(task,))
-                for (t, h), model in m.items():
-                    models[(t, h, seed)], metas[(t, h, seed)] = model, meta[(t, h)]
-            counts.append(f"{task}: seeds {', '.join(map(str, seeds))}")
-        return GraphModels("paper", models, metas, "; ".join(counts))
-    folder = Path(runs_dir) / train_profile
-    for (task, heads), ck in train_quick(tasks, train_profile, folder, threads).items():
-        key = (task, heads, int(ck.data["seed"]))
-        models[key] = ck.model().eval()
-        metas[key] = {"task": task, "heads": heads, "seed": ck.data["seed"],
-                      "profile": train_profile, "epochs": ck.epoch,
-                      "history": ck.history, "hardware": ck.data["hardware"]}
-    return GraphModels("quick", models, metas, f"trained by this build into {folder.name}/")
-
-
-def paper_models(models_dir: str | os.PathLike = MODELS_ROOT / "paper",
-                 ) -> tuple[dict[tuple[str, int, int], Any], dict[tuple[str, int, int], Any]]:
-    """The shipped paper-profile models of copy and cycle and their metadata, every seed
-    with all 8 shipped, keyed like :class:`GraphModels`' (empty when none is shipped)."""
-    models: dict[tuple[str, int, int], Any] = {}
-    metas: dict[tuple[str, int, int], Any] = {}
-    per_config = shipped_seeds(models_dir)
-    if not per_config:
-        return models, metas
-    seeds = set.intersection(*(set(per_config.get((t, h), [])) for t in PAPER_TASKS
-                               for h in HEADS))
-    for seed in sorted(seeds):
-        m, meta = load_shipped(models_dir, seed)
-        for (task, heads), model in m.items():
-            models[(task, heads, seed)], metas[(task, heads, seed)] = model, meta[(task, heads)]
-    return models, metas
-
+from ...transformer.train import DEFAULT_SEED, get_profile
+from ..verdicts import Outcome, Verdict
+from .models import GraphModels, paper_models
+from .statistics import (
+    across_tasks,
+    both_modes,
+    effect_outcome,
+    fmt_interval,
+    head_claims,
+    noise_floor,
+    paired_effect,
+    seed_interval,
+)
 
 # --------------------------------------------------------------------------- one model
 
@@ -206,9 +94,9 @@ def model_row(
 def head_cells(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The per-head cells of every multi-head model of ``rows`` (:func:`model_row` with the
     head study): the noise floor of the margin impact of removing each head
-    (:func:`bparallel.book.section4.noise_floor`: reliability and permutation test, Holm
+    (:func:`bparallel.book.section4.statistics.noise_floor`: reliability and permutation test, Holm
     over every cell of the chapter) and, per cell, the heads' mean impact and minimax
-    fidelity in both modes (``scores``), as :func:`bparallel.book.section4.head_claims`
+    fidelity in both modes (``scores``), as :func:`bparallel.book.section4.statistics.head_claims`
     takes them."""
     data = {(r["task"], r["heads"], r["seed"]): r["head_data"] for r in rows
             if "head_data" in r}
@@ -258,7 +146,7 @@ def head_count_change(rows: Sequence[Mapping[str, Any]], quantity: str, *, fewer
     with its t-interval and paired p-value, and whether it goes the claimed way
     (:data:`SUMMARY`'s direction, more heads better): its ``outcome``
     (:class:`~bparallel.book.verdicts.Outcome`, by
-    :func:`~bparallel.book.seeds.effect_outcome`, the words of chapter 11)."""
+    :func:`~bparallel.book.section4.statistics.effect_outcome`, the words of chapter 11)."""
     direction = SUMMARY[quantity]
     if not direction:
         raise ValueError(f"quantity={quantity!r} has no claimed direction: use one of "
@@ -303,7 +191,8 @@ def tally(changes: Sequence[Mapping[str, Any]]) -> Verdict:
 
 def head_verdicts(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]:
     """Per task, the verdict of "per-head fidelity says which heads do the work" from its
-    two tests (published code, definitions; :func:`bparallel.book.section4.both_modes`)."""
+    two tests (published code, definitions;
+    :func:`bparallel.book.section4.statistics.both_modes`)."""
     out = {}
     for task in sorted({t["task"] for t in head_tests}, key=TASKS.index):
         by = {t["ranking"]: t["verdict"] for t in head_tests if t["task"] == task}
@@ -349,7 +238,7 @@ def measure(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
     its task, and the ``heads`` measure (knockouts; with ``impact``, per-head margin impact
     by mean ablation over the next ``reference_sequences``, its reliability and per-head
     fidelity), unflattened; both through the metrics cache."""
-    from ..transformer.metrics_cache import cached_metrics_many, unflatten
+    from ...transformer.metrics_cache import cached_metrics_many, unflatten
 
     keys = sorted(models)
     x = {task: heldout_dataset(task, num_sequences + reference_sequences, seed=DEFAULT_SEED).inputs
@@ -375,7 +264,7 @@ def paper_beside(profile: str, *, models_root: str | os.PathLike = MODELS_ROOT,
     one_of(profile, "profile", ("quick", "paper"), "resolved profiles")
     if profile == "paper":
         return paper_models(Path(models_root) / "paper")
-    from ..transformer.shipped import book_models
+    from ...transformer.shipped import book_models
 
     quick = book_models("quick", runs_dir=runs_dir)
     return ({(t, h, DEFAULT_SEED): m for (t, h), m in quick.models.items()},
@@ -480,15 +369,16 @@ def mean_interval(row: Mapping[str, Any], quantity: str, decimals: int = 1,
 
 def head_tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per task and mode, does per-head fidelity rank the heads as their impact does?
-    :func:`bparallel.book.section4.head_claims` of :func:`head_cells` (never pooled across
-    tasks)."""
+    :func:`bparallel.book.section4.statistics.head_claims` of :func:`head_cells` (never pooled
+    across tasks)."""
     return head_claims(head_cells(rows))
 
 
 def head_results(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """The recorded values of the per-head tests (:func:`bparallel.book.section4.head_claims`
-    of :func:`head_cells`): per task ``verdict.heads.<task>`` (the verdict's index in
-    :class:`Verdict`), ``heads.<task>.{reliable_cells,cells}`` and per mode
+    """The recorded values of the per-head tests
+    (:func:`bparallel.book.section4.statistics.head_claims` of :func:`head_cells`): per task
+    ``verdict.heads.<task>`` (the verdict's index in :class:`Verdict`),
+    ``heads.<task>.{reliable_cells,cells}`` and per mode
     ``heads.<task>.<mode>.{cells,median,p}``."""
     out: dict[str, float] = {}
     for task, verdict in head_verdicts(head_tests).items():
@@ -516,7 +406,7 @@ def verdict_index(verdict: Verdict) -> int:
 
 def heads_verdict(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The verdict-table row of the per-head claim (:data:`HEADS_CLAIM`): its verdict across
-    tasks (:func:`bparallel.book.section4.across_tasks` of :func:`head_verdicts`) and the
+    tasks (:func:`bparallel.book.section4.statistics.across_tasks` of :func:`head_verdicts`) and the
     per-task verdicts as evidence, on the finite-data models."""
     per_task = head_verdicts(head_tests)
     return {"claim": HEADS_CLAIM, "arm": "—",
@@ -551,11 +441,11 @@ def defaults(profile: str) -> dict[str, int]:
             "quick": {"measured": 20, "reference": 10}}[profile]
 
 
-__all__ = ["DEFAULT_SEED", "HEADS_CLAIM", "SUMMARY", "TABLES", "GraphModels", "across_seeds",
-           "complete_seeds", "defaults", "graph_models", "head_cells", "head_count_change",
+__all__ = ["DEFAULT_SEED", "HEADS_CLAIM", "SUMMARY", "TABLES", "across_seeds",
+           "defaults", "head_cells", "head_count_change",
            "head_results", "head_table", "head_tests", "head_verdicts", "heads_verdict",
            "layer_knockouts",
            "learning_curves", "mean_interval", "measure", "model_row", "model_rows",
-           "no_attention_ceiling", "paper_beside", "paper_models", "resolve_profile",
+           "no_attention_ceiling", "paper_beside",
            "summary_results", "summary_table", "tally", "task_rows", "training_epochs",
            "verdict_index"]

@@ -47,21 +47,21 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import proxies
-from .._checks import nonnegative_int, positive_int
-from .._io import atomic_write_text
-from ..transformer.ablation import head_means, logit_margin
-from ..transformer.data import PAPER_TASKS, TASKS, make_targets, predictable
-from ..transformer.measure import (
+from ... import proxies
+from ..._checks import nonnegative_int, positive_int
+from ..._io import atomic_write_text
+from ...transformer.ablation import head_means, logit_margin
+from ...transformer.data import PAPER_TASKS, TASKS, make_targets, predictable
+from ...transformer.measure import (
     defined_metrics,
     evaluation_inputs,
     model_head_weights,
     sequence_metrics,
 )
-from ..transformer.model import Transformer
-from ..transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest, shipped_name
-from ..transformer.train import DEFAULT_SEED, HEADS, run_name
-from .render.js_playground import JS_DIR, module_as_closure
+from ...transformer.model import Transformer
+from ...transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest, shipped_name
+from ...transformer.train import DEFAULT_SEED, HEADS, run_name
+from ..render.js_playground import JS_DIR, module_as_closure
 
 __all__ = [
     "FORMAT",
@@ -437,17 +437,17 @@ def page_html(
 
 #: Where the book build writes the data files (scripts/build_book.sh; git-ignored, served as
 #: ``_static/explorer-data/`` by ``html_static_path``), and that folder from a chapter page.
-BUILD_DIR = Path(__file__).resolve().parents[2] / "book" / "_explorer" / "explorer-data"
+BUILD_DIR = Path(__file__).resolve().parents[3] / "book" / "_explorer" / "explorer-data"
 PAGE_DATA_URL = "../_static/explorer-data/"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bparallel.book.explorer [OUT_DIR]``: export the explorer's data files
+    """``python -m bparallel.book.section4.explorer [OUT_DIR]``: export the explorer's data files
     (:func:`export_models`) into ``OUT_DIR`` (default :data:`BUILD_DIR`), as the book build
     does before it runs Jupyter Book."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m bparallel.book.explorer",
+    p = argparse.ArgumentParser(prog="python -m bparallel.book.section4.explorer",
                                 description="write the model explorer's data files")
     p.add_argument("out_dir", nargs="?", default=str(BUILD_DIR))
     args = p.parse_args(argv)

@@ -1,6 +1,6 @@
 """What chapter 10 ("Section 4 as defined") measures, shows and records: the models'
 measures through the metrics cache (:func:`defined_measures`, :func:`ablation_studies`),
-and, for each of the rows of :mod:`bparallel.book.section4`, the table the chapter shows
+and, for each of the rows of :mod:`bparallel.book.section4.as_defined`, the table the chapter shows
 (``*_table``, with its ``*_FORMATS``) and the values it records (``*_results``, flat dicts
 under the keys of its regression references).
 """
@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import ranks
-from .._checks import positive_int
-from ..transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
-from .render.markdown import fmt_steps
-from .section4 import LABELS, PAIR_EFFECTS, RANKINGS, pruning_area, uses_attention
+from ... import ranks
+from ..._checks import positive_int
+from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
+from ..render.markdown import fmt_steps
+from .as_defined import LABELS, PAIR_EFFECTS, RANKINGS, pruning_area, uses_attention
 
 #: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
 DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",
@@ -68,8 +68,8 @@ def defined_measures(bundle: Any, *, num_sequences: int, eps: float, max_steps: 
     ``(task, heads)``: :func:`~bparallel.transformer.measure.defined_metrics` (Definition
     2.7, Algorithms 1-2 in both modes, hitting times, rollout) on its first
     ``num_sequences`` held-out sequences, through the metrics cache."""
-    from ..transformer.measure import evaluation_inputs
-    from ..transformer.metrics_cache import cached_metrics_many
+    from ...transformer.measure import evaluation_inputs
+    from ...transformer.metrics_cache import cached_metrics_many
 
     positive_int(num_sequences, "num_sequences")
     keys = sorted(bundle.models)
@@ -91,8 +91,8 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
     interactions), unflattened, on held-out sequences disjoint from the first ``skip``
     (those :func:`defined_measures` used): ``num_sequences`` measured, then
     ``reference_sequences`` for the means of mean ablation; through the metrics cache."""
-    from ..transformer.measure import evaluation_inputs
-    from ..transformer.metrics_cache import cached_metrics_many, unflatten
+    from ...transformer.measure import evaluation_inputs
+    from ...transformer.metrics_cache import cached_metrics_many, unflatten
 
     for name, value in (("skip", skip), ("num_sequences", num_sequences),
                         ("reference_sequences", reference_sequences)):
@@ -426,7 +426,7 @@ PAIR_FORMATS = {"pairs positive": ".0%", "reliability": ".2f"}
 
 
 def pair_table(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The rows of :func:`~bparallel.book.section4.pair_rows` as the chapter shows them
+    """The rows of :func:`~bparallel.book.section4.as_defined.pair_rows` as the chapter shows them
     (format with :data:`PAIR_FORMATS`)."""
     return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
              "interaction": r["effect"],
@@ -473,7 +473,7 @@ def layers_table(layers: Sequence[Mapping[str, Any]], knockouts: Sequence[Mappin
 
 def layers_results(layers: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Per model its most needed layer (the per-task tests are :func:`claims_results` of
-    :func:`~bparallel.book.section4.layer_claims`)."""
+    :func:`~bparallel.book.section4.as_defined.layer_claims`)."""
     return {f"layers.{r['task']}.h{r['heads']}.most_needed": r["most_needed_layer"]
             for r in layers}
 

@@ -1,121 +1,51 @@
-"""Statistics across training seeds: is an effect of the head count larger than the luck of
-one initialisation?
+"""What chapter 11 ("Across seeds") computes, shows and records: Tables 1-6 over every
+training seed (:func:`tables_1_4_across_seeds`, :func:`amplification_across_seeds`), the
+change from 1 to 16 heads with its interval across seeds (:func:`head_count_effects`; the
+statistics are :mod:`bparallel.book.section4.statistics`), the claims that survive
+(:func:`surviving_claims`), the seeds and their machines (:func:`seed_model_rows`,
+:func:`machines_note`), and the seed trained alone on its machine
+(:func:`odd_seed_comparison`).
 
-Every Section 4 number comes from one training run per configuration and seed. With ``n``
-seeds per configuration, a cell's mean gets a two-sided Student-t interval across seeds
-(``mean ± t_{n-1} s / sqrt(n)``, ``s`` the sample standard deviation), and the change from
-1 to 16 heads a paired comparison: the same seed trains both models, so the differences
-per seed are paired and tested with a paired t-test. With one seed there is no interval:
-the functions say so (``None``) instead of returning NaN.
+Table rows are plain dicts keyed by the column a reader sees (numbers formatted with
+:data:`FORMATS` and :data:`EFFECT_FORMATS`); ``*_results`` return flat dicts under the keys
+of the chapter's regression references, computed exactly as the chapter did before, so the
+references hold bit for bit.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from ..._checks import positive_int
+from ...transformer.train import HEADS
+from ..verdicts import Outcome, Verdict
 from .published import MODE_NAMES
-from .verdicts import Outcome, Verdict
+from .statistics import (
+    across_tasks,
+    effect_outcome,
+    fmt_interval,
+    fmt_p,
+    holm,
+    paired_effect,
+    seed_interval,
+    share_of_seeds,
+)
 
-
-@dataclass(frozen=True)
-class Interval:
-    """A mean over seeds and its two-sided t-interval (``None`` with fewer than 2 seeds)."""
-
-    mean: float
-    low: float | None
-    high: float | None
-    n: int
-    level: float
-
-    @property
-    def half_width(self) -> float | None:
-        return None if self.low is None else (self.high - self.low) / 2
-
-
-def _values(values: Sequence[float], name: str) -> np.ndarray:
-    v = np.asarray(values, dtype=np.float64)
-    if v.ndim != 1 or len(v) == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d sequence, got shape {v.shape}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} has non-finite entries: {v.tolist()}")
-    return v
-
-
-def seed_interval(values: Sequence[float], level: float = 0.95) -> Interval:
-    """Mean of one cell over seeds with its t-interval at ``level``."""
-    if not 0 < level < 1:
-        raise ValueError(f"level={level!r}: must lie in (0, 1)")
-    v = _values(values, "values")
-    n = len(v)
-    if n < 2:
-        return Interval(float(v.mean()), None, None, n, level)
-    half = stats.t.ppf(0.5 + level / 2, n - 1) * v.std(ddof=1) / math.sqrt(n)
-    return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half), n, level)
-
-
-@dataclass(frozen=True)
-class PairedEffect:
-    """``after - before`` per seed: its mean with a t-interval, and the paired t-test."""
-
-    effect: Interval
-    p_value: float | None  # two-sided; None with fewer than 2 seeds or no spread
-
-
-def paired_effect(before: Sequence[float], after: Sequence[float],
-                  level: float = 0.95) -> PairedEffect:
-    """The change ``after - before`` over seeds (e.g. 1 head -> 16 heads, one seed training
-    both), with its t-interval and a two-sided paired t-test (``scipy.stats.ttest_rel``)."""
-    a, b = _values(before, "before"), _values(after, "after")
-    if a.shape != b.shape:
-        raise ValueError(f"before and after must pair up seed by seed, got {len(a)} and {len(b)}")
-    diff = b - a
-    interval = seed_interval(diff, level)
-    if len(diff) < 2 or np.ptp(diff) == 0:
-        return PairedEffect(interval, None)
-    return PairedEffect(interval, float(stats.ttest_rel(b, a).pvalue))
-
-
-def share_of_seeds(wins: Sequence[bool]) -> float:
-    """Share of seeds in which an event happens (e.g. the combination beats the best head)."""
-    w = np.asarray(wins, dtype=bool)
-    if w.ndim != 1 or len(w) == 0:
-        raise ValueError(f"wins must be a non-empty 1-d sequence, got shape {w.shape}")
-    return float(w.mean())
+#: Number formats of the chapter's tables, by column.
+FORMATS = {
+    "lowest held-out accuracy": ".4f", "1 head": ".2f", "16 heads": ".2f",
+}
 
 
 # --------------------------------------------------------------------------- Section 4 over seeds
 
+
 #: The direction each Section 4 claim gives the change from fewer to more heads.
 CLAIMED_DIRECTION = {"mixing_time": -1, "fidelity": +1}
-
-def effect_outcome(effect: Interval, direction: int) -> Outcome:
-    """Does a change across seeds go the ``direction`` a claim says (``-1``: down, ``+1``:
-    up)? :class:`~bparallel.book.verdicts.Outcome`: ``AS_CLAIMED`` when the whole interval
-    lies on the claimed side of 0, ``AGAINST`` when it lies on the other side,
-    ``NOT_RESOLVED`` when it holds 0, and with one seed (no interval) only the sign of that
-    seed's change."""
-    if direction not in (-1, 1):
-        raise ValueError(f"direction={direction!r}: must be -1 or +1")
-    if effect.low is None:
-        if effect.mean == 0:
-            return Outcome.NO_CHANGE
-        return (Outcome.AS_CLAIMED_ONE_SEED if np.sign(effect.mean) == direction
-                else Outcome.AGAINST_ONE_SEED)
-    if effect.low == effect.high == 0:
-        return Outcome.NO_CHANGE
-    low, high = direction * effect.low, direction * effect.high
-    lo, hi = min(low, high), max(low, high)
-    if lo > 0:
-        return Outcome.AS_CLAIMED
-    if hi < 0:
-        return Outcome.AGAINST
-    return Outcome.NOT_RESOLVED
 
 
 def _cells(by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]], table: str,
@@ -136,7 +66,7 @@ def tables_1_4_across_seeds(
     level: float = 0.95,
 ) -> list[dict[str, Any]]:
     """Each cell of Tables 1-4 over seeds: ``by_seed`` maps a seed to
-    :func:`~bparallel.book.tables.evaluate_models`' result for that seed's models. One row
+    :func:`~bparallel.book.section4.tables.evaluate_models`' result for that seed's models. One row
     per (quantity, mode, task, heads, layer): ``seeds``, ``mean`` over seeds of the cell's
     mean, its t-interval ``low``/``high`` (``None`` with one seed) and ``seed_42``."""
     if not by_seed:
@@ -211,7 +141,7 @@ def amplification_across_seeds(
 ) -> list[dict[str, Any]]:
     """Tables 5-6 over seeds: per (task, heads, layer), the ``share`` of seeds in which the
     weighted combination beats the best single head (at the published two decimals,
-    :func:`~bparallel.book.published.verdict`), beside seed 42's verdict."""
+    :func:`~bparallel.book.section4.published.verdict`), beside seed 42's verdict."""
     from .published import verdict
 
     fields = ("task", "heads", "layer")
@@ -288,28 +218,8 @@ def _claim_verdict(seeds: int, holding: int, units: int) -> Verdict:
     return Verdict.FAILS if holding == 0 else Verdict.HOLDS_WITH_CONDITIONS
 
 
-# --------------------------------------------------------------------------- many tests at once
-
-def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm's step-down adjustment of a family of p-values (Holm, 1979): with the ``m``
-    p-values sorted, the ``k``-th smallest becomes ``max_{j <= k} min(1, (m - j + 1) p_(j))``.
-    A test survives the correction at level ``alpha`` when its adjusted p-value is at most
-    ``alpha``; the chance that any true null in the family is rejected then stays below
-    ``alpha``. ``None`` (no test, e.g. one seed) is left out of the family and stays ``None``."""
-    idx = [k for k, p in enumerate(p_values) if p is not None]
-    for k in idx:
-        if not 0 <= p_values[k] <= 1:
-            raise ValueError(f"p_values[{k}]={p_values[k]!r}: a p-value lies in [0, 1]")
-    m = len(idx)
-    out: list[float | None] = [None] * len(p_values)
-    running = 0.0
-    for rank, k in enumerate(sorted(idx, key=lambda k: p_values[k])):
-        running = max(running, min(1.0, (m - rank) * p_values[k]))
-        out[k] = running
-    return out
-
-
 # --------------------------------------------------------------------------- hardware
+
 
 def hardware_kind(hardware: str) -> str:
     """``"GPU"`` for a machine string naming CUDA or an NVIDIA device
@@ -376,35 +286,8 @@ def outside_tail(outside: int, cells: int, seeds: int) -> float:
 
 # --------------------------------------------------------------------------- display
 
+
 _QUANTITY = {"mixing_time": "mixing time (steps)", "fidelity": "minimax fidelity (%)"}
-
-
-def _fixed(x: float, decimals: int) -> str:
-    """``x`` with ``decimals`` decimals; 1e5 and beyond in three significant digits
-    (``"9.84e+08"``); never ``"-0.00"``."""
-    if abs(x) >= 1e5:
-        return f"{x:.3g}"
-    text = f"{x:.{decimals}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
-def fmt_interval(mean: float, low: float | None, high: float | None, decimals: int = 2,
-                 *, floor: float | None = None) -> str:
-    """``"12.30 [10.10, 14.50]"``; with one seed (no interval) the mean alone. ``floor``: the
-    smallest value the quantity can take (0 for a time or a share): the interval's ends are
-    clipped to it (a t-interval of a skewed quantity can reach below)."""
-    if low is None or high is None:
-        return _fixed(mean, decimals)
-    if floor is not None:
-        low, high = max(low, floor), max(high, floor)
-    return f"{_fixed(mean, decimals)} [{_fixed(low, decimals)}, {_fixed(high, decimals)}]"
-
-
-def fmt_p(p: float | None) -> str:
-    """A p-value for a table: ``"0.003"``, ``"< 0.001"``; ``"—"`` when there is none."""
-    if p is None:
-        return "—"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "paper",
@@ -412,8 +295,8 @@ def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "
     """Tables 1-4 over seeds (rows of :func:`tables_1_4_across_seeds`) in tabs, one numbered
     captioned table per published table: per head count and layer, the mean over seeds with
     its interval, beside the published mean."""
+    from ..render.markdown import table, tabs
     from .published import published_rows
-    from .render.markdown import table, tabs
 
     published = {(r["table"], r["heads"], r["layer"]): r["mean"] for r in published_rows()
                  if r["table"] <= 4}
@@ -454,3 +337,246 @@ def effects_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
              "change [interval]": fmt_interval(r["effect"], r["low"], r["high"]),
              "paired p": fmt_p(r["p_value"]), "Holm p": fmt_p(r["p_holm"]),
              "outcome": r["outcome_holm"]} for r in rows]
+
+
+# --------------------------------------------------------------- the chapter's tables and values
+
+
+def seed_kinds(overview: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """Per seed of :func:`~bparallel.transformer.shipped.seed_overview`, the kind of machine
+    that trained it (:func:`hardware_kind`: "CPU", "GPU",
+    or several joined by "; ")."""
+    return {r["seed"]: "; ".join(hardware_kind(m) for m in r["trained on"].split("; "))
+            for r in overview}
+
+
+def seed_model_rows(overview: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of :func:`~bparallel.transformer.shipped.seed_overview` as shown: per seed the
+    models, the kind of machine, the machine, torch and the lowest held-out accuracy."""
+    kinds = seed_kinds(overview)
+    return [{"seed": r["seed"], "models": r["models"], "kind": kinds[r["seed"]],
+             **{k: v for k, v in r.items() if k not in ("seed", "models")}} for r in overview]
+
+
+def machines_note(overview: Sequence[Mapping[str, Any]]) -> str:
+    """One paragraph for the top of chapter 11: which seeds each machine (and torch
+    version) trained, and, when the machines are not all of one kind, that a difference
+    between seeds may come from the seed or the hardware."""
+    if not overview:
+        raise ValueError("overview is empty: no seed to describe")
+    machines: dict[tuple[str, str], list[int]] = {}  # (machine, torch) -> seeds trained there
+    for r in overview:
+        machines.setdefault((r["trained on"], r["torch"]), []).append(r["seed"])
+    text = "**Which models this page shows, and where they were trained.** " + " ".join(
+        f"Seed{'s' * (len(seeds) > 1)} {' and '.join(map(str, seeds))}: "
+        f"{'; '.join(hardware_kind(m) for m in machine.split('; '))} "
+        f"({machine}; torch {torch})." for (machine, torch), seeds in machines.items())
+    if len({hardware_kind(m) for (m, _) in machines}) > 1:
+        text += (" The seeds were not all trained on one kind of machine: a difference between "
+                 "them may come from the seed or from the hardware (see *Seed or machine?* "
+                 "below).")
+    return text
+
+
+def effects_results(effects: Mapping[str, Sequence[Mapping[str, Any]]], *, n_seeds: int
+                    ) -> dict[str, float]:
+    """The values chapter 11 records from
+    :func:`head_count_effects` per mode (``effects``:
+    ``{"paper": rows, "definition": rows}``): per (quantity, task, layer) the change and
+    whether it survives the seeds
+    (``effects.<mode>.<quantity>.<task>.L<l>.<change|survives>``); the survivors per mode, the
+    cells, the changes against the claim in definition mode; with ``n_seeds`` >= 2 the tests
+    and the survivors after Holm's correction (``effects.<mode>.holm.*``)."""
+    positive_int(n_seeds, "n_seeds")
+    if set(effects) != {"paper", "definition"}:
+        raise ValueError(f"effects has modes {sorted(effects)}: expected 'paper' and "
+                         "'definition'")
+    out: dict[str, float] = {}
+    for mode, rows in effects.items():
+        for r in rows:
+            base = f"effects.{mode}.{r['quantity']}.{r['task']}.L{r['layer']}"
+            out[f"{base}.change"] = r["effect"]
+            out[f"{base}.survives"] = int(r["outcome"] == Outcome.AS_CLAIMED)
+    survive = {mode: sum(r["outcome"] == Outcome.AS_CLAIMED for r in rows)
+               for mode, rows in effects.items()}
+    out["effects.paper.survive"] = survive["paper"]
+    out["effects.paper.cells"] = len(effects["paper"])
+    out["effects.definition.survive"] = survive["definition"]
+    out["effects.definition.reversed"] = sum(r["outcome"] == Outcome.AGAINST
+                                             for r in effects["definition"])
+    if n_seeds >= 2:  # with one seed there are no tests to correct
+        for mode, rows in effects.items():
+            out[f"effects.{mode}.holm.tests"] = sum(r["p_value"] is not None for r in rows)
+            out[f"effects.{mode}.holm.survive"] = sum(r["outcome_holm"] == Outcome.AS_CLAIMED
+                                                      for r in rows)
+    return out
+
+
+def odd_seed_comparison(
+    overview: Sequence[Mapping[str, Any]],
+    by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
+) -> tuple[int, list[dict[str, Any]]]:
+    """The seed to set against the others, and how it compares
+    (:func:`odd_seed_out` of the 1 -> 16-head changes per
+    seed): the one seed trained alone on its kind of machine when there are 3 seeds or more,
+    else seed 42; no rows with a single seed (nothing to compare with)."""
+    kinds = seed_kinds(overview)
+    alone = [seed for seed in kinds if list(kinds.values()).count(kinds[seed]) == 1]
+    n_seeds = len(by_seed)
+    odd_seed = alone[0] if len(alone) == 1 and n_seeds >= 3 else 42
+    return odd_seed, odd_seed_out(changes_by_seed(by_seed), odd_seed) if n_seeds >= 2 else []
+
+
+def hardware_results(odd: Sequence[Mapping[str, Any]], *, seed: int, n_seeds: int
+                     ) -> dict[str, float]:
+    """The values chapter 11 records from :func:`odd_seed_comparison` (``hardware.*``): the
+    seed, the cells, how many put it outside the others' range (above, below) or between,
+    in how many every seed's change has one sign, and the binomial tail of the outside
+    count (:func:`outside_tail`). Empty without rows."""
+    if not odd:
+        return {}
+    outside = sum(r["position"] != "between" for r in odd)
+    return {"hardware.seed": seed, "hardware.cells": len(odd), "hardware.outside": outside,
+            "hardware.between": len(odd) - outside,
+            "hardware.above": sum(r["position"] == "above" for r in odd),
+            "hardware.below": sum(r["position"] == "below" for r in odd),
+            "hardware.same_sign": sum(r["same_sign"] for r in odd),
+            "hardware.outside_tail": outside_tail(outside, len(odd), n_seeds)}
+
+
+def hardware_split(overview: Sequence[Mapping[str, Any]]) -> str:
+    """Which seeds were trained on which kind of machine, as a clause: "seed 42 was trained
+    on a CPU, seeds 43 and 44 on a GPU" (from :func:`seed_kinds`)."""
+    kinds = seed_kinds(overview)
+    groups: dict[str, list[int]] = {}
+    for seed, kind in kinds.items():
+        groups.setdefault(kind, []).append(seed)
+    parts = []
+    for i, (kind, seeds) in enumerate(sorted(groups.items(), key=lambda kv: min(kv[1]))):
+        names = (f"seed {seeds[0]}" if len(seeds) == 1 else
+                 "seeds " + ", ".join(map(str, seeds[:-1])) + f" and {seeds[-1]}")
+        verb = (" was" if len(seeds) == 1 else " were") + " trained" if i == 0 else ""
+        parts.append(f"{names}{verb} on a {kind}")
+    return ", ".join(parts)
+
+
+def interval_results(n_seeds: int, level: float) -> dict[str, float]:
+    """The constants behind chapter 11's intervals and its machine check: the Student-t
+    quantile of a ``level`` interval over ``n_seeds`` seeds (``t_crit``, its degrees of
+    freedom ``t_dof``), and the chance that one given seed lies outside the range of the
+    others in a cell when seeds are exchangeable (``hardware.outside_chance``: 2 / n)."""
+    from scipy import stats
+
+    positive_int(n_seeds, "n_seeds")
+    dof = max(n_seeds - 1, 1)
+    return {"t_dof": dof, "t_crit": float(stats.t.ppf(0.5 + level / 2, dof)),
+            "hardware.outside_chance": 2 / n_seeds}
+
+
+def hardware_markdown(odd: Sequence[Mapping[str, Any]], *, seed: int,
+                      overview: Sequence[Mapping[str, Any]], name: str = "tbl-seeds-hardware",
+                      ) -> str:
+    """:func:`odd_seed_comparison`'s rows as a numbered, captioned MyST table (its columns
+    and caption name the seeds), or a note when there is no other seed to compare with."""
+    from ..render.markdown import table
+
+    if not odd:
+        return "```{note}\nWith one seed there is nothing to compare it with.\n```\n"
+    others = ", ".join(str(r["seed"]) for r in overview if r["seed"] != seed)
+    rows = [{"quantity": r["quantity"].replace("_", " "), "task": r["task"], "layer": r["layer"],
+             f"seed {seed}": r["change"], f"seeds {others}: lowest": r["low"],
+             f"seeds {others}: highest": r["high"], f"seed {seed} is": r["position"],
+             "one sign in all seeds": r["same_sign"]} for r in odd]
+    return table(rows, name=name,
+                 formats={f"seed {seed}": ".2f", f"seeds {others}: lowest": ".2f",
+                          f"seeds {others}: highest": ".2f"},
+                 caption=f"Does seed {seed} ({seed_kinds(overview)[seed]}) stand apart? The "
+                         "change from 1 to 16 heads per quantity, task and layer "
+                         "(published-code mode; steps for mixing time, percentage points for "
+                         "fidelity) in that seed, beside the lowest and highest change among "
+                         "the other seeds, where it lies among them, and whether every seed's "
+                         "change has the same sign.")
+
+
+def seed_amplification_results(amplification: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Tables 5-6 over seeds (rows of
+    :func:`amplification_across_seeds`): the cells, those
+    where the combination wins in every seed and in none."""
+    return {"amplification.cells": len(amplification),
+            "amplification.every_seed": sum(r["share"] == 1 for r in amplification),
+            "amplification.no_seed": sum(r["share"] == 0 for r in amplification)}
+
+
+def seed_amplification_table(amplification: Sequence[Mapping[str, Any]]
+                             ) -> list[dict[str, Any]]:
+    """Per task and multi-head count, per layer: in how many seeds the combination beats
+    its best single head ("2 of 3")."""
+    shares = []
+    for task in ("copy", "cycle"):
+        for heads in HEADS[1:]:
+            row: dict[str, Any] = {"task": task, "heads": heads}
+            for r in amplification:
+                if (r["task"], r["heads"]) == (task, heads):
+                    row[f"layer {r['layer']}"] = f"{r['wins']} of {r['seeds']}"
+            shares.append(row)
+    return shares
+
+
+_CLAIM_KEYS = {"more heads mix faster (Tables 1-2)": "mixing",
+               "more heads keep more fidelity (Tables 3-4)": "fidelity",
+               "the combination beats its best head (Tables 5-6)": "amplification"}
+
+
+def seed_claims_results(claims: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The values chapter 11 records from
+    :func:`surviving_claims`: the (claim, task) units,
+    how many hold, hold with conditions or fail (under the keys' first names,
+    ``claims.survives``, ``claims.partly``, ``claims.fails``), and per claim and task the units
+    that hold and of how many (``claims.<claim>.<task>.<holds|units>``; ``holds`` after Holm's
+    correction, ``holds_uncorrected`` before it), and the verdicts: ``verdict.<claim>.<task>``
+    and, across tasks, ``verdict.<claim>`` (the index in :class:`Verdict`; what the
+    introduction's findings are checked against)."""
+    out: dict[str, float] = {"claims.units": len(claims)}
+    for key, verdict in (("survives", Verdict.HOLDS), ("partly", Verdict.HOLDS_WITH_CONDITIONS),
+                         ("fails", Verdict.FAILS)):
+        out[f"claims.{key}"] = sum(c["verdict"] is verdict for c in claims)
+    for c in claims:
+        if c["claim"] not in _CLAIM_KEYS:
+            raise ValueError(f"claims holds an unknown claim {c['claim']!r}")
+        key = _CLAIM_KEYS[c["claim"]]
+        out[f"claims.{key}.{c['task']}.holds"] = c["holds"]
+        out[f"claims.{key}.{c['task']}.units"] = c["units"]
+        if "holds_uncorrected" in c:
+            out[f"claims.{key}.{c['task']}.holds_uncorrected"] = c["holds_uncorrected"]
+        out[f"verdict.{key}.{c['task']}"] = list(Verdict).index(c["verdict"])
+
+    for key in sorted(set(_CLAIM_KEYS.values())):
+        mine = [c["verdict"] for c in claims if _CLAIM_KEYS[c["claim"]] == key]
+        if mine:
+            out[f"verdict.{key}"] = list(Verdict).index(across_tasks(mine))
+    return out
+
+
+def _holds(c: Mapping[str, Any]) -> str:
+    """"2 of 4 (3 uncorrected)": the units that hold after Holm's correction, and before it
+    where that differs."""
+    text = f"{c['holds']} of {c['units']}"
+    raw = c.get("holds_uncorrected", c["holds"])
+    return text if raw == c["holds"] else f"{text} ({raw} uncorrected)"
+
+
+def seed_claims_table(claims: Sequence[Mapping[str, Any]],
+                      claims_definition: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The claims over seeds with the published code's walk and fidelity (``claims``) beside
+    the definitions' (``claims_definition``), one row per (claim, task): the units that hold
+    after Holm's correction (and, in brackets, by their own intervals, uncorrected) and the
+    verdict in each mode."""
+    if len(claims) != len(claims_definition):
+        raise ValueError(f"claims ({len(claims)}) and claims_definition "
+                         f"({len(claims_definition)}) must pair up row by row")
+    return [{"claim": c["claim"], "task": c["task"], "seeds": c["seeds"],
+             "published code: holds in": _holds(c),
+             "verdict: published code": c["verdict"],
+             "definitions: holds in": _holds(d),
+             "verdict: definitions": d["verdict"]}
+            for c, d in zip(claims, claims_definition, strict=True)]

@@ -1,0 +1,28 @@
+"""Section 4's chapters (07-13), one module per chapter, named after the chapter's file:
+
+- ``training`` (07_training): the models' training, their settings and machines;
+- ``proxies`` (08_proxies): Algorithm 1 exactly and by sampling, the claims of Tables 1-4
+  and their agreement with the published tables;
+- ``amplification`` (09_amplification): Tables 5-6, the best head against the combination;
+- ``as_defined`` (10_section4_as_defined): the measures as defined, the knockouts and the
+  chapter's verdicts, and ``as_defined_report``: the tables it shows and the values it
+  records;
+- ``across_seeds`` (11_across_seeds): Tables 1-6 and the head-count effects over seeds;
+- ``graph_tasks`` (12_graph_tasks): the graph-task models' rows, summaries and verdicts,
+  and ``graph_experiment``: the same chapter's controlled experiment on fresh data;
+- ``explorer`` (13_explorer): the model explorer's data files and page.
+
+Beneath them, what several chapters share, each named for what it is:
+
+- ``published``: the paper's published Tables 1-6 and the agreement with them (08, 09, 11);
+- ``tables``: Tables 1-6 measured on the book's models (08, 09, 11, ``python -m bparallel
+  evaluate``);
+- ``statistics``: intervals across seeds, Holm, the noise floor and the verdict rules
+  (10, 11, 12);
+- ``models``: chapter 12's model collections (graph-task models, fresh-data runs) and which
+  profile ``"auto"`` means for them.
+
+A chapter's module imports the shared ones, never another chapter's (chapter 08 reads the
+training settings of chapter 07, :func:`bparallel.book.section4.training.model_settings`,
+from the chapter's notebook).
+"""

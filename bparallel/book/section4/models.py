@@ -1,0 +1,235 @@
+"""The model collections of chapter 12 ("Tasks where the graph matters"): the graph-task
+models trained on a finite training set, keyed by ``(task, heads, seed)`` (:class:`GraphModels`,
+:func:`graph_models`; the paper's tasks beside them, :func:`paper_models`; which profile
+``"auto"`` means, :func:`resolve_profile`), and the controlled experiment's runs on fresh
+data (:class:`FreshRuns`, :func:`fresh_runs`: manifest entries; :func:`load_models`: their
+weights, keyed by ``(task, heads, head_size, seed)``).
+
+The graph tasks (:data:`bparallel.transformer.data.GRAPH_TASKS`) each have a training
+profile of their own, named after the task, and ship into ``models/<task>/`` (one manifest
+per task, seeds as for the paper models). :func:`graph_models` loads every seed that has all
+four head counts shipped, or, for ``profile="quick"``, trains the ``graph-quick`` profile
+(one seed, minutes) into ``runs/graph-quick/``. The book's profiles are
+:data:`bparallel.transformer.shipped.BOOK_PROFILES`; the 8 Section 4 models of chapters
+07-11 are :func:`bparallel.transformer.shipped.book_models`, with their own ``"auto"``
+(:func:`bparallel.transformer.shipped.resolve_profile`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..._checks import one_of
+from ...transformer.data import GRAPH_TASKS, PAPER_TASKS, TASKS
+from ...transformer.fresh import get_fresh_profile
+from ...transformer.shipped import (
+    BOOK_PROFILES,
+    MODELS_ROOT,
+    RUNS_DIR,
+    load_shipped,
+    shipped_seeds,
+    train_quick,
+)
+from ...transformer.train import HEADS
+
+# --------------------------------------------------------------------------- the graph-task models
+
+
+QUICK_PROFILE = "graph-quick"
+
+
+@dataclass
+class GraphModels:
+    """Models keyed by ``(task, heads, seed)`` with their metadata (manifest entry and
+    training history), the profile they stand for (``"paper"``: shipped; ``"quick"``) and a
+    sentence on where they came from."""
+
+    profile: str
+    models: dict[tuple[str, int, int], Any]
+    metas: dict[tuple[str, int, int], dict[str, Any]]
+    source: str
+
+    @property
+    def seeds(self) -> dict[str, list[int]]:
+        """The seeds per task."""
+        out: dict[str, set[int]] = {}
+        for task, _, seed in self.models:
+            out.setdefault(task, set()).add(seed)
+        return {t: sorted(s) for t, s in sorted(out.items(), key=lambda kv: TASKS.index(kv[0]))}
+
+    @property
+    def note(self) -> str:
+        """A sentence for the page saying which models these are."""
+        if self.profile == "paper":
+            return f"These results use this project's shipped graph-task models ({self.source})."
+        return ("QUICK PROFILE: these results use models trained for a few minutes "
+                f"({self.source}), one seed, far from converged. They show the pipeline, "
+                "not the findings; the graph-task models are not all shipped yet.")
+
+
+def complete_seeds(models_dir: str | os.PathLike, task: str) -> list[int]:
+    """The seeds of ``task`` with every head count of :data:`HEADS` shipped in
+    ``models_dir``."""
+    per_config = shipped_seeds(models_dir)
+    sets = [set(per_config.get((task, h), [])) for h in HEADS]
+    return sorted(set.intersection(*sets))
+
+
+def resolve_profile(profile: str, models_root: str | os.PathLike = MODELS_ROOT,
+                    tasks: Sequence[str] = GRAPH_TASKS) -> str:
+    """``"auto"``: ``"paper"`` when every task has at least one seed with all head counts
+    shipped, else ``"quick"``."""
+    one_of(profile, "profile", BOOK_PROFILES, "profiles")
+    if profile != "auto":
+        return profile
+    ok = all(complete_seeds(Path(models_root) / t, t) for t in tasks)
+    return "paper" if ok else "quick"
+
+
+def graph_models(
+    profile: str = "auto",
+    *,
+    models_root: str | os.PathLike = MODELS_ROOT,
+    runs_dir: str | os.PathLike = RUNS_DIR,
+    tasks: Sequence[str] = GRAPH_TASKS,
+    threads: int | None = None,
+    train_profile: str = QUICK_PROFILE,
+) -> GraphModels:
+    """The graph-task models (see the module docstring). ``"paper"`` never trains: without
+    shipped models it raises ``FileNotFoundError``. ``train_profile`` is what ``"quick"``
+    trains (the tests use the hidden ``"tiny"``)."""
+    for task in tasks:
+        if task not in TASKS:
+            raise ValueError(f"tasks: {task!r} is not a task; valid tasks are {list(TASKS)}")
+    resolved = resolve_profile(profile, models_root, tasks)
+    models: dict[tuple[str, int, int], Any] = {}
+    metas: dict[tuple[str, int, int], dict[str, Any]] = {}
+    if resolved == "paper":
+        counts = []
+        for task in tasks:
+            folder = Path(models_root) / task
+            seeds = complete_seeds(folder, task)
+            if not seeds:
+                raise FileNotFoundError(f"{folder}: no seed of {task!r} has all head counts "
+                                        f"{list(HEADS)} shipped")
+            for seed in seeds:
+                m, meta = load_shipped(folder, seed, tasks=(task,))
+                for (t, h), model in m.items():
+                    models[(t, h, seed)], metas[(t, h, seed)] = model, meta[(t, h)]
+            counts.append(f"{task}: seeds {', '.join(map(str, seeds))}")
+        return GraphModels("paper", models, metas, "; ".join(counts))
+    folder = Path(runs_dir) / train_profile
+    for (task, heads), ck in train_quick(tasks, train_profile, folder, threads).items():
+        key = (task, heads, int(ck.data["seed"]))
+        models[key] = ck.model().eval()
+        metas[key] = {"task": task, "heads": heads, "seed": ck.data["seed"],
+                      "profile": train_profile, "epochs": ck.epoch,
+                      "history": ck.history, "hardware": ck.data["hardware"]}
+    return GraphModels("quick", models, metas, f"trained by this build into {folder.name}/")
+
+
+def paper_models(models_dir: str | os.PathLike = MODELS_ROOT / "paper",
+                 ) -> tuple[dict[tuple[str, int, int], Any], dict[tuple[str, int, int], Any]]:
+    """The shipped paper-profile models of copy and cycle and their metadata, every seed
+    with all 8 shipped, keyed like :class:`GraphModels`' (empty when none is shipped)."""
+    models: dict[tuple[str, int, int], Any] = {}
+    metas: dict[tuple[str, int, int], Any] = {}
+    per_config = shipped_seeds(models_dir)
+    if not per_config:
+        return models, metas
+    seeds = set.intersection(*(set(per_config.get((t, h), [])) for t in PAPER_TASKS
+                               for h in HEADS))
+    for seed in sorted(seeds):
+        m, meta = load_shipped(models_dir, seed)
+        for (task, heads), model in m.items():
+            models[(task, heads, seed)], metas[(task, heads, seed)] = model, meta[(task, heads)]
+    return models, metas
+
+
+# --------------------------------------------------------------------------- the fresh-data runs
+
+
+#: The fresh-data profile of each task that trains on fresh data (``models/<profile>/``).
+FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh"}
+
+
+#: The tasks of the experiment, in the book's order.
+FRESH_TASKS = tuple(t for t in GRAPH_TASKS if t in FRESH_PROFILES)
+
+
+@dataclass
+class FreshRuns:
+    """The shipped fresh-data runs: ``entries`` (manifest entries of the plain budget, each
+    with its ``task``, ``heads``, ``head_size``, ``seed``, ``arms``), ``extended`` (runs of
+    a multiple of the budget, the 5x runs of non-learners), and per task its profile's
+    ``budget``, ``threshold`` and ``eval_every`` (``profiles``; a task whose models are not
+    shipped yet has none)."""
+
+    entries: list[dict[str, Any]]
+    extended: list[dict[str, Any]] = field(default_factory=list)
+    profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def of(self, task: str, arm: str | None = None) -> list[dict[str, Any]]:
+        """The plain-budget entries of ``task`` (of ``arm`` when given)."""
+        return [e for e in self.entries
+                if e["task"] == task and (arm is None or arm in e["arms"])]
+
+    def seeds(self, task: str, arm: str) -> list[int]:
+        """The seeds of ``task`` and ``arm`` with every head count of :data:`HEADS` shipped."""
+        have: dict[int, set[int]] = {}
+        for e in self.of(task, arm):
+            have.setdefault(e["seed"], set()).add(e["heads"])
+        return sorted(s for s, h in have.items() if h >= set(HEADS))
+
+
+def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
+               tasks: Sequence[str] = FRESH_TASKS) -> FreshRuns:
+    """Every shipped fresh-data run of ``tasks``, read from ``models/<profile>/manifest.json``
+    (:data:`FRESH_PROFILES`); a task without a manifest has no entries."""
+    for task in tasks:
+        one_of(task, "tasks", FRESH_TASKS, "tasks trained on fresh data")
+    runs = FreshRuns([])
+    for task in tasks:
+        profile = get_fresh_profile(FRESH_PROFILES[task])
+        runs.profiles[task] = {"profile": profile.name, "budget": profile.steps,
+                               "threshold": profile.threshold_of(task),
+                               "eval_every": profile.eval_every,
+                               "patience": profile.patience, "tolerance": profile.tolerance,
+                               "batch_size": profile.batch_size,
+                               "num_heldout": profile.num_heldout,
+                               "probe_sequences": profile.probe_sequences,
+                               "probe_first": profile.probe_first}
+        path = Path(models_root) / profile.name / "manifest.json"
+        if not path.is_file():
+            continue
+        with open(path, encoding="utf-8") as f:
+            models = json.load(f)["models"]
+        for entry in models.values():
+            if entry["task"] != task:
+                continue
+            e = {**entry, "heads": int(entry["heads"]), "seed": int(entry["seed"]),
+                 "head_size": int(entry["head_size"])}
+            (runs.entries if int(e.get("budget_factor", 1)) == 1 else runs.extended).append(e)
+    runs.entries.sort(key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"], e["head_size"],
+                                     e["seed"]))
+    return runs
+
+
+def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
+                ) -> dict[tuple[str, int, int, int], Any]:
+    """The shipped weights of every plain-budget run, keyed ``(task, heads, head_size,
+    seed)``, each checked against the SHA-256 of its manifest entry (``weights_only``
+    loading, :func:`~bparallel.transformer.train.load_weights`)."""
+    from ...transformer.train import load_weights
+
+    out = {}
+    for e in runs.entries:
+        folder = Path(models_root) / FRESH_PROFILES[e["task"]]
+        model, _ = load_weights(folder / e["file"], sha256=e["sha256"])
+        out[(e["task"], e["heads"], e["head_size"], e["seed"])] = model
+    return out
