@@ -172,3 +172,80 @@ def test_every_chapter_of_section_4_has_its_module_named_after_its_file():
     stems = [p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
     missing = [s for s in stems if f"``{s}``" not in section4.__doc__]
     assert not missing, f"bparallel/book/section4/__init__.py does not name {missing}"
+
+
+#: What the rendering room may import from the rest of the book layer, with the reason:
+#: the closed verdict vocabulary (a verdict cell is rendered from it), and, until the
+#: playground's state type moves down, the playground's state (the in-page playground
+#: serialises it).
+RENDER_MAY_IMPORT = {
+    "bparallel.book.verdicts": "the verdict vocabulary a table cell renders",
+    "bparallel.book.playground": "TODO(issue #35 item 4): the playground state js_playground "
+                                 "serialises",
+}
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "book" / "render").rglob("*.py")),
+                         ids=lambda p: p.stem)
+def test_the_rendering_room_imports_no_chapter_science(path):
+    """``bparallel.book.render`` draws and writes what a chapter gives it (issue #35, item
+    4): it imports nothing of the book layer outside itself but :data:`RENDER_MAY_IMPORT`,
+    so no import runs back up from the rendering room to a chapter's science."""
+    outside = {m for m in _package_imports(path)
+               if m.startswith("bparallel.book") and not m.startswith("bparallel.book.render")
+               and m not in RENDER_MAY_IMPORT and m != "bparallel.book"}
+    assert not outside, f"{path.name} imports {sorted(outside)}"
+
+
+def test_the_book_layer_has_no_import_cycle():
+    """No cycle among the book layer's modules (imports under ``TYPE_CHECKING`` excluded:
+    they never run)."""
+    graph = {}
+    for path in sorted((PACKAGE / "book").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        graph[module] = {m for m in _runtime_imports(path) if m.startswith("bparallel.book")
+                         and m != module}
+    # an import of a package names the package; of a module in it, the module
+    seen, stack, cycles = set(), [], []
+
+    def visit(m):
+        if m in stack:
+            cycles.append(stack[stack.index(m):] + [m])
+            return
+        if m in seen or m not in graph:
+            return
+        seen.add(m)
+        stack.append(m)
+        for n in sorted(graph[m]):
+            visit(n)
+        stack.pop()
+
+    for m in sorted(graph):
+        visit(m)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """:func:`_package_imports` less the imports inside ``if TYPE_CHECKING:`` blocks."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            node.body = []
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            if name.startswith("bparallel"):
+                found.add(name)
+                found |= {f"{name}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("bparallel")}
+    return found

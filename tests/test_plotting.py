@@ -15,6 +15,7 @@ from bparallel import ensembles as en  # noqa: E402
 from bparallel import graphs as g  # noqa: E402
 from bparallel.book import claims  # noqa: E402
 from bparallel.book.render import plotting
+from bparallel.book.section4.published import verdict  # noqa: E402
 
 
 def _points(ax):
@@ -156,7 +157,8 @@ def test_plot_amplification_by_horizon_and_size():
     by_size = pd.DataFrame({"search": ["exhaustive", "random"], "n": [3, 20],
                             "amplified_uniform_pct": [0.0, 66.8],
                             "amplified_best_pct": [1.0, 80.8]}).set_index(["search", "n"])
-    fig = plotting.plot_amplification_by_horizon_and_size(by_horizon, by_size, n=8, horizon=20)
+    fig = plotting.plot_amplification_by_horizon_and_size(by_horizon, by_size, n=8, horizon=20,
+                                                          labels=claims.LABELS)
     left, right = fig.axes
     assert [ln.get_label() for ln in left.lines] == [claims.LABELS["amplified_uniform_pct"],
                                                       claims.LABELS["amplified_best_pct"]]
@@ -168,7 +170,11 @@ def test_plot_amplification_by_horizon_and_size():
     plt.close(fig)
     with pytest.raises(ValueError, match=r"by_size.*missing \['amplified_best_pct'\]"):
         plotting.plot_amplification_by_horizon_and_size(
-            by_horizon, by_size.drop(columns="amplified_best_pct"), n=8, horizon=20)
+            by_horizon, by_size.drop(columns="amplified_best_pct"), n=8, horizon=20,
+            labels=claims.LABELS)
+    with pytest.raises(ValueError, match=r"labels has no legend text for \['amplified_best_pct'\]"):
+        plotting.plot_amplification_by_horizon_and_size(
+            by_horizon, by_size, n=8, horizon=20, labels={"amplified_uniform_pct": "u"})
 
 
 def test_plot_head_pair_draws_each_heads_edges():
@@ -211,6 +217,10 @@ def test_plot_best_head_vs_combined_counts_cells_as_published_decimals():
                          "layer": [1, 2, 1, 3], "individual": [0.30, 0.501, 0.2, 0.0],
                          "combined": [0.56, 0.499, 0.1, 0.0]})
     pub = ours.assign(combined=[0.1, 0.9, 0.9, 0.3])
+    # the chapter decides each cell at the published precision; the figure counts
+    ours, pub = (f.assign(outcome=[verdict(c, i) for c, i in zip(f.combined, f.individual,
+                                                                  strict=True)])
+                 for f in (ours, pub))
     fig = plotting.plot_best_head_vs_combined({"published": pub, "this book": ours})
     left, right = fig.axes
     assert _points(left) == 4 and _points(right) == 4
@@ -223,6 +233,8 @@ def test_plot_best_head_vs_combined_counts_cells_as_published_decimals():
     plt.close(fig)
     with pytest.raises(ValueError, match=r"panel 'x'.*missing \['combined'\]"):
         plotting.plot_best_head_vs_combined({"x": ours.drop(columns="combined")})
+    with pytest.raises(ValueError, match=r"panel 'x'.*missing \['outcome'\]"):
+        plotting.plot_best_head_vs_combined({"x": ours.drop(columns="outcome")})
     with pytest.raises(ValueError, match="at least one panel"):
         plotting.plot_best_head_vs_combined({})
 
@@ -388,6 +400,10 @@ def test_book_style_draws_legible_figures():
     plt.close(fig)
 
 
+#: The paper's claims: more heads shorten mixing times and raise fidelity (chapter 11's).
+DIRECTIONS = {"mixing_time": -1, "fidelity": +1}
+
+
 def test_plot_head_count_changes_draws_each_interval_where_its_outcome_says():
     """The forest plot of chapter 11: per (task, layer) the interval from low to high and the
     mean change, coloured by the row's outcome; zero line; the claimed side shaded (left for
@@ -407,7 +423,7 @@ def test_plot_head_count_changes_draws_each_interval_where_its_outcome_says():
                          row("fidelity", "cycle", 1, -80.0, -90.0, -70.0, Outcome.AGAINST)],
               "mode B": [row("mixing_time", "copy", 1, -0.4, -0.7, -0.1,
                              Outcome.NOT_AFTER_HOLM)]}
-    fig = plotting.plot_head_count_changes(panels)
+    fig = plotting.plot_head_count_changes(panels, DIRECTIONS)
     a_mix, a_fid, b_mix, b_fid = fig.axes
     assert [a_mix.get_xscale(), a_fid.get_xscale()] == ["symlog", "symlog"]
     assert a_mix.get_title() == "mixing time (steps)"
@@ -444,13 +460,15 @@ def test_plot_head_count_changes_draws_each_interval_where_its_outcome_says():
     plt.close(fig)
     # one seed: no interval, only the mean
     fig = plotting.plot_head_count_changes(
-        {"one seed": [row("fidelity", "copy", 2, 0.2, None, None, Outcome.AS_CLAIMED_ONE_SEED)]})
+        {"one seed": [row("fidelity", "copy", 2, 0.2, None, None, Outcome.AS_CLAIMED_ONE_SEED)]},
+        DIRECTIONS)
     assert [len(ln.get_xdata()) for ln in fig.axes[0].lines if ln.get_xdata()[0] != 0] == [1]
     plt.close(fig)
     with pytest.raises(ValueError, match="empty"):
-        plotting.plot_head_count_changes({})
+        plotting.plot_head_count_changes({}, DIRECTIONS)
     with pytest.raises(ValueError, match=r"no \['high'\]"):
         plotting.plot_head_count_changes({"x": [{k: v for k, v in panels["mode B"][0].items()
-                                                 if k != "high"}]})
+                                                 if k != "high"}]}, DIRECTIONS)
     with pytest.raises(ValueError, match="unknown outcome 'maybe'"):
-        plotting.plot_head_count_changes({"x": [{**panels["mode B"][0], "outcome_holm": "maybe"}]})
+        plotting.plot_head_count_changes({"x": [{**panels["mode B"][0], "outcome_holm": "maybe"}]},
+                                         DIRECTIONS)

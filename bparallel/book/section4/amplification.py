@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .published import amplification_agreement, published_rows
+from .published import amplification_agreement, published_rows, verdict
 from .tables import flat_results, table_rows
 
 #: Number formats of the chapter's tables, by column.
@@ -92,18 +92,24 @@ def amplification_agreement_results(amp: Mapping[tuple[str, str], Mapping[str, f
 def best_head_panels(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The panels of :func:`~bparallel.book.render.plotting.plot_best_head_vs_combined`
     (pandas frames by title): the published Tables 5-6, this book's one fresh sequence and
-    its held-out means, published-code mode."""
+    its held-out means, published-code mode; each cell's ``outcome`` is
+    :func:`~bparallel.book.section4.published.verdict` (+1 the combination wins, 0 a tie,
+    -1 it loses, at the published precision), which the figure counts."""
     import pandas as pd
 
     t56 = pd.DataFrame(list(rows))
     published = pd.DataFrame(published_rows())
 
+    def with_outcome(frame: Any) -> Any:
+        return frame.assign(outcome=[verdict(float(c), float(i)) for c, i in
+                                     zip(frame.combined, frame.individual, strict=True)])
+
     def sel(sample: str) -> Any:
         return t56[(t56["sample"] == sample) & (t56["mode"] == "paper")]
 
-    return {"published (one sequence)": published[published.table.isin([5, 6])],
-            "this book, one fresh sequence": sel("fresh"),
-            "this book, held-out mean": sel("mean")}
+    return {"published (one sequence)": with_outcome(published[published.table.isin([5, 6])]),
+            "this book, one fresh sequence": with_outcome(sel("fresh")),
+            "this book, held-out mean": with_outcome(sel("mean"))}
 
 
 def cycle_l4_results(rows: Sequence[Mapping[str, Any]], *, protocol: str = "heldout"

@@ -132,7 +132,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ...transformer.train import num_threads
     from ..render.plotting import plot_figure4
     from ..render.results import save_results
-    from ..section4.published import published_rows
+    from ..section4.published import MODE_NAMES, published_rows
     from ..section4.tables import evaluate_models, flat_results
 
     models, metas = load_run_models(args.run_dir, tasks=args.tasks, heads=args.heads)
@@ -158,7 +158,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     for protocol in args.protocol:
         for mode in MODES:
             plot_figure4(tables["tables_1_4"], out / f"figure4_{protocol}_{mode}.png",
-                            mode=mode, protocol=protocol)
+                         mode=mode, protocol=protocol, mode_name=MODE_NAMES[mode])
     plot_figure4(published_rows(), out / "figure4_published.png",
                     title="Figure 4 as published (Tables 1-4)")
     print(f"wrote Tables 1-6 and Figure 4 to {out}")

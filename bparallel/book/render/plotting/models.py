@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from ...._io import atomic_write
-from ...section4.published import LAYERS, MODE_NAMES, verdict
 from .style import TEXT_WIDTH, _require_columns
 
 
@@ -50,17 +49,16 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
     """Tables 5-6 as a picture: per cell (task, heads, layer), the best single head's fidelity
     (x) against the combination's (y). Above the diagonal the combination amplifies. ``panels``
     maps a title to a frame with columns ``task``, ``heads``, ``layer``, ``individual``,
-    ``combined`` (e.g. the published rows and this book's); colour is the head count, the
-    marker the task. Titles count the cells above, on and below the line at two decimals,
-    as :func:`bparallel.book.section4.published.amplification_agreement` does. Returns the
-    figure."""
+    ``combined`` and ``outcome`` (+1 above, 0 on, -1 below the line, decided by the chapter:
+    :func:`bparallel.book.section4.amplification.best_head_panels`); colour is the head
+    count, the marker the task. Titles count the outcomes. Returns the figure."""
     import matplotlib.pyplot as plt
 
 
     if not panels:
         raise ValueError("plot_best_head_vs_combined needs at least one panel")
     for title, frame in panels.items():
-        _require_columns(frame, ("task", "heads", "layer", "individual", "combined"),
+        _require_columns(frame, ("task", "heads", "layer", "individual", "combined", "outcome"),
                          f"plot_best_head_vs_combined (panel {title!r})")
     fig, axes = plt.subplots(1, len(panels), figsize=(TEXT_WIDTH, 3.9), squeeze=False,
                              layout="constrained")
@@ -75,8 +73,7 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
                        marker=markers.get(task, "^"), s=30, alpha=0.85,
                        label=f"{task}, {int(h)} heads")
         ax.plot([0, lim], [0, lim], "k--", lw=0.8)
-        verdicts = [verdict(float(c), float(i))
-                    for c, i in zip(frame.combined, frame.individual, strict=True)]
+        verdicts = [int(v) for v in frame.outcome]
         won, tied = verdicts.count(1), verdicts.count(0)
         ax.set_title(f"{title}\n{won} above, {tied} on, {len(frame) - won - tied} below",
                      fontsize="small")
@@ -97,11 +94,14 @@ def plot_figure4(
     mode: str = "paper",
     protocol: str = "paper",
     title: str | None = None,
+    mode_name: str | None = None,
 ) -> Any:
     """Figure 4: mixing time (a, b) and fidelity (c, d) per layer, one line per head count.
 
     ``rows`` are Tables 1-4 rows (:func:`evaluate_models` or :func:`published_rows`); error
-    bars are the standard deviations. Saved as PNG (atomically) when ``path`` is given.
+    bars are the standard deviations; the layers present are the ticks. ``mode_name``: how
+    the default title names ``mode`` (the chapter's wording; default the mode itself).
+    Saved as PNG (atomically) when ``path`` is given.
     Returns the matplotlib figure.
     """
     from matplotlib.figure import Figure  # no pyplot: no global state, works headless
@@ -129,10 +129,10 @@ def plot_figure4(
         ax.set_title(label, fontsize=10)
         ax.set_xlabel("layer")
         ax.set_ylabel("steps" if quantity == "mixing_time" else "fidelity (%)")
-        ax.set_xticks(range(1, LAYERS + 1))
+        ax.set_xticks(sorted({int(r["layer"]) for r in sel}))
         if heads:
             ax.legend(fontsize="small")
-    fig.suptitle(title or f"Figure 4 ({MODE_NAMES[mode]}, {protocol} protocol)")
+    fig.suptitle(title or f"Figure 4 ({mode_name or mode}, {protocol} protocol)")
     if path is not None:
         atomic_write(path, lambda fh: fig.savefig(fh, dpi=120, format="png"))
     return fig
@@ -306,6 +306,7 @@ OUTCOME_STYLE = {
 
 def plot_head_count_changes(
     panels: Mapping[str, Sequence[Mapping[str, Any]]],
+    directions: Mapping[str, int],
     *,
     outcome: str = "outcome_holm",
     linthresh: float = 1.0,
@@ -315,15 +316,15 @@ def plot_head_count_changes(
     :func:`~bparallel.book.section4.across_seeds.head_count_effects` rows), one column per
     quantity (mixing time, fidelity); in each panel one line per (task, layer): the mean change
     over seeds (marker) and its interval across seeds (``low`` to ``high``; none with one
-    seed), a zero line, the side the paper claims shaded. Colour and marker say the row's
+    seed), a zero line, the side the paper claims shaded (``directions``: per quantity, +1
+    when the paper claims more heads raise it, -1 when they lower it, as
+    :data:`bparallel.book.section4.across_seeds.CLAIMED_DIRECTION`). Colour and marker say the row's
     ``outcome`` (:data:`OUTCOME_STYLE`). The x axes are symmetric-log, linear within
     ``linthresh`` of 0, so a change of 0.3 and one of 90 both show whether their interval holds
     0. Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter
-
-    from ...section4.across_seeds import CLAIMED_DIRECTION
 
     if not panels or not any(panels.values()):
         raise ValueError("panels is empty: no change to draw")
@@ -375,7 +376,7 @@ def plot_head_count_changes(
                 ax.plot([r["effect"]], [yy], marker=marker, ms=7, color=color, ls="none",
                         markerfacecolor=color if filled else "white", markeredgewidth=1.5)
             ax.axvline(0, color="k", lw=0.8)
-            claimed = (0, reach) if CLAIMED_DIRECTION[quantity] > 0 else (-reach, 0)
+            claimed = (0, reach) if directions[quantity] > 0 else (-reach, 0)
             ax.axvspan(*claimed, color="#2f8a47", alpha=0.08, lw=0)
             ax.set_title(titles[quantity], fontsize="medium")
             ax.set_xlabel("change, 1 → 16 heads")

@@ -417,18 +417,21 @@ def plot_amplification_histograms(comparisons: Mapping[str, Any], tol: float = 1
 
 
 def plot_amplification_by_horizon_and_size(
-    by_horizon: Any, by_size: Any, *, n: int, horizon: int
+    by_horizon: Any, by_size: Any, *, n: int, horizon: int, labels: Mapping[str, str]
 ) -> Any:
     """The % of pairs amplified with uniform and with the best weights against the horizon
     ``T`` (left: ``by_horizon``, indexed by ``T``, pairs on ``n`` nodes) and against the size
     ``n`` (right: ``by_size``, with an index level or column ``n``, at ``horizon``). Both
     frames as :func:`bparallel.book.claims.amplification_table` returns them, with columns
-    ``amplified_uniform_pct`` and ``amplified_best_pct``. Returns the figure."""
+    ``amplified_uniform_pct`` and ``amplified_best_pct``; ``labels`` names each column in the
+    legend (the chapter's words: :data:`bparallel.book.claims.LABELS`). Returns the
+    figure."""
     import matplotlib.pyplot as plt
 
-    from ...claims import LABELS
-
     columns = ("amplified_uniform_pct", "amplified_best_pct")
+    missing = [c for c in columns if c not in labels]
+    if missing:
+        raise ValueError(f"labels has no legend text for {missing}")
     _require_columns(by_horizon, columns, "plot_amplification_by_horizon_and_size (by_horizon)")
     _require_columns(by_size, columns, "plot_amplification_by_horizon_and_size (by_size)")
     sizes = by_size.reset_index()
@@ -436,8 +439,8 @@ def plot_amplification_by_horizon_and_size(
         raise ValueError("by_size needs an index level or column 'n'")
     fig, axes = plt.subplots(1, 2, figsize=(TEXT_WIDTH, 3.0))
     for col, marker in zip(columns, "os", strict=True):
-        axes[0].plot(by_horizon.index, by_horizon[col], marker=marker, label=LABELS[col])
-        axes[1].plot(sizes.n, sizes[col], marker=marker, label=LABELS[col])
+        axes[0].plot(by_horizon.index, by_horizon[col], marker=marker, label=labels[col])
+        axes[1].plot(sizes.n, sizes[col], marker=marker, label=labels[col])
     axes[0].set_xscale("log")
     axes[0].set_xlabel("horizon T")
     axes[0].set_ylabel(f"% of pairs (n = {n})")
