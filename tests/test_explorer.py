@@ -33,7 +33,8 @@ import torch
 from bparallel import proxies
 from bparallel.book.section4 import explorer
 from bparallel.transformer.ablation import ablated, head_means
-from bparallel.transformer.data import TASKS
+from bparallel.transformer.data import TASKS, SequenceDataset
+from bparallel.transformer.importance import head_effects
 from bparallel.transformer.measure import evaluation_inputs, model_head_weights
 from bparallel.transformer.shipped import MODELS_ROOT, load_shipped
 from bparallel.transformer.train import HEADS
@@ -236,6 +237,13 @@ def test_data_file_holds_what_the_page_needs(exported, shipped):
         assert at["shape"] == list(tensor.shape)
         got = blob[at["offset"] : at["offset"] + tensor.numel()].reshape(tensor.shape)
         assert np.array_equal(got, tensor.numpy()), name
+    # each head's recorded causal effect: (L, H), the package's float32 head study agrees
+    effects = np.asarray(data["head_effects"])
+    assert effects.shape == (4, 4) and np.isfinite(effects).all()
+    study = head_effects(model, SequenceDataset.of("majority", inputs[:NUM_SEQUENCES]),
+                         removal="mean", fill=torch.from_numpy(expected))
+    np.testing.assert_allclose(effects, study["effect"]["margin"].mean(-1), atol=1e-3)
+    assert np.abs(effects).max() > 0.01  # some head matters: the check is not vacuous
 
 
 def test_the_data_file_sets_one_name_and_nothing_else(js):
@@ -382,6 +390,49 @@ def test_recorded_values_match_the_javascript(js, exported):
         np.testing.assert_allclose(res["head_weights"], rec["head_weights"], rtol=1e-12)
         bad += compare(run["layers"], rec["layers"], name)
     assert not bad, "\n".join(bad)
+
+
+EFFECTS_DRIVER = r"""
+import { readFileSync } from "node:fs";
+import vm from "node:vm";
+const t = await import(MODULE_URL);
+const job = JSON.parse(readFileSync(0, "utf8"));
+const ctx = { window: {} };
+vm.runInNewContext(readFileSync(job.file, "utf8"), ctx);
+const data = Object.values(ctx.window.BPARALLEL_MODELS)[0];
+const model = t.loadModel(data);
+const seq = data.sequences;
+const L = data.config.n_layers, H = data.config.n_heads;
+const margin = (removed, s) => {
+  const mask = removed === null ? null : t.headMask(model, removed);
+  const o = t.forward(model, seq.inputs[s], { mask, fill: "mean" });
+  return t.sequenceScores(o, seq.targets[s], seq.predictable[s]).meanMargin;
+};
+const N = seq.inputs.length;
+const intact = Array.from({ length: N }, (_, s) => margin(null, s));
+const out = [];
+for (let l = 0; l < L; l++) {
+  const row = [];
+  for (let h = 0; h < H; h++) {
+    let sum = 0;
+    for (let s = 0; s < N; s++) sum += intact[s] - margin([[l, h]], s);
+    row.push(sum / N);
+  }
+  out.push(row);
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+@pytest.mark.parametrize("name", ["cycle-h04", "induction-h01"])
+def test_recorded_head_effects_are_what_the_page_computes(name, exported):
+    """The effect shown under each head (recorded by the package on a float64 copy) is what
+    the JavaScript gets by removing that head alone by mean ablation on every shown
+    sequence: one measure, two implementations, within rounding."""
+    folder, _ = exported
+    js = run_node(driver(EFFECTS_DRIVER), {"file": str(folder / f"{name}.js")})
+    recorded = data_of(exported, name)["head_effects"]
+    np.testing.assert_allclose(js, recorded, rtol=1e-9, atol=1e-9)
 
 
 # --------------------------------------------------------------------------- bad input

@@ -24,7 +24,11 @@ one object into ``window.BPARALLEL_MODELS["<task>-hNN"]`` (:func:`model_data`):
   Definition 2.7, node fidelities, the rollout's sink row and each head's minimax fidelity.
   They are computed on a float64 copy of the model (the page computes in float64), so the
   page agrees with them to rounding; the book's tables use the float32 model, whose
-  patterns differ by about ``1e-6``.
+  patterns differ by about ``1e-6``;
+- ``head_effects``: per layer and head, the drop of the mean logit margin on the predictable
+  positions when that head alone is removed by mean ablation (the exported ``head_means``),
+  mean over the shown sequences (:func:`recorded_head_effects`): the causal effect the
+  chapters measure, shown beside each head's heatmap.
 
 :func:`page_html` is the page itself: one HTML fragment with the stylesheet and the three
 modules inlined in one ``<script type="module">`` (Chromium refuses ES modules from
@@ -50,7 +54,7 @@ import torch
 from ... import proxies
 from ..._checks import nonnegative_int, positive_int
 from ..._io import atomic_write_text
-from ...transformer.ablation import head_means, logit_margin
+from ...transformer.ablation import ablated, head_means, logit_margin
 from ...transformer.data import PAPER_TASKS, TASKS, make_targets, predictable
 from ...transformer.measure import (
     defined_metrics,
@@ -68,10 +72,13 @@ __all__ = [
     "DATA_GLOBAL",
     "MAX_DATA_BYTES",
     "MAX_PAGE_BYTES",
+    "NUM_SEQUENCES",
+    "REFERENCE_SEQUENCES",
     "SOURCES",
     "explorer_models",
     "model_data",
     "recorded_values",
+    "recorded_head_effects",
     "data_script",
     "read_data_script",
     "export_models",
@@ -89,6 +96,10 @@ MAX_PAGE_BYTES = 2**20
 #: The page's sources, in inlining order (each imports only those before it).
 SOURCES = ("toydag.mjs", "transformer.mjs", "explorer.mjs", "explorer.css")
 #: The measures' settings, as the book's tables use them (``transformer.mjs`` defaults).
+#: Held-out sequences a data file shows, and the further ones that average the head
+#: outputs of mean ablation.
+NUM_SEQUENCES = 8
+REFERENCE_SEQUENCES = 100
 MEASURE_OPTIONS = {"max_steps": 100, "horizon": 100, "eps": 0.25, "residual": 0.5}
 _BLOCK_TENSORS = (
     "norm1.weight", "attn.q.weight", "attn.q.bias", "attn.k.weight", "attn.k.bias",
@@ -261,9 +272,45 @@ def recorded_values(model: Transformer, inputs: torch.Tensor, task: str) -> dict
     }
 
 
+def recorded_head_effects(model: Transformer, inputs: torch.Tensor, task: str,
+                          fill: torch.Tensor) -> list[list[float]]:
+    """Each head's causal effect on ``inputs`` ``(N, T)``, ``(L, H)`` as nested lists: the
+    drop of the mean logit margin on the predictable positions when the head alone is
+    removed by mean ablation with ``fill`` (:func:`~bparallel.transformer.ablation.head_means`
+    ``(L, T, A)``), intact minus ablated, mean over the ``N`` sequences
+    (the ``margin`` effect of :func:`bparallel.transformer.importance.head_effects`, chapter
+    10's measure, here on a float64 copy of the model, as the page computes it: that
+    function's evaluation is float32's)."""
+    if inputs.ndim != 2:
+        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
+    twin = _float64_copy(model)
+    targets, mask = make_targets(inputs, task), predictable(inputs, task)
+    fill64 = fill.to(torch.float64)
+
+    def margins(keep: torch.Tensor | None) -> torch.Tensor:  # (N,) mean over predictable
+        with torch.no_grad():
+            if keep is None:
+                logits = twin(inputs)
+            else:
+                with ablated(twin, keep, fill64):
+                    logits = twin(inputs)
+        m = logit_margin(logits, targets)
+        return (m * mask).sum(-1) / mask.sum(-1)
+
+    L, H = twin.config.n_layers, twin.config.n_heads
+    intact = margins(None)
+    out = np.empty((L, H))
+    for layer in range(L):
+        for h in range(H):
+            keep = torch.ones(L, H, dtype=torch.float64)
+            keep[layer, h] = 0
+            out[layer, h] = float((intact - margins(keep)).mean())
+    return out.tolist()
+
+
 def model_data(
-    model: Transformer, meta: dict[str, Any], *, num_sequences: int = 8,
-    reference_sequences: int = 100,
+    model: Transformer, meta: dict[str, Any], *, num_sequences: int = NUM_SEQUENCES,
+    reference_sequences: int = REFERENCE_SEQUENCES,
 ) -> dict[str, Any]:
     """The object one data file holds (the module docstring lists its fields) for a shipped
     ``model`` and its manifest entry ``meta`` (``task``, ``heads``, ``seed``, ``profile``).
@@ -280,6 +327,7 @@ def model_data(
     shown, reference = inputs[:num_sequences], inputs[num_sequences:]
     model = model.eval()
     index, weights = _tensors(model)
+    means = head_means(model, reference)
     return {
         "format": FORMAT,
         "name": run_name(task, int(meta["heads"])),
@@ -289,7 +337,7 @@ def model_data(
         "config": _config(model),
         "tensors": index,
         "weights": weights,
-        "head_means": _float32_base64(head_means(model, reference).numpy()),
+        "head_means": _float32_base64(means.numpy()),
         "sequences": {
             "protocol": "heldout", "num_drawn": total,
             "reference": [num_sequences, total],
@@ -299,6 +347,7 @@ def model_data(
         },
         "options": dict(MEASURE_OPTIONS),
         "recorded": recorded_values(model, shown[0], task),
+        "head_effects": recorded_head_effects(model, shown, task, means),
     }
 
 
@@ -329,8 +378,8 @@ def export_models(
     heads: Sequence[int] = HEADS,
     seed: int = DEFAULT_SEED,
     models_root: str | os.PathLike = MODELS_ROOT,
-    num_sequences: int = 8,
-    reference_sequences: int = 100,
+    num_sequences: int = NUM_SEQUENCES,
+    reference_sequences: int = REFERENCE_SEQUENCES,
     max_bytes: int = MAX_DATA_BYTES,
 ) -> list[dict[str, Any]]:
     """Write one data file per model the explorer offers (:func:`explorer_models`; by default

@@ -615,7 +615,7 @@ function choosePosition(app, pos) {
   app.rerun();
 }
 
-/** One card per head of the chosen layer: heatmap, weight, fidelity, a removal switch. */
+/** One card per head of the chosen layer: heatmap, weight, fidelity, recorded effect, a removal switch. */
 function buildHeadCards(ui, app, rerun) {
   const { view, data } = app;
   ui.headBox.replaceChildren();
@@ -726,7 +726,13 @@ function render(ui, app) {
     toggle.setAttribute("aria-label", `${removed ? "restore" : "remove"} head ${h + 1} of layer ${view.layer + 1}`);
     card.classList.toggle("bp-ex-off", removed);
     const wh = w === null ? 1 / data.heads : w[h];
-    info.textContent = `w ${pyFormatFixed(wh, 3)}; fidelity alone ${fmt(measures["head_fidelity.definition"][h], 2)}%`;
+    const effect = data.head_effects ? data.head_effects[view.layer][h] : null;
+    info.textContent = `w ${pyFormatFixed(wh, 3)}; fidelity alone ${fmt(measures["head_fidelity.definition"][h], 2)}%` +
+      (effect === null ? "" : `; removing it costs ${fmt(effect, 2)} logits of margin`);
+    info.title = "w: the head's learned weight; fidelity: its own minimax fidelity (as defined) on this sequence; " +
+      "cost: the drop of the mean logit margin when this head alone is removed (mean ablation), " +
+      `mean over the ${data.sequences.inputs.length} sequences of this page, recorded by the book's Python`;
+    info.dataset.effect = effect === null ? "" : String(effect);
   });
 }
 
