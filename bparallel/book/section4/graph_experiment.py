@@ -254,9 +254,12 @@ def changes(runs: FreshRuns, level: float = 0.95) -> dict[str, dict[str, list[di
 
 
 def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
-    """Do the proxies at :func:`early_step` rank runs by their later learning speed (minus
-    the steps to the threshold, never-learned last)? For each proxy of :data:`PROXIES`
-    (signed so that larger is better), :func:`bparallel.ranks.median_rho_test` over cells:
+    """Do the proxies at :func:`early_step` rank runs by their later learning speed? Speed
+    here is the learning-curve area (the mean held-out accuracy over the budget: larger is
+    faster, a run that never learns is low, and unlike the steps to the threshold, read on
+    the evaluation grid, it does not tie between seeds that learn within one evaluation
+    interval). For each proxy of :data:`PROXIES` (signed so that larger is better),
+    :func:`bparallel.ranks.median_rho_test` over cells:
 
     - ``across.<arm>.<proxy>``: one cell per complete seed, its four head counts;
     - ``within.<proxy>``: one cell per configuration (arm, heads) with three seeds or more,
@@ -276,8 +279,7 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
             for seed in runs.seeds(task, arm) if step is not None else []:
                 by = {e["heads"]: e for e in runs.of(task, arm) if e["seed"] == seed}
                 pairs.append((np.array([key_of(by[h], name, sign) for h in HEADS]),
-                              np.array([max(_speed_key(learning_time(by[h])), -1e300)
-                                        for h in HEADS])))
+                              np.array([float(by[h]["curve_area"]) for h in HEADS])))
             test = ranks.median_rho_test(pairs) if pairs else dict(empty)
             out[f"across.{arm}.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
         pairs = []
@@ -287,8 +289,7 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
             mine = [e for e in runs.of(task) if (e["heads"], e["head_size"]) == (heads, hs)]
             if len(mine) >= 3:
                 pairs.append((np.array([key_of(e, name, sign) for e in mine]),
-                              np.array([max(_speed_key(learning_time(e)), -1e300)
-                                        for e in mine])))
+                              np.array([float(e["curve_area"]) for e in mine])))
         test = ranks.median_rho_test(pairs) if pairs else dict(empty)
         out[f"within.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
     return out
@@ -311,8 +312,8 @@ def _test_cell(test: Mapping[str, Any]) -> str:
 
 def prediction_table(runs: FreshRuns) -> list[dict[str, Any]]:
     """:func:`prediction_tests` as the page shows them: per task and proxy, the median rho
-    over cells with its permutation p-value and number of cells, across head counts in each
-    arm and within configurations, and the verdict of each."""
+    over cells (proxy against curve area) with its permutation p-value and number of cells,
+    across head counts in each arm and within configurations."""
     rows = []
     for task in runs.profiles:
         step = early_step(runs, task)
