@@ -28,10 +28,14 @@ NOT_YET_CHECKED: dict[str, str] = {
 #: introduction's findings tables are read as prose).
 _PIPE_ROWS = r"^[ \t]*\|.*\|[ \t]*$"
 _NOT_PROSE = [p for p in NOT_PROSE if p.pattern != _PIPE_ROWS]
-#: "Table 3", "Tables 1-6", "Tables 1 to 4", "table 10.3".
-MENTION = re.compile(r"\b[Tt]ables?\s+\d")
+#: "Table 3", "Tables 1-6", "Tables 1 to 4", "table 10.3", "Figure 4" (the paper's figures
+#: are numbered 1-4, the book's by chapter: the same rule holds for them).
+MENTION = re.compile(r"\b(?:[Tt]ables?|[Ff]igures?)\s+\d")
 #: What must come right before a mention of the paper's table.
 PAPER_S = re.compile(r"paper[’']s\s+$", re.I)
+#: ... or ends a list that "paper's" opens: "the paper's Tables 1-4 and Figure 4".
+PAPER_LIST = re.compile(r"paper[’']s\s+(?:[Tt]ables?|[Ff]igures?)\s+[\d.]+(?:\s*(?:[–-]|to)\s*"
+                        r"[\d.]+)?\s+and\s+$", re.I)
 
 
 def bare_mentions(text: str) -> list[tuple[int, str]]:
@@ -44,7 +48,8 @@ def bare_mentions(text: str) -> list[tuple[int, str]]:
     lines = text.splitlines()
     hits = []
     for match in MENTION.finditer(blanked):
-        if PAPER_S.search(blanked[max(0, match.start() - 20):match.start()]):
+        before = blanked[max(0, match.start() - 60):match.start()]
+        if PAPER_S.search(before[-20:]) or PAPER_LIST.search(before):
             continue
         line = blanked.count("\n", 0, match.start())
         hits.append((line + 1, lines[line].strip()))
@@ -73,6 +78,8 @@ def test_not_yet_checked_pages_exist():
     (":::{table} How Tables 5-6 line up\n:name: tbl-x\n:::\n", [1]),
     ("```{code-cell} ipython3\ncaption = 'Table 1'\n```\n", []),
     ("the `Table 1` key, $Table 2$, and 3 tables more", []),
+    ("the paper's Figure 3, and Figure 4 beside it", [1]),
+    ("the paper's Tables 1–4 and Figure 4, and Table 5", [1]),
 ])
 def test_scanner(text, bare):
     assert [line for line, _ in bare_mentions(text)] == bare
