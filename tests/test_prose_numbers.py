@@ -135,6 +135,24 @@ PHRASES: dict[str, list[tuple[str, str]]] = {
          _TODO + "the threshold of section4_tables.differences_results (`pub_mix < 4`), which "
          "its results key names (share_below_4)"),
     ],
+    "10_section4_as_defined.md": [
+        ("(its output set to 0)", "defines zero ablation: a head's output replaced by zeros "
+         "(the counterpart of mean ablation)"),
+        ("0.8, not the 0.7999999999999999 that floating point computes",
+         "a fixed worked example: Spearman's rho of four items with one swapped pair is exactly "
+         "0.8, and the float scipy computes for it "
+         "(tests/test_ranks.py::test_one_swapped_pair_of_four_is_exactly_point_eight)"),
+    ],
+    "12_graph_tasks.md": [
+        ("Positions are counted from 0", "the chapter's indexing convention for positions, "
+         "the point of the sentence (as notation.md's nodes from 1)"),
+        ("clipped at 0", "the lower end of an interval of a quantity that cannot be negative "
+         "is cut at zero (graph_tasks.mean_interval, the floor of statistics.fmt_interval): "
+         "mathematics, not a parameter"),
+        ("1 when every token counts equally, 0 when one is lost",
+         "defines the scale of the rollout minimum (T times the smallest share): its two "
+         "extreme values, mathematics in words"),
+    ],
     "notation.md": [
         ("indexes nodes from 1", "the paper's node labels start at 1: a convention, the point "
          "of the sentence"),
@@ -176,37 +194,7 @@ PHRASES: dict[str, list[tuple[str, str]]] = {
 #: Lines (exact snippets) of pages that another piece of work is rewriting: their hits are
 #: tolerated for now. TODO(issue #32 item 9): glue these numbers, then delete the snippet;
 #: the test fails on a snippet whose line no longer holds a hit.
-PENDING: dict[str, set[str]] = {
-    "10_section4_as_defined.md": {
-        "2.7's median mixing time with 1 and with 16 heads",
-        "set to 0) and by **{term}`mean ablation`**",
-        "0.8, not the 0.7999999999999999 that floating",
-        "ordering; Monte Carlo for 16), and this chapter's rule.",
-        "(all ρ = 1; above the level, the claim is not testable), and the verdict (median ≥ 0.5 "
-        "holds, ≥ 0.2 with conditions, when p ≤ 0.05).",
-        "{glue:text}`pairs.cycle.h4.redundancy.mean:.2f` with 4) and",
-        "rollout: ρ ≥ 0.7 / 0.3; rank claims: median ρ ≥ 0.5 / 0.2 when the permutation test",
-    },
-    "11_across_seeds.md": {
-        "token accuracy among the 8 models of the seed (a cycle model cannot predict position 0, "
-        "so about 0.99 is its ceiling).",
-        "the cell's mean over the 50 evaluation sequences, with",
-        "survivor in the family below 5%: the smallest p-value is",
-        "decimals, means over the 50 sequences) or",
-        "(paper mode, mean over the 50 sequences of the published",
-    },
-    "12_graph_tasks.md": {
-        "sequences of 100 tokens over 256 symbols, a target at",
-        "pre-norm layers, $d = 64$, 172,800 parameters at",
-        "Positions are counted from 0; $x_t$ is the input at position",
-        "positions 0–50 hold 51",
-        "51–99 a random arrangement of 49 of the first 50 of them.",
-        "from the 256, then its tokens uniformly",
-        "across seeds (clipped at 0). Copy and cycle: the shipped",
-        "times the sequence length: 1 when every token counts equally, 0 when one is lost); "
-        "mean over seeds with its 95% t-interval across seeds, clipped at 0",
-    },
-}
+PENDING: dict[str, set[str]] = {}
 
 
 # ----------------------------------------------------------------------------------- scanner

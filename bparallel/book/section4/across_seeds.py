@@ -464,13 +464,38 @@ def interval_results(n_seeds: int, level: float) -> dict[str, float]:
     """The constants behind chapter 11's intervals and its machine check: the Student-t
     quantile of a ``level`` interval over ``n_seeds`` seeds (``t_crit``, its degrees of
     freedom ``t_dof``), and the chance that one given seed lies outside the range of the
-    others in a cell when seeds are exchangeable (``hardware.outside_chance``: 2 / n)."""
+    others in a cell when seeds are exchangeable (``hardware.outside_chance``: 2 / n), and
+    the family-wise level of Holm's correction (``alpha``: ``1 - level``, as
+    :func:`head_count_effects` applies it)."""
     from scipy import stats
 
     positive_int(n_seeds, "n_seeds")
     dof = max(n_seeds - 1, 1)
     return {"t_dof": dof, "t_crit": float(stats.t.ppf(0.5 + level / 2, dof)),
-            "hardware.outside_chance": 2 / n_seeds}
+            "alpha": 1 - level, "hardware.outside_chance": 2 / n_seeds}
+
+
+def protocol_results(by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
+                     profile: str) -> dict[str, float]:
+    """The evaluation behind chapter 11's tables: the number of sequences each cell's mean
+    is over (``protocol.sequences``: the published protocol's, one number for every row of
+    Tables 1-4 and every mean row of Tables 5-6 of every seed, checked), and the held-out
+    token accuracy a cycle model can reach at most (``cycle.accuracy_ceiling``: the share of
+    its positions whose target is predictable, :func:`~bparallel.transformer.data.predictable_mask`,
+    at ``profile``'s sequence length)."""
+    from ...transformer.data import predictable_mask
+    from ...transformer.train import get_profile
+
+    counts = {r["n"] for tables in by_seed.values() for r in tables["tables_1_4"]
+              if r["protocol"] == "paper"}
+    counts |= {r["n"] for tables in by_seed.values() for r in tables["tables_5_6"]
+               if r["protocol"] == "paper" and r["sample"] == "mean"}
+    if len(counts) != 1:
+        raise ValueError(f"by_seed's cells are means over {sorted(counts)} sequences: "
+                         "expected one number for every cell")
+    mask = predictable_mask("cycle", get_profile(profile).seq_len)
+    return {"protocol.sequences": counts.pop(),
+            "cycle.accuracy_ceiling": int(mask.sum()) / mask.numel()}
 
 
 def hardware_markdown(odd: Sequence[Mapping[str, Any]], *, seed: int,

@@ -16,7 +16,16 @@ from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
 from ..render.markdown import fmt_steps
-from .as_defined import LABELS, PAIR_EFFECTS, RANKINGS, pruning_area, uses_attention
+from .as_defined import (
+    LABELS,
+    PAIR_EFFECTS,
+    RANKINGS,
+    ROLLOUT_CONDITIONS,
+    ROLLOUT_HOLDS,
+    pruning_area,
+    uses_attention,
+)
+from .statistics import RHO_CONDITIONS, RHO_HOLDS
 
 #: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
 DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",
@@ -264,6 +273,7 @@ def noise_floor_results(reliability: Sequence[Mapping[str, Any]]) -> dict[str, f
            "head_impact.loss.max": rel["zero.loss"]["max_effect"]}
     for h in CHANCE_HEADS:
         out[f"chance.single_split.h{h}"] = ranks.chance_at_least(h, RELIABLE)
+    out["chance.exact_up_to"] = ranks.EXACT_UP_TO  # beyond: Monte Carlo
     return out
 
 
@@ -302,6 +312,17 @@ def claims_table(tests: Sequence[Mapping[str, Any]], key: str) -> list[dict[str,
              "p": "—" if not t["cells"] else _fmt_p(t["p"]),
              "smallest possible p": "—" if not t["cells"] else _fmt_p(t["p_min"]),
              "verdict": t["verdict"]} for t in tests]
+
+
+def verdict_rules() -> dict[str, float]:
+    """The thresholds of the chapter's verdict rules (``rules.*``): the median rho at which a
+    rank claim holds and holds with conditions
+    (:data:`~bparallel.book.section4.statistics.RHO_HOLDS`, ``RHO_CONDITIONS``), and the
+    rollout claim's (:data:`~bparallel.book.section4.as_defined.ROLLOUT_HOLDS`,
+    ``ROLLOUT_CONDITIONS``); the level of their tests is ``alpha``
+    (:func:`noise_floor_results`)."""
+    return {"rules.rho_holds": RHO_HOLDS, "rules.rho_conditions": RHO_CONDITIONS,
+            "rules.rollout_holds": ROLLOUT_HOLDS, "rules.rollout_conditions": ROLLOUT_CONDITIONS}
 
 
 def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str

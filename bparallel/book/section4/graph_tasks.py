@@ -20,7 +20,15 @@ from typing import Any
 import numpy as np
 
 from ..._checks import one_of
-from ...transformer.data import GRAPH_TASKS, HOPS, PAPER_TASKS, TASKS, heldout_dataset
+from ...transformer.data import (
+    GRAPH_TASKS,
+    HOPS,
+    MAJORITY_SYMBOLS,
+    PAPER_TASKS,
+    TASKS,
+    heldout_dataset,
+    induction_split,
+)
 from ...transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
@@ -222,6 +230,38 @@ def task_rows(num: int = 200, seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
                      "target = current token": no_attention_ceiling(task, seed=seed),
                      "training": f"{training_epochs(task)} epochs"})
     return rows
+
+
+def task_constants(models: Mapping[tuple[str, int, int], Any]) -> dict[str, int]:
+    """The format the chapter's tasks share, read from its models (``models``: keyed
+    ``(task, heads, seed)``; every model must agree): the sequence length and the vocabulary
+    (``task.seq_len``, ``task.vocab_size``), the model's layers, width and parameter count
+    (``task.layers``, ``task.d_model``, ``task.parameters``: one count for every head count),
+    the layout of an induction sequence (:func:`~bparallel.transformer.data.induction_split`:
+    positions ``0..split-1`` hold ``split`` distinct tokens, the ``repeated`` positions
+    ``split..last`` an arrangement of that many of the first ``pool`` of them) and the
+    alphabet of a majority sequence (``task.majority.symbols``)."""
+    if not models:
+        raise ValueError("models is empty: no model to read the tasks' format from")
+
+    def one(name: str, values: Sequence[int]) -> int:
+        found = sorted(set(values))
+        if len(found) != 1:
+            raise ValueError(f"the models differ in {name}: {found}")
+        return int(found[0])
+
+    configs = [m.config for m in models.values()]
+    seq_len = one("seq_len", [c.seq_len for c in configs])
+    split = induction_split(seq_len)
+    return {"task.seq_len": seq_len,
+            "task.vocab_size": one("vocab_size", [c.vocab_size for c in configs]),
+            "task.layers": one("n_layers", [c.n_layers for c in configs]),
+            "task.d_model": one("d_model", [c.d_model for c in configs]),
+            "task.parameters": one("parameters", [sum(p.numel() for p in m.parameters())
+                                                  for m in models.values()]),
+            "task.induction.split": split, "task.induction.first_part_last": split - 1,
+            "task.induction.last": seq_len - 1, "task.induction.repeated": seq_len - split,
+            "task.induction.pool": split - 1, "task.majority.symbols": MAJORITY_SYMBOLS}
 
 
 def training_epochs(task: str) -> int:
@@ -447,5 +487,6 @@ __all__ = ["DEFAULT_SEED", "HEADS_CLAIM", "SUMMARY", "TABLES", "across_seeds",
            "layer_knockouts",
            "learning_curves", "mean_interval", "measure", "model_row", "model_rows",
            "no_attention_ceiling", "paper_beside",
-           "summary_results", "summary_table", "tally", "task_rows", "training_epochs",
+           "summary_results", "summary_table", "tally", "task_constants", "task_rows",
+           "training_epochs",
            "verdict_index"]
