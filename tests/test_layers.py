@@ -41,12 +41,19 @@ def test_the_transformer_layer_imports_without_the_book_tools():
     assert not loaded & {"pandas", "matplotlib", "ipywidgets", "IPython", "papermill"}
 
 
-def _package_imports(path: Path) -> set[str]:
-    """The ``bparallel`` modules that ``path`` imports, resolved to absolute names."""
+def _package_imports(path: Path, *, runtime: bool = False) -> set[str]:
+    """The ``bparallel`` modules that ``path`` imports, resolved to absolute names. With
+    ``runtime``: less the imports under ``if TYPE_CHECKING:`` (they never run), and a
+    ``from package import name`` also names ``package.name`` (it may be a module)."""
     module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
     package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+    tree = ast.parse(path.read_text())
+    if runtime:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+                node.body = []
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -56,6 +63,8 @@ def _package_imports(path: Path) -> set[str]:
                 name = node.module or ""
             if name.startswith("bparallel"):
                 found.add(name)
+                if runtime:
+                    found |= {f"{name}.{a.name}" for a in node.names}
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("bparallel")}
     return found
@@ -204,14 +213,23 @@ def test_the_book_layer_has_no_import_cycle():
     for path in sorted((PACKAGE / "book").rglob("*.py")):
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         module = module.removesuffix(".__init__")
-        graph[module] = {m for m in _runtime_imports(path) if m.startswith("bparallel.book")
+        graph[module] = {m for m in _package_imports(path, runtime=True)
+                         if m.startswith("bparallel.book")
                          and m != module}
-    # an import of a package names the package; of a module in it, the module
-    seen, stack, cycles = set(), [], []
+    cycles = _cycles(graph)
+    assert not cycles, f"import cycles: {cycles}"
 
-    def visit(m):
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles a depth-first walk of ``graph`` (node -> the nodes it imports) meets, each
+    as the path that closes it; names outside ``graph`` are leaves."""
+    seen: set[str] = set()
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(m: str) -> None:
         if m in stack:
-            cycles.append(stack[stack.index(m):] + [m])
+            cycles.append([*stack[stack.index(m):], m])
             return
         if m in seen or m not in graph:
             return
@@ -223,29 +241,11 @@ def test_the_book_layer_has_no_import_cycle():
 
     for m in sorted(graph):
         visit(m)
-    assert not cycles, f"import cycles: {cycles}"
+    return cycles
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """:func:`_package_imports` less the imports inside ``if TYPE_CHECKING:`` blocks."""
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
-            node.body = []
-    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                name = ".".join([*base, node.module] if node.module else base)
-            else:
-                name = node.module or ""
-            if name.startswith("bparallel"):
-                found.add(name)
-                found |= {f"{name}.{a.name}" for a in node.names}
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("bparallel")}
-    return found
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"a"}}) == [["a", "a"]]
+    assert _cycles({"a": {"x"}}) == []  # x is outside the graph: a leaf
