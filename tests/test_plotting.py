@@ -275,10 +275,21 @@ def test_chapter_02_figures_draw_the_data_with_matching_colours():
     with pytest.raises(ValueError, match="2N/p"):
         plot_bound_vs_exact(table.drop(columns="2N/p"), 0.25)
 
-    ax = plot_shortfall([1, 2, 3], [0.5], 0.25).axes[0]
+    from bparallel.book import claims
+    from bparallel.book.mixing_bound import shortfall_curves
+
+    curves = shortfall_curves([1, 2, 3], [0.5, 0.3])
+    ax = plot_shortfall(curves, 0.25).axes[0]
     lines = {ln.get_label(): ln for ln in ax.get_lines()}
     np.testing.assert_allclose(lines["exp(-pN), p = 0.5"].get_ydata(),
                                [markov.hoeffding_tail(0.5, N) for N in (1, 2, 3)])
+    # the exact tail at floor(2N/p): chapter 03's table's rounding, two implementations
+    for p in (0.5, 0.3):
+        np.testing.assert_allclose(lines[f"exact, p = {p}"].get_ydata(),
+                                   claims.binomial_tail_at_bound(np.array([1, 2, 3]), p),
+                                   rtol=1e-12)
+    with pytest.raises(ValueError, match="has no"):
+        plot_shortfall({0.5: {"N": [1]}}, 0.25)
     assert lines["ε = 0.25"].get_ydata()[0] == 0.25  # the threshold is labelled
     assert lines["exact, p = 0.5"].get_color() == lines["exp(-pN), p = 0.5"].get_color()
 

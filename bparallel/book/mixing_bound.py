@@ -299,3 +299,24 @@ def good_head_simulation(Hs: Sequence[int], num_trials: int, seed: int = 0, *,
                                  float(law.cdf(pbar)), H, num_trials)
     return GoodHeadSimulation(H=H, simulated=frame.simulated.to_numpy(),
                               theory=frame.theory.to_numpy(), num_trials=num_trials)
+
+
+def shortfall_curves(Ns: Sequence[int], ps: Sequence[float]) -> dict[float, dict[str, Any]]:
+    """The proof of Theorem 2.8 made exact (chapter 02's figure), per forward probability
+    ``p`` of ``ps``, over the forward moves ``Ns``: ``"exact"``, ``Pr[Bin(t, p) < N]`` at
+    ``t = floor(2N/p)``, the last whole step within the bound (the rounding of chapter 03's
+    :func:`bparallel.book.claims.binomial_tail_at_bound`;
+    :func:`bparallel.markov.forward_moves_shortfall`), and ``"hoeffding"``, Hoeffding's
+    ``exp(-pN)`` (Eq. 10, :func:`bparallel.markov.hoeffding_tail`); ``"N"`` the moves."""
+    Ns = [positive_int(int(N), "Ns") for N in Ns]
+    out: dict[float, dict[str, Any]] = {}
+    for p in ps:
+        p = unit_interval(p, "ps")
+        t = [int(np.floor(markov.mixing_time_bound(N + 1, p))) for N in Ns]
+        out[p] = {"N": np.asarray(Ns),
+                  "exact": np.array([markov.forward_moves_shortfall(p, N, tt)
+                                     for N, tt in zip(Ns, t, strict=True)], dtype=np.float64),
+                  "hoeffding": np.array([markov.hoeffding_tail(p, N) for N in Ns],
+                                        dtype=np.float64)}
+    return out
+

@@ -156,26 +156,26 @@ def plot_bound_vs_exact(table: Any, eps: float) -> Any:
     return fig
 
 
-def plot_shortfall(Ns: Sequence[int], ps: Sequence[float], eps: float) -> Any:
-    """The proof of Theorem 2.8 made exact: ``Pr[Bin(t, p) < N]`` at ``t = ceil(2N/p)``
-    (solid, :func:`bparallel.markov.forward_moves_shortfall`) and Hoeffding's ``exp(-pN)``
-    (dashed, Eq. 10) in the same colour per ``p``, with the threshold ``eps`` labelled.
-    Returns the figure."""
+def plot_shortfall(curves: Mapping[float, Mapping[str, Any]], eps: float) -> Any:
+    """The proof of Theorem 2.8 made exact: per forward probability ``p`` (the keys of
+    ``curves``, :func:`bparallel.book.mixing_bound.shortfall_curves`), ``Pr[Bin(t, p) < N]``
+    at ``t = floor(2N/p)`` (solid, ``"exact"``) and Hoeffding's ``exp(-pN)`` (dashed,
+    ``"hoeffding"``, Eq. 10) in the same colour against ``"N"``, with the threshold ``eps``
+    labelled. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from ....markov import forward_moves_shortfall, hoeffding_tail
-
-    Ns = np.asarray(Ns, dtype=int)
+    if not curves:
+        raise ValueError("curves is empty: no p to draw")
     fig, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
-    for k, p in enumerate(ps):
-        t = np.ceil(2 * Ns / p).astype(int)
-        exact = [forward_moves_shortfall(p, int(N), int(tt)) for N, tt in zip(Ns, t, strict=True)]
-        ax.semilogy(Ns, exact, color=f"C{k}", label=f"exact, p = {p:g}")
-        ax.semilogy(Ns, [hoeffding_tail(p, int(N)) for N in Ns], "--", color=f"C{k}",
-                    label=f"exp(-pN), p = {p:g}")
+    for k, (p, c) in enumerate(curves.items()):
+        missing = [key for key in ("N", "exact", "hoeffding") if key not in c]
+        if missing:
+            raise ValueError(f"curves[{p!r}] has no {missing}")
+        ax.semilogy(c["N"], c["exact"], color=f"C{k}", label=f"exact, p = {p:g}")
+        ax.semilogy(c["N"], c["hoeffding"], "--", color=f"C{k}", label=f"exp(-pN), p = {p:g}")
     ax.axhline(eps, color="gray", lw=0.8, ls=":", label=f"ε = {eps:g}")
     ax.set_xlabel("N (forward moves needed)")
-    ax.set_ylabel("Pr[X < N] at t = 2N/p")
+    ax.set_ylabel("Pr[X < N] at t = ⌊2N/p⌋")
     ax.legend(fontsize="small", ncol=2)
     return fig
 
