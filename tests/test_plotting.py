@@ -208,7 +208,7 @@ def test_plot_best_head_draws_theory_and_simulation_per_law():
 
 
 def test_plot_pair_mixing_refuses_the_wrong_number_of_heads():
-    with pytest.raises(ValueError, match="2 heads and 3 matrices"):
+    with pytest.raises(ValueError, match="2 heads and 3 curves"):
         plotting.plot_pair_mixing([[(0, 1)]], [], [], 0.1, weights=[1.0])
 
 
@@ -483,3 +483,23 @@ def test_plot_head_count_changes_draws_each_interval_where_its_outcome_says():
     with pytest.raises(ValueError, match="unknown outcome 'maybe'"):
         plotting.plot_head_count_changes({"x": [{**panels["mode B"][0], "outcome_holm": "maybe"}]},
                                          DIRECTIONS)
+
+
+def test_plot_pair_mixing_draws_the_chapters_tv_curves():
+    """The figure draws what chapter 03 computes: the TV curves of two heads and their
+    combination, whose maximum over starts falls to eps at each exact mixing time."""
+    edges = [[(0, 1), (1, 2)], [(0, 2), (1, 2)]]
+    matrices, t_mix = claims.exact_combination_mixing(edges, 3, [0.5, 0.5], 0.25)
+    curves = claims.pair_tv_curves(matrices, t_mix)
+    assert [c.shape for c in curves] == [(max(t_mix) + 4, 3)] * 3
+    for c, T in zip(curves, t_mix, strict=True):
+        worst = c.max(axis=1)
+        assert worst[T] <= 0.25 + 1e-12 and (T == 0 or worst[T - 1] > 0.25)
+    fig = plotting.plot_pair_mixing(edges, curves, t_mix, 0.25, weights=[0.5, 0.5])
+    bottom = fig.axes[3:6]
+    for ax, c in zip(bottom, curves, strict=True):
+        worst_line = next(ln for ln in ax.get_lines() if ln.get_label() == "max over starts")
+        np.testing.assert_array_equal(worst_line.get_ydata(), c.max(axis=1))
+    plt.close(fig)
+    with pytest.raises(ValueError, match="one time per matrix"):
+        claims.pair_tv_curves(matrices, t_mix[:2])

@@ -27,6 +27,7 @@ from ...ensembles import (
     family_adjacency,
     lazy_path_walk,
     random_weighted_walk,
+    tv_curves,
 )
 from .head_sets import over_head_sets, per_H
 from .labels import _pd
@@ -313,6 +314,20 @@ def exact_combination_mixing(
     bar = exact.combine(heads, [Fraction(w).limit_denominator(100) for w in weights])
     eps_q = Fraction(eps).limit_denominator(1000)
     return [*heads, bar], [exact.mixing_time(M, eps_q) for M in (*heads, bar)]
+
+
+def pair_tv_curves(matrices: list[list[list[Fraction]]], mixing_times: list[int]
+                   ) -> list[NDArray[np.float64]]:
+    """What :func:`bparallel.book.render.plotting.plot_pair_mixing` draws under each graph:
+    per matrix of :func:`exact_combination_mixing` (heads, then the combination), the TV
+    distance to the sink from every start at ``t = 0 .. max(mixing_times) + 3``
+    (:func:`bparallel.ensembles.tv_curves`, Definition 2.7), ``(horizon + 1, n)``."""
+    if len(matrices) != len(mixing_times):
+        raise ValueError(f"matrices and mixing_times have {len(matrices)} and "
+                         f"{len(mixing_times)} entries: expected one time per matrix")
+    horizon = max(int(t) for t in mixing_times) + 3
+    return [tv_curves(np.array([[float(x) for x in row] for row in M]), horizon)
+            for M in matrices]
 
 
 def exact_matrices_table(

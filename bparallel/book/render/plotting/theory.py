@@ -221,7 +221,7 @@ def plot_computed_vs_closed_form(
 
 def plot_pair_mixing(
     edges_pair: Sequence[Sequence[tuple[int, int]]],
-    matrices: Sequence[Sequence[Sequence[Any]]],
+    curves: Sequence[Any],
     mixing_times: Sequence[int],
     eps: float,
     *,
@@ -229,19 +229,19 @@ def plot_pair_mixing(
     labels: Sequence[str] | None = None,
 ) -> Any:
     """Two heads and their combination: the graphs (top) and the TV curves per start node
-    (bottom, Definition 2.7), with ``eps`` and each mixing time marked. ``matrices`` and
-    ``mixing_times`` as returned by :func:`bparallel.book.claims.exact_combination_mixing`
-    (heads first, combination last; exact fractions or floats). Returns the figure."""
+    (bottom, Definition 2.7), with ``eps`` and each mixing time marked. ``curves``: per
+    graph (heads first, combination last) the TV distance from every start node at
+    ``t = 0, 1, ...``, ``(horizon + 1, n)`` (:func:`bparallel.book.claims.pair_tv_curves`);
+    ``mixing_times`` as :func:`bparallel.book.claims.exact_combination_mixing` returns them.
+    Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from ....ensembles import tv_curves
-
-    if len(edges_pair) != 2 or len(matrices) != 3 or len(mixing_times) != 3:
-        raise ValueError("plot_pair_mixing needs 2 heads and 3 matrices and mixing times "
-                         f"(heads, combination), got {len(edges_pair)}, {len(matrices)}, "
+    if len(edges_pair) != 2 or len(curves) != 3 or len(mixing_times) != 3:
+        raise ValueError("plot_pair_mixing needs 2 heads and 3 curves and mixing times "
+                         f"(heads, combination), got {len(edges_pair)}, {len(curves)}, "
                          f"{len(mixing_times)}")
-    mats = [np.array([[float(x) for x in row] for row in M]) for M in matrices]
-    n = mats[0].shape[-1]
+    curves = [np.asarray(c, dtype=np.float64) for c in curves]
+    n = curves[0].shape[-1]
     fig, axes = plt.subplots(2, 3, figsize=(TEXT_WIDTH, 4.8),
                              gridspec_kw={"height_ratios": [1, 1.6]})
     draw_dag(edges_pair[0], n, labels=labels, ax=axes[0, 0], title="head 1")
@@ -249,13 +249,12 @@ def plot_pair_mixing(
     beta = ", ".join(f"{float(w):g}" for w in weights)
     draw_dag(sorted(set(edges_pair[0]) | set(edges_pair[1])), n, labels=labels, ax=axes[0, 2],
              color="C2", title=f"combination, β = ({beta})")
-    horizon_tv = max(mixing_times) + 3
-    for ax, M, T, name in zip(axes[1], mats, mixing_times, ["head 1", "head 2", "combination"],
-                              strict=True):
-        tv = tv_curves(M, horizon_tv)
+    for ax, tv, T, name in zip(axes[1], curves, mixing_times, ["head 1", "head 2", "combination"],
+                               strict=True):
+        steps = range(tv.shape[0])
         for j in range(n - 1):
-            ax.plot(range(horizon_tv + 1), tv[:, j], "o-", ms=3, label=f"start {j}")
-        ax.plot(range(horizon_tv + 1), tv.max(axis=1), "k--", lw=1, label="max over starts")
+            ax.plot(steps, tv[:, j], "o-", ms=3, label=f"start {j}")
+        ax.plot(steps, tv.max(axis=1), "k--", lw=1, label="max over starts")
         ax.axhline(eps, color="gray", lw=0.8)
         ax.axvline(T, color="crimson", lw=1)
         ax.set_title(f"{name}: $T_{{mix}}$ = {T}")
