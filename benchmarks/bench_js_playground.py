@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from bparallel.book import playground as pg
+from bparallel.book.playground_link import config_of
 from bparallel.book.render.js_playground import playground_html
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
 
@@ -64,7 +65,7 @@ def time_browser(state: pg.PlaygroundState, repeats: int) -> dict:
         page_path = Path(tmp) / "bench.html"
         page_path.write_text(
             "<!doctype html><html><head><meta charset='utf-8'><title>bench</title></head>"
-            f"<body>{playground_html(use_hash=False, initial=state)}</body></html>",
+            f"<body>{playground_html(use_hash=False, initial=config_of(state))}</body></html>",
             encoding="utf-8",
         )
         with sync_playwright() as p:

@@ -21,13 +21,8 @@ import numpy as np
 import pytest
 
 from bparallel.book import playground as pg
-from bparallel.book.render.js_playground import (
-    config_of,
-    decode_state,
-    encode_state,
-    inline_script,
-    playground_html,
-)
+from bparallel.book.playground_link import config_of, decode_state, encode_state
+from bparallel.book.render.js_playground import inline_script, playground_html
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -260,7 +255,7 @@ def test_number_formatting_matches_python():
 def test_python_link_helpers():
     """`bparallel.book.render.js_playground` reads and writes the page's #pg= links (also
     from a URL)."""
-    from bparallel.book.render.js_playground import fragment
+    from bparallel.book.playground_link import fragment
 
     state = pg.from_preset("Example 3.13 (code)")
     link = fragment(state)

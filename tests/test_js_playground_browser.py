@@ -3,7 +3,7 @@
 The playground page (`_build/html/notebooks/05_playground.html`) is opened from file:// and
 over http://127.0.0.1. The test clicks an edge of the adjacency grid and moves a beta slider
 with the keyboard, then checks: the address fragment decodes (in Python,
-`bparallel.book.render.js_playground.decode_state`) to exactly the state built the same way
+`bparallel.book.playground_link.decode_state`) to exactly the state built the same way
 in Python;
 the displayed minimax fidelities and amplification equal `bparallel.book.playground.compute`'s
 to 1e-12; reloading the link restores the same state and numbers; the exported code equals
@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from bparallel.book import playground as pg
-from bparallel.book.render.js_playground import decode_state, source_hash
+from bparallel.book.playground_link import decode_state
+from bparallel.book.render.js_playground import source_hash
 from bparallel.graphs import is_feedforward
 
 pytestmark = pytest.mark.browser

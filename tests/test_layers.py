@@ -183,14 +183,10 @@ def test_every_chapter_of_section_4_has_its_module_named_after_its_file():
     assert not missing, f"bparallel/book/section4/__init__.py does not name {missing}"
 
 
-#: What the rendering room may import from the rest of the book layer, with the reason:
-#: the closed verdict vocabulary (a verdict cell is rendered from it), and, until the
-#: playground's state type moves down, the playground's state (the in-page playground
-#: serialises it).
+#: What the rendering room may import from the rest of the book layer, with the reason: the
+#: closed verdict vocabulary (a verdict cell is rendered from it).
 RENDER_MAY_IMPORT = {
     "bparallel.book.verdicts": "the verdict vocabulary a table cell renders",
-    "bparallel.book.playground": "TODO(issue #35 item 4): the playground state js_playground "
-                                 "serialises",
 }
 
 

@@ -7,7 +7,8 @@ Three rooms, one question each (where does a new helper go?):
   values it builds from them, so that a chapter narrates and calls --
   ``feedforward`` (chapter 01), ``mixing_bound`` (02), ``claims`` and ``ensemble_design``
   (the graph ensembles of Sections 2-3, chapters 03 and 06), ``fidelity_examples`` (04,
-  05), ``playground`` (the toy DAGs), ``section4`` (chapters 07-13, one module per chapter
+  05), ``playground`` (the toy DAGs) and ``playground_link`` (its #pg= links), ``section4``
+  (chapters 07-13, one module per chapter
   named after the chapter's file, and the pieces several of them share: the published
   tables, Tables 1-6 measured, the statistics and verdict rules, chapter 12's model
   collections; its docstring lists them), ``verdicts`` (the one verdict vocabulary). A
