@@ -179,6 +179,15 @@ def test_claim_verdicts_one_row_per_arm_and_one_for_both(tmp_path):
     out = fx.results(model_sets.fresh_runs(tmp_path), verdicts)
     assert out["verdict.speed"] == list(Verdict).index(Verdict.NOT_TESTABLE)
     assert out["fresh.induction.early_step"] == 800 and out["fresh.induction.models"] == 7
+    # the proxies are all equal here: no cell has a defined rho, nothing is recorded
+    assert not any(k.startswith("fresh.induction.across.") for k in out)
+    # proxies that differ: the across test has a cell (one seed), within none
+    write(tmp_path, grid(seeds=(42,), quality=lambda h, hs, s: 10.0 - 0.1 * h))
+    runs = model_sets.fresh_runs(tmp_path)
+    out = fx.results(runs, fx.claim_verdicts(runs))
+    assert out["fresh.induction.across.width.fidelity.definition.cells"] == 1
+    assert out["fresh.induction.across.width.fidelity.definition.median"] == 1.0  # both fall
+    assert "fresh.induction.within.fidelity.definition.median" not in out
 
 
 def test_probe_at_reads_layer_means_and_an_infinite_mixing_time():

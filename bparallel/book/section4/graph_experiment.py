@@ -426,7 +426,8 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     :class:`Verdict`), per task, arm and head count the runs that learned and the censored
     median steps (``fresh.<task>.<arm>.h<H>.{learned,runs,median_steps}``, the median
     absent when the median run did not learn), per task the early step, the budget and the
-    threshold, and the speed tests' medians."""
+    threshold, the speed tests' medians, and the early-proxy tests' median, p-value and
+    cells (:func:`prediction_tests`)."""
     order = list(Verdict)
     out: dict[str, float] = {f"verdict.{v['slug']}": order.index(v["verdict"])
                              for v in verdicts}
@@ -448,6 +449,11 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
         for arm, s in speed_tests(runs, task).items():
             if s["cells"]:
                 out[f"fresh.{task}.speed.{arm}.median"] = s["median"]
+        if step is not None:
+            for key, t in prediction_tests(runs, task).items():
+                if t["cells"]:  # fresh.<task>.{across.<arm>,within}.<proxy>.{median,p,cells}
+                    for k in ("median", "p", "cells"):
+                        out[f"fresh.{task}.{key}.{k}"] = t[k]
     return out
 
 
