@@ -37,7 +37,7 @@ def test_learning_by_heads_marks_runs_that_never_learned_at_the_budget():
     fig = pe.plot_learning_by_heads({"induction": _learning_rows(), "majority": []},
                                     {"induction": {1: 1.0, 16: 0.013}})
     top = fig.axes[0]
-    assert top.get_title() == "induction: steps to threshold"
+    assert top.get_title() == "induction" and top.get_ylabel() == "steps to threshold"
     # the two non-learners: open triangles at the budget; the budget line drawn
     triangles = [ln for ln in top.lines if ln.get_marker() == "^"]
     assert len(triangles) == 2 and all(ln.get_ydata()[0] == 12000 for ln in triangles)

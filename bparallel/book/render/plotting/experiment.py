@@ -67,18 +67,20 @@ def plot_learning_by_heads(rows: Mapping[str, Sequence[Mapping[str, Any]]],
             top.set_ylim(0, budget * 1.08)
         else:
             top.set_ylim(0, 1.25 * max(times))
-        top.set_title(f"{task}: steps to threshold")
-        mid.set_title(f"{task}: mean accuracy over the budget (%)")
+        top.set_title(task, fontsize=10)
         if finite and task in finite:
             low = axes[2, col]
             hs = sorted(finite[task])
             low.plot(hs, [100 * finite[task][h] for h in hs], marker="D", color="C2",
                      label="5,000 sequences, 60 epochs")
             low.set_ylim(0, 105)
-            low.set_title(f"{task}: final accuracy, finite data (%)")
+
         for ax in axes[:, col]:
             _heads_axis(ax)
-    axes[0, 0].set_ylabel("steps")
+    axes[0, 0].set_ylabel("steps to threshold", fontsize=9)
+    axes[1, 0].set_ylabel("curve area (%)", fontsize=9)
+    if finite:
+        axes[2, 0].set_ylabel("final accuracy,\nfinite data (%)", fontsize=9)
     handles, labels = axes[1, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
     return fig
