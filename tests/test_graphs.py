@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 from bparallel import exact
 from bparallel import graphs as g
 
+from ._ulps import assert_close_ulps
+
 
 def test_walk_matrix_eq1_by_hand():
     # 0 -> 1, 0 -> 2, 1 -> 2 with self-loops: outdeg(0)=3, outdeg(1)=2, outdeg(2)=1
@@ -26,7 +28,7 @@ def test_diffusion_matrix_eq21_by_hand():
 def test_self_loops_always_present_and_duplicates_ignored():
     a = g.diffusion_matrix([(0, 1), (0, 1), (1, 1)], 2)
     b = g.diffusion_matrix([(0, 1)], 2)
-    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, b)  # bitwise: the same adjacency, then the same operations
     assert np.all(np.diag(g.walk_matrix([], 4)) == 1)
 
 
@@ -108,14 +110,16 @@ def test_check_stochastic_errors():
         g.check_stochastic(np.array([[1.5, -0.5], [0, 1]]), axis=-1)
 
 
-def test_batched_constructors_equal_single():
+def test_batched_constructors_equal_single_within_ulps():
+    # batched (N, n, n) against one edge list at a time: a different route, so ulps, not
+    # bits; an entry is 1 / degree, and a wrong degree (1/k vs 1/(k+1)) is ~1e15 ulps off
     A = g.random_feedforward_adjacency(7, 6, 0.4, seed=1)
     Ws = g.walk_matrix_from_adjacency(A)
     Ds = g.diffusion_matrix_from_adjacency(A)
     for k in range(7):
         edges = g.edges_from_adjacency(A[k])
-        np.testing.assert_array_equal(Ws[k], g.walk_matrix(edges, 6))
-        np.testing.assert_array_equal(Ds[k], g.diffusion_matrix(edges, 6))
+        assert_close_ulps(Ws[k], g.walk_matrix(edges, 6), err_msg=f"W, graph {k}:")
+        assert_close_ulps(Ds[k], g.diffusion_matrix(edges, 6), err_msg=f"Delta, graph {k}:")
 
 
 def test_families():

@@ -48,6 +48,8 @@ def test_head_effects_are_the_single_removals(model, dataset):
                                     per_sequence=True)
         after, before = im.sequence_means(one["per_sequence"]), im.sequence_means(
             base["per_sequence"])
+        # bitwise: evaluate_ablation runs each mask on its own over the same batches, so
+        # head_effects does the same operations in the same order as these single calls
         np.testing.assert_array_equal(eff["effect"]["margin"][layer, head],
                                       before["margin"] - after["margin"])
         np.testing.assert_array_equal(eff["effect"]["kl"][layer, head], after["kl"])
@@ -190,7 +192,7 @@ def test_reliability_and_head_test_separate_signal_from_noise():
         im.reliability(np.ones((3, 1)))
     with pytest.raises(ValueError, match="splits"):
         im.reliability(signal, splits=0)
-    # deterministic from the seed
+    # deterministic from the seed (bitwise: the same call twice)
     np.testing.assert_array_equal(im.head_test(noise[:3], permutations=99, seed=1),
                                   im.head_test(noise[:3], permutations=99, seed=1))
 
@@ -201,12 +203,19 @@ def test_head_fidelity_is_algorithm_2_per_head(model, dataset):
     pattern = extract_patterns(model, x)  # (L, N, H, T, T)
     for mode in proxies.MODES:
         direct = proxies.best_head_vs_combined(pattern, None, mode=mode, horizon=15)
-        np.testing.assert_array_equal(fid[f"{mode}.per_sequence"], direct["per_head"])
-        np.testing.assert_allclose(fid[mode], direct["per_head"].mean(1))
+        # batches of 2 against all 5 sequences at once: the float32 forward passes may round
+        # differently, so not bitwise; float32 rounding of the attention, in percent
+        np.testing.assert_allclose(fid[f"{mode}.per_sequence"], direct["per_head"],
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(fid[mode], direct["per_head"].mean(1), rtol=1e-5, atol=1e-6)
         assert fid[mode].shape == (L, H)
+        # the best head where the direct route has a clear one (first and second apart by
+        # far more than that rounding): a near-tie may go either way
         top = ab.top_head(fid[f"{mode}.per_sequence"])
-        untied = top >= 0
-        np.testing.assert_array_equal(top[untied], direct["best_head"][untied])
+        ranked = np.sort(direct["per_head"], -1)
+        clear = ranked[..., -1] - ranked[..., -2] > 1e-2
+        assert clear.any()
+        np.testing.assert_array_equal(top[clear], direct["best_head"][clear])
     with pytest.raises(ValueError, match=r"inputs has shape \(12,\)"):
         im.head_fidelity(model, x[0])
 
@@ -218,6 +227,8 @@ def test_importance_study_parts(model, dataset):
                                 batch_size=10)
     assert set(study["effect"]) == {f"{r}.{m}" for r in im.REMOVALS
                                     for m in ("margin", "kl", "loss", "accuracy")} | {"gradient"}
+    # bitwise below: the study calls these same functions on the same arrays (same
+    # operations, same order)
     for k, v in study["effect"].items():
         np.testing.assert_array_equal(study["scores"][k], np.nanmean(v, -1))
         assert study["reliability"][k].shape == (L,)

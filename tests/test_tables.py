@@ -97,7 +97,13 @@ def test_sequence_metrics_match_direct_proxies():
         best = px.best_head_vs_combined(pattern, w, mode=mode, horizon=30)
         np.testing.assert_allclose(m[f"best_head.individual.{mode}"], best["individual"])
         np.testing.assert_allclose(m[f"best_head.combined.{mode}"], best["combined"])
-        np.testing.assert_array_equal(m[f"best_head.head.{mode}"], best["best_head"])
+        # batches of 2 against one batch of 5: the argmax is compared where the best head
+        # is clear (the first two far more than float32 rounding apart), not at near-ties
+        ranked = np.sort(best["per_head"], -1)
+        clear = ranked[..., -1] - ranked[..., -2] > 1e-2
+        assert clear.any()
+        np.testing.assert_array_equal(m[f"best_head.head.{mode}"][clear],
+                                      best["best_head"][clear])
     assert m["mixing_time.paper"].shape == (4, 5)
 
 
@@ -152,7 +158,7 @@ def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
     assert len(calls) == 1 and len(list(tmp_path.glob("metrics-*.npz"))) == 1
     for m in (first, again):
         assert m.keys() == direct.keys()
-        for k in direct:
+        for k in direct:  # bitwise: the same call (same operations, same order), then a file
             np.testing.assert_array_equal(m[k], direct[k])
     # Anything that changes the result changes the key: options, inputs, weights.
     key = metrics_key(model, x, max_steps=20, horizon=20)
@@ -179,6 +185,7 @@ def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
         healed = cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20,
                                             horizon=20)
     assert len(calls) == 2
+    # bitwise: recomputed by the same call, same operations in the same order
     np.testing.assert_array_equal(healed["fidelity.paper"], direct["fidelity.paper"])
     cached_sequence_metrics(model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
     assert len(calls) == 2
@@ -200,6 +207,7 @@ def test_concurrent_callers_compute_a_key_once(tmp_path, monkeypatch):
     for t in threads:
         t.join()
     assert len(calls) == 1 and len(got) == 2
+    # bitwise: one computed, the other read back from its file
     np.testing.assert_array_equal(got[0]["fidelity.paper"], got[1]["fidelity.paper"])
 
 
@@ -220,12 +228,13 @@ def test_cached_metrics_many_in_worker_processes_equals_one_by_one(tmp_path, mon
     monkeypatch.setattr(metrics_cache, "sequence_metrics", lambda *a, **k: pytest.fail("ran"))
     again = cached_metrics_many("sequence", jobs, cache_dir=tmp_path, workers=2)
     for got, want in zip(again, parallel, strict=True):
-        for k in want:
+        for k in want:  # bitwise: read back from the files the workers wrote
             np.testing.assert_array_equal(got[k], want[k])
     monkeypatch.undo()
     # One worker: computed here, in order, as cached_metrics would.
     here = cached_metrics_many("sequence", jobs[:2], cache_dir=None, workers=1)
     for got, want in zip(here, serial[:2], strict=True):
+        # bitwise: the same call in this process (same operations, same order)
         np.testing.assert_array_equal(got["fidelity.paper"], want["fidelity.paper"])
 
 
@@ -390,7 +399,7 @@ def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
     assert len(list(tmp_path.glob("metrics-*.npz"))) == 1
     again = cached_metrics("defined", model, x, cache_dir=tmp_path, max_steps=20)
     direct = defined_metrics(model, x, max_steps=20)
-    for k in direct:
+    for k in direct:  # bitwise: the same call (same operations, same order), then a file
         np.testing.assert_array_equal(first[k], direct[k])
         np.testing.assert_array_equal(again[k], direct[k])
     cached_metrics("sequence", model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
@@ -410,7 +419,7 @@ def test_ablation_measure_round_trips_through_the_cache(tmp_path):
     assert len(list(tmp_path.glob("metrics-*.npz"))) == 1
     again = cached_metrics("ablation", model, x, cache_dir=tmp_path, **opts)
     assert first.keys() == again.keys()
-    for k in first:
+    for k in first:  # bitwise: a cache round trip
         np.testing.assert_array_equal(first[k], again[k])
     study = unflatten(again)
     L = model.config.n_layers
