@@ -26,16 +26,22 @@ import numpy as np
 
 from .graphs import reaches
 
-__all__ = ["CHUNK", "hitting_times", "lost_starts", "mixing_times", "reference_walks",
-           "sample_walks",
-           "survival_sums", "traps"]
+__all__ = ["CHUNK", "MIX_ATOL", "MIX_CAP", "hitting_times", "lost_starts", "mixing_times",
+           "reference_walks", "sample_walks", "survival_sums", "traps"]
 
 CHUNK = 8  # graphs per batched matrix-vector product (stays in cache at T = 100)
 _MC_WALKS = 1 << 16  # walks simulated together by sample_walks
 _TAIL_TOL = 1e-17  # early exit: bound on the survival mass still to add (sums are >= 1)
 _DIRECT_STEPS = 128  # Definition 2.7, phase 1: at most this many steps v <- Q v (O(T^2) each)
 _LOOKAHEAD = 16  # phase 1 checks every this many steps whether the waiting graphs are slow
-_CAP_LOG2 = 62  # mixing times beyond 2^62 steps are reported as inf
+_CAP_LOG2 = 62
+#: Definition 2.7's one cap: a walk that has not mixed after this many steps "never mixes"
+#: (:func:`mixing_times` reports ``inf``; ``markov.mixing_time`` raises; the playground and
+#: its JavaScript twin show "never").
+MIX_CAP = 2**_CAP_LOG2
+#: Distances within this of ``eps`` count as having reached it (floating-point slack), in
+#: :func:`mixing_times` and everything that calls it.
+MIX_ATOL = 1e-12
 _POWER_BYTES = 1 << 26  # phase 2: stored powers Q^(2^k) of one chunk, at most (64 MiB)
 _SOLVE_CHUNK = 256  # graphs per batched back-substitution of the hitting times
 
@@ -62,11 +68,9 @@ def survival_sums(Q: np.ndarray, max_steps: int) -> np.ndarray:
         v[...] = 1.0  # (n, T, 1): P(tau > 0) = 1 off the sink
         v[:, -1] = 0.0
         total = v.copy()
-        # Traps: rows with Q[j, j] = 1 exactly (the paper sampler's position 0, whose column
-        # of C sums to >= 1 from C[0, 0] = 1 alone). Their survival stays exactly 1.
-        diag = np.diagonal(Qc, axis1=-2, axis2=-1)  # (n, T)
-        trap = (diag == 1.0) & (Qc.sum(-1) - diag == 0.0)
-        trap[:, -1] = False
+        # Traps (:func:`traps`, e.g. the paper sampler's position 0, whose column of C sums
+        # to >= 1 from C[0, 0] = 1 alone): their survival stays 1 up to rounding.
+        trap = traps(Qc)  # (n, T)
         moving = ~trap[..., None]  # (n, T, 1)
         for t in range(1, max_steps):
             np.matmul(Qc, v, out=spare)  # (n, T, 1): P(tau > t); the sink row keeps 0
@@ -75,8 +79,9 @@ def survival_sums(Q: np.ndarray, max_steps: int) -> np.ndarray:
             if t % 8 == 0 and (max_steps - 1 - t) * np.max(v, where=moving,
                                                             initial=0.0) < _TAIL_TOL:
                 # The other rows' remaining terms cannot change the float64 sums (>= 1);
-                # the traps' remaining terms are exactly 1 each.
-                total[..., 0] += trap * float(max_steps - 1 - t)
+                # a trap's remaining terms are its survival now (exactly 1 for a row with
+                # Q[j, j] = 1; otherwise within rounding of it).
+                total[..., 0] += trap * v[..., 0] * float(max_steps - 1 - t)
                 break
         out[s : s + CHUNK] = total[..., 0]
     return out
@@ -193,7 +198,7 @@ def _step_to_mixing(
         np.matmul(Q, v, out=spare)  # (n, T, 1): O(T^2) a graph; the sink row keeps 0
         v, spare = spare, v
         m = v.max(axis=(1, 2))  # (n,): the worst start's distance to stationarity
-        mixed = waiting & (m <= eps)
+        mixed = waiting & (m <= eps + MIX_ATOL)
         t_mix[mixed] = t
         waiting &= ~mixed
         if t % _LOOKAHEAD == 0 and waiting.any():
@@ -228,8 +233,9 @@ def _square(M: np.ndarray, upper: bool) -> np.ndarray:
 def _lift_to_mixing(
     R: np.ndarray, v: np.ndarray, start: np.ndarray, eps: float, upper: bool
 ) -> np.ndarray:
-    """Phase 2: the least ``t`` with ``max_i P(tau_i > t) <= eps``, from ``start`` ``(n,)``
-    where the survivals ``v`` ``(n, m, 1)`` still exceed ``eps``; ``inf`` past the cap.
+    """Phase 2: the least ``t`` with ``max_i P(tau_i > t) <= eps`` (within
+    :data:`MIX_ATOL`), from ``start`` ``(n,)`` where the survivals ``v`` ``(n, m, 1)`` still
+    exceed it; ``inf`` past :data:`MIX_CAP`.
 
     ``R`` ``(n, m, m)`` is the chain without the sink (``m = T - 1``; survival is ``R^t 1``),
     ``upper`` says it is upper triangular. Galloping on ``R^(2^k)`` (one squaring a level):
@@ -244,7 +250,7 @@ def _lift_to_mixing(
     idx, M = np.arange(n), R
     for k in range(_CAP_LOG2):
         w = M @ v[idx]  # (a, m, 1): survival at s + 2^k
-        above = w.max(axis=(1, 2)) > eps
+        above = w.max(axis=(1, 2)) > eps + MIX_ATOL
         if not above.all():
             top[idx[~above]] = k
             idx, M, w = idx[above], M[above], w[above]
@@ -258,7 +264,7 @@ def _lift_to_mixing(
     for j in range(top.max() - 1, -1, -1):  # f(s + 2^(j+1)) <= eps < f(s) here
         graphs, M = levels[j]
         w = M @ v[graphs]  # (a, m, 1): survival at s + 2^j
-        above = w.max(axis=(1, 2)) > eps
+        above = w.max(axis=(1, 2)) > eps + MIX_ATOL
         v[graphs[above]] = w[above]
         s[graphs[above]] += 1 << j
     return np.where(top >= 0, s + 1.0, np.inf)
@@ -291,8 +297,14 @@ def reference_walks(P: np.ndarray, max_steps: int, num_simulations: int, *,
 
 def mixing_times(Q: np.ndarray, eps: float) -> np.ndarray:
     """Definition 2.7 for every walk of ``Q`` ``(N, T, T)``: the least integer ``t >= 0`` with
-    ``max_i P(tau_i > t) <= eps``, ``(N,)`` float64; ``inf`` where some start never gets
-    there (a trap, :func:`traps`, or a closed class without the sink) or beyond ``2^62``.
+    ``max_i P(tau_i > t) <= eps`` (survivals within :data:`MIX_ATOL` of ``eps`` count as
+    reached), ``(N,)`` float64; ``inf`` where some start never gets there (a trap,
+    :func:`traps`, or a closed class without the sink) or not within :data:`MIX_CAP` steps.
+
+    This is the package's one implementation of Definition 2.7: ``markov.mixing_time``
+    (column-stochastic ``W``), Algorithm 1's walks (:mod:`bparallel.proxies`) and the
+    playground call it; ``bparallel.exact.mixing_time`` is the independent check in exact
+    rationals, and ``mixingTime`` of ``render/js/toydag.mjs`` its JavaScript twin.
 
     Two phases: ``v_t = Q v_{t-1}`` step by step (``O(T^2)`` a step) for walks that mix
     within ``_DIRECT_STEPS`` steps, then galloping on ``Q^(2^k)`` and binary lifting

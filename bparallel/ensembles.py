@@ -294,8 +294,6 @@ def binomial_mixing_bound(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDAr
     broadcast ``N`` (integers >= 1) and ``p`` (in (0, 1]); vectorised bisection on ``t``.
     Tails within ``markov.TV_ATOL`` of ``eps`` count as reached, as in ``mixing_time``.
     """
-    from scipy.stats import binom
-
     eps = unit_interval(eps, "eps")
     N_arr = np.asarray(N)
     if (N_arr < 1).any() or not np.all(N_arr == np.floor(N_arr)):
@@ -304,10 +302,10 @@ def binomial_mixing_bound(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDAr
     N_b, p_b = np.broadcast_arrays(N_arr.astype(np.int64), p_arr)
 
     def tail(t: NDArray[np.int64]) -> NDArray[np.float64]:
-        return binom.cdf(N_b - 1, t, p_b) - markov.TV_ATOL
+        return np.asarray(markov.forward_moves_shortfall(p_b, N_b, t)) - markov.TV_ATOL
 
     lo = N_b - 1  # Pr[Bin(N-1, p) < N] = 1 > eps
-    hi = np.ceil(2 * N_b / p_b).astype(np.int64) + 1
+    hi = np.asarray(markov.mixing_time_bound_steps(N_b + 1, p_b)) + 1  # first guess, doubled below
     while True:  # make sure hi satisfies the condition
         bad = tail(hi) > eps
         if not bad.any():

@@ -6,7 +6,8 @@
 - Absorbing-chain hitting times: :func:`expected_hitting_times`,
   :func:`truncated_hitting_times`, and the vectorised sampler :func:`sample_hitting_times`.
 - Theorem 2.8 and its proof: :func:`forward_probability`, :func:`effective_forward_probability`,
-  :func:`mixing_time_bound` (``2N/p``), :func:`hoeffding_tail` (Eqs. 9-10),
+  :func:`mixing_time_bound` (``2N/p``) and :func:`mixing_time_bound_steps` (its rounding
+  to steps), :func:`hoeffding_tail` (Eqs. 9-10),
   :func:`forward_moves_shortfall` (the exact binomial of Eq. 6),
   :func:`prob_best_head_at_least` (Eqs. 16-19).
 
@@ -38,13 +39,15 @@ __all__ = [
     "forward_probability",
     "effective_forward_probability",
     "mixing_time_bound",
+    "mixing_time_bound_steps",
     "hoeffding_tail",
     "forward_moves_shortfall",
     "prob_best_head_at_least",
 ]
 
-#: Distances within this of ``eps`` count as having reached it (floating-point slack).
-TV_ATOL = 1e-12
+#: Distances within this of ``eps`` count as having reached it (floating-point slack): the
+#: one tolerance of Definition 2.7, :data:`bparallel.absorbing.MIX_ATOL`.
+TV_ATOL = absorbing.MIX_ATOL
 
 
 def _check_sink(sink: int, n: int) -> int:
@@ -130,84 +133,41 @@ def _tv_max(Wt: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.floa
     return 0.5 * np.abs(Wt - pi[..., :, None]).sum(axis=-2).max(axis=-1)
 
 
-#: Matrix entries per chunk of :func:`mixing_time` on a batch (bounds the memory of the
-#: repeated squares: about ``log2(t)`` copies of a chunk).
-CHUNK_ENTRIES = 2_000_000
-
-
-def mixing_time(
-    W: ArrayLike, eps: float = 0.25, *, pi: ArrayLike | None = None, max_t: int = 2**40
-) -> int | NDArray[np.int64]:
+def mixing_time(W: ArrayLike, eps: float = 0.25) -> int | NDArray[np.int64]:
     """Exact mixing time of Definition 2.7 (Eq. 2): the least ``t >= 0`` with
-    ``max_j ||W^t e_j - pi||_TV <= eps``.
+    ``max_j ||W^t e_j - 1_tau||_TV <= eps``.
 
-    ``W`` is column-stochastic, ``(n, n)`` or batched ``(..., n, n)`` (then an int array).
-    ``pi`` defaults to ``1_tau`` at node ``n-1``, the unique stationary distribution of a
-    feedforward graph with unique sink (Lemma 2.5) and of convex combinations (Lemma 2.6).
-    The distance is non-increasing in ``t``, so repeated squaring plus binary lifting
-    finds ``t`` with ``O(log t)`` matrix products. Distances within ``TV_ATOL`` of ``eps``
-    count as reached. A batch is processed in chunks of at most :data:`CHUNK_ENTRIES`
-    matrix entries, so memory stays bounded for any number of graphs. Raises
-    ``ValueError`` when some start never gets within ``eps``.
+    ``W`` is column-stochastic, ``(n, n)`` or batched ``(..., n, n)`` (then an int array),
+    with the sink ``tau = n - 1`` absorbing; ``1_tau`` is the unique stationary distribution
+    of a feedforward graph with unique sink (Lemma 2.5) and of convex combinations (Lemma
+    2.6). The distance from start ``j`` is then the survival ``P(tau_j > t)``, and the
+    computation is :func:`bparallel.absorbing.mixing_times` on the transition matrices
+    ``W^T`` (the package's one implementation; distances within
+    :data:`~bparallel.absorbing.MIX_ATOL` of ``eps`` count as reached). Raises
+    ``ValueError`` when some start never gets within ``eps`` (a node that cannot reach the
+    sink, or not within :data:`~bparallel.absorbing.MIX_CAP` steps), naming the graph.
     """
     eps = unit_interval(eps, "eps")
     W = check_stochastic(W, axis=-2, name="W")
-    pi_v = _pi(pi, W)
-    batch = W.shape[:-2]
-    if not batch:
-        return int(_mixing_time_block(W, eps, pi_v, max_t, batched=False))
-    n = W.shape[-1]
-    flat = W.reshape((-1, n, n))
-    size = max(1, CHUNK_ENTRIES // (n * n))
-    out = np.empty(flat.shape[0], dtype=np.int64)
-    for start in range(0, flat.shape[0], size):
-        try:
-            out[start : start + size] = _mixing_time_block(flat[start : start + size], eps,
-                                                           pi_v, max_t, batched=True)
-        except _NoMixing as err:
-            index = np.unravel_index(start + err.index, batch)
-            raise ValueError(
-                f"W does not mix to within eps={eps} in {max_t} steps (batch index "
-                f"{tuple(int(i) for i in index)}); is the sink reachable from every node and "
-                "pi stationary?"
-            ) from None
-    return out.reshape(batch)
-
-
-class _NoMixing(Exception):
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-
-def _mixing_time_block(
-    W: NDArray[np.float64], eps: float, pi_v: NDArray[np.float64], max_t: int, *, batched: bool
-) -> NDArray[np.int64]:
-    """:func:`mixing_time` on ``(n, n)`` or ``(N, n, n)``, already validated."""
-    batch = W.shape[:-2]
-    n = W.shape[-1]
-    done0 = _tv_max(np.broadcast_to(np.eye(n), W.shape), pi_v) <= eps + TV_ATOL
-    powers = [W]  # W^(2^k)
-    while True:
-        reached = _tv_max(powers[-1], pi_v) <= eps + TV_ATOL
-        if np.all(reached | done0):
-            break
-        if 2 ** len(powers) > max_t:
-            if batched:
-                raise _NoMixing(int(np.argwhere(~(reached | done0))[0, 0]))
-            raise ValueError(
-                f"W does not mix to within eps={eps} in {max_t} steps; is the sink reachable "
-                "from every node and pi stationary?"
-            )
-        powers.append(powers[-1] @ powers[-1])
-    # binary lifting: largest t with d(t) > eps, answer t + 1
-    t = np.zeros(batch, dtype=np.int64)
-    M = np.broadcast_to(np.eye(n), W.shape).copy()
-    for k in range(len(powers) - 1, -1, -1):
-        cand = powers[k] @ M
-        above = (_tv_max(cand, pi_v) > eps + TV_ATOL) & ~done0
-        M = np.where(above[..., None, None], cand, M)
-        t = t + np.where(above, 2**k, 0)
-    return np.where(done0, 0, t + 1)
+    batch, n = W.shape[:-2], W.shape[-1]
+    if n > 1 and np.any(np.abs(W[..., -1, -1] - 1.0) > 1e-9):
+        bad = np.argwhere(np.abs(np.asarray(W[..., -1, -1]) - 1.0) > 1e-9)
+        where = f" (batch index {tuple(int(i) for i in bad[0])})" if batch else ""
+        raise ValueError(f"W: the sink {n - 1} must be absorbing (W[{n - 1}, {n - 1}] = 1, "
+                         f"Lemma 2.5){where}")
+    Q = np.ascontiguousarray(np.swapaxes(W.reshape((-1, n, n)), -1, -2), dtype=np.float64)
+    Q[:, -1, :] = 0.0  # exactly absorbing (the check above allows rounding)
+    Q[:, -1, -1] = 1.0
+    t = absorbing.mixing_times(Q, eps)  # (N,)
+    never = ~np.isfinite(t)
+    if never.any():
+        index = np.unravel_index(int(np.flatnonzero(never)[0]), batch) if batch else ()
+        where = f" (batch index {tuple(int(i) for i in index)})" if batch else ""
+        raise ValueError(
+            f"W does not mix to within eps={eps}{where}: some start never reaches the sink, "
+            f"or not within {absorbing.MIX_CAP} steps (Definition 2.7)")
+    out = t.astype(np.int64).reshape(batch)
+    return int(out) if not batch else out
 
 
 # ------------------------------------------------------------------------- hitting times
@@ -353,11 +313,31 @@ def _check_p(p: ArrayLike) -> NDArray[np.float64]:
     return p
 
 
-def mixing_time_bound(n: int, p: ArrayLike) -> float | NDArray[np.float64]:
-    """Theorem 2.8 (Eq. 3): ``2N / p`` with ``N = n - 1`` forward moves to the sink."""
-    n = positive_int(n, "n")
-    out = 2.0 * (n - 1) / _check_p(p)
+def _check_counts(x: ArrayLike, name: str, minimum: int) -> NDArray[np.int64]:
+    """Integers ``>= minimum`` (a scalar or an array), as int64."""
+    arr = np.asarray(x)
+    if arr.dtype == bool or not np.all(np.isfinite(arr)) or not np.all(arr == np.floor(arr)) \
+            or (arr < minimum).any():
+        raise ValueError(f"{name} must be integers >= {minimum}, got {arr.tolist()}")
+    return arr.astype(np.int64)
+
+
+def mixing_time_bound(n: ArrayLike, p: ArrayLike) -> float | NDArray[np.float64]:
+    """Theorem 2.8 (Eq. 3): ``2N / p`` with ``N = n - 1`` forward moves to the sink.
+
+    The package's one ``2N/p`` (broadcast over integer ``n >= 1`` and ``p`` in (0, 1]);
+    :func:`mixing_time_bound_steps` is its one rounding to whole steps."""
+    N = _check_counts(n, "n", 1) - 1
+    out = 2.0 * N / _check_p(p)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def mixing_time_bound_steps(n: ArrayLike, p: ArrayLike) -> int | NDArray[np.int64]:
+    """``t* = floor(2N/p)``: the last whole step within Theorem 2.8's bound
+    (:func:`mixing_time_bound`), where the book evaluates the proof's binomial (Eqs. 6-10).
+    The one rounding of ``2N/p`` to steps: a walk mixed by ``t*`` is mixed within the bound."""
+    out = np.floor(mixing_time_bound(n, p)).astype(np.int64)
+    return int(out) if np.ndim(out) == 0 else out
 
 
 def hoeffding_tail(
@@ -365,26 +345,29 @@ def hoeffding_tail(
 ) -> float | NDArray[np.float64]:
     """Hoeffding bound on ``Pr[X < N]`` for ``X ~ Bin(t, p)`` (Eq. 9).
 
-    With ``t = 2N/p`` (the default) this is ``exp(-pN)`` (Eq. 10). Requires ``tp >= N``.
+    With ``t = 2N/p`` (the default, :func:`mixing_time_bound`, not rounded) this is
+    ``exp(-pN)`` (Eq. 10). Requires ``tp >= N``.
     """
     p = _check_p(p)
     N = positive_int(N, "N")
-    t = 2.0 * N / p if t is None else np.asarray(t, dtype=np.float64)
-    if (t * p < N).any():
+    t = mixing_time_bound(N + 1, p) if t is None else np.asarray(t, dtype=np.float64)
+    if np.any(t * p < N):
         raise ValueError("Hoeffding's bound needs t * p >= N")
     out = np.exp(-2.0 * (t * p - N) ** 2 / t)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def forward_moves_shortfall(p: ArrayLike, N: int, t: ArrayLike) -> float | NDArray[np.float64]:
-    """Exact ``Pr[X < N]`` for the forward-move count ``X ~ Bin(t, p)`` of Eq. 6."""
+def forward_moves_shortfall(p: ArrayLike, N: ArrayLike, t: ArrayLike
+                            ) -> float | NDArray[np.float64]:
+    """Exact ``Pr[X < N]`` for the forward-move count ``X ~ Bin(t, p)`` of Eq. 6: the
+    package's one binomial tail, broadcast over ``p`` (in (0, 1]), ``N`` (integers >= 1)
+    and ``t`` (integers >= 0). On the path with forward probability ``p`` it *is* the
+    distance to stationarity after ``t`` steps; on any feedforward chain it bounds it."""
     from scipy.stats import binom
 
     p = _check_p(p)
-    N = positive_int(N, "N")
-    t = np.asarray(t)
-    if (t < 0).any() or not np.all(t == np.floor(t)):
-        raise ValueError(f"t must be non-negative integers, got {t.tolist()}")
+    N = _check_counts(N, "N", 1)
+    t = _check_counts(t, "t", 0)
     out = binom.cdf(N - 1, t, p)
     return float(out) if np.ndim(out) == 0 else out
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from bparallel import exact
+from bparallel import absorbing, exact
 from bparallel import graphs as g
 from bparallel import markov as mk
 
@@ -88,7 +88,11 @@ def test_mixing_time_errors():
     with pytest.raises(ValueError, match="square"):
         mk.mixing_time(np.ones((2, 3)))
     with pytest.raises(ValueError, match="does not mix"):
-        mk.mixing_time(g.walk_matrix([(0, 2)], 3), max_t=1000)
+        mk.mixing_time(g.walk_matrix([(0, 2)], 3))  # node 1 never leaves
+    W3 = g.walk_matrix([(0, 1), (1, 2)], 3)
+    W3[:, 2] = [0.0, 0.5, 0.5]  # the sink sends half its mass back
+    with pytest.raises(ValueError, match="sink 2 must be absorbing"):
+        mk.mixing_time(W3)
 
 
 @settings(max_examples=40, deadline=None)
@@ -252,7 +256,7 @@ def test_mixing_time_batched_equals_loop_and_exact():
 def test_mixing_time_chunks_give_the_same_numbers_and_name_the_bad_graph(monkeypatch):
     W = g.walk_matrix_from_adjacency(g.random_feedforward_adjacency(12, 4, 0.5, seed=1))
     whole = mk.mixing_time(W)
-    monkeypatch.setattr(mk, "CHUNK_ENTRIES", 40)  # 2 graphs per chunk
+    monkeypatch.setattr(absorbing, "CHUNK", 2)  # 2 graphs per chunk
     np.testing.assert_array_equal(mk.mixing_time(W), whole)
     # a graph that never mixes (an isolated start: the walk stays put) is named by its index
     bad = np.broadcast_to(np.eye(4), (3, 2, 4, 4)).copy()
@@ -260,4 +264,50 @@ def test_mixing_time_chunks_give_the_same_numbers_and_name_the_bad_graph(monkeyp
     for b in [(0, 0), (0, 1), (1, 0), (2, 0), (2, 1)]:
         bad[b] = W[5]
     with pytest.raises(ValueError, match=r"batch index \(1, 1\)"):
-        mk.mixing_time(bad, max_t=64)
+        mk.mixing_time(bad)
+
+
+# ------------------------------------------------------- one Definition 2.7, one 2N/p
+def test_mixing_time_and_the_playground_go_through_absorbing(monkeypatch):
+    from bparallel.book import playground
+
+    calls = []
+    real = absorbing.mixing_times
+
+    def counting(Q, eps):
+        calls.append(Q.shape)
+        return real(Q, eps)
+
+    monkeypatch.setattr(absorbing, "mixing_times", counting)
+    W = g.walk_matrix(g.line_graph_edges(4), 4)
+    assert mk.mixing_time(W, 0.25) == exact.mixing_time(exact.walk(g.line_graph_edges(4), 4),
+                                                        Fraction(1, 4))
+    assert calls == [(1, 4, 4)]
+    calls.clear()
+    result = playground.compute(playground.from_preset("Example 3.13 (paper)"))
+    assert len(calls) == len(result.head_mixing) + 1  # every head and the combination
+    assert playground.MIX_CAP == absorbing.MIX_CAP
+
+
+def test_bound_steps_is_the_floor_of_2n_over_p_and_broadcasts():
+    assert mk.mixing_time_bound(11, 0.5) == 40.0
+    assert mk.mixing_time_bound_steps(11, 0.3) == 66  # 2 * 10 / 0.3 = 66.67
+    np.testing.assert_array_equal(mk.mixing_time_bound_steps(np.array([2, 3, 4]), 0.75),
+                                  [2, 5, 8])  # 2.67, 5.33, 8
+    np.testing.assert_array_equal(mk.mixing_time_bound(np.array([[1], [3]]), [0.5, 1.0]),
+                                  [[0.0, 0.0], [8.0, 4.0]])
+    for bad in (0, 2.5, -1, np.array([2, 0])):
+        with pytest.raises(ValueError, match="n must be integers >= 1"):
+            mk.mixing_time_bound(bad, 0.5)
+
+
+def test_forward_moves_shortfall_is_the_binomial_tail_broadcast():
+    N, t, p = np.array([1, 3, 5]), np.array([[0], [4], [10]]), 0.4
+    got = mk.forward_moves_shortfall(p, N, t)
+    assert got.shape == (3, 3)
+    np.testing.assert_allclose(got, binom.cdf(N - 1, t, p), rtol=1e-15)
+    assert mk.forward_moves_shortfall(0.5, 2, 0) == 1.0  # no step taken: never at the sink
+    with pytest.raises(ValueError, match="t must be integers >= 0"):
+        mk.forward_moves_shortfall(0.5, 2, 1.5)
+    with pytest.raises(ValueError, match="N must be integers >= 1"):
+        mk.forward_moves_shortfall(0.5, 0, 3)

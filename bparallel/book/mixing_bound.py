@@ -181,7 +181,7 @@ def proof_replay(n: int, num_walks: int, seed: int = 0) -> ProofReplay:
     if num_walks < 2:
         raise ValueError(f"num_walks={num_walks!r}: a standard error needs at least 2 walks")
     P = graphs.walk_matrix(graphs.line_graph_edges(n), n).T
-    t_star = int(markov.mixing_time_bound(n, 0.5))
+    t_star = markov.mixing_time_bound_steps(n, 0.5)
     mean, se = markov.sample_hitting_times(P, n - 1, num_walks, max_steps=t_star, seed=seed)
     return ProofReplay(
         n=n, t_star=t_star, sampled=float(mean[0]), stderr=float(se[0]),
@@ -312,7 +312,7 @@ def shortfall_curves(Ns: Sequence[int], ps: Sequence[float]) -> dict[float, dict
     out: dict[float, dict[str, Any]] = {}
     for p in ps:
         p = unit_interval(p, "ps")
-        t = [int(np.floor(markov.mixing_time_bound(N + 1, p))) for N in Ns]
+        t = [markov.mixing_time_bound_steps(N + 1, p) for N in Ns]
         out[p] = {"N": np.asarray(Ns),
                   "exact": np.array([markov.forward_moves_shortfall(p, N, tt)
                                      for N, tt in zip(Ns, t, strict=True)], dtype=np.float64),

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import absorbing
 from .._checks import positive_int, unit_interval
 from ..examples import example_3_8, example_3_13
 from ..fidelity import FidelityReport, fidelity_report, signal_at_sink
@@ -49,8 +50,9 @@ __all__ = [
 
 MAX_NODES = 12
 MIN_HEADS, MAX_HEADS = 2, 4
-#: Mixing times beyond this count as "does not mix" in the playground.
-MIX_CAP = 2**20
+#: Mixing times beyond this count as "does not mix" in the playground: Definition 2.7's one
+#: cap, :data:`bparallel.absorbing.MIX_CAP`.
+MIX_CAP = absorbing.MIX_CAP
 #: The orientation of the playground's edge grids, the book's (``W[i, j]``, ``Delta[i, j]``
 #: for the edge ``j -> i``, :func:`bparallel.graphs.adjacency_matrix`): the cell in row ``i``
 #: and column ``j`` is the edge ``j -> i``. The browser playground says the same
@@ -243,8 +245,10 @@ class PlaygroundResult:
 
 
 def _mix(W: NDArray[np.float64], eps: float) -> int | None:
+    """Definition 2.7 (:func:`bparallel.markov.mixing_time`, hence
+    :func:`bparallel.absorbing.mixing_times`); ``None``: never mixes."""
     try:
-        return int(mixing_time(W, eps, max_t=MIX_CAP))
+        return int(mixing_time(W, eps))
     except ValueError:
         return None
 

@@ -53,7 +53,7 @@ def head_mixing_frame(
     p = np.atleast_1d(markov.forward_probability(W))
     return _pd().DataFrame({
         "kind": kind, "n": n, "density": density, "p": p, "p_times_n": p * (n - 1),
-        "t_mix": markov.mixing_time(W, eps), "bound_2n_over_p": 2 * (n - 1) / p,
+        "t_mix": markov.mixing_time(W, eps), "bound_2n_over_p": markov.mixing_time_bound(n, p),
         "t_star": binomial_mixing_bound(n - 1, p, eps)})
 
 
@@ -80,10 +80,11 @@ def combination_mixing_frame(
     p_chain = markov.forward_probability(Wbar)
     return _pd().DataFrame({
         "kind": kind, "n": N + 1, "p": p12, "p_times_n": p12 * N,
-        "t_mix": markov.mixing_time(Wbar, eps), "bound_2n_over_p": 2 * N / p12,
+        "t_mix": markov.mixing_time(Wbar, eps),
+        "bound_2n_over_p": markov.mixing_time_bound(N + 1, p12),
         "t_star": binomial_mixing_bound(N, p_chain, eps), "p_chain": p_chain,
-        "bound_2n_over_max_p_h": 2 * N / ph.max(1),
-        "bound_2n_over_min_p_h": 2 * N / ph.min(1)})
+        "bound_2n_over_max_p_h": markov.mixing_time_bound(N + 1, ph.max(1)),
+        "bound_2n_over_min_p_h": markov.mixing_time_bound(N + 1, ph.min(1))})
 
 
 def theorem_2_8_draws(
@@ -195,20 +196,15 @@ def binomial_tail_at_bound(N: ArrayLike, p: ArrayLike) -> NDArray[np.float64]:
     By the coupling of :func:`binomial_mixing_bound` this is the worst TV distance of any
     feedforward chain at ``t = floor(2N/p)``. Broadcast over ``N`` (>= 1) and ``p``.
     """
-    from scipy.stats import binom
-
-    N_arr = np.asarray(N)
-    if (N_arr < 1).any() or not np.all(N_arr == np.floor(N_arr)):
-        raise ValueError(f"N must be integers >= 1, got {N_arr.tolist()}")
-    p_arr = markov._check_p(p)
-    return binom.cdf(N_arr - 1, np.floor(2 * N_arr / p_arr), p_arr)
+    t_star = markov.mixing_time_bound_steps(np.asarray(N) + 1, p)
+    return markov.forward_moves_shortfall(p, N, t_star)
 
 
 def worst_case_bound_ratio(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDArray[np.float64]:
     """``t*(N, p) / (2N/p)``: the largest ``T_mix / (2N/p)`` over all feedforward chains
     (the lazy path attains ``t*``; :func:`binomial_mixing_bound`). Below 1: Theorem 2.8 holds."""
     p_arr = markov._check_p(p)
-    return binomial_mixing_bound(N, p_arr, eps) / (2 * np.asarray(N) / p_arr)
+    return binomial_mixing_bound(N, p_arr, eps) / markov.mixing_time_bound(np.asarray(N) + 1, p_arr)
 
 
 def lazy_path_eps_table(eps_values: ArrayLike, n: int = 2, p: float = 0.001) -> pd.DataFrame:
@@ -219,7 +215,7 @@ def lazy_path_eps_table(eps_values: ArrayLike, n: int = 2, p: float = 0.001) -> 
     ``bound_holds``.
     """
     W = lazy_path_walk(n, p)
-    bound = 2 * (n - 1) / p
+    bound = markov.mixing_time_bound(n, p)
     rows = []
     for e in np.atleast_1d(eps_values).tolist():
         T = int(markov.mixing_time(W, e))

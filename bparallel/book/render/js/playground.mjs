@@ -26,7 +26,7 @@ import {
   MAX_HEADS,
   MAX_NODES,
   MIN_HEADS,
-  MIX_CAP,
+  CAP_LOG2,
   PRESET_NAMES,
   compute,
   decodeState,
@@ -730,7 +730,7 @@ function renderSummary(ui, result) {
     el("th", { scope: "col", text: "" }),
     el("th", { scope: "col", text: "\u03b2", title: "normalised weight (Eq. 26)" }),
     el("th", { scope: "col", text: "\u03c6_min", title: "minimax fidelity (Definitions 3.5, 3.10)" }),
-    el("th", { scope: "col", text: `T_mix(${state.eps})`, title: `mixing time for \u03b5 = ${state.eps} (Definition 2.7); ${NEVER_MIXES}: some start never gets within \u03b5 of the sink (or not within ${MIX_CAP} steps)` }),
+    el("th", { scope: "col", text: `T_mix(${state.eps})`, title: `mixing time for \u03b5 = ${state.eps} (Definition 2.7); ${NEVER_MIXES}: some start never gets within \u03b5 of the sink (or not within 2^${CAP_LOG2} steps)` }),
     el("th", { scope: "col", text: "max E[\u03c4]", title: `expected hitting time of the sink from the worst start; ${NEVER_REACHES}: some start never reaches it` }),
   ]);
   const rows = state.heads.map((_, h) =>

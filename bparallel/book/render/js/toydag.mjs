@@ -23,10 +23,8 @@
 
 /** Signals within this of the peak count as the peak (`bparallel.fidelity.PEAK_ATOL`). */
 export const PEAK_ATOL = 1e-12;
-/** Distances within this of eps count as mixed (`bparallel.markov.TV_ATOL`). */
+/** Distances within this of eps count as mixed (`bparallel.absorbing.MIX_ATOL`). */
 export const TV_ATOL = 1e-12;
-/** Mixing times beyond this count as "does not mix" (`bparallel.book.playground.MIX_CAP`). */
-export const MIX_CAP = 2 ** 20;
 /** Playground limits (`bparallel.book.playground.MAX_NODES`, `MIN_HEADS`, `MAX_HEADS`). */
 export const MAX_NODES = 12;
 export const MIN_HEADS = 2;
@@ -271,37 +269,161 @@ export function tvToSink(M) {
 
 /**
  * Mixing time of Definition 2.7 (Eq. 2): the least `t >= 0` with
- * `max_j ||W^t e_j - 1_tau||_TV <= eps` (distances within `TV_ATOL` of eps count).
- *
- * Same algorithm as `bparallel.markov.mixing_time`: square `W` until the distance is within
- * eps, then binary lifting, `O(log t)` products. The distance is non-increasing whenever the
- * point mass at tau is stationary (tau sends nowhere else), and then the answer is exact.
+ * `max_j ||W^t e_j - 1_tau||_TV <= eps` (distances within `TV_ATOL` of eps count), as
+ * `bparallel.markov.mixing_time`: the sink's point mass is stationary, so the distance from
+ * `j` is the survival `P(tau_j > t)`, and {@link mixingTimeOfChain} computes it on
+ * `Q = W^T` (the sink made absorbing).
  * @param {number[][]} W column-stochastic walk matrix
  * @param {number} eps in (0, 1)
- * @param {number} [cap] give up beyond this many steps
- * @returns {number|null} null when it does not mix within `cap` steps
+ * @returns {number|null} null when it never mixes (a start that never reaches the sink, a
+ *   sink that is not absorbing, or not within `2^CAP_LOG2` steps)
  */
-export function mixingTime(W, eps, cap = MIX_CAP) {
+export function mixingTime(W, eps) {
   const n = W.length;
-  const limit = eps + TV_ATOL;
-  if (tvToSink(identity(n)) <= limit) return 0;
-  const powers = [W]; // W^(2^k)
-  while (tvToSink(powers[powers.length - 1]) > limit) {
-    if (2 ** powers.length > cap) return null;
-    const last = powers[powers.length - 1];
-    powers.push(matmul(last, last));
+  // the sink must be absorbing (markov.mixing_time refuses the walk otherwise): a sink that
+  // sends elsewhere leaves 1_tau non-stationary, shown as "never mixes"
+  if (n > 1 && Math.abs(W[n - 1][n - 1] - 1) > 1e-9) return null;
+  const Q = new Float64Array(n * n);
+  for (let i = 0; i < n - 1; i++) for (let j = 0; j < n; j++) Q[i * n + j] = W[j][i];
+  Q[n * n - 1] = 1;
+  const t = mixingTimeOfChain(Q, eps);
+  return Number.isFinite(t) ? t : null;
+}
+
+// ------------------------------------------------------- Definition 2.7 on a chain
+
+/** Definition 2.7 beyond `2^CAP_LOG2` steps is "never mixes" (`bparallel.absorbing.MIX_CAP`). */
+export const CAP_LOG2 = 62;
+const DIRECT_STEPS = 128; // absorbing._DIRECT_STEPS: phase 1 of Definition 2.7, step by step
+const LOOKAHEAD = 16; // absorbing._LOOKAHEAD
+/** The float64 machine epsilon, `2^-52`. */
+export const FLOAT64_EPS = 2 ** -52;
+
+/** `T` of a flat `T x T` matrix (throws when it is not square). */
+export function sizeOf(C) {
+  const T = Math.round(Math.sqrt(C.length));
+  if (T * T !== C.length || T < 1) throw new Error(`a graph must be T x T, got ${C.length} entries`);
+  return T;
+}
+
+/** `out = Q v` for flat `Q` `(n, n)` (upper triangular when `upper`). */
+export function matVec(Q, v, n, out, upper) {
+  for (let i = 0; i < n; i++) {
+    let s = 0;
+    for (let k = upper ? i : 0; k < n; k++) s += Q[i * n + k] * v[k];
+    out[i] = s;
   }
-  let t = 0;
-  let M = identity(n);
-  for (let k = powers.length - 1; k >= 0; k--) {
-    const candidate = matmul(powers[k], M);
-    if (tvToSink(candidate) > limit) {
-      M = candidate;
-      t += 2 ** k;
+  return out;
+}
+
+/** Is flat `Q` `(n, n)` upper triangular (the walk only moves forward)? */
+export function isUpper(Q, n) {
+  for (let i = 1; i < n; i++) for (let k = 0; k < i; k++) if (Q[i * n + k] > 0) return false;
+  return true;
+}
+
+/** Non-sink positions the walk never leaves (`absorbing.traps`): off-diagonal mass of the
+ * row (its sum minus its diagonal, as numpy computes it) at most `T 2^-52`. */
+function hasTrap(Q, T) {
+  const tol = T * FLOAT64_EPS;
+  for (let j = 0; j < T - 1; j++) {
+    let s = 0;
+    for (let k = 0; k < T; k++) s += Q[j * T + k];
+    if (s - Q[j * T + j] <= tol) return true;
+  }
+  return false;
+}
+
+/** `M M` for flat `(m, m)`; for upper-triangular `M` only `i <= k <= j` (`absorbing._square`). */
+function square(M, m, upper) {
+  const out = new Float64Array(m * m);
+  for (let i = 0; i < m; i++) {
+    for (let k = upper ? i : 0; k < m; k++) {
+      const a = M[i * m + k];
+      if (a === 0) continue;
+      for (let j = upper ? k : 0; j < m; j++) out[i * m + j] += a * M[k * m + j];
     }
   }
-  return t + 1;
+  return out;
 }
+
+/** The largest entry of `v`. */
+export function maxOf(v) {
+  let m = -Infinity;
+  for (const x of v) if (x > m) m = x;
+  return m;
+}
+
+/**
+ * Definition 2.7 for one walk `Q`: the least integer `t >= 0` with `max_i P(tau_i > t) <= eps`
+ * (survivals within `TV_ATOL` of eps count), `Infinity` ("never mixes") where a start never
+ * gets there (a trap) or not within `2^CAP_LOG2` steps. The twin of
+ * `bparallel.absorbing.mixing_times`, the package's one implementation, step for step:
+ * survival vectors `v_t = Q v_{t-1}` for at most 128 steps (stopping early when the decay
+ * predicts no mixing by then), then galloping on `R^(2^k)` (`R`: the chain without the sink)
+ * and binary lifting; finite values above `2^53` are rounded. Parity-tested against Python
+ * (`tests/test_js_parity.py`, `tests/test_explorer.py`).
+ * @param {Float64Array} Q row-stochastic, sink last and absorbing
+ * @param {number} eps
+ * @returns {number}
+ */
+export function mixingTimeOfChain(Q, eps) {
+  const T = sizeOf(Q);
+  if (T === 1) return 0;
+  if (hasTrap(Q, T)) return Infinity;
+  const upper = isUpper(Q, T);
+  // phase 1: step by step
+  let v = new Float64Array(T).fill(1);
+  v[T - 1] = 0;
+  let spare = new Float64Array(T);
+  let mBefore = 1;
+  let t = 0;
+  while (t < DIRECT_STEPS) {
+    t += 1;
+    matVec(Q, v, T, spare, upper);
+    [v, spare] = [spare, v];
+    const m = maxOf(v);
+    if (m <= eps + TV_ATOL) return t;
+    if (t % LOOKAHEAD === 0) {
+      const rate = Math.log(m / mBefore);
+      const toGo = Math.log(eps / m);
+      const soon = rate < 0 && LOOKAHEAD * toGo >= (DIRECT_STEPS - t) * rate;
+      if (!soon) break;
+      mBefore = m;
+    }
+  }
+  // phase 2: galloping on R^(2^k), then binary lifting (absorbing._lift_to_mixing)
+  const n = T - 1;
+  const R = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) for (let k = 0; k < n; k++) R[i * n + k] = Q[i * T + k];
+  let vr = v.slice(0, n);
+  let s = t;
+  const levels = [];
+  let M = R;
+  let top = -1;
+  const w = new Float64Array(n);
+  for (let k = 0; k < CAP_LOG2; k++) {
+    matVec(M, vr, n, w, upper);
+    if (!(maxOf(w) > eps + TV_ATOL)) {
+      top = k;
+      break;
+    }
+    levels.push(M);
+    vr = w.slice();
+    s += 2 ** k;
+    if (k + 1 < CAP_LOG2) M = square(M, n, upper);
+  }
+  if (top < 0) return Infinity;
+  for (let j = top - 1; j >= 0; j--) {
+    matVec(levels[j], vr, n, w, upper);
+    if (maxOf(w) > eps + TV_ATOL) {
+      vr = w.slice();
+      s += 2 ** j;
+    }
+  }
+  return s + 1;
+}
+
 
 /**
  * Which nodes can reach `sink` along positive entries of a row-stochastic `P`.

@@ -30,7 +30,9 @@
  * relative), and Definition 2.7 to the step wherever the package states it exact.
  */
 
-import { minimaxFidelity, mulberry32, nodeFidelity } from "./toydag.mjs";
+import {
+  isUpper, matVec, maxOf, minimaxFidelity, mixingTimeOfChain, mulberry32, nodeFidelity, sizeOf,
+} from "./toydag.mjs";
 
 /** Data-file format this module reads (`bparallel.book.section4.explorer.FORMAT`). */
 export const FORMAT = 1;
@@ -42,11 +44,6 @@ export const EPS = 0.25;
 export const RESIDUAL = 0.5;
 /** Walk modes of Algorithms 1-2 (`bparallel.proxies.MODES`). */
 export const MODES = ["paper", "definition"];
-/** Definition 2.7 beyond `2^CAP_LOG2` steps is "never mixes" (`absorbing._CAP_LOG2`). */
-export const CAP_LOG2 = 62;
-const DIRECT_STEPS = 128; // absorbing._DIRECT_STEPS: phase 1 of Definition 2.7, step by step
-const LOOKAHEAD = 16; // absorbing._LOOKAHEAD
-const FLOAT64_EPS = 2 ** -52;
 /** torch.finfo(torch.float32).eps: what `nn.RMSNorm(eps=None)` adds for float32 models. */
 export const FLOAT32_EPS = 2 ** -23;
 /** The state-dict tensors of one block, in the order the data file lists them. */
@@ -575,12 +572,6 @@ export function combineHeads(heads, weights = null) {
 
 // ------------------------------------------------------------------------ the walk
 
-function sizeOf(C) {
-  const T = Math.round(Math.sqrt(C.length));
-  if (T * T !== C.length || T < 1) throw new Error(`a graph must be T x T, got ${C.length} entries`);
-  return T;
-}
-
 /**
  * The walk's transition matrix `Q` `(T, T)` (flat, row-major) of a combined graph `C`,
  * sink absorbing (`bparallel.proxies.Walk.chain`): `P = C^T`; in `"paper"` mode the chain
@@ -632,16 +623,6 @@ function checkPositiveInt(x, name) {
   return x;
 }
 
-/** `out = Q v` for flat `Q` `(n, n)` (upper triangular when `upper`). */
-function matVec(Q, v, n, out, upper) {
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    for (let k = upper ? i : 0; k < n; k++) s += Q[i * n + k] * v[k];
-    out[i] = s;
-  }
-  return out;
-}
-
 // ------------------------------------------------------------------- Algorithm 1
 
 /**
@@ -690,42 +671,6 @@ export function mixingTimeProxy(C, options = {}) {
 
 // ------------------------------------------------------------------ Definition 2.7
 
-function isUpper(Q, n) {
-  for (let i = 1; i < n; i++) for (let k = 0; k < i; k++) if (Q[i * n + k] > 0) return false;
-  return true;
-}
-
-/** Non-sink positions the walk never leaves (`absorbing.traps`): off-diagonal mass of the
- * row (its sum minus its diagonal, as numpy computes it) at most `T 2^-52`. */
-function hasTrap(Q, T) {
-  const tol = T * FLOAT64_EPS;
-  for (let j = 0; j < T - 1; j++) {
-    let s = 0;
-    for (let k = 0; k < T; k++) s += Q[j * T + k];
-    if (s - Q[j * T + j] <= tol) return true;
-  }
-  return false;
-}
-
-/** `M M` for flat `(m, m)`; for upper-triangular `M` only `i <= k <= j` (`absorbing._square`). */
-function square(M, m, upper) {
-  const out = new Float64Array(m * m);
-  for (let i = 0; i < m; i++) {
-    for (let k = upper ? i : 0; k < m; k++) {
-      const a = M[i * m + k];
-      if (a === 0) continue;
-      for (let j = upper ? k : 0; j < m; j++) out[i * m + j] += a * M[k * m + j];
-    }
-  }
-  return out;
-}
-
-function maxOf(v) {
-  let m = -Infinity;
-  for (const x of v) if (x > m) m = x;
-  return m;
-}
-
 /**
  * Definition 2.7 (Eq. 2) on the walk: the least integer `t >= 0` with
  * `max_i P(tau_i > t) <= eps`; `Infinity` ("never mixes") where a start never gets there
@@ -746,66 +691,14 @@ export function worstCaseMixingTime(C, options = {}) {
 }
 
 /**
- * Definition 2.7 for one walk `Q` (`bparallel.absorbing.mixing_times`).
- * @param {Float64Array} Q row-stochastic, sink last and absorbing
+ * Definition 2.7 for one walk `Q` (row-stochastic, flat, sink last and absorbing):
+ * toydag's {@link mixingTimeOfChain}, the twin of `bparallel.absorbing.mixing_times`.
+ * @param {Float64Array} Q
  * @param {number} eps
- * @returns {number}
+ * @returns {number} `Infinity`: never mixes
  */
 export function mixingTime(Q, eps) {
-  const T = sizeOf(Q);
-  if (T === 1) return 0;
-  if (hasTrap(Q, T)) return Infinity;
-  const upper = isUpper(Q, T);
-  // phase 1: step by step
-  let v = new Float64Array(T).fill(1);
-  v[T - 1] = 0;
-  let spare = new Float64Array(T);
-  let mBefore = 1;
-  let t = 0;
-  while (t < DIRECT_STEPS) {
-    t += 1;
-    matVec(Q, v, T, spare, upper);
-    [v, spare] = [spare, v];
-    const m = maxOf(v);
-    if (m <= eps) return t;
-    if (t % LOOKAHEAD === 0) {
-      const rate = Math.log(m / mBefore);
-      const toGo = Math.log(eps / m);
-      const soon = rate < 0 && LOOKAHEAD * toGo >= (DIRECT_STEPS - t) * rate;
-      if (!soon) break;
-      mBefore = m;
-    }
-  }
-  // phase 2: galloping on R^(2^k), then binary lifting (absorbing._lift_to_mixing)
-  const n = T - 1;
-  const R = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) for (let k = 0; k < n; k++) R[i * n + k] = Q[i * T + k];
-  let vr = v.slice(0, n);
-  let s = t;
-  const levels = [];
-  let M = R;
-  let top = -1;
-  const w = new Float64Array(n);
-  for (let k = 0; k < CAP_LOG2; k++) {
-    matVec(M, vr, n, w, upper);
-    if (!(maxOf(w) > eps)) {
-      top = k;
-      break;
-    }
-    levels.push(M);
-    vr = w.slice();
-    s += 2 ** k;
-    if (k + 1 < CAP_LOG2) M = square(M, n, upper);
-  }
-  if (top < 0) return Infinity;
-  for (let j = top - 1; j >= 0; j--) {
-    matVec(levels[j], vr, n, w, upper);
-    if (maxOf(w) > eps) {
-      vr = w.slice();
-      s += 2 ** j;
-    }
-  }
-  return s + 1;
+  return mixingTimeOfChain(Q, eps);
 }
 
 // ------------------------------------------------------------------- Algorithm 2
