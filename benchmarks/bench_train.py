@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from bparallel.transformer.fresh import (
+from bparallel.transformer.fresh_design import (
     ARMS,
     FRESH_PROFILES,
     arm_head_size,

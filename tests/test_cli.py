@@ -12,7 +12,7 @@ import pytest
 
 from bparallel.book.render.results import load_results
 from bparallel.book.tools.cli import COMMANDS, main
-from bparallel.transformer.train import load_weights, sha256_file
+from bparallel.transformer.checkpoints import load_weights, sha256_file
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -14,9 +14,10 @@ import pytest
 import torch
 
 from bparallel.transformer import fresh as fr
+from bparallel.transformer.checkpoints import load_weights, sha256_file
 from bparallel.transformer.learning import PROBE_LAYER_KEYS
 from bparallel.transformer.model import ModelConfig
-from bparallel.transformer.train import load_model, load_weights, sha256_file
+from bparallel.transformer.train import load_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -13,9 +13,9 @@ import torch
 from bparallel import proxies
 from bparallel.book.section4 import across_seeds, amplification
 from bparallel.book.section4 import proxies as proxy_chapter
-from bparallel.book.section4.across_seeds import (
+from bparallel.book.section4.across_seeds import effects_table
+from bparallel.book.section4.across_seeds_stats import (
     amplification_across_seeds,
-    effects_table,
     head_count_effects,
     surviving_claims,
 )

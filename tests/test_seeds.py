@@ -52,7 +52,7 @@ def test_share_of_seeds():
 
 # ------------------------------------------------------------------ Section 4 across seeds
 
-from bparallel.book.section4.across_seeds import (  # noqa: E402
+from bparallel.book.section4.across_seeds_stats import (  # noqa: E402
     amplification_across_seeds,
     changes_by_seed,
     hardware_kind,

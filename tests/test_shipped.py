@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from bparallel.transformer import shipped as ex
+from bparallel.transformer.checkpoints import rng_state
 from bparallel.transformer.data import PAPER_TASKS
 from bparallel.transformer.model import Transformer
 from bparallel.transformer.train import (
@@ -12,7 +13,6 @@ from bparallel.transformer.train import (
     HEADS,
     PROFILES,
     model_config,
-    rng_state,
     run_name,
     train,
 )

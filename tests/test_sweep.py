@@ -20,14 +20,9 @@ import pytest
 from bparallel._io import file_lock, is_locked
 from bparallel.book.tools import sweep as sw
 from bparallel.book.tools.cli import main
+from bparallel.transformer.checkpoints import load_weights, sha256_file
 from bparallel.transformer.shipped import MANIFEST, is_shipped, shipped_manifest, shipped_seeds
-from bparallel.transformer.train import (
-    Profile,
-    load_checkpoint,
-    load_weights,
-    sha256_file,
-    train,
-)
+from bparallel.transformer.train import Profile, load_checkpoint, train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -106,7 +106,7 @@ class Outcome(enum.StrEnum):
       not after Holm's correction over a table's tests (chapter 11).
 
     Computed by :func:`bparallel.book.section4.statistics.effect_outcome`; the chapters'
-    verdicts count them (:func:`bparallel.book.section4.across_seeds.surviving_claims`,
+    verdicts count them (:func:`bparallel.book.section4.across_seeds_stats.surviving_claims`,
     :func:`bparallel.book.section4.graph_tasks.tally`).
     """
 

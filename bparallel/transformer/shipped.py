@@ -18,10 +18,11 @@ loads one seed's 8 models. Unfinished runs are snapshotted into ``partial/seed-<
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,19 +31,18 @@ import torch
 
 from .._checks import one_of
 from .._io import atomic_write_text, file_lock
+from .checkpoints import LEGACY_ATTENTION_PATH, load_weights
 from .data import PAPER_TASKS, TASKS
 from .evaluation import evaluate_accuracy
 from .train import (
     DEFAULT_SEED,
     HEADS,
-    LEGACY_ATTENTION_PATH,
     Checkpoint,
     Profile,
     export_weights,
     get_profile,
     hardware_string,
     load_checkpoint,
-    load_weights,
     run_name,
     train,
 )
@@ -254,12 +254,17 @@ def _shown(folder: str | os.PathLike) -> str:
         return f"{path.name}/ (outside the repository)"
 
 
-def resolve_profile(profile: str, shipped_dir: str | os.PathLike = SHIPPED_DIR) -> str:
-    """``"auto"`` -> ``"paper"`` when all shipped models are present, else ``"quick"``."""
+def resolve_profile(profile: str, shipped_dir: str | os.PathLike = SHIPPED_DIR, *,
+                    complete: Callable[[], bool] | None = None) -> str:
+    """One of :data:`BOOK_PROFILES` as the models it stands for: ``"auto"`` -> ``"paper"``
+    when the shipped models are all there, else ``"quick"``. ``complete`` says whether they
+    are (default: the 8 paper models in ``shipped_dir``, :func:`shipped_complete`; chapter 12
+    asks for its graph-task models, :func:`bparallel.book.section4.models.resolve_profile`)."""
     one_of(profile, "profile", BOOK_PROFILES, "profiles")
-    if profile == "auto":
-        return "paper" if shipped_complete(shipped_dir) else "quick"
-    return profile
+    if profile != "auto":
+        return profile
+    done = shipped_complete(shipped_dir) if complete is None else complete()
+    return "paper" if done else "quick"
 
 
 def book_models(
@@ -336,18 +341,22 @@ def seed_overview(
     return rows
 
 
-def _open_manifest(dest: Path, p: Profile) -> dict[str, Any]:
-    manifest = shipped_manifest(dest) or {"profile": p.name, "models": {}}
-    if manifest.get("profile", p.name) != p.name:
-        raise ValueError(f"{dest / MANIFEST} lists {manifest['profile']!r}-profile models; "
-                         f"profile={p.name!r} models are shipped into another folder")
-    return manifest
-
-
-def _write_manifest(dest: Path, manifest: dict[str, Any]) -> None:
-    manifest.pop("hardware", None)
-    manifest["shipped_on"] = hardware_string()
-    atomic_write_text(dest / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+@contextlib.contextmanager
+def updating_manifest(dest: str | os.PathLike, profile: str) -> Iterator[dict[str, Any]]:
+    """The manifest of ``dest`` (new if there is none) to change in the ``with`` block,
+    under the manifest's lock (concurrent shippers take turns), written atomically when the
+    block ends (not when it raises). ``profile``: the name of the profile shipped; a folder
+    of another profile's models is refused."""
+    dest = Path(dest)
+    with file_lock(dest / MANIFEST_LOCK):
+        manifest = shipped_manifest(dest) or {"profile": profile, "models": {}}
+        if manifest.get("profile", profile) != profile:
+            raise ValueError(f"{dest / MANIFEST} lists {manifest['profile']!r}-profile models; "
+                             f"profile={profile!r} models are shipped into another folder")
+        yield manifest
+        manifest.pop("hardware", None)
+        manifest["shipped_on"] = hardware_string()
+        atomic_write_text(dest / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
 def _ship_into(
@@ -419,8 +428,7 @@ def ship_run(
     """
     run_dir, dest = Path(run_dir), Path(dest)
     p = get_profile(profile)
-    with file_lock(dest / MANIFEST_LOCK):
-        manifest = _open_manifest(dest, p)
+    with updating_manifest(dest, p.name) as manifest:
         for task in TASKS:
             for heads in HEADS:
                 ckpt = run_dir / f"{run_name(task, heads)}.ckpt.pt"
@@ -429,7 +437,6 @@ def ship_run(
                 ck = load_checkpoint(ckpt, task=task, heads=heads, profile=p)
                 if ck.epoch >= p.epochs:
                     _ship_into(manifest, ck, dest, p, hardware)
-        _write_manifest(dest, manifest)
     return manifest
 
 
@@ -449,8 +456,6 @@ def ship_checkpoint(
     if ck.epoch < p.epochs:
         raise ValueError(f"checkpoint {checkpoint} is at epoch {ck.epoch} of {p.epochs}: "
                          "only finished runs are shipped")
-    with file_lock(dest / MANIFEST_LOCK):
-        manifest = _open_manifest(dest, p)
+    with updating_manifest(dest, p.name) as manifest:
         entry = _ship_into(manifest, ck, dest, p, hardware)
-        _write_manifest(dest, manifest)
     return entry

@@ -1,4 +1,5 @@
-"""Training of Section 4.1: profiles, the training loop, checkpoints, shipped weights.
+"""Training of Section 4.1 on a fixed training set: profiles, the training loop, its
+checkpoints and their export.
 
 Adam (lr 1e-3), batch 50, dropout 0.1, cross-entropy over every position, seed 42 (torch,
 numpy and python ``random``). Named profiles live in :data:`PROFILES` only.
@@ -6,35 +7,45 @@ numpy and python ``random``). Named profiles live in :data:`PROFILES` only.
 A checkpoint is written atomically after every epoch (model, optimiser, all RNG states,
 the loader's state, histories, provenance); :func:`train` resumes from it and ends with
 bitwise the same weights as an uninterrupted run. Checkpoints and shipped weights load with
-``torch.load(..., weights_only=True)``.
+``torch.load(..., weights_only=True)``. How these files are read and written, the RNG
+states and the weights files are :mod:`bparallel.transformer.checkpoints`, shared with
+training on fresh data.
 
 This is training on a finite training set, in epochs (the paper's). Training on fresh data,
 a new batch every step, to convergence or a budget in steps (issue #33), is
-:mod:`bparallel.transformer.fresh`; it shares this module's files and helpers.
+:mod:`bparallel.transformer.fresh`; it shares this module's names and helpers.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import math
 import os
 import platform
-import random
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from .._checks import nonnegative_int, one_of, positive_int
-from .._io import atomic_write
+from .checkpoints import (
+    WEIGHTS_FORMAT,
+    RunCheckpoint,
+    atomic_torch_save,
+    load_weights,
+    on_cpu,
+    read_torch_file,
+    rng_state,
+    seed_everything,
+    set_rng_state,
+    write_weights,
+)
+from .checkpoints import sha256_file as sha256_file  # tests/test_train.py reads it from here
 from .data import (
     GRAPH_TASKS,
     PAPER_TASKS,
@@ -48,7 +59,6 @@ from .evaluation import evaluate_accuracy
 from .model import ATTENTION_PATHS, ModelConfig, Transformer
 
 CHECKPOINT_FORMAT = "bparallel-checkpoint-v1"
-WEIGHTS_FORMAT = "bparallel-weights-v1"
 THREADS_ENV = "BPARALLEL_THREADS"
 DEFAULT_SEED = 42
 HEADS = (1, 4, 8, 16)
@@ -56,8 +66,6 @@ HEADS = (1, 4, 8, 16)
 # the predictable ones only: the graph tasks' unpredictable positions (induction's first half)
 # carry no signal, and with them in the loss a model waits far longer to start learning.
 LOSS_POSITIONS = ("all", "predictable")
-# Checkpoints written before they recorded their attention path were all trained with SDPA.
-LEGACY_ATTENTION_PATH = "sdpa"
 
 
 @dataclass(frozen=True)
@@ -241,139 +249,25 @@ def num_threads(n: int | None = None) -> Iterator[int]:
             torch.set_num_threads(before)
 
 
-# --------------------------------------------------------------------------- RNG states
-
-
-def seed_everything(seed: int) -> None:
-    """Seed torch, numpy's global generator and python ``random`` with ``seed``."""
-    torch.manual_seed(seed)
-    np.random.seed(seed)  # noqa: NPY002 - the paper seeds numpy's global state
-    random.seed(seed)
-
-
-def rng_state(device: str | torch.device = "cpu") -> dict[str, Any]:
-    """All global RNG states as tensors and plain types (``weights_only``-loadable); with a
-    CUDA ``device``, that device's generator too (dropout masks there come from it)."""
-    name, keys, pos, has_gauss, cached = np.random.get_state()  # noqa: NPY002
-    version, internal, gauss = random.getstate()
-    extra = {}
-    if torch.device(device).type == "cuda":
-        extra["torch_cuda"] = torch.cuda.get_rng_state(device)
-    return {
-        **extra,
-        "torch": torch.get_rng_state(),
-        "numpy": {
-            "name": str(name), "keys": torch.from_numpy(keys.astype(np.int64)),
-            "pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(cached),
-        },
-        "python": {
-            "version": int(version), "state": torch.tensor(internal, dtype=torch.int64),
-            "gauss": gauss,
-        },
-    }
-
-
-def set_rng_state(state: dict[str, Any], device: str | torch.device = "cpu") -> None:
-    """Restore the states saved by :func:`rng_state` (the CUDA one on a CUDA ``device``)."""
-    torch.set_rng_state(state["torch"])
-    if torch.device(device).type == "cuda" and "torch_cuda" in state:
-        torch.cuda.set_rng_state(state["torch_cuda"], device)
-    s = state["numpy"]
-    np.random.set_state(  # noqa: NPY002
-        (s["name"], s["keys"].numpy().astype(np.uint32), s["pos"], s["has_gauss"],
-         s["cached_gaussian"])
-    )
-    p = state["python"]
-    random.setstate((p["version"], tuple(int(v) for v in p["state"].tolist()), p["gauss"]))
-
-
-# --------------------------------------------------------------------------- files
-
-
-def _atomic_torch_save(obj: Any, path: Path) -> None:
-    atomic_write(path, lambda fh: torch.save(obj, fh))
-
-
-def _safe_load(path: str | os.PathLike, kind: str, fmt: str) -> dict[str, Any]:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{kind} {path} does not exist")
-    obj = _read_torch_file(path, kind)
-    if not isinstance(obj, dict) or obj.get("format") != fmt:
-        found = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
-        raise ValueError(f"{kind} {path} is not a {fmt} file (found {found!r})")
-    return obj
-
-
-def _read_torch_file(path: Path, kind: str) -> Any:
-    """``torch.load(path, weights_only=True)``; any failure is a ``ValueError`` of ours.
-
-    Torch's own message is not passed on: it suggests loading with ``weights_only=False``,
-    which executes arbitrary code from the file and must never be done with these files.
-    """
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # pickle, zip and EOF errors all mean: unreadable
-        raise ValueError(
-            f"{kind} {path} is corrupted or not a bparallel torch file "
-            f"({type(err).__name__}); re-export or re-download it"
-        ) from None
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """Hex SHA-256 of a file."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _build_model(config: dict[str, Any], state: dict[str, torch.Tensor], where: str) -> Transformer:
-    try:
-        model = Transformer(ModelConfig(**config))
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{where}: invalid model config {config}: {err}") from err
-    try:
-        model.load_state_dict(state)
-    except RuntimeError as err:
-        raise ValueError(f"{where}: weights do not fit the model {config}: {err}") from err
-    return model
-
-
 # --------------------------------------------------------------------------- checkpoints
 
 
-@dataclass
-class Checkpoint:
+class Checkpoint(RunCheckpoint):
     """A loaded training checkpoint (see :func:`load_checkpoint`)."""
 
-    path: Path
-    data: dict[str, Any]
+    FORMAT = CHECKPOINT_FORMAT
+    KEYS = ("task", "heads", "seed", "profile", "profile_config", "model_config", "epoch",
+            "model", "optimizer", "rng", "loader", "history", "torch_version", "hardware")
 
     @property
     def epoch(self) -> int:
         return int(self.data["epoch"])
 
-    @property
-    def history(self) -> dict[str, list[float]]:
-        return self.data["history"]
-
-    @property
-    def attention_path(self) -> str:
-        """The attention path that trained this run (checkpoints before the field: SDPA)."""
-        return self.data.get("attention_path", LEGACY_ATTENTION_PATH)
-
-    def model(self) -> Transformer:
-        """The model at this checkpoint, in eval mode."""
-        m = _build_model(self.data["model_config"], self.data["model"], f"checkpoint {self.path}")
-        return m.eval()
-
-
-_CHECKPOINT_KEYS = (
-    "task", "heads", "seed", "profile", "profile_config", "model_config", "epoch", "model",
-    "optimizer", "rng", "loader", "history", "torch_version", "hardware",
-)
+    @classmethod
+    def _profile(cls, profile: str | Profile) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        p = get_profile(profile)
+        # a field added to Profile after a checkpoint was written has its default there
+        return p.name, p.settings(), Profile("", 1, 1, 1).settings()
 
 
 def load_checkpoint(
@@ -389,32 +283,14 @@ def load_checkpoint(
     Raises ``FileNotFoundError`` when missing and ``ValueError`` naming the problem when the
     file is corrupted, incomplete or does not match the requested run.
     """
-    data = _safe_load(path, "checkpoint", CHECKPOINT_FORMAT)
-    missing = [k for k in _CHECKPOINT_KEYS if k not in data]
-    if missing:
-        raise ValueError(f"checkpoint {path} is incomplete: missing {missing}")
-    expect: dict[str, Any] = {"task": task, "heads": heads, "seed": seed}
-    for key, want in expect.items():
-        if want is not None and data[key] != want:
-            raise ValueError(f"checkpoint {path} has {key}={data[key]!r}, not {key}={want!r}")
-    if profile is not None:
-        p = get_profile(profile)
-        if data["profile"] != p.name:
-            raise ValueError(f"checkpoint {path} has profile={data['profile']!r}, not {p.name!r}")
-        wanted = p.settings()
-        # a field added to Profile after a checkpoint was written has its default there
-        defaults = Profile("", 1, 1, 1).settings()
-        stored = {k: data["profile_config"].get(k, defaults[k]) for k in wanted}
-        if stored != wanted:
-            diff = sorted(k for k in wanted if stored.get(k) != wanted[k])
-            raise ValueError(
-                f"checkpoint {path} was made with other settings of profile {p.name!r}: {diff}"
-            )
-    if heads is not None and data["model_config"].get("n_heads") != heads:
+    expect = {k: v for k, v in (("task", task), ("heads", heads), ("seed", seed))
+              if v is not None}
+    ck = Checkpoint.read(path, expect=expect, profile=profile)
+    if heads is not None and ck.data["model_config"].get("n_heads") != heads:
         raise ValueError(
-            f"checkpoint {path} holds a model with {data['model_config'].get('n_heads')} heads"
+            f"checkpoint {path} holds a model with {ck.data['model_config'].get('n_heads')} heads"
         )
-    return Checkpoint(Path(path), data)
+    return ck
 
 
 # --------------------------------------------------------------------------- training
@@ -565,29 +441,18 @@ def train(
                 history[key].append(value)
             bar.set_postfix(loss=f"{loss_sum / count:.3f}", acc=f"{ev['accuracy']:.3f}")
             if ckpt_file is not None:
-                _atomic_torch_save({
+                atomic_torch_save({
                     "format": CHECKPOINT_FORMAT, "task": task, "heads": heads, "seed": seed,
                     "profile": p.name, "profile_config": p.to_dict(),
                     "model_config": cfg.to_dict(), "epoch": epoch + 1, "attention_path": path,
-                    "model": _on_cpu(model.state_dict()),
-                    "optimizer": _on_cpu(opt.state_dict()),
+                    "model": on_cpu(model.state_dict()),
+                    "optimizer": on_cpu(opt.state_dict()),
                     "rng": rng_state(dev), "loader": loader.state_dict(), "history": history,
                     "torch_version": str(torch.__version__), "hardware": hardware_string(dev),
                 }, ckpt_file)
         bar.close()
     model.eval()
     return TrainResult(model, task, heads, seed, p, end, history, ckpt_file, start)
-
-
-def _on_cpu(obj: Any) -> Any:
-    """``obj`` (nested dicts and lists of tensors) with every tensor copied to the CPU."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().cpu()
-    if isinstance(obj, dict):
-        return {k: _on_cpu(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_on_cpu(v) for v in obj)
-    return obj
 
 
 # --------------------------------------------------------------------------- shipping
@@ -619,42 +484,6 @@ def export_weights(
     return write_weights(path, config, state, meta)
 
 
-def write_weights(path: str | os.PathLike, config: dict[str, Any],
-                  state: dict[str, torch.Tensor], meta: dict[str, Any]) -> str:
-    """Write a weights file (the model's config and weights, ``meta`` beside them: no
-    optimiser or RNG state), atomically; return its SHA-256. ``meta`` must be JSON data."""
-    path = Path(path)
-    # A JSON round trip makes the pickled bytes a function of the values only (pickle output
-    # depends on which strings are shared objects), so equal weights get equal SHA-256s.
-    header = json.loads(json.dumps({"model_config": config, "meta": meta}))
-    state = {k: v.detach().cpu().clone() for k, v in state.items()}
-    _atomic_torch_save({"format": WEIGHTS_FORMAT, **header, "model": state}, path)
-    return sha256_file(path)
-
-
-def load_weights(
-    path: str | os.PathLike, *, sha256: str | None = None
-) -> tuple[Transformer, dict[str, Any]]:
-    """Load shipped weights as an eval-mode model and their metadata.
-
-    With ``sha256``, the file's hash is checked first and a mismatch is refused.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"weights file {path} does not exist")
-    if sha256 is not None:
-        actual = sha256_file(path)
-        if actual.lower() != sha256.lower():
-            raise ValueError(
-                f"weights file {path} has SHA-256 {actual}, expected {sha256}: the file is "
-                "corrupted or not the published one"
-            )
-    data = _safe_load(path, "weights file", WEIGHTS_FORMAT)
-    model = _build_model(data.get("model_config", {}), data.get("model", {}),
-                         f"weights file {path}")
-    return model.eval(), dict(data.get("meta", {}))
-
-
 def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
     """A model and its metadata from a weights file, a training checkpoint or a fresh-data
     training checkpoint (:mod:`bparallel.transformer.fresh`).
@@ -665,7 +494,7 @@ def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"model file {path} does not exist")
-    obj = _read_torch_file(path, "model file")
+    obj = read_torch_file(path, "model file")
     fmt = obj.get("format") if isinstance(obj, dict) else None
     if fmt == WEIGHTS_FORMAT:
         return load_weights(path)

@@ -7,7 +7,9 @@
 - ``as_defined`` (10_section4_as_defined): the measures as defined, the knockouts and the
   chapter's verdicts, and ``as_defined_report``: the tables it shows and the values it
   records;
-- ``across_seeds`` (11_across_seeds): Tables 1-6 and the head-count effects over seeds;
+- ``across_seeds`` (11_across_seeds): the tables it shows and the values it records, and
+  ``across_seeds_stats``: what it computes, Tables 1-6 and the head-count effects over
+  seeds;
 - ``graph_tasks`` (12_graph_tasks): the graph-task models' rows, summaries and verdicts,
   and ``graph_experiment``: the same chapter's controlled experiment on fresh data;
 - ``explorer`` (13_explorer): the model explorer's data files and page.

@@ -2,7 +2,7 @@
 
 The graph tasks' models of :mod:`bparallel.transformer.fresh` train on new sequences every
 step, to convergence or a step budget, in two arms that separate head count from head size
-(:data:`~bparallel.transformer.fresh.ARMS`): *fixed width* (head size ``64/H``, the paper's
+(:data:`~bparallel.transformer.fresh_design.ARMS`): *fixed width* (head size ``64/H``, the paper's
 design, the same parameter count) and *fixed head size* (16 dimensions per head, the
 attention's inner width ``16H``). Every shipped run's manifest entry holds its learning curve
 and the proxies recorded through training (:func:`~bparallel.transformer.learning.training_probe`
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
-from ...transformer.fresh import ARM_HEAD_SIZE, ARMS
+from ...transformer.fresh_design import ARM_HEAD_SIZE, ARMS, arm_head_dim
 from ...transformer.train import HEADS
 from ..verdicts import Verdict
 from .graph_tasks import head_count_change, tally
@@ -66,14 +66,13 @@ PROXIES = {
 def configurations(d_model: int = 64) -> list[dict[str, Any]]:
     """The design's configurations: per head count, the head size of each arm (4 x 16 is
     shared by both) and the parameters of each."""
-    from ...transformer.fresh import arm_head_size
     from ...transformer.model import ModelConfig
 
     rows = []
     for h in HEADS:
         row: dict[str, Any] = {"heads": h}
         for arm in ARMS:
-            hs = arm_head_size(arm, h, d_model) or d_model // h
+            hs = arm_head_dim(arm, h, d_model)
             cfg = ModelConfig(n_heads=h, head_size=hs)
             row[f"{ARM_NAMES[arm]}: head size"] = hs
             row[f"{ARM_NAMES[arm]}: parameters"] = cfg.num_parameters()
@@ -88,7 +87,8 @@ def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
     rows = []
     for task in runs.profiles:
         p = runs.profiles[task]
-        planned = len({(h, _hs(arm, h)) for arm in ARMS for h in HEADS}) * len(DESIGN_SEEDS)
+        configs = {(h, arm_head_dim(arm, h)) for arm in ARMS for h in HEADS}
+        planned = len(configs) * len(DESIGN_SEEDS)
         row = {"task": task, "budget (steps)": p["budget"],
                "threshold": p["threshold"],
                "models shipped": f"{len(runs.of(task))} of {planned}"}
@@ -98,12 +98,6 @@ def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
                 ", ".join(map(str, seeds)) if seeds else "none yet"
         rows.append(row)
     return rows
-
-
-def _hs(arm: str, heads: int) -> int:
-    from ...transformer.fresh import arm_head_size
-
-    return arm_head_size(arm, heads) or 64 // heads
 
 
 # --------------------------------------------------------------------------- learning
@@ -546,7 +540,7 @@ def layer_knockouts(runs: FreshRuns, models: Mapping[tuple[str, int, int, int], 
     for task in runs.profiles:
         for arm in ARMS:
             for h in HEADS:
-                mine = [ko[k] for k in keys if k[0] == task and k[1] == h and k[2] == _hs(arm, h)]
+                mine = [ko[k] for k in keys if k[:3] == (task, h, arm_head_dim(arm, h))]
                 if not mine:
                     continue
                 layers = sorted(int(n[1:]) for n in mine[0] if n.startswith("L"))

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ..._checks import one_of
+from ...transformer import shipped
 from ...transformer.data import GRAPH_TASKS, PAPER_TASKS, TASKS
-from ...transformer.fresh import get_fresh_profile
+from ...transformer.fresh_design import get_fresh_profile
 from ...transformer.shipped import (
-    BOOK_PROFILES,
     MODELS_ROOT,
     RUNS_DIR,
     load_shipped,
@@ -83,12 +83,9 @@ def complete_seeds(models_dir: str | os.PathLike, task: str) -> list[int]:
 def resolve_profile(profile: str, models_root: str | os.PathLike = MODELS_ROOT,
                     tasks: Sequence[str] = GRAPH_TASKS) -> str:
     """``"auto"``: ``"paper"`` when every task has at least one seed with all head counts
-    shipped, else ``"quick"``."""
-    one_of(profile, "profile", BOOK_PROFILES, "profiles")
-    if profile != "auto":
-        return profile
-    ok = all(complete_seeds(Path(models_root) / t, t) for t in tasks)
-    return "paper" if ok else "quick"
+    shipped, else ``"quick"`` (:func:`bparallel.transformer.shipped.resolve_profile`)."""
+    return shipped.resolve_profile(profile, complete=lambda: all(
+        complete_seeds(Path(models_root) / t, t) for t in tasks))
 
 
 def graph_models(
@@ -224,8 +221,8 @@ def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
                 ) -> dict[tuple[str, int, int, int], Any]:
     """The shipped weights of every plain-budget run, keyed ``(task, heads, head_size,
     seed)``, each checked against the SHA-256 of its manifest entry (``weights_only``
-    loading, :func:`~bparallel.transformer.train.load_weights`)."""
-    from ...transformer.train import load_weights
+    loading, :func:`~bparallel.transformer.checkpoints.load_weights`)."""
+    from ...transformer.checkpoints import load_weights
 
     out = {}
     for e in runs.entries:

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...transformer.checkpoints import LEGACY_ATTENTION_PATH
 from ...transformer.data import PAPER_TASKS
 from ...transformer.model import ModelConfig, Transformer
 from ...transformer.shipped import MANIFEST, MODELS_ROOT, shipped_manifest, shipped_status
-from ...transformer.train import HEADS, LEGACY_ATTENTION_PATH, PROFILES, get_profile, model_config
+from ...transformer.train import HEADS, PROFILES, get_profile, model_config
 
 #: Number formats of the chapter's tables, by column.
 FORMATS = {"held-out accuracy": ".3f", "parameters": ",d", "training sequences": ",d",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ...transformer.data import PAPER_TASKS, TASKS
 from ...transformer.model import ATTENTION_PATHS
-from ...transformer.train import HEADS, PROFILES
+from ...transformer.train import DEFAULT_SEED, HEADS, PROFILES
 
 
 def _visible_profiles() -> list[str]:
@@ -29,7 +29,7 @@ def _visible_profiles() -> list[str]:
 
 def _check_profile(parser: argparse.ArgumentParser, name: str, fresh: bool = False) -> None:
     """Refuse an unknown profile; ``fresh``: the fresh-data profiles count too (``sweep``)."""
-    from ...transformer.fresh import FRESH_PROFILES
+    from ...transformer.fresh_design import FRESH_PROFILES
 
     if name in PROFILES or (fresh and name in FRESH_PROFILES):
         return
@@ -183,10 +183,100 @@ def run_regress(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- sweep
 
 
-def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
-    from .sweep import add_arguments
+SWEEP_EPILOG = """\
+Each job trains one model and ships it into --models-dir: seed 42 as copy-h04, any other
+seed S as copy-h04-sS, in one manifest.json. Jobs skip shipped models, resume checkpoints
+(bitwise as `train` does) and never train a model that another job holds, so running the
+same command again after an interruption picks up where it stopped.
 
-    add_arguments(p)
+files:
+  <runs-dir>/<profile>/seed-<S>/<task>-hNN.ckpt.pt  checkpoints (what `train --seed S
+                                                    --out-dir <runs-dir>/<profile>/seed-S`
+                                                    writes, so such runs are adopted)
+  <runs-dir>/<profile>/logs/<job id>_0_log.out      each job's output (_log.err: errors)
+  <models-dir>/partial/seed-<S>/                    --snapshot's copies (commit them)
+
+examples:
+  one machine with 2 cores: seeds 43 and 44, two jobs of one torch thread each
+    python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
+  where the sweep stands (from the files alone)
+    python -m bparallel sweep --profile paper --seeds 42 43 44 --status
+  before a session ends: copy unfinished checkpoints into models/paper/partial/, commit them
+    python -m bparallel sweep --profile paper --seeds 43 44 --snapshot
+  one GPU machine with 16 cores: every model of seeds 43-46 at once, sharing the GPU
+    python -m bparallel sweep --profile paper --seeds 43 44 45 46 --jobs 16 --threads 1 \
+        --device cuda
+  a Slurm cluster: one job array, at most 16 models at once, 4 hours and 2 CPUs per job
+  (a job at its time limit is requeued and resumes)
+    python -m bparallel sweep --profile paper --seeds 42 43 44 45 46 --executor slurm \\
+        --jobs 16 --slurm-partition cpu --slurm-time 240 --slurm-cpus-per-task 2
+
+fresh data (issue #33): each step 50 new sequences, a budget in steps, stopped when the
+held-out accuracy has converged; both arms by default (width: head size 64/H, the paper's;
+head16: 16 dimensions per head), 4 heads of 16 trained once for both; shipped into
+models/<profile>/ with the outcome, learning curve and the proxies through training
+    python -m bparallel sweep --profile induction-fresh --seeds 42 43 44 --jobs 2 --threads 1
+    python -m bparallel sweep --profile induction-fresh --arms head16 --heads 16 --seeds 42 \\
+        --budget-factor 5          # 5x the budget, shipped as induction-h16-hs16-x5
+"""
+
+
+def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``python -m bparallel sweep``."""
+    from ...transformer.fresh_design import ARMS, FRESH_PROFILES
+    from .sweep import EXECUTORS, SLURM_TIME_MIN, SWEEP_DIR
+
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = SWEEP_EPILOG
+    visible = ", ".join(name for name, prof in PROFILES.items() if not prof.hidden)
+    fresh = ", ".join(name for name, prof in FRESH_PROFILES.items() if not prof.hidden)
+    p.add_argument("--profile", required=True,
+                   help=f"training profile, one of {visible}; on fresh data, one of {fresh}")
+    p.add_argument("--tasks", nargs="+", default=None, choices=TASKS,
+                   help="tasks (default: the profile's, copy cycle for paper and quick, "
+                        "first induction majority for graph)")
+    p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
+                   help="head counts (default: 1 4 8 16)")
+    p.add_argument("--arms", nargs="+", default=None, choices=ARMS,
+                   help="fresh-data profiles: width (head size 64/H, the paper's) and/or "
+                        "head16 (16 dimensions per head at every head count); default both")
+    p.add_argument("--budget-factor", type=int, default=1, metavar="K",
+                   help="fresh-data profiles: train K times the step budget, shipped as "
+                        "<name>-xK and started from the plain run's checkpoint (default 1)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[DEFAULT_SEED], metavar="S",
+                   help="seeds (default: 42, the paper's)")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local: processes on this machine (default); slurm: one job array; "
+                        "debug: in this process, one after another (an error opens pdb)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="jobs at once: local processes, or the Slurm array's limit (default 1)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch threads per job (default: local, this machine's cores / "
+                        "--jobs; slurm, --slurm-cpus-per-task)")
+    p.add_argument("--device", default="cpu", metavar="DEV",
+                   help="cpu (default: a seed fixes every result, resumes are bitwise) or cuda "
+                        "(minutes instead of hours; same seeds, not bitwise the CPU runs; the "
+                        "GPU is recorded in the manifest)")
+    p.add_argument("--runs-dir", type=Path, default=SWEEP_DIR, metavar="DIR",
+                   help="checkpoints and logs (default: runs/sweep in the repository)")
+    p.add_argument("--models-dir", type=Path, default=None, metavar="DIR",
+                   help="shipped models and snapshots (default: models/<profile> in the "
+                        "repository)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--status", action="store_true",
+                      help="print where each model stands (shipped, running, partial at "
+                           "epoch k, pending) and start nothing")
+    what.add_argument("--snapshot", action="store_true",
+                      help="copy unfinished checkpoints into <models-dir>/partial/seed-<S>/ "
+                           "and start nothing")
+    slurm = p.add_argument_group("Slurm (with --executor slurm)")
+    slurm.add_argument("--slurm-partition", default=None, metavar="NAME")
+    slurm.add_argument("--slurm-time", type=int, default=SLURM_TIME_MIN, metavar="MIN",
+                       help=f"minutes per job (default {SLURM_TIME_MIN}); a job at the limit "
+                            "is requeued and resumes its checkpoint")
+    slurm.add_argument("--slurm-cpus-per-task", type=int, default=None, metavar="N")
+    slurm.add_argument("--slurm-extra", action="append", default=[], metavar="KEY=VALUE",
+                       help="any other sbatch option, e.g. account=proj or mem=4G (repeatable)")
 
 
 def run_sweep(args: argparse.Namespace) -> int:

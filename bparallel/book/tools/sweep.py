@@ -18,7 +18,7 @@ ships the model (:func:`~bparallel.transformer.shipped.ship_checkpoint`, which r
 under a lock of its own). So a killed sweep, run again, picks up where it stopped, and a
 checkpoint that ``train --seed S --out-dir <runs>/<profile>/seed-S`` wrote is adopted.
 
-Fresh-data profiles (:data:`~bparallel.transformer.fresh.FRESH_PROFILES`, e.g.
+Fresh-data profiles (:data:`~bparallel.transformer.fresh_design.FRESH_PROFILES`, e.g.
 ``induction-fresh``) train with :func:`~bparallel.transformer.fresh.train_fresh` (a budget in
 steps, stopped when converged) and ship with
 :func:`~bparallel.transformer.fresh.ship_fresh_checkpoint`, into ``models/<profile>/``. Their
@@ -26,6 +26,9 @@ grid has arms too (``--arms width head16``): a model of the head16 arm is named 
 head size, ``induction-h08-hs16[-s<S>]``; 4 heads of 16 is both arms' model, trained once.
 ``--budget-factor 5`` trains 5 times the budget (the runs that say "never" or "later" for a
 model that did not learn), as ``<name>-x5``, starting from the plain run's checkpoint.
+
+The command's options and help are :func:`bparallel.book.tools.cli.add_sweep_arguments`;
+where a sweep stands (``--status``, ``--snapshot``) is :mod:`bparallel.book.tools.sweep_status`.
 """
 
 from __future__ import annotations
@@ -43,16 +46,14 @@ from typing import Any
 from ..._checks import one_of, positive_int
 from ..._io import atomic_copy, file_lock, is_locked
 from ...transformer.data import TASKS
-from ...transformer.fresh import (
+from ...transformer.fresh import load_fresh_checkpoint, ship_fresh_checkpoint, train_fresh
+from ...transformer.fresh_design import (
     ARMS,
     FRESH_PROFILES,
     FreshProfile,
     arm_head_size,
     fresh_model_name,
     fresh_run_name,
-    load_fresh_checkpoint,
-    ship_fresh_checkpoint,
-    train_fresh,
 )
 from ...transformer.shipped import (
     MODELS_ROOT,
@@ -74,7 +75,7 @@ from ...transformer.train import (
     profile_tasks,
     train,
 )
-from .sweep_status import _shown, format_status, snapshot, sweep_status  # noqa: E402
+from .sweep_status import format_status, shown_path, snapshot, sweep_status
 
 EXECUTORS = ("local", "slurm", "debug")
 SWEEP_DIR = RUNS_DIR / "sweep"
@@ -86,7 +87,7 @@ SLURM_MAX_REQUEUES = 20  # a job at its time limit is requeued and resumes its c
 
 def sweep_profile(profile: str | Profile | FreshProfile) -> Profile | FreshProfile:
     """The finite-data :class:`~bparallel.transformer.train.Profile` or the fresh-data
-    :class:`~bparallel.transformer.fresh.FreshProfile` named ``profile``."""
+    :class:`~bparallel.transformer.fresh_design.FreshProfile` named ``profile``."""
     if isinstance(profile, (Profile, FreshProfile)):
         return profile
     one_of(profile, "profile", [*PROFILES, *FRESH_PROFILES], "profiles")
@@ -203,7 +204,7 @@ def plan(
     seeds of one configuration train side by side and a configuration is complete (all its
     seeds shipped) as early as possible.
 
-    ``arms`` (fresh-data profiles; default both, :data:`~bparallel.transformer.fresh.ARMS`):
+    ``arms`` (fresh-data profiles; default both, :data:`~bparallel.transformer.fresh_design.ARMS`):
     a configuration in both arms (4 heads of 16) is planned once. ``budget_factor``:
     fresh-data runs of that many times the budget.
 
@@ -274,7 +275,7 @@ def _restore(run: ModelRun) -> bool:
         return False
     ck = run.load(snapshot)  # refuse another run's file before copying it
     atomic_copy(snapshot, run.checkpoint)
-    _say(run, f"restored {run.unit} {run.progress(ck)} from the snapshot {_shown(snapshot)}")
+    _say(run, f"restored {run.unit} {run.progress(ck)} from the snapshot {shown_path(snapshot)}")
     return True
 
 
@@ -291,14 +292,14 @@ def train_and_ship(run: ModelRun) -> dict[str, Any]:
         return {**out, "status": "already shipped"}
     with file_lock(run.lock, wait=False) as held:
         if not held:
-            _say(run, f"another job holds {_shown(run.lock)}: leaving the model to it")
+            _say(run, f"another job holds {shown_path(run.lock)}: leaving the model to it")
             return {**out, "status": "busy"}
         if is_shipped(run.name, run.models_dir, seed=run.seed):  # shipped meanwhile
             return {**out, "status": "already shipped"}
         restored = _restore(run)
         t0 = time.perf_counter()
         start = run.progress(run.load(run.checkpoint)) if run.checkpoint.exists() else 0
-        _say(run, f"training {run.unit}s {start} -> {run.total} in {_shown(run.run_dir)}, "
+        _say(run, f"training {run.unit}s {start} -> {run.total} in {shown_path(run.run_dir)}, "
                   f"torch threads {run.threads or 'default'}, device {run.device}")
         if run.fresh:
             arm = "head16" if run.head_size is not None else "width"
@@ -319,7 +320,7 @@ def train_and_ship(run: ModelRun) -> dict[str, Any]:
         while (snapshot := run.find_partial()):
             snapshot.unlink()  # shipped: the snapshot has done its work
         _say(run, f"{run.unit}s {result.resumed_from} -> {done} in {seconds:.0f} s; "
-                  f"shipped as {_shown(run.models_dir / entry['file'])}, held-out accuracy "
+                  f"shipped as {shown_path(run.models_dir / entry['file'])}, held-out accuracy "
                   f"{entry['heldout_accuracy']:.4f}"
                   + (f", {entry['outcome']}" if run.fresh else "")
                   + f", sha256 {entry['sha256']}")
@@ -348,7 +349,7 @@ class TrainAndShip:
 TRAIN_AND_SHIP = TrainAndShip()
 
 
-# --------------------------------------------------------------------------- files only
+# --------------------------------------------------------------------------- the jobs
 
 
 def default_threads(executor: str, jobs: int, slurm_cpus_per_task: int | None = None
@@ -411,7 +412,7 @@ def _outcome(run: ModelRun, job: Any, echo: Callable[[str], object]) -> dict[str
         message = (str(err).strip().splitlines() or [type(err).__name__])[-1]
         result = {"model": run.name, "seed": run.seed, "shipped_as": run.shipped_as,
                   "status": "failed", "error": message, "log": str(job.paths.stderr)}
-        echo(f"[sweep] {run}: FAILED ({message}); log {_shown(job.paths.stderr)}")
+        echo(f"[sweep] {run}: FAILED ({message}); log {shown_path(job.paths.stderr)}")
         return result
     echo(f"[sweep] {run}: {result['status']}")
     return result
@@ -457,7 +458,7 @@ def run_sweep(
                 echo(f"[sweep] {run}: submitted as Slurm job {job.job_id}")
                 results[run] = {"model": run.name, "seed": run.seed, "status": "submitted",
                                 "shipped_as": run.shipped_as, "job_id": job.job_id}
-            echo(f"[sweep] logs: {_shown(folder)}/<job id>_0_log.out")
+            echo(f"[sweep] logs: {shown_path(folder)}/<job id>_0_log.out")
         elif executor == "debug":
             for run, job in zip(todo, ex.map_array(TRAIN_AND_SHIP, todo), strict=True):
                 results[run] = _outcome(run, job, echo)
@@ -474,7 +475,7 @@ def _run_local(ex: Any, todo: list[ModelRun], jobs: int, poll_s: float,
         while waiting and len(running) < jobs:
             run = waiting.pop(0)
             job = ex.submit(TRAIN_AND_SHIP, run)
-            echo(f"[sweep] {run}: started, job {job.job_id}, log {_shown(job.paths.stdout)}")
+            echo(f"[sweep] {run}: started, job {job.job_id}, log {shown_path(job.paths.stdout)}")
             running.append((run, job))
         finished = [item for item in running if item[1].done()]
         for run, job in finished:
@@ -485,98 +486,6 @@ def _run_local(ex: Any, todo: list[ModelRun], jobs: int, poll_s: float,
 
 
 # --------------------------------------------------------------------------- command line
-
-EPILOG = """\
-Each job trains one model and ships it into --models-dir: seed 42 as copy-h04, any other
-seed S as copy-h04-sS, in one manifest.json. Jobs skip shipped models, resume checkpoints
-(bitwise as `train` does) and never train a model that another job holds, so running the
-same command again after an interruption picks up where it stopped.
-
-files:
-  <runs-dir>/<profile>/seed-<S>/<task>-hNN.ckpt.pt  checkpoints (what `train --seed S
-                                                    --out-dir <runs-dir>/<profile>/seed-S`
-                                                    writes, so such runs are adopted)
-  <runs-dir>/<profile>/logs/<job id>_0_log.out      each job's output (_log.err: errors)
-  <models-dir>/partial/seed-<S>/                    --snapshot's copies (commit them)
-
-examples:
-  one machine with 2 cores: seeds 43 and 44, two jobs of one torch thread each
-    python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
-  where the sweep stands (from the files alone)
-    python -m bparallel sweep --profile paper --seeds 42 43 44 --status
-  before a session ends: copy unfinished checkpoints into models/paper/partial/, commit them
-    python -m bparallel sweep --profile paper --seeds 43 44 --snapshot
-  one GPU machine with 16 cores: every model of seeds 43-46 at once, sharing the GPU
-    python -m bparallel sweep --profile paper --seeds 43 44 45 46 --jobs 16 --threads 1 \
-        --device cuda
-  a Slurm cluster: one job array, at most 16 models at once, 4 hours and 2 CPUs per job
-  (a job at its time limit is requeued and resumes)
-    python -m bparallel sweep --profile paper --seeds 42 43 44 45 46 --executor slurm \\
-        --jobs 16 --slurm-partition cpu --slurm-time 240 --slurm-cpus-per-task 2
-
-fresh data (issue #33): each step 50 new sequences, a budget in steps, stopped when the
-held-out accuracy has converged; both arms by default (width: head size 64/H, the paper's;
-head16: 16 dimensions per head), 4 heads of 16 trained once for both; shipped into
-models/<profile>/ with the outcome, learning curve and the proxies through training
-    python -m bparallel sweep --profile induction-fresh --seeds 42 43 44 --jobs 2 --threads 1
-    python -m bparallel sweep --profile induction-fresh --arms head16 --heads 16 --seeds 42 \\
-        --budget-factor 5          # 5x the budget, shipped as induction-h16-hs16-x5
-"""
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``python -m bparallel sweep``."""
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = EPILOG
-    visible = ", ".join(name for name, prof in PROFILES.items() if not prof.hidden)
-    fresh = ", ".join(name for name, prof in FRESH_PROFILES.items() if not prof.hidden)
-    p.add_argument("--profile", required=True,
-                   help=f"training profile, one of {visible}; on fresh data, one of {fresh}")
-    p.add_argument("--tasks", nargs="+", default=None, choices=TASKS,
-                   help="tasks (default: the profile's, copy cycle for paper and quick, "
-                        "first induction majority for graph)")
-    p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
-                   help="head counts (default: 1 4 8 16)")
-    p.add_argument("--arms", nargs="+", default=None, choices=ARMS,
-                   help="fresh-data profiles: width (head size 64/H, the paper's) and/or "
-                        "head16 (16 dimensions per head at every head count); default both")
-    p.add_argument("--budget-factor", type=int, default=1, metavar="K",
-                   help="fresh-data profiles: train K times the step budget, shipped as "
-                        "<name>-xK and started from the plain run's checkpoint (default 1)")
-    p.add_argument("--seeds", type=int, nargs="+", default=[DEFAULT_SEED], metavar="S",
-                   help="seeds (default: 42, the paper's)")
-    p.add_argument("--executor", choices=EXECUTORS, default="local",
-                   help="local: processes on this machine (default); slurm: one job array; "
-                        "debug: in this process, one after another (an error opens pdb)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="jobs at once: local processes, or the Slurm array's limit (default 1)")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="torch threads per job (default: local, this machine's cores / "
-                        "--jobs; slurm, --slurm-cpus-per-task)")
-    p.add_argument("--device", default="cpu", metavar="DEV",
-                   help="cpu (default: a seed fixes every result, resumes are bitwise) or cuda "
-                        "(minutes instead of hours; same seeds, not bitwise the CPU runs; the "
-                        "GPU is recorded in the manifest)")
-    p.add_argument("--runs-dir", type=Path, default=SWEEP_DIR, metavar="DIR",
-                   help="checkpoints and logs (default: runs/sweep in the repository)")
-    p.add_argument("--models-dir", type=Path, default=None, metavar="DIR",
-                   help="shipped models and snapshots (default: models/<profile> in the "
-                        "repository)")
-    what = p.add_mutually_exclusive_group()
-    what.add_argument("--status", action="store_true",
-                      help="print where each model stands (shipped, running, partial at "
-                           "epoch k, pending) and start nothing")
-    what.add_argument("--snapshot", action="store_true",
-                      help="copy unfinished checkpoints into <models-dir>/partial/seed-<S>/ "
-                           "and start nothing")
-    slurm = p.add_argument_group("Slurm (with --executor slurm)")
-    slurm.add_argument("--slurm-partition", default=None, metavar="NAME")
-    slurm.add_argument("--slurm-time", type=int, default=SLURM_TIME_MIN, metavar="MIN",
-                       help=f"minutes per job (default {SLURM_TIME_MIN}); a job at the limit "
-                            "is requeued and resumes its checkpoint")
-    slurm.add_argument("--slurm-cpus-per-task", type=int, default=None, metavar="N")
-    slurm.add_argument("--slurm-extra", action="append", default=[], metavar="KEY=VALUE",
-                       help="any other sbatch option, e.g. account=proj or mem=4G (repeatable)")
 
 
 def _slurm_extra(items: Sequence[str]) -> dict[str, str]:
@@ -590,7 +499,8 @@ def _slurm_extra(items: Sequence[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``python -m bparallel sweep``: check everything, then status, snapshot or the jobs."""
+    """``python -m bparallel sweep``: check everything, then status, snapshot or the jobs
+    (the options: :func:`bparallel.book.tools.cli.add_sweep_arguments`)."""
     positive_int(args.jobs, "jobs")
     for name in ("slurm_time", "slurm_cpus_per_task"):
         if getattr(args, name) is not None:
@@ -605,7 +515,8 @@ def run(args: argparse.Namespace) -> int:
     if args.status:
         p = runs[0].profile
         print(f"profile {p.name} ({runs[0].total} {runs[0].unit}s): runs in "
-              f"{_shown(runs[0].runs_dir / p.name)}, shipped in {_shown(runs[0].models_dir)}")
+              f"{shown_path(runs[0].runs_dir / p.name)}, shipped in "
+              f"{shown_path(runs[0].models_dir)}")
         print(format_status(sweep_status(runs)))
         return 0
     if args.snapshot:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .sweep import ModelRun
 
 
-def _shown(path: str | os.PathLike) -> str:
+def shown_path(path: str | os.PathLike) -> str:
     """``path`` relative to the working directory when it lies inside it."""
     try:
         return str(Path(path).resolve().relative_to(Path.cwd()))
@@ -86,7 +86,7 @@ def format_status(rows: Sequence[dict[str, Any]]) -> str:
              f"{'held-out':>8}  " + ("outcome         " if unit == "step" else "") + "file"]
     for r in rows:
         acc = "" if r["heldout_accuracy"] is None else f"{r['heldout_accuracy']:.4f}"
-        file = "" if r["file"] is None else _shown(r["file"])
+        file = "" if r["file"] is None else shown_path(r["file"])
         outcome = f"{r.get('outcome') or '':<16}" if unit == "step" else ""
         lines.append(f"{r['seed']:>5}  {r['model']:<{width}} {r['status']:<10} "
                      f"{r[unit]:>{digits}}/{r['of']:<{digits}}  {acc:>8}  {outcome}{file}")
@@ -116,9 +116,6 @@ def snapshot(runs: Sequence[ModelRun], echo: Callable[[str], object] = print) ->
             echo(f"[snapshot] {run}: not copied: {err}")
             continue
         dest = atomic_copy(run.checkpoint, run.partial_path())
-        echo(f"[snapshot] {run}: {run.unit} {run.progress(ck)}/{run.total} -> {_shown(dest)}")
+        echo(f"[snapshot] {run}: {run.unit} {run.progress(ck)}/{run.total} -> {shown_path(dest)}")
         copies.append(dest)
     return copies
-
-
-# --------------------------------------------------------------------------- the jobs

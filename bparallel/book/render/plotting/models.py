@@ -313,13 +313,13 @@ def plot_head_count_changes(
 ) -> Any:
     """A forest plot of the change from 1 to 16 heads: one row of panels per entry of
     ``panels`` (a title, e.g. a mode, mapped to
-    :func:`~bparallel.book.section4.across_seeds.head_count_effects` rows), one column per
+    :func:`~bparallel.book.section4.across_seeds_stats.head_count_effects` rows), one column per
     quantity (mixing time, fidelity); in each panel one line per (task, layer): the mean change
     over seeds (marker) and its interval across seeds (``low`` to ``high``; none with one
     seed), a zero line, the side the paper claims shaded (``directions``: per quantity, +1
     when the paper claims more heads raise it, -1 when they lower it, as
-    :data:`bparallel.book.section4.across_seeds.CLAIMED_DIRECTION`). Colour and marker say the row's
-    ``outcome`` (:data:`OUTCOME_STYLE`). The x axes are symmetric-log, linear within
+    :data:`bparallel.book.section4.across_seeds_stats.CLAIMED_DIRECTION`). Colour and marker
+    say the row's ``outcome`` (:data:`OUTCOME_STYLE`). The x axes are symmetric-log, linear within
     ``linthresh`` of 0, so a change of 0.3 and one of 90 both show whether their interval holds
     0. Returns the figure."""
     import matplotlib.pyplot as plt
