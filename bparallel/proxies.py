@@ -121,11 +121,23 @@ class Walk:
 
     def __init__(self, pattern: Any, head_weights: Any = None) -> None:
         a = attention_pattern(pattern)
-        w = head_weight_vectors(head_weights, a)
+        self._setup(a, head_weight_vectors(head_weights, a))
+
+    @classmethod
+    def _of_checked(cls, a: np.ndarray, w: np.ndarray) -> Walk:
+        """The walk of an already validated pattern ``a`` and weights ``w`` ``a.shape[:-2]``
+        (no second validation: :meth:`each_head`, :func:`attention_rollout`)."""
+        walk = cls.__new__(cls)
+        walk._setup(a, w)
+        return walk
+
+    def _setup(self, a: np.ndarray, w: np.ndarray) -> None:
         if a.shape[-3] == 1 and np.all(w == 1.0):
             C = a[..., 0, :, :]  # one head of weight 1 is its own combination (1 * A = A)
         else:
             C = _sum_heads(a, w)
+        #: The validated pattern ``(..., H, T, T)`` and its head weights ``(..., H)``.
+        self.pattern, self.weights = a, w
         self.batch: tuple[int, ...] = C.shape[:-2]
         self.T: int = C.shape[-1]
         T = self.T
@@ -136,6 +148,25 @@ class Walk:
         self._moves: dict[str, np.ndarray] = {}
         self._chains: dict[str, np.ndarray] = {}
         self._survival: dict[tuple[str, int], np.ndarray] = {}
+
+    def each_head(self) -> Walk:
+        """Every head alone, with weight 1 (Definition 3.10's ``phi^(h)``): one walk whose
+        graphs are ``batch + (H,)``, from the pattern validated once."""
+        single = self.pattern[..., :, None, :, :]  # (..., H, 1, T, T)
+        return Walk._of_checked(single, np.ones(single.shape[:-2]))
+
+    def rollout(self, *, uniform: bool = False, residual: float = 0.5) -> np.ndarray:
+        """:func:`attention_rollout` of the pattern, layers first (``batch[0]`` is the layer
+        axis), the heads combined with this walk's weights or, with ``uniform``, averaged;
+        ``batch + (T, T)``."""
+        residual = unit_interval(residual, "residual", closed=True)
+        if not uniform:
+            C = self._combined.reshape(self.batch + (self.T, self.T)).astype(np.float64,
+                                                                              copy=False)
+        else:
+            a = self.pattern
+            C = _sum_heads(a, np.full(a.shape[:-2], 1.0 / a.shape[-3]))
+        return _rollout(C, residual)
 
     @functools.cached_property
     def forward(self) -> np.ndarray:
@@ -422,7 +453,12 @@ def attention_rollout(
         if w.ndim == 2 and a.ndim > 4:  # (L, H): the same weights for every graph of a layer
             w = w.reshape(w.shape[:1] + (1,) * (a.ndim - 4) + w.shape[1:])
         head_weights = w
-    C = combine_heads(a, head_weights)  # (L, ..., T, T)
+    C = _sum_heads(a, head_weight_vectors(head_weights, a))  # (L, ..., T, T)
+    return _rollout(C, residual)
+
+
+def _rollout(C: np.ndarray, residual: float) -> np.ndarray:
+    """:func:`attention_rollout` from the combined heads ``C`` ``(L, ..., T, T)``."""
     T = C.shape[-1]
     A = residual * np.eye(T) + (1.0 - residual) * C  # (L, ..., T, T)
     sums = A.sum(-1, keepdims=True)  # (L, ..., T, 1)

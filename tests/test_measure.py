@@ -9,6 +9,7 @@ from bparallel.transformer.measure import (
     defined_metrics,
     extract_patterns,
     head_weights,
+    measure_model,
     model_head_weights,
 )
 from bparallel.transformer.model import ModelConfig, Transformer
@@ -97,3 +98,80 @@ def test_workers_return_freed_memory_to_the_system():
     import inspect
 
     assert "return_freed_memory()" in inspect.getsource(mc._one_thread)
+
+
+# ------------------------------------------------------------- one measuring pass
+def _small_copy_model():
+    from bparallel.transformer.data import heldout_dataset
+
+    torch.manual_seed(1)
+    model = Transformer(ModelConfig(n_heads=4, seq_len=16, vocab_size=32, n_layers=2)).eval()
+    x = heldout_dataset("copy", 9, seed=3, seq_len=16, vocab_size=32).inputs  # 7 + 2 reference
+    return model, x
+
+
+def test_measure_model_validates_and_runs_each_batch_once(monkeypatch):
+    """Every part at once: the model runs once per batch and each batch's pattern is
+    validated once (the issue's count: 11 validations per batch before)."""
+    from bparallel import _checks
+    from bparallel.transformer import measure as measure_module
+
+    model, x = _small_copy_model()
+    validations, runs = [], []
+    real_check, real_extract = proxies.attention_pattern, measure_module.extract_patterns
+
+    def check(*a, **k):
+        validations.append(1)
+        return real_check(*a, **k)
+
+    def extract(*a, **k):
+        runs.append(1)
+        return real_extract(*a, **k)
+
+    monkeypatch.setattr(proxies, "attention_pattern", check)
+    monkeypatch.setattr(_checks, "attention_pattern", check)
+    monkeypatch.setattr(measure_module, "extract_patterns", extract)
+    out = measure_model(model, x, parts=("sequence", "defined", "heads"), task="copy",
+                        reference_sequences=2, batch_size=3, max_steps=20, horizon=20)
+    batches = 3  # 7 measured sequences in batches of 3
+    assert len(runs) == batches and len(validations) == batches
+    assert out["fidelity.node"].shape == (2, 7, 16) and out["impact"].shape == (2, 4, 7)
+    assert out["fidelity/paper"].shape == (2, 4)
+
+
+def test_measure_model_parts_together_equal_parts_apart():
+    """One pass over every part gives each part's numbers (bitwise: per part, the same
+    operations in the same order), and the head study's per-head fidelity is Algorithm 2 of
+    each head alone, as ``importance.head_fidelity`` computes it (another route: ulps)."""
+    from bparallel.transformer.importance import head_fidelity
+
+    model, x = _small_copy_model()
+    opts = {"max_steps": 20, "horizon": 20, "batch_size": 4}
+    both = measure_model(model, x, parts=("sequence", "defined", "heads"), task="copy",
+                         reference_sequences=2, **opts)
+    apart = {**measure_model(model, x[:-2], parts="sequence", **opts),
+             **measure_model(model, x[:-2], parts="defined", **opts),
+             **measure_model(model, x, parts="heads", task="copy", reference_sequences=2,
+                             **opts)}
+    assert both.keys() == apart.keys()
+    for k in both:
+        np.testing.assert_array_equal(both[k], apart[k], err_msg=k)
+    fid = head_fidelity(model, x[:-2], horizon=20, batch_size=4)
+    for mode in ("paper", "definition"):
+        np.testing.assert_allclose(both[f"fidelity/{mode}"], fid[mode], rtol=1e-12)
+        np.testing.assert_allclose(both[f"best_head.individual.{mode}"],
+                                   fid[f"{mode}.per_sequence"].max(-1), rtol=1e-12)
+
+
+def test_measure_model_refuses_bad_requests():
+    model, x = _small_copy_model()
+    with pytest.raises(ValueError, match="head studies need task= and reference_sequences="):
+        measure_model(model, x, parts="heads")
+    with pytest.raises(ValueError, match="belong to the 'heads' and 'ablation' parts"):
+        measure_model(model, x, parts="sequence", reference_sequences=2)
+    with pytest.raises(ValueError, match=r"\['seed'\] are options of the 'ablation' part"):
+        measure_model(model, x, parts="heads", task="copy", reference_sequences=2, seed=0)
+    with pytest.raises(ValueError, match="reference_sequences=9: inputs hold only 9"):
+        measure_model(model, x, parts="heads", task="copy", reference_sequences=9)
+    with pytest.raises(ValueError, match=r"inputs has shape \(9,\)"):
+        measure_model(model, x[:, 0], parts="sequence")

@@ -96,7 +96,7 @@ def test_sequence_metrics_match_direct_proxies():
                                    px.minimax_fidelity_proxy(pattern, w, mode=mode, horizon=30))
         best = px.best_head_vs_combined(pattern, w, mode=mode, horizon=30)
         np.testing.assert_allclose(m[f"best_head.individual.{mode}"], best["individual"])
-        np.testing.assert_allclose(m[f"best_head.combined.{mode}"], best["combined"])
+        assert f"best_head.combined.{mode}" not in m  # merged: the combination is fidelity.<mode>
         # batches of 2 against one batch of 5: the argmax is compared where the best head
         # is clear (the first two far more than float32 rounding apart), not at near-ties
         ranked = np.sort(best["per_head"], -1)
@@ -132,7 +132,8 @@ def test_evaluate_models_tables():
 
 
 def _counted_metrics(monkeypatch, delay=0.0):
-    """A small model and inputs, with ``sequence_metrics`` counting (and delaying) calls."""
+    """A small model and inputs, with the cache's computation (``measure_model``) counting
+    (and delaying) calls; ``real`` is ``sequence_metrics``, the direct route."""
     import time
 
     torch.manual_seed(0)
@@ -140,13 +141,14 @@ def _counted_metrics(monkeypatch, delay=0.0):
     x = torch.randint(0, 256, (3, 12))
     calls = []
     real = sequence_metrics
+    measure = metrics_cache.measure_model
 
     def counting(*args, **kw):
         calls.append(1)
         time.sleep(delay)
-        return real(*args, **kw)
+        return measure(*args, **kw)
 
-    monkeypatch.setattr(metrics_cache, "sequence_metrics", counting)
+    monkeypatch.setattr(metrics_cache, "measure_model", counting)
     return model, x, calls, real, counting
 
 
@@ -177,7 +179,7 @@ def test_metrics_cache_hits_misses_and_recovers(tmp_path, monkeypatch):
     monkeypatch.setattr(metrics_cache, "_package_fingerprint", lambda: "other code")
     assert metrics_key(model, x, max_steps=20, horizon=20) != key
     monkeypatch.undo()
-    monkeypatch.setattr(metrics_cache, "sequence_metrics", counting)
+    monkeypatch.setattr(metrics_cache, "measure_model", counting)
     # A corrupted file is computed again (with a warning) and replaced.
     (path,) = tmp_path.glob("metrics-*.npz")
     path.write_bytes(path.read_bytes()[:50])
@@ -225,7 +227,7 @@ def test_cached_metrics_many_in_worker_processes_equals_one_by_one(tmp_path, mon
             np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)
     # Warm: every result is read here, no worker started and nothing computed.
     monkeypatch.setattr(metrics_cache, "_pool", lambda n: pytest.fail("pool started"))
-    monkeypatch.setattr(metrics_cache, "sequence_metrics", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr(metrics_cache, "measure_model", lambda *a, **k: pytest.fail("ran"))
     again = cached_metrics_many("sequence", jobs, cache_dir=tmp_path, workers=2)
     for got, want in zip(again, parallel, strict=True):
         for k in want:  # bitwise: read back from the files the workers wrote
@@ -241,8 +243,12 @@ def test_cached_metrics_many_in_worker_processes_equals_one_by_one(tmp_path, mon
 def test_cached_metrics_many_refuses_bad_input(monkeypatch):
     with pytest.raises(ValueError, match="workers=0"):
         cached_metrics_many("sequence", [], cache_dir=None, workers=0)
-    with pytest.raises(ValueError, match="measure='bogus'"):
+    with pytest.raises(ValueError, match="parts='bogus'"):
         cached_metrics_many("bogus", [], cache_dir=None)
+    with pytest.raises(ValueError, match="'heads' is the light version of 'ablation'"):
+        cached_metrics_many(("heads", "ablation"), [], cache_dir=None)
+    with pytest.raises(ValueError, match="parts is empty"):
+        cached_metrics_many((), [], cache_dir=None)
     monkeypatch.setenv("BPARALLEL_WORKERS", "3")
     assert default_workers() == 3
     monkeypatch.setenv("BPARALLEL_WORKERS", "many")
@@ -404,7 +410,7 @@ def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
         np.testing.assert_array_equal(again[k], direct[k])
     cached_metrics("sequence", model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
     assert len(list(tmp_path.glob("metrics-*.npz"))) == 2  # another measure, another key
-    with pytest.raises(ValueError, match="measure="):
+    with pytest.raises(ValueError, match="parts="):
         cached_metrics("rollout", model, x, cache_dir=tmp_path)
 
 

@@ -14,7 +14,7 @@ Protocols for the sequences of Tables 1-4 (:func:`evaluation_inputs`):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -119,20 +119,6 @@ class _Parts(dict):
         return {k: np.concatenate(v, axis=1) for k, v in self.items()}
 
 
-def _batches(
-    model: Transformer, inputs: torch.Tensor, batch_size: int
-) -> Iterator[tuple[np.ndarray, proxies.Walk, np.ndarray]]:
-    """Per batch of ``inputs`` ``(N, T)``: the patterns ``(L, B, H, T, T)``, their walk with
-    the learned head weights (:class:`bparallel.proxies.Walk`: validated and combined once,
-    every graph ``(L, B)``) and the weights ``(L, H)`` (Section 4.2)."""
-    if inputs.ndim != 2:
-        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
-    w = model_head_weights(model)  # (L, H)
-    for start in range(0, inputs.shape[0], batch_size):
-        pattern = extract_patterns(model, inputs[start : start + batch_size])  # (L, B, H, T, T)
-        yield pattern, proxies.Walk(pattern, w[:, None, :]), w
-
-
 def _algorithm_1(walk: proxies.Walk, mode: str, max_steps: int) -> np.ndarray:
     """Algorithm 1 per graph, ``(L, B)``: the mean over starts of ``E[min(tau, M)]``."""
     return walk.shaped(walk.truncated_hitting_times(mode, max_steps).mean(-1))
@@ -141,6 +127,179 @@ def _algorithm_1(walk: proxies.Walk, mode: str, max_steps: int) -> np.ndarray:
 def _node_fidelity(walk: proxies.Walk, horizon: int) -> np.ndarray:
     """Node fidelity ``phi_j`` in percent per graph, ``(L, B, T)`` (Algorithm 2)."""
     return 100.0 * walk.shaped(walk.node_fidelity(horizon, times=False)[0])
+
+
+#: What :func:`measure_model` measures, in one pass over the sequences (any combination, but
+#: ``"heads"`` and ``"ablation"`` not together: the first is the second's light version):
+#:
+#: - ``"sequence"``: the proxies of Tables 1-6 per layer and sequence;
+#: - ``"defined"``: Section 4 as defined (Definition 2.7, hitting times, node fidelity,
+#:   rollout);
+#: - ``"heads"``: knockouts and, with ``impact``, each head's margin drop by mean ablation,
+#:   its split-half reliability and each head's minimax fidelity;
+#: - ``"ablation"``: the whole :func:`~.importance.importance_study`.
+PARTS = ("sequence", "defined", "heads", "ablation")
+
+
+def _split_reference(inputs: torch.Tensor, reference_sequences: int,
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``inputs`` ``(N, T)`` split into the sequences measured and the last
+    ``reference_sequences``, whose mean head outputs mean ablation uses."""
+    positive_int(reference_sequences, "reference_sequences")
+    if reference_sequences >= inputs.shape[0]:
+        raise ValueError(f"reference_sequences={reference_sequences}: inputs hold only "
+                         f"{inputs.shape[0]} sequences, and some must be measured")
+    return inputs[:-reference_sequences], inputs[-reference_sequences:]
+
+
+def check_parts(parts: Any) -> tuple[str, ...]:
+    if isinstance(parts, str):
+        parts = (parts,)
+    parts = tuple(parts)
+    if not parts:
+        raise ValueError("parts is empty: name at least one of " + ", ".join(PARTS))
+    for part in parts:
+        one_of(part, "parts", PARTS, "parts")
+    if "heads" in parts and "ablation" in parts:
+        raise ValueError("parts: 'heads' is the light version of 'ablation'; ask for one")
+    return tuple(p for p in PARTS if p in parts)  # one order: one cache key per set
+
+
+def measure_model(
+    model: Transformer,
+    inputs: torch.Tensor,
+    *,
+    parts: str | Iterable[str],
+    task: str | None = None,
+    reference_sequences: int | None = None,
+    eps: float = 0.25,
+    max_steps: int = 100,
+    horizon: int = 100,
+    batch_size: int = 25,
+    best_head: bool = True,
+    impact: bool = True,
+    **study: Any,
+) -> dict[str, np.ndarray]:
+    """Every graph and causal quantity of ``model`` on ``inputs`` ``(N, T)`` that ``parts``
+    (:data:`PARTS`) ask for, under one name each, from one pass over the sequences.
+
+    The model runs once per batch of ``batch_size`` sequences; each batch's attention
+    pattern ``(L, B, H, T, T)`` is validated once and its heads combined once with the
+    learned weights ``w_h`` of Section 4.2 (:class:`bparallel.proxies.Walk`); the walk's
+    chain is built once per mode and every measure reads it; each head alone
+    (:meth:`~bparallel.proxies.Walk.each_head`) is measured once, for the best head of
+    Tables 5-6 and the per-head fidelity of the head studies alike.
+
+    Graph keys, arrays ``(L, N, ...)``:
+
+    - ``"mixing_time.<mode>"`` (``"sequence"``, ``"defined"``): Algorithm 1, the mean over
+      starts of ``E[min(tau, max_steps)]``;
+    - ``"fidelity.<mode>"`` (``"sequence"``): Algorithm 2, minimax fidelity in percent of
+      the combined heads (over all nodes in paper mode, non-sink nodes in definition mode);
+    - ``"best_head.individual.<mode>"``, ``"best_head.head.<mode>"`` (``"sequence"`` with
+      ``best_head``): the best single head's minimax fidelity and its index (Definitions
+      3.10-3.12); the combination it is compared with is ``"fidelity.<mode>"``;
+    - ``"worst_case.<mode>"`` (``"defined"``): Definition 2.7's mixing time (``eps``;
+      ``inf``: never mixes);
+    - ``"hitting.exact"``, ``"hitting.truncated"`` ``(L, N, T)`` (``"defined"``): per
+      start, ``E[tau]`` and ``E[min(tau, max_steps)]`` (definition mode);
+    - ``"fidelity.node"`` ``(L, N, T)`` (``"defined"``): node fidelity ``phi_j`` in percent;
+    - ``"rollout.weighted"``, ``"rollout.uniform"`` ``(L, N, T)`` (``"defined"``): the
+      sink's row of attention rollout after each layer, heads weighted by ``w_h`` or
+      averaged (Abnar & Zuidema 2020).
+
+    ``"heads"`` and ``"ablation"`` need the ``task`` whose targets score the model and
+    ``reference_sequences``: the last ones of ``inputs``, whose mean head outputs mean
+    ablation uses; the others are measured (the graph parts too). ``"heads"`` adds
+    ``"knockout/..."`` (:func:`~.importance.knockouts`) and, with ``impact``,
+    ``"impact"`` ``(L, H, N)`` (the margin drop of removing each head alone by mean
+    ablation), ``"reliability"`` ``(L,)`` (its split-half rho, NaN for one head) and
+    ``"fidelity/<mode>"`` ``(L, H)`` (each head's minimax fidelity, mean over sequences).
+    ``"ablation"`` adds :func:`~.importance.importance_study` flattened to ``"a/b/c"`` keys
+    (``study``: its other options), with these per-head fidelities as a ranking.
+    :func:`~.metrics_cache.unflatten` restores the nesting.
+    """
+    parts = check_parts(parts)
+    eps = unit_interval(eps, "eps", closed=False)
+    positive_int(max_steps, "max_steps")
+    positive_int(horizon, "horizon")
+    positive_int(batch_size, "batch_size")
+    if inputs.ndim != 2:
+        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: expected (N, T)")
+    causal = "heads" in parts or "ablation" in parts
+    if causal:
+        if task is None or reference_sequences is None:
+            raise ValueError(f"parts {parts}: the head studies need task= and "
+                             "reference_sequences=")
+        measured, reference = _split_reference(inputs, reference_sequences)
+    elif study or reference_sequences is not None:
+        raise ValueError(f"parts {parts}: reference_sequences= and study options belong to "
+                         "the 'heads' and 'ablation' parts")
+    else:
+        measured, reference = inputs, None
+    if study and "ablation" not in parts:
+        raise ValueError(f"parts {parts}: {sorted(study)} are options of the 'ablation' part")
+    per_head = (("sequence" in parts and best_head) or ("heads" in parts and impact)
+                or "ablation" in parts)
+    graphs = "sequence" in parts or "defined" in parts
+    out = _Parts()
+    put = out.put
+    w = model_head_weights(model)  # (L, H)
+    for start in range(0, measured.shape[0] if graphs or per_head else 0, batch_size):
+        pattern = extract_patterns(model, measured[start : start + batch_size])
+        walk = proxies.Walk(pattern, w[:, None, :])  # (L, B): validated and combined once
+        if graphs:
+            for mode in MODES:
+                put(f"mixing_time.{mode}", _algorithm_1(walk, mode, max_steps))
+            phi = _node_fidelity(walk, horizon)  # (L, B, T)
+        if "sequence" in parts:
+            put("fidelity.paper", phi.min(-1))  # (L, B)
+            put("fidelity.definition", phi[..., :-1].min(-1))
+        if "defined" in parts:
+            for mode in MODES:
+                put(f"worst_case.{mode}", walk.shaped(walk.mixing_time(mode, eps)))
+            put("hitting.exact", walk.shaped(walk.hitting_times("definition")))  # (L, B, T)
+            put("hitting.truncated", walk.shaped(walk.truncated_hitting_times("definition",
+                                                                              max_steps)))
+            put("fidelity.node", phi)
+            put("rollout.weighted", walk.rollout()[..., -1, :])  # (L, B, T)
+            put("rollout.uniform", walk.rollout(uniform=True)[..., -1, :])
+        if per_head:
+            if pattern.shape[2] == 1 and graphs:  # one head: its own combination (weight 1)
+                phi_h = phi[:, :, None]  # (L, B, 1, T)
+            else:
+                phi_h = _node_fidelity(walk.each_head(), horizon)  # (L, B, H, T)
+            put("head.paper", phi_h.min(-1))  # (L, B, H)
+            put("head.definition", phi_h[..., :-1].min(-1))
+    joined = out.joined()
+    heads = {mode: joined.pop(f"head.{mode}") for mode in MODES} if per_head else {}
+    if "sequence" in parts and best_head:
+        for mode in MODES:
+            joined[f"best_head.individual.{mode}"] = heads[mode].max(-1)
+            joined[f"best_head.head.{mode}"] = heads[mode].argmax(-1)
+    if not causal:
+        return joined
+    from .ablation import head_means
+    from .data import SequenceDataset
+    from .importance import head_effects, importance_study, knockouts, split_half_rho
+    from .metrics_cache import flatten
+
+    dataset = SequenceDataset.of(task, measured)
+    if "ablation" in parts:
+        fidelity = {k: v for mode in MODES
+                    for k, v in ((f"{mode}.per_sequence", heads[mode]),
+                                 (mode, heads[mode].mean(1)))}
+        tree = importance_study(model, dataset, reference=reference, fidelity=fidelity, **study)
+    else:
+        tree = {"knockout": knockouts(model, dataset)}
+        if impact:
+            drop = head_effects(model, dataset, removal="mean",
+                                fill=head_means(model, reference))["effect"]["margin"]
+            L, H = drop.shape[:2]
+            tree.update(impact=drop,
+                        reliability=split_half_rho(drop) if H > 1 else np.full(L, np.nan),
+                        fidelity={mode: heads[mode].mean(1) for mode in MODES})
+    return {**joined, **flatten(tree)}
 
 
 def sequence_metrics(
@@ -152,37 +311,12 @@ def sequence_metrics(
     batch_size: int = 25,
     best_head: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Per-layer, per-sequence proxies (Tables 1-6), each array ``(L, N)``.
-
-    Keys ``"mixing_time.<mode>"`` (Algorithm 1), ``"fidelity.<mode>"`` (Algorithm 2,
-    percent) and, with ``best_head``, ``"best_head.individual.<mode>"``,
-    ``"best_head.combined.<mode>"``, ``"best_head.head.<mode>"`` for both modes. Node
-    fidelities are computed once: for non-sink nodes the ``t = 0`` term is 0, so the two
-    modes differ only in the node set.
-    """
-    positive_int(max_steps, "max_steps")
-    positive_int(horizon, "horizon")
-    out = _Parts()
-    put = out.put
-    for pattern, walk, _ in _batches(model, inputs, batch_size):
-        for mode in MODES:
-            put(f"mixing_time.{mode}", _algorithm_1(walk, mode, max_steps))
-        phi = _node_fidelity(walk, horizon)  # (L, B, T)
-        put("fidelity.paper", phi.min(-1))  # (L, B)
-        put("fidelity.definition", phi[..., :-1].min(-1))
-        if best_head:
-            if pattern.shape[2] == 1:  # one head: it is its own combination (weight 1)
-                phi_h = phi[:, :, None]  # (L, B, 1, T)
-            else:
-                single = pattern[:, :, :, None]  # (L, B, H, 1, T, T): each head alone
-                phi_h = _node_fidelity(proxies.Walk(single, np.ones(1)), horizon)
-            per_head = {"paper": phi_h.min(-1), "definition": phi_h[..., :-1].min(-1)}
-            for mode in MODES:
-                ph = per_head[mode]  # (L, B, H)
-                put(f"best_head.individual.{mode}", ph.max(-1))
-                put(f"best_head.head.{mode}", ph.argmax(-1))
-                put(f"best_head.combined.{mode}", out[f"fidelity.{mode}"][-1])
-    return out.joined()
+    """Per-layer, per-sequence proxies of Tables 1-6, each array ``(L, N)``:
+    :func:`measure_model`'s ``"sequence"`` part (``"mixing_time.<mode>"``,
+    ``"fidelity.<mode>"`` and, with ``best_head``, ``"best_head.individual.<mode>"`` and
+    ``"best_head.head.<mode>"``)."""
+    return measure_model(model, inputs, parts="sequence", max_steps=max_steps,
+                         horizon=horizon, batch_size=batch_size, best_head=best_head)
 
 
 def load_run_models(
@@ -223,40 +357,9 @@ def defined_metrics(
     horizon: int = 100,
     batch_size: int = 25,
 ) -> dict[str, np.ndarray]:
-    """Section 4 measured as defined, per layer and sequence (``L`` layers, ``N`` sequences,
-    ``T`` positions), the heads combined with the learned weights ``w_h`` as in Algorithms 1-2.
-
-    - ``"worst_case.<mode>"`` ``(L, N)``: Definition 2.7's mixing time of the walk
-      (:func:`bparallel.proxies.worst_case_mixing_time`; ``inf`` where a start never mixes);
-    - ``"mixing_time.<mode>"`` ``(L, N)``: Algorithm 1's mean truncated hitting time (cutoff
-      ``max_steps``), for both modes: the same key and values as :func:`sequence_metrics`;
-    - ``"hitting.exact"``, ``"hitting.truncated"`` ``(L, N, T)``: per start, the untruncated
-      and the truncated expected hitting time of the sink (definition mode);
-    - ``"fidelity.node"`` ``(L, N, T)``: node fidelity ``phi_j`` in percent of the combined
-      heads (Definitions 3.3 and 3.9); its minimum over all nodes and over the non-sink
-      nodes are :func:`sequence_metrics`' ``"fidelity.paper"`` and ``"fidelity.definition"``;
-    - ``"rollout.weighted"``, ``"rollout.uniform"`` ``(L, N, T)``: the sink's row of attention
-      rollout after each layer (Abnar & Zuidema 2020; heads weighted by ``w_h``, or averaged):
-      the share of the last position's representation traceable to input token ``j``.
-
-    Per batch the patterns are validated and their heads combined once
-    (:class:`bparallel.proxies.Walk`), and the walk's chain is built once per mode: Algorithm
-    1, Definition 2.7 and the hitting times read the same chain, and the truncated hitting
-    times of definition mode are computed once for Algorithm 1 and ``"hitting.truncated"``.
-    """
-    eps = unit_interval(eps, "eps", closed=False)
-    positive_int(max_steps, "max_steps")
-    positive_int(horizon, "horizon")
-    out = _Parts()
-    put = out.put
-    for pattern, walk, w in _batches(model, inputs, batch_size):
-        for mode in MODES:
-            put(f"worst_case.{mode}", walk.shaped(walk.mixing_time(mode, eps)))
-            put(f"mixing_time.{mode}", _algorithm_1(walk, mode, max_steps))
-        put("hitting.exact", walk.shaped(walk.hitting_times("definition")))  # (L, B, T)
-        put("hitting.truncated", walk.shaped(walk.truncated_hitting_times("definition",
-                                                                          max_steps)))
-        put("fidelity.node", _node_fidelity(walk, horizon))
-        put("rollout.weighted", proxies.attention_rollout(pattern, w)[..., -1, :])  # (L, B, T)
-        put("rollout.uniform", proxies.attention_rollout(pattern)[..., -1, :])
-    return out.joined()
+    """Section 4 measured as defined, per layer and sequence: :func:`measure_model`'s
+    ``"defined"`` part (``"worst_case.<mode>"``, ``"mixing_time.<mode>"``,
+    ``"hitting.exact"``, ``"hitting.truncated"``, ``"fidelity.node"``,
+    ``"rollout.weighted"``, ``"rollout.uniform"``)."""
+    return measure_model(model, inputs, parts="defined", eps=eps, max_steps=max_steps,
+                         horizon=horizon, batch_size=batch_size)

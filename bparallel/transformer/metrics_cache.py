@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._checks import one_of, positive_int
+from .._checks import positive_int
 from .._io import atomic_write, file_lock
-from .measure import defined_metrics, sequence_metrics
+from .measure import PARTS, check_parts, measure_model
 from .model import Transformer
 
 #: Bumped when the layout of a cached metrics file changes.
@@ -75,23 +75,11 @@ def metrics_key(model: Transformer, inputs: torch.Tensor, **options: Any) -> str
     return h.hexdigest()
 
 
-#: The per-model measures that can be cached: ``"sequence"`` is
-#: :func:`~bparallel.transformer.measure.sequence_metrics` (Tables 1-6), ``"defined"``
-#: :func:`~bparallel.transformer.measure.defined_metrics` (Section 4 as defined),
-#: ``"ablation"`` :func:`ablation_measure` (knockouts, head importance, pruning),
-#: ``"heads"`` :func:`heads_measure` (its light version for the graph tasks).
-MEASURES = ("sequence", "defined", "ablation", "heads")
-
-
-def _split_reference(inputs: torch.Tensor, reference_sequences: int,
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``inputs`` ``(N, T)`` split into the sequences measured and the last
-    ``reference_sequences``, whose mean head outputs mean ablation uses."""
-    positive_int(reference_sequences, "reference_sequences")
-    if reference_sequences >= inputs.shape[0]:
-        raise ValueError(f"reference_sequences={reference_sequences}: inputs hold only "
-                         f"{inputs.shape[0]} sequences, and some must be measured")
-    return inputs[:-reference_sequences], inputs[-reference_sequences:]
+#: The parts of :func:`~bparallel.transformer.measure.measure_model` that can be cached, alone
+#: or together (one pass over the sequences per cached result): ``"sequence"`` (Tables
+#: 1-6), ``"defined"`` (Section 4 as defined), ``"ablation"`` (knockouts, head importance,
+#: pruning), ``"heads"`` (its light version for the graph tasks).
+MEASURES = PARTS
 
 
 def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
@@ -99,51 +87,34 @@ def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
                      **options: Any) -> dict[str, np.ndarray]:
     """:func:`~bparallel.transformer.importance.importance_study` of ``model`` (knockouts,
     head importance with its noise floor, pair synergy, pruning), flattened to ``"a/b/c"``
-    arrays for the cache (:func:`unflatten` restores the nesting). ``inputs`` ``(N, T)``:
-    the sequences measured (the targets of ``task``), then ``reference_sequences`` more
-    whose mean head outputs mean ablation uses."""
-    from .data import SequenceDataset
-    from .importance import head_fidelity, importance_study
-
-    measured, reference = _split_reference(inputs, reference_sequences)
-    dataset = SequenceDataset.of(task, measured)
-    fidelity = head_fidelity(model, measured, horizon=horizon)
-    study = importance_study(model, dataset, reference=reference, fidelity=fidelity, **options)
-    return _flatten(study)
+    arrays (:func:`unflatten` restores the nesting): :func:`measure_model`'s
+    ``"ablation"`` part. ``inputs`` ``(N, T)``: the sequences measured (the targets of
+    ``task``), then ``reference_sequences`` more whose mean head outputs mean ablation
+    uses."""
+    return measure_model(model, inputs, parts="ablation", task=task,
+                         reference_sequences=reference_sequences, horizon=horizon, **options)
 
 
 def heads_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
                   reference_sequences: int, horizon: int = 100,
                   impact: bool = True) -> dict[str, np.ndarray]:
-    """The light head study of the graph-task chapter: knockouts and, with ``impact``, the
-    per-sequence margin drop of removing each head alone by mean ablation with its
-    split-half reliability, and each head's minimax fidelity in both modes (``inputs`` as
-    for :func:`ablation_measure`)."""
-    from .ablation import head_means
-    from .data import SequenceDataset
-    from .importance import head_effects, head_fidelity, knockouts, split_half_rho
-
-    measured, reference = _split_reference(inputs, reference_sequences)
-    dataset = SequenceDataset.of(task, measured)
-    out: dict[str, Any] = {"knockout": knockouts(model, dataset)}
-    if impact:
-        drop = head_effects(model, dataset, removal="mean",
-                            fill=head_means(model, reference))["effect"]["margin"]
-        L, H = drop.shape[:2]
-        fid = head_fidelity(model, measured, horizon=horizon)
-        out.update(impact=drop,
-                   reliability=split_half_rho(drop) if H > 1 else np.full(L, np.nan),
-                   fidelity={mode: fid[mode] for mode in ("paper", "definition")})
-    return _flatten(out)
+    """The light head study of the graph-task chapter (:func:`measure_model`'s ``"heads"``
+    part): knockouts and, with ``impact``, the per-sequence margin drop of removing each
+    head alone by mean ablation with its split-half reliability, and each head's minimax
+    fidelity in both modes (``inputs`` as for :func:`ablation_measure`)."""
+    return measure_model(model, inputs, parts="heads", task=task,
+                         reference_sequences=reference_sequences, horizon=horizon,
+                         impact=impact)
 
 
-def _flatten(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
+def flatten(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
+    """Nested dicts as flat ``"a/b/c"`` keys of arrays (:func:`unflatten` undoes it)."""
     if isinstance(tree, dict):
         out: dict[str, np.ndarray] = {}
         for k, v in tree.items():
             if "/" in str(k):
                 raise ValueError(f"key {k!r} contains '/': cannot be flattened")
-            out.update(_flatten(v, f"{prefix}/{k}" if prefix else str(k)))
+            out.update(flatten(v, f"{prefix}/{k}" if prefix else str(k)))
         return out
     return {prefix: np.asarray(tree)}
 
@@ -167,27 +138,26 @@ def _load(path: Path) -> dict[str, np.ndarray]:
 
 
 def cached_metrics(
-    measure: str,
+    parts: str | Sequence[str],
     model: Transformer,
     inputs: torch.Tensor,
     *,
     cache_dir: str | os.PathLike | None,
     **options: Any,
 ) -> dict[str, np.ndarray]:
-    """``MEASURES[measure](model, inputs, **options)``, stored under ``cache_dir`` by
-    :func:`metrics_key` (which hashes the measure's name too).
+    """:func:`~bparallel.transformer.measure.measure_model` of ``parts`` (one of
+    :data:`MEASURES` or several) on ``(model, inputs, **options)``, stored under
+    ``cache_dir`` by :func:`metrics_key` (which hashes the parts too).
 
     The cache is content-addressed (weights, inputs, options and the package's source), so
     it never serves a stale result; a file that cannot be read is computed again and
     replaced. Written atomically, under a per-key file lock, so concurrent callers compute
     a key once. ``cache_dir=None`` computes without a cache.
     """
-    one_of(measure, "measure", MEASURES, "measures")
-    compute = {"sequence": sequence_metrics, "defined": defined_metrics,
-               "ablation": ablation_measure, "heads": heads_measure}[measure]
+    parts = check_parts(parts)
     if cache_dir is None:
-        return compute(model, inputs, **options)
-    key = metrics_key(model, inputs, measure=measure, **options)
+        return measure_model(model, inputs, parts=parts, **options)
+    key = metrics_key(model, inputs, measure=_cache_name(parts), **options)
     path = Path(cache_dir) / f"metrics-{key}.npz"
     # One computation per key: a second process (say chapter 09 run beside 08) waits for the
     # first and then reads its result.
@@ -197,9 +167,14 @@ def cached_metrics(
                 return _load(path)
             except Exception as exc:  # a truncated or corrupted file: compute again
                 warnings.warn(f"ignoring unreadable metrics cache {path}: {exc}", stacklevel=2)
-        out = compute(model, inputs, **options)
+        out = measure_model(model, inputs, parts=parts, **options)
         atomic_write(path, lambda fh: np.savez(fh, **out))
         return out
+
+
+def _cache_name(parts: tuple[str, ...]) -> str:
+    """The parts as the cache key records them: ``"defined+heads"``."""
+    return "+".join(parts)
 
 
 def _read(path: Path) -> dict[str, np.ndarray] | None:
@@ -282,7 +257,7 @@ def default_workers() -> int:
 
 
 def cached_metrics_many(
-    measure: str,
+    parts: str | Sequence[str],
     jobs: Sequence[tuple[Transformer, torch.Tensor, Mapping[str, Any]]],
     *,
     cache_dir: str | os.PathLike | None,
@@ -299,27 +274,28 @@ def cached_metrics_many(
     patterns can differ from a many-threaded extraction's in the last float32 bit, far
     below the tolerances of the Section 4 references.
     """
-    one_of(measure, "measure", MEASURES, "measures")
+    parts = check_parts(parts)
     workers = default_workers() if workers is None else positive_int(workers, "workers")
     out: list[dict[str, np.ndarray] | None] = [None] * len(jobs)
     if cache_dir is not None:
         for i, (model, inputs, options) in enumerate(jobs):
-            key = metrics_key(model, inputs, measure=measure, **options)
+            key = metrics_key(model, inputs, measure=_cache_name(parts), **options)
             out[i] = _read(Path(cache_dir) / f"metrics-{key}.npz")
     todo = [i for i, r in enumerate(out) if r is None]
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(todo), disable=not progress, desc=desc or measure, unit="model")
+    bar = tqdm(total=len(todo), disable=not progress, desc=desc or _cache_name(parts),
+               unit="model")
     if workers == 1 or len(todo) < 2:
         return_freed_memory()
         for i in todo:
             model, inputs, options = jobs[i]
-            out[i] = cached_metrics(measure, model, inputs, cache_dir=cache_dir, **options)
+            out[i] = cached_metrics(parts, model, inputs, cache_dir=cache_dir, **options)
             bar.update()
     else:
         size = {i: jobs[i][0].config.n_heads * len(jobs[i][1]) for i in todo}
         pool = _pool(workers)
-        futures = {pool.submit(cached_metrics, measure, jobs[i][0], jobs[i][1],
+        futures = {pool.submit(cached_metrics, parts, jobs[i][0], jobs[i][1],
                                cache_dir=cache_dir, **jobs[i][2]): i
                    for i in sorted(todo, key=lambda i: -size[i])}
         try:

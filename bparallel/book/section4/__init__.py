@@ -22,7 +22,9 @@ Beneath them, what several chapters share, each named for what it is:
 - ``statistics``: intervals across seeds, Holm, the noise floor and the verdict rules
   (10, 11, 12);
 - ``models``: chapter 12's model collections (graph-task models, fresh-data runs) and which
-  profile ``"auto"`` means for them.
+  profile ``"auto"`` means for them;
+- ``measures``: the one call that measures a collection of models (one pass per model and
+  set of sequences, through the metrics cache) for every chapter (08-12).
 
 A chapter's module imports the shared ones, never another chapter's (chapter 08 reads the
 training settings of chapter 07, :func:`bparallel.book.section4.training.model_settings`,

@@ -101,7 +101,7 @@ def amplifying_layer(metrics: Mapping[str, np.ndarray], mode: str = "definition"
     """The layer (0-based) where the weighted combination beats its best single head by the
     most, on average over sequences (Tables 5-6's quantity; ``metrics`` from
     :func:`bparallel.transformer.measure.sequence_metrics`)."""
-    gap = metrics[f"best_head.combined.{mode}"] - metrics[f"best_head.individual.{mode}"]
+    gap = metrics[f"fidelity.{mode}"] - metrics[f"best_head.individual.{mode}"]
     return int(np.argmax(gap.mean(-1)))
 
 

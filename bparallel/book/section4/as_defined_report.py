@@ -25,6 +25,7 @@ from .as_defined import (
     pruning_area,
     uses_attention,
 )
+from .measures import measure_models
 from .statistics import RHO_CONDITIONS, RHO_HOLDS
 
 #: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
@@ -78,16 +79,12 @@ def defined_measures(bundle: Any, *, num_sequences: int, eps: float, max_steps: 
     2.7, Algorithms 1-2 in both modes, hitting times, rollout) on its first
     ``num_sequences`` held-out sequences, through the metrics cache."""
     from ...transformer.measure import evaluation_inputs
-    from ...transformer.metrics_cache import cached_metrics_many
 
     positive_int(num_sequences, "num_sequences")
-    keys = sorted(bundle.models)
-    defined = cached_metrics_many(
-        "defined", [(bundle.models[key], evaluation_inputs(key[0], "heldout", bundle.profile,
-                                                           num_sequences=num_sequences),
-                     {"eps": eps, "max_steps": max_steps}) for key in keys],
-        cache_dir=cache_dir)
-    return dict(zip(keys, defined, strict=True))
+    return measure_models(
+        bundle.models, lambda key: evaluation_inputs(key[0], "heldout", bundle.profile,
+                                                     num_sequences=num_sequences),
+        "defined", eps=eps, max_steps=max_steps, cache_dir=cache_dir)
 
 
 def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_sequences: int,
@@ -101,20 +98,18 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
     (those :func:`defined_measures` used): ``num_sequences`` measured, then
     ``reference_sequences`` for the means of mean ablation; through the metrics cache."""
     from ...transformer.measure import evaluation_inputs
-    from ...transformer.metrics_cache import cached_metrics_many, unflatten
 
     for name, value in (("skip", skip), ("num_sequences", num_sequences),
                         ("reference_sequences", reference_sequences)):
         positive_int(value, name)
-    keys = sorted(bundle.models)
-    x = {key: evaluation_inputs(key[0], "heldout", bundle.profile,
-                                num_sequences=skip + num_sequences + reference_sequences)[skip:]
-         for key in keys}
-    jobs = [(bundle.models[key], x[key],
-             {"task": key[0], "reference_sequences": reference_sequences, "horizon": horizon,
-              "num_random": RANDOM_ORDERS, "seed": 0}) for key in keys]
-    return {key: unflatten(m) for key, m in
-            zip(keys, cached_metrics_many("ablation", jobs, cache_dir=cache_dir), strict=True)}
+    return measure_models(
+        bundle.models,
+        lambda key: evaluation_inputs(key[0], "heldout", bundle.profile,
+                                      num_sequences=skip + num_sequences
+                                      + reference_sequences)[skip:],
+        "ablation", options_of=lambda key: {"task": key[0]},
+        reference_sequences=reference_sequences, horizon=horizon, num_random=RANDOM_ORDERS,
+        seed=0, cache_dir=cache_dir)
 
 
 def layer_fidelity(metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]],

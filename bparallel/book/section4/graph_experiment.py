@@ -522,20 +522,19 @@ def layer_knockouts(runs: FreshRuns, models: Mapping[tuple[str, int, int, int], 
     cache's ``heads`` measure without the per-head study; the next ``reference_sequences``
     are set aside as there, so the sequences are those of the finite-data models)."""
     from ...transformer.data import heldout_dataset
-    from ...transformer.metrics_cache import cached_metrics_many, unflatten
     from ...transformer.train import DEFAULT_SEED
+    from .measures import measure_models
 
     keys = sorted(models)
     n = num_sequences + reference_sequences
     shape = {k: (k[0], models[k].config.seq_len, models[k].config.vocab_size) for k in keys}
     x = {s: heldout_dataset(s[0], n, seed=DEFAULT_SEED, seq_len=s[1], vocab_size=s[2]).inputs
          for s in set(shape.values())}
-    measured = cached_metrics_many(
-        "heads", [(models[k], x[shape[k]], {"task": k[0],
-                                        "reference_sequences": reference_sequences,
-                                        "horizon": horizon, "impact": False}) for k in keys],
-        cache_dir=cache_dir)
-    ko = {k: unflatten(m)["knockout"] for k, m in zip(keys, measured, strict=True)}
+    measured = measure_models(models, lambda k: x[shape[k]], "heads",
+                              options_of=lambda k: {"task": k[0]},
+                              reference_sequences=reference_sequences, horizon=horizon,
+                              impact=False, cache_dir=cache_dir)
+    ko = {k: m["knockout"] for k, m in measured.items()}
     rows = []
     for task in runs.profiles:
         for arm in ARMS:

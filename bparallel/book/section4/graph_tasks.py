@@ -35,6 +35,7 @@ from ...transformer.shipped import (
 )
 from ...transformer.train import DEFAULT_SEED, get_profile
 from ..verdicts import Outcome, Verdict
+from .measures import measure_models
 from .models import GraphModels, paper_models
 from .statistics import (
     across_tasks,
@@ -274,24 +275,21 @@ def measure(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
             reference_sequences: int, max_steps: int, cache_dir: str | os.PathLike | None,
             impact: bool = True) -> dict[tuple[str, int, int], tuple[dict, dict]]:
     """``{key: (defined, heads)}`` for every model of ``models`` (keyed ``(task, heads,
-    seed)``): the ``defined`` measure on the first ``num_sequences`` held-out sequences of
-    its task, and the ``heads`` measure (knockouts; with ``impact``, per-head margin impact
-    by mean ablation over the next ``reference_sequences``, its reliability and per-head
-    fidelity), unflattened; both through the metrics cache."""
-    from ...transformer.metrics_cache import cached_metrics_many, unflatten
-
+    seed)``), from one measuring pass per model (:func:`~.measures.measure_models`): the
+    ``"defined"`` part on the first ``num_sequences`` held-out sequences of its task, and
+    the ``"heads"`` part (knockouts; with ``impact``, per-head margin impact by mean
+    ablation over the next ``reference_sequences``, its reliability and per-head
+    fidelity) on the same sequences, unflattened, through the metrics cache."""
     keys = sorted(models)
     x = {task: heldout_dataset(task, num_sequences + reference_sequences, seed=DEFAULT_SEED).inputs
          for task in {k[0] for k in keys}}
-    defined = cached_metrics_many(
-        "defined", [(models[k], x[k[0]][:num_sequences],
-                     {"max_steps": max_steps, "horizon": max_steps}) for k in keys],
-        cache_dir=cache_dir)
-    heads = cached_metrics_many(
-        "heads", [(models[k], x[k[0]], {"task": k[0], "reference_sequences": reference_sequences,
-                                        "horizon": max_steps, "impact": impact}) for k in keys],
-        cache_dir=cache_dir)
-    return {k: (d, unflatten(h)) for k, d, h in zip(keys, defined, heads, strict=True)}
+    measured = measure_models(
+        models, lambda k: x[k[0]], ("defined", "heads"), options_of=lambda k: {"task": k[0]},
+        reference_sequences=reference_sequences, max_steps=max_steps, horizon=max_steps,
+        impact=impact, cache_dir=cache_dir)
+    # the graph quantities are named "<quantity>.<mode>", the head study's "<tree>/..."
+    return {k: ({n: v for n, v in m.items() if "." in n},
+                {n: v for n, v in m.items() if "." not in n}) for k, m in measured.items()}
 
 
 def paper_beside(profile: str, *, models_root: str | os.PathLike = MODELS_ROOT,

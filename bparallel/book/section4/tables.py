@@ -21,9 +21,9 @@ import numpy as np
 from ..._checks import one_of, positive_int
 from ...transformer.data import fresh_sequences
 from ...transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
-from ...transformer.metrics_cache import cached_metrics_many
 from ...transformer.model import Transformer
 from ...transformer.train import DEFAULT_SEED, get_profile
+from .measures import measure_models
 
 
 def _rows_tables_1_4(
@@ -55,7 +55,7 @@ def _rows_tables_5_6(
             continue
         for mode in MODES:
             ind = m[f"best_head.individual.{mode}"]  # (L, N)
-            comb = m[f"best_head.combined.{mode}"]
+            comb = m[f"fidelity.{mode}"]  # the combined heads (Algorithm 2)
             head = m[f"best_head.head.{mode}"]
             for layer in range(ind.shape[0]):
                 row = {
@@ -93,26 +93,24 @@ def evaluate_models(
     quantity, mode, task, heads, layer: ``mean``, ``std``, ``n``. Tables 5-6 rows: per
     protocol, sample (``"fresh"``: one fresh sequence drawn with ``fresh_seed``, default
     ``seed``; ``"mean"``: mean over the protocol's sequences), mode, task, heads, layer.
-    Per-model metrics go through :func:`cached_metrics_many` (``cache_dir``, ``workers``
-    processes for the ones not cached).
+    Per-model metrics go through :func:`~bparallel.book.section4.measures.measure_models`
+    (the ``"sequence"`` part; ``cache_dir``, ``workers`` processes for the ones not cached).
     """
     for protocol in protocols:
         one_of(protocol, "protocol", PROTOCOLS, "protocols")
     fresh_seed = seed if fresh_seed is None else fresh_seed
     p = get_profile(profile)
     keys = sorted(models)
-    jobs = [(protocol, key) for protocol in protocols for key in keys]
-    options = {"max_steps": max_steps, "horizon": horizon}
-    results = cached_metrics_many(
-        "sequence",
-        [(models[key], evaluation_inputs(key[0], protocol, profile, seed=seed, epoch=epoch,
-                                         num_sequences=num_sequences), options)
-         for protocol, key in jobs],
+    results = measure_models(
+        {(protocol, key): models[key] for protocol in protocols for key in keys},
+        lambda pk: evaluation_inputs(pk[1][0], pk[0], profile, seed=seed, epoch=epoch,
+                                     num_sequences=num_sequences),
+        "sequence", max_steps=max_steps, horizon=horizon,
         cache_dir=cache_dir, workers=workers, progress=progress, desc="evaluate")
     t14: list[dict[str, Any]] = []
     t56: list[dict[str, Any]] = []
     for protocol in protocols:
-        metrics = {key: r for (prot, key), r in zip(jobs, results, strict=True) if prot == protocol}
+        metrics = {key: r for (prot, key), r in results.items() if prot == protocol}
         t14 += _rows_tables_1_4(metrics, protocol)
         t56 += _rows_tables_5_6(metrics, protocol, "mean")
     fresh = {}

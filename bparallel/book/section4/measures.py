@@ -1,0 +1,60 @@
+"""Measuring the book's trained models: the one call every Section 4 chapter makes.
+
+:func:`measure_models` takes a collection of models (any keys: ``(task, heads)``,
+``(task, heads, seed)``, ``(task, heads, head size, seed)``), the sequences each is measured
+on, and the parts of :func:`~bparallel.transformer.measure.measure_model` the chapter needs;
+it runs each model once per set of sequences (one pass: the model's attention extracted,
+validated and combined once per batch, every graph and causal quantity read from it) through
+the content-addressed metrics cache (:mod:`bparallel.transformer.metrics_cache`), the
+missing results in parallel worker processes. It computes nothing itself: what it returns is
+what the cache holds, nested back (``"knockout/none/accuracy"`` ->
+``["knockout"]["none"]["accuracy"]``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar
+
+import torch
+
+from ...transformer.metrics_cache import cached_metrics_many, unflatten
+from ...transformer.model import Transformer
+
+K = TypeVar("K", bound=Hashable)
+
+
+def measure_models(
+    models: Mapping[K, Transformer],
+    inputs: Mapping[K, torch.Tensor] | Callable[[K], torch.Tensor],
+    parts: str | tuple[str, ...],
+    *,
+    cache_dir: str | os.PathLike | None,
+    workers: int | None = None,
+    progress: bool = False,
+    desc: str | None = None,
+    options_of: Callable[[K], Mapping[str, Any]] | None = None,
+    **options: Any,
+) -> dict[K, dict[str, Any]]:
+    """``{key: measures}`` for every model of ``models``, in sorted key order:
+    :func:`~bparallel.transformer.measure.measure_model` of ``parts`` on ``inputs[key]``
+    (a mapping, or a function of the key) with ``options`` and, per model,
+    ``options_of(key)`` (e.g. the ``task`` whose targets score it), through the metrics cache
+    (``cache_dir``; ``None`` computes without one; ``workers`` processes for the missing
+    results, default one per core), unflattened."""
+    if not models:
+        raise ValueError("models is empty: nothing to measure")
+    keys = sorted(models)
+    get = inputs if callable(inputs) else inputs.__getitem__
+    missing = [k for k in keys if not callable(inputs) and k not in inputs]
+    if missing:
+        raise ValueError(f"inputs has no sequences for {missing}")
+    jobs = [(models[k], get(k), {**options, **(options_of(k) if options_of else {})})
+            for k in keys]
+    results = cached_metrics_many(parts, jobs, cache_dir=cache_dir, workers=workers,
+                                  progress=progress, desc=desc)
+    return {k: unflatten(r) for k, r in zip(keys, results, strict=True)}
+
+
+__all__ = ["measure_models"]
