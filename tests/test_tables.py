@@ -464,7 +464,45 @@ def test_the_cache_fingerprint_covers_the_code_the_measures_run():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     root = Path(metrics_cache.__file__).resolve().parents[1]
-    hashed = {f for p in metrics_cache._FINGERPRINTED for f in root.glob(p)}
+    hashed = set(metrics_cache._measured_sources(root))
     loaded = {Path(f).resolve() for f in out} - {root / "book" / "__init__.py"}
     assert loaded <= hashed, sorted(str(f) for f in loaded - hashed)
     assert not any(f.is_relative_to(root / "book") for f in hashed)  # no book tooling
+
+
+def test_fingerprint_follows_the_measures_imports(tmp_path):
+    """The cache's fingerprint covers the measures, the cache and every module they import
+    (top level, inside functions, ``from .. import``, ``import bparallel.x``, package
+    ``__init__`` files), and nothing else."""
+    from pathlib import Path
+
+    from bparallel.transformer.metrics_cache import _measured_sources
+
+    files = {
+        "__init__.py": "",
+        "proxies.py": "from . import absorbing\n",
+        "absorbing.py": "from .graphs import reaches\n",
+        "graphs.py": "import numpy as np\n",
+        "markov.py": "from . import absorbing\n",  # imports a measured module: not measured
+        "examples.py": "",
+        "book/__init__.py": "",
+        "book/chapter.py": "from ..transformer.measure import measure_model\n",
+        "transformer/__init__.py": "",
+        "transformer/measure.py": "from .. import proxies\n\ndef f():\n"
+                                  "    from .importance import study\n",
+        "transformer/importance.py": "import bparallel.examples\n",
+        "transformer/metrics_cache.py": "from .measure import f\n",
+        "transformer/train.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    got = {p.relative_to(tmp_path).as_posix() for p in _measured_sources(tmp_path)}
+    assert got == {"__init__.py", "proxies.py", "absorbing.py", "graphs.py", "examples.py",
+                   "transformer/__init__.py", "transformer/measure.py",
+                   "transformer/importance.py", "transformer/metrics_cache.py"}
+    real = Path(metrics_cache.__file__).resolve().parents[1]
+    measured = {p.relative_to(real).as_posix() for p in _measured_sources(real)}
+    assert {"proxies.py", "absorbing.py", "fidelity.py", "transformer/measure.py",
+            "transformer/importance.py"} <= measured
+    assert not {m for m in measured if m.startswith("book/")}

@@ -35,22 +35,66 @@ from .model import Transformer
 _CACHE_FORMAT = 1
 
 
-#: The code a cached result depends on: the theory layer and the Transformer layer (this
-#: module and its measures among it). The book layer (chapter science, rendering, tools)
-#: computes nothing that is cached, so editing it keeps the cache.
-_FINGERPRINTED = ("*.py", "transformer/*.py")
+#: Where the code a cached result depends on starts: the measures and this cache. Their
+#: imports, followed through the package (:func:`_measured_sources`), are the rest.
+_ROOTS = ("transformer/measure.py", "transformer/metrics_cache.py")
+
+
+def _imported_modules(path: Path, root: Path) -> set[Path]:
+    """The package's modules that ``path`` imports anywhere (top level or inside a
+    function), as files under ``root`` (``bparallel/``)."""
+    import ast
+
+    here = path.relative_to(root).parent.parts  # e.g. ("transformer",)
+    out: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level:  # from .x import y / from .. import z
+            base = here[: len(here) - (node.level - 1)] if node.level > 1 else here
+            stem = (*base, *(node.module.split(".") if node.module else ()))
+            targets = [stem] + [(*stem, alias.name) for alias in node.names]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            name = node.module if isinstance(node, ast.ImportFrom) else None
+            names = [name] if name else [a.name for a in node.names]
+            targets = [tuple(n.split(".")[1:]) for n in names if n.split(".")[0] == "bparallel"]
+        else:
+            continue
+        for parts in targets:
+            for candidate in (root.joinpath(*parts).with_suffix(".py"),
+                              root.joinpath(*parts, "__init__.py")):
+                if parts and candidate.is_file():
+                    out.add(candidate)
+    return out
+
+
+def _measured_sources(root: Path) -> list[Path]:
+    """The source files a cached result depends on: :data:`_ROOTS` and every module of the
+    package they import, directly or not (package ``__init__`` files included)."""
+    todo = [root / r for r in _ROOTS]
+    seen: set[Path] = set()
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        todo += [g for g in _imported_modules(f, root) if g not in seen]
+        for parent in f.relative_to(root).parents:  # importing a.b runs a/__init__.py
+            init = root / parent / "__init__.py"
+            if init.is_file() and init not in seen:
+                todo.append(init)
+    return sorted(seen)
 
 
 @functools.lru_cache(maxsize=1)
 def _package_fingerprint() -> str:
     """SHA-256 of the package's source files that compute cached metrics
-    (:data:`_FINGERPRINTED`): a change to any of them invalidates the cache.
+    (:func:`_measured_sources`: the measures, the cache and what they import, the theory
+    modules among them): a change to any of them invalidates the cache; a change elsewhere
+    (the book layer, the ensembles of chapter 03, the CLI) keeps it.
 
     Read once per process, when the code that computes the metrics is the code loaded."""
     h = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]  # bparallel/
-    files = sorted({f for pattern in _FINGERPRINTED for f in root.glob(pattern)})
-    for f in files:
+    for f in _measured_sources(root):
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
 
