@@ -208,7 +208,7 @@ def lazy_path_walk(n: int, p: ArrayLike) -> NDArray[np.float64]:
     n = positive_int(n, "n")
     if n < 2:
         raise ValueError(f"n must be at least 2, got {n}")
-    p = markov._check_p(p)
+    p = markov.check_forward_probability(p)
     W = np.zeros(p.shape + (n, n))
     idx = np.arange(n - 1)
     W[..., idx, idx] = 1.0 - p[..., None]
@@ -298,7 +298,7 @@ def binomial_mixing_bound(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDAr
     N_arr = np.asarray(N)
     if (N_arr < 1).any() or not np.all(N_arr == np.floor(N_arr)):
         raise ValueError(f"N must be integers >= 1, got {N_arr.tolist()}")
-    p_arr = markov._check_p(p)
+    p_arr = markov.check_forward_probability(p)
     N_b, p_b = np.broadcast_arrays(N_arr.astype(np.int64), p_arr)
 
     def tail(t: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -306,7 +306,8 @@ def effective_forward_probability(p: ArrayLike, alpha: ArrayLike) -> float | NDA
     return float(out) if out.ndim == 0 else out
 
 
-def _check_p(p: ArrayLike) -> NDArray[np.float64]:
+def check_forward_probability(p: ArrayLike) -> NDArray[np.float64]:
+    """``p`` as forward probabilities in (0, 1] (Theorem 2.8), float64; a clear error else."""
     p = np.asarray(p, dtype=np.float64)
     if ((p <= 0) | (p > 1)).any() or not np.all(np.isfinite(p)):
         raise ValueError(f"p must lie in (0, 1], got {p.tolist()}")
@@ -328,7 +329,7 @@ def mixing_time_bound(n: ArrayLike, p: ArrayLike) -> float | NDArray[np.float64]
     The package's one ``2N/p`` (broadcast over integer ``n >= 1`` and ``p`` in (0, 1]);
     :func:`mixing_time_bound_steps` is its one rounding to whole steps."""
     N = _check_counts(n, "n", 1) - 1
-    out = 2.0 * N / _check_p(p)
+    out = 2.0 * N / check_forward_probability(p)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -348,7 +349,7 @@ def hoeffding_tail(
     With ``t = 2N/p`` (the default, :func:`mixing_time_bound`, not rounded) this is
     ``exp(-pN)`` (Eq. 10). Requires ``tp >= N``.
     """
-    p = _check_p(p)
+    p = check_forward_probability(p)
     N = positive_int(N, "N")
     t = mixing_time_bound(N + 1, p) if t is None else np.asarray(t, dtype=np.float64)
     if np.any(t * p < N):
@@ -365,7 +366,7 @@ def forward_moves_shortfall(p: ArrayLike, N: ArrayLike, t: ArrayLike
     distance to stationarity after ``t`` steps; on any feedforward chain it bounds it."""
     from scipy.stats import binom
 
-    p = _check_p(p)
+    p = check_forward_probability(p)
     N = _check_counts(N, "N", 1)
     t = _check_counts(t, "t", 0)
     out = binom.cdf(N - 1, t, p)

@@ -15,7 +15,8 @@ from bparallel import ranks
 ROOT = Path(__file__).resolve().parents[1]
 #: The modules that turn measured numbers into verdicts and reliability flags.
 VERDICT_CODE = tuple(f"bparallel/book/section4/{m}.py" for m in (
-    "statistics", "as_defined", "graph_tasks", "graph_experiment", "across_seeds", "proxies",
+    "statistics", "as_defined", "graph_tasks", "graph_experiment", "across_seeds",
+    "across_seeds_stats", "proxies",
     "amplification"))
 #: Names that hold a threshold of a decision.
 THRESHOLDS = {"RELIABLE", "RHO_HOLDS", "RHO_CONDITIONS", "ALPHA", "holds", "conditions",

@@ -15,13 +15,14 @@ import torch
 
 from bparallel.transformer import fresh as fr
 from bparallel.transformer.checkpoints import load_weights, sha256_file
+from bparallel.transformer.fresh_design import FRESH_PROFILES
 from bparallel.transformer.learning import PROBE_LAYER_KEYS
 from bparallel.transformer.model import ModelConfig
 from bparallel.transformer.train import load_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-TINY = fr.FRESH_PROFILES["fresh-tiny"]
+TINY = FRESH_PROFILES["fresh-tiny"]
 
 
 def _same_state(a: dict, b: dict) -> bool:
@@ -137,7 +138,7 @@ def test_arms_head_sizes_and_names():
 
 def test_profiles_and_their_validation():
     for name in ("first-fresh", "induction-fresh", "majority-fresh"):
-        p = fr.FRESH_PROFILES[name]
+        p = FRESH_PROFILES[name]
         assert p.tasks == (name.split("-")[0],) and p.steps % p.eval_every == 0
         assert (p.batch_size, p.lr, p.dropout, p.seq_len, p.loss_positions) == (
             50, 1e-3, 0.1, 100, "predictable")

@@ -11,6 +11,7 @@ import pytest
 from bparallel.book.section4 import graph_experiment as fx
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.verdicts import Verdict
+from bparallel.transformer.fresh_design import FRESH_PROFILES
 from bparallel.transformer.learning import probe_steps
 from bparallel.transformer.train import HEADS
 
@@ -215,7 +216,7 @@ def test_condition_rows_and_finite_accuracy(tmp_path):
 def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path):
     from bparallel.transformer import fresh as fr
 
-    tiny = fr.FRESH_PROFILES["fresh-tiny"]
+    tiny = FRESH_PROFILES["fresh-tiny"]
     res = fr.train_fresh("induction", 4, tiny, arm="width", out_dir=tmp_path / "runs",
                          progress=False)
     fr.ship_fresh_checkpoint(res.checkpoint, tmp_path / "models" / "induction-fresh",

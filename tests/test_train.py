@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from bparallel.transformer import train as tr
+from bparallel.transformer.checkpoints import sha256_file
 from bparallel.transformer.data import make_dataset
 from bparallel.transformer.evaluation import TokenScores, evaluate_accuracy
 
@@ -116,7 +117,7 @@ def test_export_and_load_weights(tmp_path):
     res = tr.train("cycle", 8, "tiny", out_dir=tmp_path, epochs=1, progress=False)
     path = tmp_path / "w.pt"
     digest = tr.export_weights(res.checkpoint, path)
-    assert digest == tr.sha256_file(path) and len(digest) == 64
+    assert digest == sha256_file(path) and len(digest) == 64
     data = torch.load(path, weights_only=True)
     assert "optimizer" not in data and "rng" not in data
     model, meta = tr.load_weights(path, sha256=digest)
@@ -129,7 +130,7 @@ def test_export_and_load_weights(tmp_path):
     with pytest.raises(FileNotFoundError):
         tr.load_weights(tmp_path / "nope.pt")
     # the same digest from the in-memory result
-    assert tr.export_weights(res, tmp_path / "w2.pt") == tr.sha256_file(tmp_path / "w2.pt")
+    assert tr.export_weights(res, tmp_path / "w2.pt") == sha256_file(tmp_path / "w2.pt")
     # load_model reads both kinds of file, told apart by their content, not their names
     assert tr.load_model(res.checkpoint)[1]["heads"] == 8
     assert tr.load_model(path)[1]["heads"] == 8

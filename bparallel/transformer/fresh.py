@@ -57,7 +57,6 @@ from .checkpoints import (
 )
 from .data import TASKS
 from .evaluation import evaluate_accuracy
-from .fresh_design import FRESH_PROFILES as FRESH_PROFILES  # tests/test_fresh*.py read it here
 from .fresh_design import (
     FreshProfile,
     arm_head_size,

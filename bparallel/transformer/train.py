@@ -45,7 +45,6 @@ from .checkpoints import (
     set_rng_state,
     write_weights,
 )
-from .checkpoints import sha256_file as sha256_file  # tests/test_train.py reads it from here
 from .data import (
     GRAPH_TASKS,
     PAPER_TASKS,

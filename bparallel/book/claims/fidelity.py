@@ -28,7 +28,7 @@ from ...ensembles import (
     random_head_stacks,
 )
 from .head_sets import over_head_sets, per_H
-from .labels import _pd
+from .labels import lazy_pandas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,7 +105,7 @@ def amplification_table(
         if bad:
             raise ValueError(f"unknown columns {bad}; valid: {list(summary)}")
         rows.append({**dict(zip(names, key, strict=True)), **{c: summary[c] for c in columns}})
-    return _pd().DataFrame(rows).set_index(list(names))
+    return lazy_pandas().DataFrame(rows).set_index(list(names))
 
 
 def horizon_sweep(
@@ -134,7 +134,7 @@ def amplification_features(
         raise ValueError(f"fc has {len(fc.heads)} head sets, adjacency_pairs {A.shape[0]}")
     D = graphs.diffusion_matrix_from_adjacency(A)
     amp = fc.amp_uniform
-    feat = _pd().DataFrame({
+    feat = lazy_pandas().DataFrame({
         "amplification": amp, "amplified": amp > AMP_TOL,
         "jaccard": edge_jaccard(A[:, 0], A[:, 1]),
         "complementarity": node_best_head_gain(fc.node)})
@@ -160,7 +160,7 @@ def amplified_by_jaccard(feat: pd.DataFrame, bins: int = 10) -> pd.Series:
     """Share of amplifying pairs per bin of edge Jaccard overlap (``bins`` equal bins on
     ``[0, 1]``, empty bins left out), indexed by the bin's interval."""
     bins = positive_int(bins, "bins")
-    jb = _pd().cut(feat.jaccard, np.linspace(0, 1, bins + 1), include_lowest=True)
+    jb = lazy_pandas().cut(feat.jaccard, np.linspace(0, 1, bins + 1), include_lowest=True)
     return feat.groupby(jb, observed=True).amplified.mean()
 
 
@@ -182,12 +182,12 @@ def top_amplifying(
                      "phi_min_head_1": fc.heads[k, 0], "phi_min_head_2": fc.heads[k, 1],
                      "phi_min_uniform": fc.uniform[k], "amplification": fc.amp_uniform[k],
                      "best_beta_1": fc.best_weights[k, 0], "amp_at_best_beta": fc.amp_best[k]})
-    return _pd().DataFrame(rows)
+    return lazy_pandas().DataFrame(rows)
 
 
 # ------------------------------------------------------------- Section 4 (trade-off)
 def _tradeoff_frame(n, kind, density, W, D, eps, horizon):
-    return _pd().DataFrame({"n": n, "kind": kind, "density": density,
+    return lazy_pandas().DataFrame({"n": n, "kind": kind, "density": density,
                             "t_mix": markov.mixing_time(W, eps),
                             "phi_min": fidelity.minimax_fidelity(D, horizon)})
 
@@ -241,7 +241,7 @@ def tradeoff_table(
         if A.ndim == 4:  # a pair of heads, combined with equal weights
             W, D = W.mean(axis=1), D.mean(axis=1)
         rows.append(_tradeoff_frame(n, kind, d, W, D, eps, horizon))
-    return _pd().concat(rows, ignore_index=True)
+    return lazy_pandas().concat(rows, ignore_index=True)
 
 
 def tradeoff_correlation(trade: pd.DataFrame, kind: str = "random") -> dict[int, float]:

@@ -44,7 +44,7 @@ from .fidelity import (
     tradeoff_correlation,
 )
 from .head_sets import store_entry
-from .labels import _pd, labelled
+from .labels import labelled, lazy_pandas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -168,7 +168,7 @@ class FeatureStudy:
         """Mean of each feature over the pairs that do and do not amplify, and its Spearman
         correlation with the amplification; labelled."""
         by = self.features.groupby("amplified")[list(FEATURES)].mean()
-        by.loc["Spearman ρ with amplification"] = _pd().Series(self.rho)
+        by.loc["Spearman ρ with amplification"] = lazy_pandas().Series(self.rho)
         return labelled(by)
 
     def results(self) -> dict[str, float]:

@@ -93,7 +93,8 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _pd():
+def lazy_pandas():
+    """The pandas module, imported when first needed."""
     import pandas as pd  # lazy: pandas is a dependency of the book, not of the package
 
     return pd

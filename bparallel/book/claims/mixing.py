@@ -30,7 +30,7 @@ from ...ensembles import (
     tv_curves,
 )
 from .head_sets import over_head_sets, per_H
-from .labels import _pd
+from .labels import lazy_pandas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +51,7 @@ def head_mixing_frame(
     n = W.shape[-1]
     W = W.reshape((-1, n, n))
     p = np.atleast_1d(markov.forward_probability(W))
-    return _pd().DataFrame({
+    return lazy_pandas().DataFrame({
         "kind": kind, "n": n, "density": density, "p": p, "p_times_n": p * (n - 1),
         "t_mix": markov.mixing_time(W, eps), "bound_2n_over_p": markov.mixing_time_bound(n, p),
         "t_star": binomial_mixing_bound(n - 1, p, eps)})
@@ -78,7 +78,7 @@ def combination_mixing_frame(
     ph = markov.forward_probability(Wh)
     p12 = (a * ph).sum(axis=1)  # Eq. 12
     p_chain = markov.forward_probability(Wbar)
-    return _pd().DataFrame({
+    return lazy_pandas().DataFrame({
         "kind": kind, "n": N + 1, "p": p12, "p_times_n": p12 * N,
         "t_mix": markov.mixing_time(Wbar, eps),
         "bound_2n_over_p": markov.mixing_time_bound(N + 1, p12),
@@ -157,8 +157,8 @@ def theorem_2_8_ensemble(
             for fam in ("path", "complete"):
                 Wf = graphs.walk_matrix_from_adjacency(family_adjacency(fam, n))
                 frames.append(head_mixing_frame(Wf, eps, kind=fam))
-    return (_pd().concat(frames, ignore_index=True),
-            _pd().concat(pair_frames, ignore_index=True))
+    return (lazy_pandas().concat(frames, ignore_index=True),
+            lazy_pandas().concat(pair_frames, ignore_index=True))
 
 
 def bound_ratios(*frames: pd.DataFrame) -> pd.DataFrame:
@@ -170,7 +170,7 @@ def bound_ratios(*frames: pd.DataFrame) -> pd.DataFrame:
     """
     if not frames:
         raise ValueError("bound_ratios needs at least one frame")
-    out = _pd().concat(frames, ignore_index=True)
+    out = lazy_pandas().concat(frames, ignore_index=True)
     out["ratio"] = out["t_mix"] / out["bound_2n_over_p"]
     out["t_mix_over_t_star"] = out["t_mix"] / out["t_star"]
     return out
@@ -203,7 +203,7 @@ def binomial_tail_at_bound(N: ArrayLike, p: ArrayLike) -> NDArray[np.float64]:
 def worst_case_bound_ratio(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDArray[np.float64]:
     """``t*(N, p) / (2N/p)``: the largest ``T_mix / (2N/p)`` over all feedforward chains
     (the lazy path attains ``t*``; :func:`binomial_mixing_bound`). Below 1: Theorem 2.8 holds."""
-    p_arr = markov._check_p(p)
+    p_arr = markov.check_forward_probability(p)
     return binomial_mixing_bound(N, p_arr, eps) / markov.mixing_time_bound(np.asarray(N) + 1, p_arr)
 
 
@@ -220,7 +220,7 @@ def lazy_path_eps_table(eps_values: ArrayLike, n: int = 2, p: float = 0.001) -> 
     for e in np.atleast_1d(eps_values).tolist():
         T = int(markov.mixing_time(W, e))
         rows.append({"eps": e, "t_mix": T, "bound_2n_over_p": bound, "bound_holds": T <= bound})
-    return _pd().DataFrame(rows)
+    return lazy_pandas().DataFrame(rows)
 
 
 def eq20_checks(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -233,7 +233,7 @@ def eq20_checks(pairs: pd.DataFrame) -> pd.DataFrame:
                "bound_2n_over_min_p_h"} - set(pairs)
     if missing:
         raise ValueError(f"pairs is missing the columns {sorted(missing)}")
-    checks = _pd().DataFrame({
+    checks = lazy_pandas().DataFrame({
         "eq20_left_holds": pairs["bound_2n_over_max_p_h"] <= pairs["t_mix"],
         "eq3_holds": pairs["t_mix"] <= pairs["bound_2n_over_p"],
         "eq20_right_holds": pairs["t_mix"] <= pairs["bound_2n_over_min_p_h"],
@@ -277,7 +277,7 @@ def mixing_search_table(
                      "best_faster": int(mc.best_beats_fastest.sum()),
                      "uniform_slower": int(mc.uniform_slower_than_slowest.sum()),
                      "max_speedup_steps": int((mc.fastest - mc.best).max())})
-    table = _pd().DataFrame(rows)
+    table = lazy_pandas().DataFrame(rows)
     for col in ["uniform_faster", "best_faster", "uniform_slower"]:
         table[col + "_pct"] = (100 * table[col] / table["head_sets"]).round(2)
     return table
@@ -343,7 +343,7 @@ def exact_matrices_table(
     labels = list(labels) if labels is not None else [str(k) for k in range(n - 1)] + ["τ"]
     if len(labels) != n:
         raise ValueError(f"labels must have {n} entries, got {labels}")
-    pd = _pd()
+    pd = lazy_pandas()
     index = pd.Index(labels, name="to")
     senders = [f"from {lab}" for lab in labels]
     return pd.concat({name: pd.DataFrame([[str(x) for x in row] for row in M], index=index,
@@ -395,7 +395,7 @@ def best_head_simulation(
         z = (sim - theory) / math.sqrt(var) if var > 0 else 0.0
         rows.append({"law": label, "pbar": pbar, "num_heads": int(H), "simulated": sim,
                      "theory": theory, "z": z})
-    return _pd().DataFrame(rows)
+    return lazy_pandas().DataFrame(rows)
 
 
 def atom_best_head_table(
@@ -420,4 +420,4 @@ def atom_best_head_table(
         rows.append({"law": f"{label}, F(p̄-) = Pr(p < p̄)", "pbar": pbar, "num_heads": int(H),
                      "simulated": sim, "theory": float(markov.prob_best_head_at_least(F_lt, H)),
                      "z": np.nan})
-    return _pd().DataFrame(rows)
+    return lazy_pandas().DataFrame(rows)

@@ -37,7 +37,7 @@ from ..._checks import one_of, positive_int, unit_interval
 from ...ensembles import MixingComparison, cdf_below
 from ..render.markdown import fmt_steps
 from .head_sets import store_entry
-from .labels import _pd, labelled
+from .labels import labelled, lazy_pandas
 from .mixing import (
     atom_best_head_table,
     best_head_simulation,
@@ -333,6 +333,6 @@ def best_head_study(num_trials: int, rng: np.random.Generator) -> BestHeadStudy:
     # unweighted DAGs: p_h = 1/2 exactly, an atom of F
     p_unw = markov.forward_probability(graphs.walk_matrix_from_adjacency(
         graphs.random_feedforward_adjacency(num_trials, 10, 0.3, rng)))
-    table = _pd().concat([*sims, atom_best_head_table(p_unw, Hs, 0.5, "unweighted DAGs")],
+    table = lazy_pandas().concat([*sims, atom_best_head_table(p_unw, Hs, 0.5, "unweighted DAGs")],
                          ignore_index=True)
     return BestHeadStudy(table, list(dists), sims, pbar_dag)

@@ -374,7 +374,8 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
     out = []
     for slug, claim in CLAIMS.items():
         per_arm = {}
-        for arm in ARMS:
+        # rank_within is one test over both arms' configurations: measured once, "both"
+        for arm in (ARMS if slug != "rank_within" else ARMS[:1]):
             if slug in CHANGE_CLAIMS:
                 qs = CHANGE_CLAIMS[slug]
                 verdict = _change_verdict(ch[arm], qs)
@@ -396,14 +397,14 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
                 evidence = "; ".join(f"{t}: {v.value}" for t, v in per_task.items()) or \
                     "fewer than three seeds per configuration"
             per_arm[arm] = (verdict, evidence)
-        for arm, (verdict, evidence) in per_arm.items():
-            out.append({"slug": f"{slug}.{arm}", "claim": claim, "arm": ARM_NAMES[arm],
-                        "verdict": verdict, "evidence": evidence})
-        if slug == "rank_within":  # one test over both arms' configurations
-            out = out[:-2]
+        if slug == "rank_within":
+            (verdict, evidence), = per_arm.values()
             out.append({"slug": slug, "claim": claim, "arm": "both",
-                        "verdict": per_arm["width"][0], "evidence": per_arm["width"][1]})
+                        "verdict": verdict, "evidence": evidence})
         else:
+            for arm, (verdict, evidence) in per_arm.items():
+                out.append({"slug": f"{slug}.{arm}", "claim": claim, "arm": ARM_NAMES[arm],
+                            "verdict": verdict, "evidence": evidence})
             out.append({"slug": slug, "claim": claim, "arm": "both",
                         "verdict": across_tasks([v for v, _ in per_arm.values()]),
                         "evidence": "the two arms combined"})

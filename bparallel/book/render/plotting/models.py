@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...._io import atomic_write
-from .style import TEXT_WIDTH, _require_columns
+from .style import TEXT_WIDTH, require_columns
 
 
 def plot_training_curves(histories: Mapping[tuple[str, int], Mapping[str, Sequence[float]]]) -> Any:
@@ -58,7 +58,7 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
     if not panels:
         raise ValueError("plot_best_head_vs_combined needs at least one panel")
     for title, frame in panels.items():
-        _require_columns(frame, ("task", "heads", "layer", "individual", "combined", "outcome"),
+        require_columns(frame, ("task", "heads", "layer", "individual", "combined", "outcome"),
                          f"plot_best_head_vs_combined (panel {title!r})")
     fig, axes = plt.subplots(1, len(panels), figsize=(TEXT_WIDTH, 3.9), squeeze=False,
                              layout="constrained")

@@ -42,7 +42,8 @@ def use_book_style() -> None:
 use_book_style()
 
 
-def _require_columns(frame: Any, columns: Sequence[str], what: str) -> None:
+def require_columns(frame: Any, columns: Sequence[str], what: str) -> None:
+    """A ``ValueError`` naming ``what`` and the missing ones unless ``frame`` has ``columns``."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"{what} needs columns {list(columns)}; missing {missing}")

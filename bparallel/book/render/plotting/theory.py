@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ....graphs import as_edges
-from .style import RASTERIZE_ABOVE, TEXT_WIDTH, _require_columns
+from .style import RASTERIZE_ABOVE, TEXT_WIDTH, require_columns
 
 
 def draw_dag(
@@ -140,7 +140,7 @@ def plot_bound_vs_exact(table: Any, eps: float) -> Any:
     curve (solid) and bound (dashed) share one colour. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    _require_columns(table, ["family", "n", "T_mix exact", "2N/p"], "table")
+    require_columns(table, ["family", "n", "T_mix exact", "2N/p"], "table")
     fig, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
     for k, (family, marker) in enumerate(zip(table["family"].unique(), "osd^v", strict=False)):
         d = table[table["family"] == family]
@@ -276,7 +276,7 @@ def plot_mixing_bound(heads: Any, sizes: Sequence[int], eps: float) -> Any:
     of ``pN = ln(1/eps)`` the Hoeffding step is vacuous). Returns the figure."""
     import matplotlib.pyplot as plt
 
-    _require_columns(heads, ("kind", "n", "p_times_n", "ratio"), "plot_mixing_bound")
+    require_columns(heads, ("kind", "n", "p_times_n", "ratio"), "plot_mixing_bound")
     if not 0 < eps < 1:
         raise ValueError(f"eps={eps}: must lie in (0, 1)")
     kinds = list(BOUND_KINDS)
@@ -431,8 +431,8 @@ def plot_amplification_by_horizon_and_size(
     missing = [c for c in columns if c not in labels]
     if missing:
         raise ValueError(f"labels has no legend text for {missing}")
-    _require_columns(by_horizon, columns, "plot_amplification_by_horizon_and_size (by_horizon)")
-    _require_columns(by_size, columns, "plot_amplification_by_horizon_and_size (by_size)")
+    require_columns(by_horizon, columns, "plot_amplification_by_horizon_and_size (by_horizon)")
+    require_columns(by_size, columns, "plot_amplification_by_horizon_and_size (by_size)")
     sizes = by_size.reset_index()
     if "n" not in sizes:
         raise ValueError("by_size needs an index level or column 'n'")
@@ -477,7 +477,7 @@ def plot_best_head(table: Any, laws: Sequence[str]) -> Any:
     :func:`bparallel.book.claims.best_head_simulation` returns. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    _require_columns(table, ("law", "num_heads", "theory", "simulated"), "plot_best_head")
+    require_columns(table, ("law", "num_heads", "theory", "simulated"), "plot_best_head")
     missing = [law for law in laws if law not in set(table.law)]
     if missing:
         raise ValueError(f"table has no rows for the laws {missing}")
@@ -502,7 +502,7 @@ def plot_amplification_features(features: Any, by_jaccard: Any, horizon: int) ->
     :func:`bparallel.book.claims.amplification_features`. Returns the figure."""
     import matplotlib.pyplot as plt
 
-    _require_columns(features, ("complementarity", "amplification", "amplified", "t_star",
+    require_columns(features, ("complementarity", "amplification", "amplified", "t_star",
                                 "mixed_sequence_share"), "plot_amplification_features")
     if horizon < 1:
         raise ValueError(f"horizon={horizon}: must be at least 1")
@@ -543,7 +543,7 @@ def plot_tradeoff(
     import matplotlib.pyplot as plt
     from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
-    _require_columns(trade, ("n", "kind", "t_mix", "phi_min", "density"), "plot_tradeoff")
+    require_columns(trade, ("n", "kind", "t_mix", "phi_min", "density"), "plot_tradeoff")
     sizes = list(sizes)
     missing = [n for n in sizes if n not in rho]
     if missing:
