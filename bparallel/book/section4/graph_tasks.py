@@ -43,8 +43,8 @@ from .statistics import (
     effect_outcome,
     fmt_interval,
     head_claims,
-    noise_floor,
     paired_effect,
+    scored_cells,
     seed_interval,
 )
 
@@ -107,14 +107,8 @@ def head_cells(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     over every cell of the chapter) and, per cell, the heads' mean impact and minimax
     fidelity in both modes (``scores``), as :func:`bparallel.book.section4.statistics.head_claims`
     takes them."""
-    data = {(r["task"], r["heads"], r["seed"]): r["head_data"] for r in rows
-            if "head_data" in r}
-    cells = noise_floor({k: d["impact"] for k, d in data.items()})
-    for c in cells:
-        d, la = data[c["model"]], c["layer"] - 1
-        c["scores"] = {"impact": np.nanmean(d["impact"][la], axis=-1),
-                       **{k: d[k][la] for k in ("fidelity.paper", "fidelity.definition")}}
-    return cells
+    return scored_cells({(r["task"], r["heads"], r["seed"]): r["head_data"] for r in rows
+                         if "head_data" in r})
 
 
 # --------------------------------------------------------------------------- across seeds

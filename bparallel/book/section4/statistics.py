@@ -275,6 +275,21 @@ def noise_floor(effects: Mapping[str, Any], *, threshold: float = RELIABLE,
     return rows
 
 
+def scored_cells(data: Mapping[Any, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The per-head cells of a chapter's models: ``data`` maps a model ``(task, heads,
+    ...)`` to its head study, ``"impact"`` ``(L, H, N)`` (the per-sequence margin drop of
+    removing each head alone) and ``"fidelity.paper"``, ``"fidelity.definition"`` ``(L, H)``
+    (each head's minimax fidelity). Returns :func:`noise_floor` of the impacts with, per
+    cell, ``scores``: the heads' mean impact and their fidelities in both modes, as
+    :func:`head_claims` takes them."""
+    cells = noise_floor({k: d["impact"] for k, d in data.items()})
+    for c in cells:
+        d, la = data[c["model"]], c["layer"] - 1
+        c["scores"] = {"impact": np.nanmean(d["impact"][la], axis=-1),
+                       **{k: d[k][la] for k in ("fidelity.paper", "fidelity.definition")}}
+    return cells
+
+
 def head_claims(ranking: Sequence[Mapping[str, Any]],
                 rankings: Sequence[str] = ("fidelity.paper", "fidelity.definition"),
                 ) -> list[dict[str, Any]]:
