@@ -224,8 +224,12 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     runs = model_sets.fresh_runs(tmp_path / "models")
     models = model_sets.load_models(runs, tmp_path / "models")
     assert list(models) == [("induction", 4, 16, 42)]
-    rows = fx.layer_knockouts(runs, models, num_sequences=4, reference_sequences=2,
-                              cache_dir=None)
+    measured = fx.measure_heads(models, num_sequences=4, reference_sequences=2,
+                                cache_dir=None)
+    m = measured[("induction", 4, 16, 42)]
+    assert m["impact"].shape == (4, 4, 4) and m["fidelity"]["paper"].shape == (4, 4)
+    assert m["reliability"].shape == (4,)
+    rows = fx.layer_knockouts(runs, measured)
     # 4 x 16 is both arms' model: one row per arm, the same numbers
     assert [r["arm"] for r in rows] == ["fixed width", "fixed head size"]
     assert rows[0] | {"arm": ""} == rows[1] | {"arm": ""}
@@ -250,3 +254,33 @@ def test_prediction_table_and_evidence_words(tmp_path):
     # quality falls with the heads here, so their mixing slows: against the claim
     assert ev["mixing.width"] == ("induction, published code: against the claim (one seed); "
                                   "induction, as defined: against the claim (one seed)")
+
+
+def test_fresh_head_tests_key_by_head_size_and_never_pool_tasks():
+    """Per-head verdicts of the fresh-data models: models keyed (task, heads, head size,
+    seed), so 8 heads of 8 and of 16 dimensions are two models; one verdict per task."""
+    import numpy as np
+
+    from bparallel.book.section4 import graph_tasks as gt
+
+    rng = np.random.default_rng(2)
+    order = np.array([0.1, 0.9, 0.4, 0.6, 0.2, 0.8, 0.3, 0.7])
+
+    def study(sign):
+        impact = order[None, :, None] + rng.normal(0, 0.02, (2, 8, 30))  # (L, H, N)
+        fid = sign * impact.mean(-1)
+        return {"impact": impact, "reliability": np.ones(2),
+                "fidelity": {"paper": fid, "definition": fid}}
+
+    measured = {("induction", 8, hs, s): study(+1) for hs in (8, 16) for s in (42, 43)}
+    measured |= {("majority", 8, 8, s): study(-1) for s in (42, 43)}
+    measured[("induction", 1, 64, 42)] = {"knockout": {}}  # one head: no per-head study
+    tests = fx.head_tests(measured)
+    by = {(t["task"], t["ranking"]): t for t in tests}
+    assert by[("induction", "fidelity.definition")]["reliable_cells"] == 8  # 4 models x 2
+    assert by[("induction", "fidelity.definition")]["median"] == 1.0
+    assert by[("majority", "fidelity.definition")]["median"] == -1.0
+    verdicts = gt.head_verdicts(tests)
+    assert verdicts["induction"] is Verdict.HOLDS and verdicts["majority"] is Verdict.NOT_SUPPORTED
+    row = gt.heads_verdict(tests, models="fresh-data models", arm="both (fresh data)")
+    assert row["arm"] == "both (fresh data)" and row["evidence"].startswith("fresh-data models; ")

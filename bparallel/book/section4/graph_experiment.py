@@ -42,7 +42,7 @@ from ...transformer.train import HEADS
 from ..verdicts import Verdict
 from .graph_tasks import head_count_change, tally
 from .models import FreshRuns
-from .statistics import across_tasks, both_modes, rank_claim_verdict
+from .statistics import across_tasks, both_modes, head_claims, rank_claim_verdict, scored_cells
 
 #: The seeds the design asks for per (task, arm, heads).
 DESIGN_SEEDS = (42, 43, 44)
@@ -512,30 +512,38 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
 # --------------------------------------------------------------------------- causal tests
 
 
-def layer_knockouts(runs: FreshRuns, models: Mapping[tuple[str, int, int, int], Any], *,
-                    num_sequences: int, reference_sequences: int,
-                    cache_dir: str | os.PathLike | None, horizon: int = 100
-                    ) -> list[dict[str, Any]]:
-    """Which layers each task needs, on the fresh-data models: per task, arm and head count,
-    the held-out accuracy on the predictable positions (percent, mean over seeds) of the
-    intact model, with every head removed, and with one layer's heads removed (zero
-    ablation), on the first ``num_sequences`` held-out sequences of the task (the metrics
-    cache's ``heads`` measure without the per-head study; the next ``reference_sequences``
-    are set aside as there, so the sequences are those of the finite-data models)."""
+def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequences: int,
+                  reference_sequences: int, cache_dir: str | os.PathLike | None,
+                  horizon: int = 100) -> dict[tuple[str, int, int, int], dict[str, Any]]:
+    """The causal tests of the fresh-data models (keyed ``(task, heads, head size, seed)``),
+    one measuring call (:func:`~.measures.measure_models`, the ``"heads"`` part): on the
+    first ``num_sequences`` held-out sequences of each task, the knockouts (every head,
+    each layer's heads) and, per head, the margin drop of removing it alone by mean ablation
+    (the means over the next ``reference_sequences``) with its split-half reliability and
+    the head's minimax fidelity in both modes. The sequences are those of the finite-data
+    models of the same task."""
     from ...transformer.data import heldout_dataset
     from ...transformer.train import DEFAULT_SEED
     from .measures import measure_models
 
-    keys = sorted(models)
     n = num_sequences + reference_sequences
-    shape = {k: (k[0], models[k].config.seq_len, models[k].config.vocab_size) for k in keys}
+    shape = {k: (k[0], m.config.seq_len, m.config.vocab_size) for k, m in models.items()}
     x = {s: heldout_dataset(s[0], n, seed=DEFAULT_SEED, seq_len=s[1], vocab_size=s[2]).inputs
          for s in set(shape.values())}
-    measured = measure_models(models, lambda k: x[shape[k]], "heads",
-                              options_of=lambda k: {"task": k[0]},
-                              reference_sequences=reference_sequences, horizon=horizon,
-                              impact=False, cache_dir=cache_dir)
-    ko = {k: m["knockout"] for k, m in measured.items()}
+    return measure_models(models, lambda k: x[shape[k]], "heads",
+                          options_of=lambda k: {"task": k[0]},
+                          reference_sequences=reference_sequences, horizon=horizon,
+                          impact=True, cache_dir=cache_dir)
+
+
+def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int], Any]
+                    ) -> list[dict[str, Any]]:
+    """Which layers each task needs, on the fresh-data models: per task, arm and head count,
+    the held-out accuracy on the predictable positions (percent, mean over seeds) of the
+    intact model, with every head removed, and with one layer's heads removed (zero
+    ablation), from :func:`measure_heads`."""
+    keys = sorted(measured)
+    ko = {k: measured[k]["knockout"] for k in keys}
     rows = []
     for task in runs.profiles:
         for arm in ARMS:
@@ -555,10 +563,21 @@ def layer_knockouts(runs: FreshRuns, models: Mapping[tuple[str, int, int, int], 
     return rows
 
 
-__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS",
-           "PROXIES", "PROXY_NAMES", "censored_median", "changes", "claim_verdicts",
-           "condition_rows", "configurations", "early_step", "final_rows",
-           "finite_accuracy", "grid_rows", "layer_knockouts", "learning_curves",
-           "learning_rows", "learning_table", "learning_time", "prediction_table",
-           "prediction_tests", "probe_at", "proxy_curves", "results", "speed_tests",
-           "verdict_rows"]
+def head_tests(measured: Mapping[tuple[str, int, int, int], Mapping[str, Any]]
+               ) -> list[dict[str, Any]]:
+    """Per task and mode, does per-head fidelity rank the fresh-data models' heads as their
+    impact does? :func:`~.statistics.head_claims` of the cells above the noise floor
+    (:func:`~.statistics.scored_cells`, Holm over every (model, layer) cell of the fresh-data
+    models) of :func:`measure_heads`; never pooled across tasks."""
+    return head_claims(scored_cells({
+        k: {"impact": m["impact"], "fidelity.paper": m["fidelity"]["paper"],
+            "fidelity.definition": m["fidelity"]["definition"]}
+        for k, m in measured.items() if "impact" in m}))
+
+
+__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS", "PROXIES",
+           "PROXY_NAMES", "censored_median", "changes", "claim_verdicts", "condition_rows",
+           "configurations", "early_step", "final_rows", "finite_accuracy", "grid_rows",
+           "head_tests", "layer_knockouts", "learning_curves", "learning_rows", "learning_table",
+           "learning_time", "measure_heads", "prediction_table", "prediction_tests", "probe_at",
+           "proxy_curves", "results", "speed_tests", "verdict_rows"]

@@ -436,14 +436,16 @@ def verdict_index(verdict: Verdict) -> int:
     return list(Verdict).index(Verdict.parse(verdict))
 
 
-def heads_verdict(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def heads_verdict(head_tests: Sequence[Mapping[str, Any]], *,
+                  models: str = "finite-data models", arm: str = "—") -> dict[str, Any]:
     """The verdict-table row of the per-head claim (:data:`HEADS_CLAIM`): its verdict across
     tasks (:func:`bparallel.book.section4.statistics.across_tasks` of :func:`head_verdicts`) and the
-    per-task verdicts as evidence, on the finite-data models."""
+    per-task verdicts as evidence, on the ``models`` the tests measured (in the row's
+    ``arm`` column)."""
     per_task = head_verdicts(head_tests)
-    return {"claim": HEADS_CLAIM, "arm": "—",
+    return {"claim": HEADS_CLAIM, "arm": arm,
             "verdict": across_tasks(list(per_task.values())),
-            "evidence": "finite-data models; " + ("; ".join(
+            "evidence": f"{models}; " + ("; ".join(
                 f"{task}: {v.value}" for task, v in per_task.items()) or "no reliable cell")}
 
 
