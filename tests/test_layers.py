@@ -245,3 +245,15 @@ def test_the_cycle_finder_finds_cycles():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
     assert _cycles({"a": {"a"}}) == [["a", "a"]]
     assert _cycles({"a": {"x"}}) == []  # x is outside the graph: a leaf
+
+
+#: The most lines a module of the package may have (issue #35): past it, a module holds more
+#: than one idea and a newcomer cannot read it in one sitting.
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_over_600_lines():
+    root = PACKAGE
+    long = {p.relative_to(root).as_posix(): n for p in root.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
