@@ -126,7 +126,7 @@ class Walk:
     @classmethod
     def _of_checked(cls, a: np.ndarray, w: np.ndarray) -> Walk:
         """The walk of an already validated pattern ``a`` and weights ``w`` ``a.shape[:-2]``
-        (no second validation: :meth:`each_head`, :func:`attention_rollout`)."""
+        (no second validation: :meth:`each_head`)."""
         walk = cls.__new__(cls)
         walk._setup(a, w)
         return walk
@@ -164,8 +164,7 @@ class Walk:
             C = self._combined.reshape(self.batch + (self.T, self.T)).astype(np.float64,
                                                                               copy=False)
         else:
-            a = self.pattern
-            C = _sum_heads(a, np.full(a.shape[:-2], 1.0 / a.shape[-3]))
+            C = _sum_heads(self.pattern, head_weight_vectors(None, self.pattern))
         return _rollout(C, residual)
 
     @functools.cached_property

@@ -153,6 +153,8 @@ def _split_reference(inputs: torch.Tensor, reference_sequences: int,
 
 
 def check_parts(parts: Any) -> tuple[str, ...]:
+    """``parts`` (one name of :data:`PARTS` or several) as a tuple in :data:`PARTS` order;
+    a ``ValueError`` for an unknown or empty request or for ``"heads"`` with ``"ablation"``."""
     if isinstance(parts, str):
         parts = (parts,)
     parts = tuple(parts)
@@ -286,9 +288,8 @@ def measure_model(
 
     dataset = SequenceDataset.of(task, measured)
     if "ablation" in parts:
-        fidelity = {k: v for mode in MODES
-                    for k, v in ((f"{mode}.per_sequence", heads[mode]),
-                                 (mode, heads[mode].mean(1)))}
+        fidelity = {**{f"{mode}.per_sequence": heads[mode] for mode in MODES},  # (L, N, H)
+                    **{mode: heads[mode].mean(1) for mode in MODES}}  # (L, H)
         tree = importance_study(model, dataset, reference=reference, fidelity=fidelity, **study)
     else:
         tree = {"knockout": knockouts(model, dataset)}

@@ -126,26 +126,15 @@ def metrics_key(model: Transformer, inputs: torch.Tensor, **options: Any) -> str
 MEASURES = PARTS
 
 
-def ablation_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
-                     reference_sequences: int, horizon: int = 100,
-                     **options: Any) -> dict[str, np.ndarray]:
-    """:func:`~bparallel.transformer.importance.importance_study` of ``model`` (knockouts,
-    head importance with its noise floor, pair synergy, pruning), flattened to ``"a/b/c"``
-    arrays (:func:`unflatten` restores the nesting): :func:`measure_model`'s
-    ``"ablation"`` part. ``inputs`` ``(N, T)``: the sequences measured (the targets of
-    ``task``), then ``reference_sequences`` more whose mean head outputs mean ablation
-    uses."""
-    return measure_model(model, inputs, parts="ablation", task=task,
-                         reference_sequences=reference_sequences, horizon=horizon, **options)
-
-
 def heads_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
                   reference_sequences: int, horizon: int = 100,
                   impact: bool = True) -> dict[str, np.ndarray]:
     """The light head study of the graph-task chapter (:func:`measure_model`'s ``"heads"``
     part): knockouts and, with ``impact``, the per-sequence margin drop of removing each
     head alone by mean ablation with its split-half reliability, and each head's minimax
-    fidelity in both modes (``inputs`` as for :func:`ablation_measure`)."""
+    fidelity in both modes. ``inputs`` ``(N, T)``: the sequences measured (the targets of
+    ``task``), then ``reference_sequences`` more whose mean head outputs mean ablation
+    uses."""
     return measure_model(model, inputs, parts="heads", task=task,
                          reference_sequences=reference_sequences, horizon=horizon,
                          impact=impact)
