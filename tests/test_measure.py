@@ -175,3 +175,29 @@ def test_measure_model_refuses_bad_requests():
         measure_model(model, x, parts="heads", task="copy", reference_sequences=9)
     with pytest.raises(ValueError, match=r"inputs has shape \(9,\)"):
         measure_model(model, x[:, 0], parts="sequence")
+
+
+def test_measure_models_is_measure_model_per_key_and_refuses_bad_input():
+    from bparallel.book.section4.measures import measure_models
+    from bparallel.transformer.measure import sequence_metrics
+
+    model, x = _small_copy_model()
+    torch.manual_seed(5)
+    other = Transformer(ModelConfig(n_heads=2, seq_len=16, vocab_size=32, n_layers=2)).eval()
+    models = {("copy", 4): model, ("copy", 2): other}
+    got = measure_models(models, {k: x[:3] for k in models}, "sequence", cache_dir=None,
+                         workers=1, max_steps=10, horizon=10)
+    assert list(got) == [("copy", 2), ("copy", 4)]  # sorted keys
+    for key, m in models.items():
+        want = sequence_metrics(m, x[:3], max_steps=10, horizon=10)
+        assert got[key].keys() == want.keys()
+        for name in want:  # bitwise: the same call, one pass each
+            np.testing.assert_array_equal(got[key][name], want[name], err_msg=name)
+    heads = measure_models({("copy", 4): model}, lambda k: x, "heads", cache_dir=None,
+                           workers=1, options_of=lambda k: {"task": k[0]},
+                           reference_sequences=2, impact=False)
+    assert heads[("copy", 4)]["knockout"]["none"]["accuracy"] >= 0.0  # nested back
+    with pytest.raises(ValueError, match="models is empty"):
+        measure_models({}, {}, "sequence", cache_dir=None)
+    with pytest.raises(ValueError, match=r"inputs has no sequences for \[\('copy', 2\)\]"):
+        measure_models(models, {("copy", 4): x}, "sequence", cache_dir=None)
