@@ -137,7 +137,7 @@ def _node_fidelity(walk: proxies.Walk, horizon: int) -> np.ndarray:
 #:   rollout);
 #: - ``"heads"``: knockouts and, with ``impact``, each head's margin drop by mean ablation,
 #:   its split-half reliability and each head's minimax fidelity;
-#: - ``"ablation"``: the whole :func:`~.importance.importance_study`.
+#: - ``"ablation"``: the whole :func:`~bparallel.transformer.importance.importance_study`.
 PARTS = ("sequence", "defined", "heads", "ablation")
 
 
@@ -213,12 +213,13 @@ def measure_model(
     ``"heads"`` and ``"ablation"`` need the ``task`` whose targets score the model and
     ``reference_sequences``: the last ones of ``inputs``, whose mean head outputs mean
     ablation uses; the others are measured (the graph parts too). ``"heads"`` adds
-    ``"knockout/..."`` (:func:`~.importance.knockouts`) and, with ``impact``,
-    ``"impact"`` ``(L, H, N)`` (the margin drop of removing each head alone by mean
-    ablation), ``"reliability"`` ``(L,)`` (its split-half rho, NaN for one head) and
+    ``"knockout/..."`` (:func:`~bparallel.transformer.importance.knockouts`) and, with
+    ``impact``, ``"impact"`` ``(L, H, N)`` (the margin drop of removing each head alone by
+    mean ablation), ``"reliability"`` ``(L,)`` (its split-half rho, NaN for one head) and
     ``"fidelity/<mode>"`` ``(L, H)`` (each head's minimax fidelity, mean over sequences).
-    ``"ablation"`` adds :func:`~.importance.importance_study` flattened to ``"a/b/c"`` keys
-    (``study``: its other options), with these per-head fidelities as a ranking.
+    ``"ablation"`` adds :func:`~bparallel.transformer.importance.importance_study`
+    flattened to ``"a/b/c"`` keys (``study``: its other options), with these per-head
+    fidelities as a ranking.
     :func:`~.metrics_cache.unflatten` restores the nesting.
     """
     parts = check_parts(parts)
