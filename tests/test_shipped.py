@@ -53,6 +53,25 @@ def test_train_quick_returns_the_final_checkpoints_and_reuses_them(tiny_run):
         ex.train_quick(["nope"], "tiny", runs / "tiny", threads=1)
 
 
+def test_train_quick_trains_on_one_fixed_thread_count(tmp_path, monkeypatch):
+    """The quick models must not depend on the machine's cores or on $BPARALLEL_THREADS
+    (two threads add a sum in another order than one): by default every run gets
+    QUICK_THREADS; an explicit count is passed through."""
+    seen = []
+
+    def fake_train(task, heads, profile, *, out_dir, progress, threads):
+        seen.append(threads)
+        raise StopIteration  # enough: the thread count is what is checked
+
+    monkeypatch.setattr(ex, "train", fake_train)
+    monkeypatch.setenv("BPARALLEL_THREADS", "2")
+    with pytest.raises(StopIteration):
+        ex.train_quick(["cycle"], "tiny", tmp_path)
+    with pytest.raises(StopIteration):
+        ex.train_quick(["cycle"], "tiny", tmp_path, threads=2)
+    assert seen == [ex.QUICK_THREADS, 2] and ex.QUICK_THREADS == 1
+
+
 def test_ship_and_load_verified(tiny_run, tmp_path):
     runs, bundle = tiny_run
     dest = tmp_path / "shipped"

@@ -225,14 +225,24 @@ def load_shipped(
     return models, metas
 
 
+#: Torch threads of the models the book trains for itself (the quick profile). A sum of
+#: floats split over two threads is added in another order than on one, so the weights
+#: would depend on the machine's core count (and on how many notebooks share it); one fixed
+#: count makes the quick models, and the quick references, the same on every machine.
+QUICK_THREADS = 1
+
+
 def train_quick(
     tasks: Sequence[str], train_profile: str, folder: str | os.PathLike,
     threads: int | None = None,
 ) -> dict[tuple[str, int], Checkpoint]:
     """Every ``(task, heads)`` of ``tasks`` x :data:`HEADS` trained to ``train_profile`` in
     ``folder`` (resuming or reusing its checkpoints), under the folder's lock so that two
-    chapters built side by side train each model once; the final checkpoints."""
+    chapters built side by side train each model once; the final checkpoints. ``threads``:
+    torch threads, default :data:`QUICK_THREADS` whatever ``$BPARALLEL_THREADS`` says
+    (the seed then fixes the weights on every machine)."""
     folder = Path(folder)
+    threads = QUICK_THREADS if threads is None else threads
     out = {}
     with file_lock(folder / ".lock"):
         for task in tasks:

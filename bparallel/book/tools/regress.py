@@ -382,19 +382,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="show passing keys too")
 
 
+#: What each kernel of notebooks run side by side is given: its metrics workers
+#: (:func:`bparallel.transformer.metrics_cache.default_workers`) and its own torch and BLAS
+#: threads (torch sizes its thread pool from ``OMP_NUM_THREADS`` when it starts).
+SHARED_VARS = ("BPARALLEL_WORKERS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+               "OPENBLAS_NUM_THREADS")
+
+
 @contextlib.contextmanager
 def _share_of_cores(jobs: int) -> Iterator[None]:
-    """Notebooks run side by side share the cores: while they run, each kernel's metrics
-    workers (:func:`bparallel.transformer.metrics_cache.default_workers`) get ``cores // jobs``
-    through ``BPARALLEL_WORKERS``, unless the caller has set it."""
-    if "BPARALLEL_WORKERS" in os.environ:
-        yield
-        return
-    os.environ["BPARALLEL_WORKERS"] = str(max(1, (os.cpu_count() or 1) // jobs))
+    """Notebooks run side by side share the cores: while they run, each kernel gets
+    ``cores // jobs`` metrics workers and torch/BLAS threads through :data:`SHARED_VARS`
+    (each one the caller has not set). Without it two kernels each start a thread per core,
+    and on 2 cores their spinning threads wait on each other: a chapter that measures in
+    its own process ran several times slower (a 10-minute timeout and a retry in CI)."""
+    share = str(max(1, (os.cpu_count() or 1) // jobs))
+    set_here = [v for v in SHARED_VARS if v not in os.environ]
+    os.environ.update(dict.fromkeys(set_here, share))
     try:
         yield
     finally:
-        os.environ.pop("BPARALLEL_WORKERS", None)
+        for var in set_here:
+            os.environ.pop(var, None)
 
 
 def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
