@@ -135,7 +135,7 @@ def exported(tmp_path_factory) -> tuple[Path, list[dict[str, Any]]]:
 def shipped() -> dict[tuple[str, int], tuple[Any, dict[str, Any]]]:
     """The float32 torch models and their metadata, by (task, heads)."""
     out = {}
-    for task in TASKS:
+    for task in explorer.EXPLORER_TASKS:
         folder = MODELS_ROOT / ("paper" if task in ("copy", "cycle") else task)
         models, metas = load_shipped(folder, tasks=(task,))
         for key, model in models.items():
@@ -200,7 +200,8 @@ def data_of(exported, name: str) -> dict[str, Any]:
 
 def test_every_model_is_offered_and_within_the_size_budget(exported):
     folder, catalogue = exported
-    assert [(e["task"], e["heads"]) for e in catalogue] == [(t, h) for t in TASKS for h in HEADS]
+    assert [(e["task"], e["heads"]) for e in catalogue] == [
+        (t, h) for t in explorer.EXPLORER_TASKS for h in HEADS]
     total = sum(e["bytes"] for e in catalogue)
     assert total == sum((folder / e["file"]).stat().st_size for e in catalogue)
     assert total <= explorer.MAX_DATA_BYTES, f"{total:,} bytes of data"
@@ -638,6 +639,34 @@ def test_task_targets_match_the_package():
         xt = torch.tensor([x])
         assert js_out["targets"] == make_targets(xt, task)[0].tolist(), (task, x)
         assert js_out["predictable"] == predictable(xt, task)[0].int().tolist(), (task, x)
+
+
+CONSTANTS_DRIVER = r"""
+import { readFileSync } from "node:fs";
+const t = await import(MODULE_URL);
+const seeds = JSON.parse(readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify({
+  tasks: t.TASKS, majority: t.MAJORITY_SYMBOLS, histogram: t.HISTOGRAM_SYMBOLS,
+  fresh: Object.fromEntries(
+    t.TASKS.map((task) => [task, seeds.map((s) => t.freshSequence(task, s))])),
+}))
+"""
+
+
+def test_the_javascript_tasks_are_the_packages():
+    """The twin's task list and alphabet sizes are the package's, and its fresh sequences
+    have each task's structure (histogram's and majority's: one small alphabet each)."""
+    from bparallel.transformer import data
+
+    out = run_node(driver(CONSTANTS_DRIVER), [1, 2, 3])
+    assert out["tasks"] == list(data.TASKS)
+    assert (out["majority"], out["histogram"]) == (data.MAJORITY_SYMBOLS,
+                                                    data.HISTOGRAM_SYMBOLS)
+    for task, sequences in out["fresh"].items():
+        for x in sequences:
+            assert len(x) == data.SEQ_LEN and all(0 <= v < data.VOCAB_SIZE for v in x)
+            if task in ("majority", "histogram"):
+                assert 2 <= len(set(x)) <= out[task], (task, x)
 
 
 class Session:

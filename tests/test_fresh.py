@@ -137,7 +137,7 @@ def test_arms_head_sizes_and_names():
 
 
 def test_profiles_and_their_validation():
-    for name in ("first-fresh", "induction-fresh", "majority-fresh"):
+    for name in ("first-fresh", "induction-fresh", "majority-fresh", "histogram-fresh"):
         p = FRESH_PROFILES[name]
         assert p.tasks == (name.split("-")[0],) and p.steps % p.eval_every == 0
         assert (p.batch_size, p.lr, p.dropout, p.seq_len, p.loss_positions) == (

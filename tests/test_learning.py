@@ -96,7 +96,8 @@ def test_probe_steps_double_from_fifty():
     assert lr.probe_steps(1000) == [0, 50, 100, 200, 400, 800, 1000]
     assert lr.probe_steps(800) == [0, 50, 100, 200, 400, 800]
     assert lr.probe_steps(12, first=2) == [0, 2, 4, 8, 12]
-    assert lr.LEARNING_THRESHOLD == {"first": 0.9, "induction": 0.9, "majority": 0.9}
+    assert lr.LEARNING_THRESHOLD == {"first": 0.9, "induction": 0.9, "majority": 0.9,
+                                     "histogram": 0.9}
 
 
 def test_training_probe_agrees_with_the_chapters_measures():

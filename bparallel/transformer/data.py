@@ -30,6 +30,18 @@ graph (positions counted from 0 below):
   changes only when another symbol's count strictly exceeds it (the incumbent keeps a tie);
   positions where two or more symbols share the largest count are masked as unpredictable.
 
+The aggregation task trained on fresh data only (:data:`FRESH_ONLY_TASKS`, no finite-data
+profile), the replacement of majority, which no head count learned (issue #33, item 4):
+
+- ``histogram`` (counting, the ``hist`` program of Weiss et al. 2021, "Thinking Like
+  Transformers"): sequences drawn like majority's, from an alphabet of
+  :data:`HISTOGRAM_SYMBOLS` symbols; the target is how often the current token has occurred
+  so far, itself included, ``y_t = #{s <= t : x_s = x_t}``, written as the token id of that
+  count (``1..T``, so ``T < vocab_size``). Every earlier position holding the current token
+  counts, and every position is predictable. Without attention a model knows only ``x_t``
+  and ``t``; its best guess is the most likely count, ``1 + mode of Binomial(t, 1/k)``
+  (:func:`histogram_no_attention_ceiling`: 30% of positions for ``k = 16``).
+
 Targets and masks are pure functions of the inputs (:func:`make_targets`,
 :func:`predictable`), so any set of sequences can be re-scored. :func:`predictable` gives the
 ``(N, T)`` mask of positions whose target a causal model can know from the inputs so far;
@@ -61,10 +73,12 @@ from .._checks import nonnegative_int, one_of, positive_int
 
 PAPER_TASKS = ("copy", "cycle")
 GRAPH_TASKS = ("first", "induction", "majority")
-TASKS = PAPER_TASKS + GRAPH_TASKS
+FRESH_ONLY_TASKS = ("histogram",)
+TASKS = PAPER_TASKS + GRAPH_TASKS + FRESH_ONLY_TASKS
 SEQ_LEN = 100
 VOCAB_SIZE = 256
 MAJORITY_SYMBOLS = 4  # alphabet size of one majority sequence
+HISTOGRAM_SYMBOLS = 16  # alphabet size of one histogram sequence
 
 # What each task needs of the attention graph, in a phrase (the chapters' tables use it).
 HOPS = {
@@ -73,6 +87,7 @@ HOPS = {
     "first": "one hop, from position 0 to every position",
     "induction": "two hops: previous token, then a match by content",
     "majority": "every earlier position, aggregated",
+    "histogram": "every earlier position holding the current token, counted",
 }
 
 # Stream identifiers for numpy.random.SeedSequence([seed, stream, ...]). A SeedSequence
@@ -192,9 +207,9 @@ def majority_sequences(
     num: int, *, seed: int, stream: str = "train", seq_len: int = SEQ_LEN,
     vocab_size: int = VOCAB_SIZE, symbols: int = MAJORITY_SYMBOLS, step: int | None = None,
 ) -> torch.Tensor:
-    """``num`` majority sequences ``(num, seq_len)`` int64: per sequence an alphabet of
-    ``symbols`` distinct symbols drawn uniformly from ``vocab_size``, then i.i.d. uniform
-    tokens from that alphabet."""
+    """``num`` sequences ``(num, seq_len)`` int64 over small alphabets (majority's and
+    histogram's): per sequence an alphabet of ``symbols`` distinct symbols drawn uniformly
+    from ``vocab_size``, then i.i.d. uniform tokens from that alphabet."""
     positive_int(num, "num")
     positive_int(seq_len, "seq_len")
     positive_int(vocab_size, "vocab_size")
@@ -219,8 +234,9 @@ def task_inputs(
           "step": step}
     if task == "induction":
         return induction_sequences(num, **kw)
-    if task == "majority":
-        return majority_sequences(num, **kw)
+    if task in ("majority", "histogram"):
+        symbols = MAJORITY_SYMBOLS if task == "majority" else HISTOGRAM_SYMBOLS
+        return majority_sequences(num, symbols=symbols, **kw)
     return random_sequences(num, **kw)
 
 
@@ -261,15 +277,47 @@ def _majority(inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return mode.view(inputs.shape), (holders == 1).view(inputs.shape)
 
 
+def _histogram(inputs: torch.Tensor) -> torch.Tensor:
+    """``y[..., t] = #{s <= t : x_s = x_t}`` for ``inputs`` ``(..., T)``: how often the
+    current token has occurred so far, itself included."""
+    flat = inputs.reshape(-1, inputs.shape[-1])  # (N, T)
+    T = flat.shape[-1]
+    causal = torch.ones(T, T, dtype=torch.bool).tril()  # s <= t
+    same = (flat[:, :, None] == flat[:, None, :]) & causal  # (N, t, s)
+    return same.sum(-1).view(inputs.shape)
+
+
+def histogram_no_attention_ceiling(seq_len: int = SEQ_LEN,
+                                   symbols: int = HISTOGRAM_SYMBOLS) -> float:
+    """The most a model without attention gets right on histogram: it knows ``x_t`` and
+    ``t`` only, and the count of ``x_t`` among the ``t`` earlier tokens is
+    ``Binomial(t, 1/symbols)``, so its best guess at ``t`` is right with probability
+    ``max_c P(Binomial(t, 1/symbols) = c)``; the mean over the ``seq_len`` positions."""
+    from scipy.stats import binom
+
+    positive_int(seq_len, "seq_len")
+    if positive_int(symbols, "symbols") < 2:
+        raise ValueError(f"symbols={symbols}: a histogram alphabet needs at least 2 symbols")
+    return float(np.mean([binom.pmf(np.arange(t + 1), t, 1 / symbols).max()
+                          for t in range(seq_len)]))
+
+
 def make_targets(inputs: torch.Tensor, task: str, *, vocab_size: int = VOCAB_SIZE
                  ) -> torch.Tensor:
     """Targets of ``task`` for ``inputs`` ``(N, T)`` (definitions: the module docstring):
     copy = identity, cycle = roll by one, first = ``x_0`` everywhere, induction = the
-    successor of the current token's first occurrence, majority = the running mode.
+    successor of the current token's first occurrence, majority = the running mode,
+    histogram = the count of the current token so far.
 
-    ``inputs`` must be integer tokens in ``[0, vocab_size)`` (:func:`check_tokens`)."""
+    ``inputs`` must be integer tokens in ``[0, vocab_size)`` (:func:`check_tokens`); for
+    histogram ``T < vocab_size`` (a count up to ``T`` is a token)."""
     _check_task(task)
     check_tokens(inputs, "inputs", vocab_size)
+    if task == "histogram":
+        if inputs.shape[-1] >= vocab_size:
+            raise ValueError(f"inputs has {inputs.shape[-1]} positions: histogram's targets "
+                             f"(counts up to T) must be tokens, so T < vocab_size={vocab_size}")
+        return _histogram(inputs)
     if task == "copy":
         return inputs.clone()
     if task == "cycle":
@@ -288,8 +336,9 @@ def predictable_mask(task: str, seq_len: int = SEQ_LEN) -> torch.Tensor:
     tasks where this does not depend on the sequence.
 
     Copy and first: all. Cycle: all but position 0, whose target ``x_T`` lies in the future.
-    Induction: the second half (from :func:`induction_split` on). Majority depends on the
-    sequence (its ties): use :func:`predictable`.
+    Induction: the second half (from :func:`induction_split` on). Histogram: all (a count
+    is known from the prefix). Majority depends on the sequence (its ties): use
+    :func:`predictable`.
     """
     _check_task(task)
     positive_int(seq_len, "seq_len")

@@ -127,6 +127,12 @@ FRESH_PROFILES: dict[str, FreshProfile] = {
         "majority-fresh", ("majority",), steps=12000, eval_every=200,
         description="aggregation over the prefix on fresh data: up to 12,000 steps",
     ),
+    # majority's replacement (issue #33, item 4): no head count learned majority within
+    # 12,000 steps (73-75% of the predictable positions, threshold 90%).
+    "histogram-fresh": FreshProfile(
+        "histogram-fresh", ("histogram",), steps=12000, eval_every=200,
+        description="counting the current token (histogram) on fresh data: up to 12,000 steps",
+    ),
     "fresh-quick": FreshProfile(
         "fresh-quick", GRAPH_TASKS, steps=300, eval_every=50, patience=3, num_heldout=200,
         description="the graph tasks on fresh data in CI and book builds: 300 steps a model",

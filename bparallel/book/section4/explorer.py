@@ -55,7 +55,7 @@ from ... import proxies
 from ..._checks import nonnegative_int, positive_int
 from ..._io import atomic_write_text
 from ...transformer.ablation import ablated, head_means, logit_margin
-from ...transformer.data import PAPER_TASKS, TASKS, make_targets, predictable
+from ...transformer.data import GRAPH_TASKS, PAPER_TASKS, make_targets, predictable
 from ...transformer.measure import (
     defined_metrics,
     evaluation_inputs,
@@ -90,6 +90,9 @@ __all__ = [
 FORMAT = 1
 #: The global object the data files assign into.
 DATA_GLOBAL = "BPARALLEL_MODELS"
+#: The tasks the explorer offers: those with shipped finite-data models (``models/paper/``,
+#: ``models/<task>/``); the tasks trained on fresh data only have no such folder.
+EXPLORER_TASKS = PAPER_TASKS + GRAPH_TASKS
 #: Budgets of issue 34: every data file together, and the page before a model is chosen.
 MAX_DATA_BYTES = 30 * 2**20
 MAX_PAGE_BYTES = 2**20
@@ -130,7 +133,8 @@ def _check_choice(values: Sequence[Any], name: str, valid: Sequence[Any]) -> lis
 
 
 def explorer_models(
-    *, tasks: Sequence[str] = TASKS, heads: Sequence[int] = HEADS, seed: int = DEFAULT_SEED,
+    *, tasks: Sequence[str] = EXPLORER_TASKS, heads: Sequence[int] = HEADS,
+    seed: int = DEFAULT_SEED,
     models_root: str | os.PathLike = MODELS_ROOT,
 ) -> list[dict[str, Any]]:
     """The models the explorer offers, one dict per (task, heads) in that order: ``name``
@@ -138,7 +142,7 @@ def explorer_models(
     (the training profile, whose held-out stream the page shows) and the manifest's
     held-out accuracies. Read from the manifests; raises ``FileNotFoundError`` naming the
     model when one is not shipped."""
-    tasks = _check_choice(tasks, "tasks", TASKS)
+    tasks = _check_choice(tasks, "tasks", EXPLORER_TASKS)
     heads = _check_choice(heads, "heads", HEADS)
     nonnegative_int(seed, "seed")
     root = Path(models_root)
@@ -374,7 +378,7 @@ def read_data_script(path: str | os.PathLike) -> dict[str, Any]:
 def export_models(
     out_dir: str | os.PathLike,
     *,
-    tasks: Sequence[str] = TASKS,
+    tasks: Sequence[str] = EXPLORER_TASKS,
     heads: Sequence[int] = HEADS,
     seed: int = DEFAULT_SEED,
     models_root: str | os.PathLike = MODELS_ROOT,

@@ -414,9 +414,11 @@ export function sequenceScores(out, targets, predictable) {
 // ------------------------------------------------------------------------ the tasks
 
 /** The tasks (`bparallel.transformer.data.TASKS`). */
-export const TASKS = ["copy", "cycle", "first", "induction", "majority"];
+export const TASKS = ["copy", "cycle", "first", "induction", "majority", "histogram"];
 /** Symbols of one majority sequence (`data.MAJORITY_SYMBOLS`). */
 export const MAJORITY_SYMBOLS = 4;
+/** Symbols of one histogram sequence (`data.HISTOGRAM_SYMBOLS`). */
+export const HISTOGRAM_SYMBOLS = 16;
 
 /**
  * Targets and predictable positions of `task` for one sequence
@@ -424,7 +426,8 @@ export const MAJORITY_SYMBOLS = 4;
  * the input rolled right by one (position 0 unpredictable); first = `x_0` everywhere;
  * induction = the token after the current token's first occurrence, predictable where the
  * current token occurred earlier; majority = the running mode (the incumbent keeps a tie),
- * predictable where one symbol alone holds the largest count.
+ * predictable where one symbol alone holds the largest count; histogram = how often the
+ * current token has occurred so far, itself included (every position predictable).
  * @param {string} task
  * @param {number[]} tokens
  * @returns {{targets: number[], predictable: number[]}} predictable as 0/1
@@ -442,6 +445,15 @@ export function taskTargets(task, tokens) {
     return { targets: [x[T - 1], ...x.slice(0, T - 1)], predictable: p };
   }
   if (task === "first") return { targets: new Array(T).fill(x[0]), predictable: ones() };
+  if (task === "histogram") {
+    const seen = new Map();
+    const targets = x.map((tok) => {
+      const c = (seen.get(tok) || 0) + 1;
+      seen.set(tok, c);
+      return c;
+    });
+    return { targets, predictable: ones() };
+  }
   const firstAt = new Map();
   x.forEach((tok, t) => {
     if (!firstAt.has(tok)) firstAt.set(tok, t);
@@ -474,7 +486,8 @@ export function taskTargets(task, tokens) {
  * A fresh sequence with the structure of `task`'s (`data.task_inputs`): i.i.d. uniform
  * tokens for copy, cycle and first; for induction `T // 2 + 1` distinct tokens, then
  * distinct tokens of the first half but its last, in random order; for majority tokens
- * drawn from a random alphabet of {@link MAJORITY_SYMBOLS} symbols. Drawn with toydag's
+ * drawn from a random alphabet of {@link MAJORITY_SYMBOLS} symbols, for histogram of
+ * {@link HISTOGRAM_SYMBOLS}. Drawn with toydag's
  * `mulberry32`, not numpy's generator: a page's fresh sequence is not one of the package's.
  * @param {string} task
  * @param {number} seed
@@ -500,9 +513,10 @@ export function freshSequence(task, seed, T = 100, V = 256) {
     const picks = shuffled(s - 1).slice(0, T - s);
     return [...first, ...picks.map((k) => first[k])];
   }
-  if (task === "majority") {
-    const alphabet = shuffled(V).slice(0, MAJORITY_SYMBOLS);
-    return Array.from({ length: T }, () => alphabet[int(MAJORITY_SYMBOLS)]);
+  if (task === "majority" || task === "histogram") {
+    const k = task === "majority" ? MAJORITY_SYMBOLS : HISTOGRAM_SYMBOLS;
+    const alphabet = shuffled(V).slice(0, k);
+    return Array.from({ length: T }, () => alphabet[int(k)]);
   }
   return Array.from({ length: T }, () => int(V));
 }
