@@ -16,8 +16,9 @@ Then the fresh-data grid of issue #33 (:mod:`bparallel.transformer.fresh`): for 
 the time of a training step with its fresh batch (drawn and scored), of a held-out
 evaluation and of a probe of the proxies, and from them the hours of one model trained to
 its whole budget (an upper bound: a run stops earlier when it converges), models per hour
-with two one-thread jobs, and the hours of the whole grid: induction and majority x 2 arms
-x 4 head counts x 3 seeds, less the shared 4 x 16 configuration (42 models).
+with two one-thread jobs, and the hours of the whole grid: induction, majority and
+histogram (majority's replacement) x 2 arms x 4 head counts x 3 seeds, less the shared
+4 x 16 configuration (63 models).
 
     python benchmarks/bench_train.py [--quick] [--all-heads] [--threads 1 2] [--fresh-only]
 
@@ -174,7 +175,7 @@ def models_per_hour(step_seconds: dict[int, float], jobs: int = 2) -> None:
 
 # --------------------------------------------------------------------------- fresh data
 
-FRESH_TASKS = ("induction", "majority")
+FRESH_TASKS = ("induction", "majority", "histogram")
 SEEDS = 3
 
 

@@ -78,9 +78,11 @@ def test_fresh_runs_reads_manifests_and_knows_the_grid(tmp_path):
     assert len(runs.entries) == 7 and len(runs.extended) == 1  # the 5x run apart
     assert runs.seeds("induction", "width") == [42] == runs.seeds("induction", "head16")
     assert runs.seeds("majority", "width") == [] and runs.of("majority") == []
-    (ind, maj) = fx.grid_rows(runs)
+    (ind, maj, hist) = fx.grid_rows(runs)
     assert ind["models shipped"] == "7 of 21" and maj["models shipped"] == "0 of 21"
     assert maj["complete seeds, fixed width"] == "none yet"
+    assert hist["task"] == "histogram" and hist["models shipped"] == "0 of 21"
+    assert fx.design_models() == 21 and fx.results(runs, [])["fresh.design.models"] == 21
     with pytest.raises(ValueError, match="tasks='first'"):
         model_sets.fresh_runs(tmp_path, tasks=("first",))
 

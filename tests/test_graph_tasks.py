@@ -11,7 +11,11 @@ from bparallel.book.section4 import graph_tasks as gt
 from bparallel.book.section4 import models
 from bparallel.book.section4.statistics import seed_interval
 from bparallel.book.verdicts import Outcome, Verdict
-from bparallel.transformer.data import GRAPH_TASKS
+from bparallel.transformer.data import (
+    FRESH_ONLY_TASKS,
+    GRAPH_TASKS,
+    histogram_no_attention_ceiling,
+)
 from bparallel.transformer.shipped import ship_run
 from bparallel.transformer.train import HEADS
 
@@ -189,15 +193,21 @@ def test_mean_interval_formats_one_seed_several_and_infinity():
 
 def test_the_graph_tasks_need_attention_and_their_table_says_so():
     rows = {r["task"]: r for r in gt.task_rows(num=50)}
-    assert list(rows) == ["copy", "cycle", *GRAPH_TASKS]
-    assert rows["copy"]["target = current token"] == 1.0  # copy: no attention needed
-    assert rows["cycle"]["target = current token"] < 0.02
+    assert list(rows) == ["copy", "cycle", *GRAPH_TASKS, *FRESH_ONLY_TASKS]
+    assert rows["copy"][gt.CEILING] == 1.0  # copy: no attention needed
+    assert rows["cycle"][gt.CEILING] < 0.02
     for task in GRAPH_TASKS:
-        assert rows[task]["target = current token"] < 0.5, task
+        assert rows[task][gt.CEILING] < 0.5, task
         assert rows[task]["training"] == f"{gt.training_epochs(task)} epochs"
     assert rows["induction"]["predictable positions"] == pytest.approx(0.49, abs=0.02)
     # majority: above one in four (a token just seen is more often the mode), below half
     assert 0.25 < gt.no_attention_ceiling("majority", 200) < 0.5
+    # histogram: the most likely count at each position (closed form), fresh data only
+    assert rows["histogram"][gt.CEILING] == histogram_no_attention_ceiling()
+    assert rows["histogram"]["training"] == "fresh data only"
+    assert rows["histogram"]["predictable positions"] == 1.0
+    with pytest.raises(ValueError, match="task='sort'"):
+        gt.no_attention_ceiling("sort")
 
 
 def test_mean_interval_clips_at_zero_and_reads_large_values():

@@ -80,6 +80,12 @@ def configurations(d_model: int = 64) -> list[dict[str, Any]]:
     return rows
 
 
+def design_models() -> int:
+    """The models the design asks of a task: its configurations (both arms at every head
+    count, 4 heads of 16 once) x :data:`DESIGN_SEEDS`."""
+    return len({(h, arm_head_dim(arm, h)) for arm in ARMS for h in HEADS}) * len(DESIGN_SEEDS)
+
+
 def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
     """Per task: its budget and threshold, and how much of the design is shipped: models of
     the 7 configurations x :data:`DESIGN_SEEDS`, and per arm the seeds with all four head
@@ -87,11 +93,9 @@ def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
     rows = []
     for task in runs.profiles:
         p = runs.profiles[task]
-        configs = {(h, arm_head_dim(arm, h)) for arm in ARMS for h in HEADS}
-        planned = len(configs) * len(DESIGN_SEEDS)
         row = {"task": task, "budget (steps)": p["budget"],
                "threshold": p["threshold"],
-               "models shipped": f"{len(runs.of(task))} of {planned}"}
+               "models shipped": f"{len(runs.of(task))} of {design_models()}"}
         for arm in ARMS:
             seeds = runs.seeds(task, arm)
             row[f"complete seeds, {ARM_NAMES[arm]}"] = \
@@ -418,7 +422,8 @@ def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The chapter's recorded values: ``verdict.<slug>[.<arm>]`` (the verdict's index in
-    :class:`Verdict`), per task, arm and head count the runs that learned and the censored
+    :class:`Verdict`), the models the design asks of a task (``fresh.design.models``), per
+    task, arm and head count the runs that learned and the censored
     median steps (``fresh.<task>.<arm>.h<H>.{learned,runs,median_steps}``, the median
     absent when the median run did not learn), per task the early step, the budget and the
     threshold, the speed tests' medians, and the early-proxy tests' median, p-value and
@@ -427,6 +432,7 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     out: dict[str, float] = {f"verdict.{v['slug']}": order.index(v["verdict"])
                              for v in verdicts}
     out["fresh.arm_head_size"] = ARM_HEAD_SIZE
+    out["fresh.design.models"] = design_models()
     for task, p in runs.profiles.items():
         for k in ("budget", "threshold", "eval_every", "patience", "tolerance", "batch_size",
                   "num_heldout", "probe_sequences", "probe_first"):
@@ -577,7 +583,8 @@ def head_tests(measured: Mapping[tuple[str, int, int, int], Mapping[str, Any]]
 
 __all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS", "PROXIES",
            "PROXY_NAMES", "censored_median", "changes", "claim_verdicts", "condition_rows",
-           "configurations", "early_step", "final_rows", "finite_accuracy", "grid_rows",
+           "configurations", "design_models", "early_step", "final_rows", "finite_accuracy",
+           "grid_rows",
            "head_tests", "layer_knockouts", "learning_curves", "learning_rows", "learning_table",
            "learning_time", "measure_heads", "prediction_table", "prediction_tests", "probe_at",
            "proxy_curves", "results", "speed_tests", "verdict_rows"]

@@ -21,12 +21,15 @@ import numpy as np
 
 from ..._checks import one_of
 from ...transformer.data import (
+    FRESH_ONLY_TASKS,
     GRAPH_TASKS,
+    HISTOGRAM_SYMBOLS,
     HOPS,
     MAJORITY_SYMBOLS,
     PAPER_TASKS,
     TASKS,
     heldout_dataset,
+    histogram_no_attention_ceiling,
     induction_split,
 )
 from ...transformer.shipped import (
@@ -206,24 +209,38 @@ def head_verdicts(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]
 # --------------------------------------------------------------------------- the chapter's steps
 
 def no_attention_ceiling(task: str, num: int = 500, seed: int = DEFAULT_SEED) -> float:
-    """The share of ``task``'s predictable held-out positions whose target is the current
-    token itself: the most a model can get right there without attention."""
+    """The most a model without attention gets right on ``task``'s predictable held-out
+    positions. It knows the current token and its position only: for histogram the most
+    likely count at each position
+    (:func:`~bparallel.transformer.data.histogram_no_attention_ceiling`, exact); for the
+    tasks whose target is a token of the sequence, the share of positions whose target is
+    the current token itself (on ``num`` held-out sequences of ``seed``)."""
+    one_of(task, "task", TASKS, "tasks")
+    if task == "histogram":
+        return histogram_no_attention_ceiling()
     ds = heldout_dataset(task, num, seed=seed)
     own = (ds.inputs == ds.targets) & ds.mask
     return float(own.sum() / ds.mask.sum())
 
 
+#: The column of :func:`task_rows` with :func:`no_attention_ceiling`.
+CEILING = "without attention"
+
+
 def task_rows(num: int = 200, seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
-    """One row per task (the paper's, then the graph tasks): what its target needs
-    (:data:`~bparallel.transformer.data.HOPS`), the share of predictable positions, the
-    no-attention ceiling (:func:`no_attention_ceiling`) and the training profile's length."""
+    """One row per task (the paper's, the graph tasks, then those trained on fresh data
+    only): what its target needs (:data:`~bparallel.transformer.data.HOPS`), the share of
+    predictable positions, the no-attention ceiling (:func:`no_attention_ceiling`, column
+    :data:`CEILING`) and the finite-data training profile's length ("fresh data only" for a
+    task without one)."""
     rows = []
-    for task in (*PAPER_TASKS, *GRAPH_TASKS):
+    for task in (*PAPER_TASKS, *GRAPH_TASKS, *FRESH_ONLY_TASKS):
         ds = heldout_dataset(task, num, seed=seed)
         rows.append({"task": task, "what the target needs": HOPS[task],
                      "predictable positions": float(ds.mask.float().mean()),
-                     "target = current token": no_attention_ceiling(task, seed=seed),
-                     "training": f"{training_epochs(task)} epochs"})
+                     CEILING: no_attention_ceiling(task, seed=seed),
+                     "training": ("fresh data only" if task in FRESH_ONLY_TASKS
+                                  else f"{training_epochs(task)} epochs")})
     return rows
 
 
@@ -235,7 +252,9 @@ def task_constants(models: Mapping[tuple[str, int, int], Any]) -> dict[str, int]
     the layout of an induction sequence (:func:`~bparallel.transformer.data.induction_split`:
     positions ``0..split-1`` hold ``split`` distinct tokens, the ``repeated`` positions
     ``split..last`` an arrangement of that many of the first ``pool`` of them) and the
-    alphabet of a majority sequence (``task.majority.symbols``)."""
+    alphabet of a majority sequence (``task.majority.symbols``), and of a histogram sequence
+    with histogram's no-attention ceiling at that length (``task.histogram.symbols``,
+    ``task.histogram.ceiling``)."""
     if not models:
         raise ValueError("models is empty: no model to read the tasks' format from")
 
@@ -256,7 +275,9 @@ def task_constants(models: Mapping[tuple[str, int, int], Any]) -> dict[str, int]
                                                   for m in models.values()]),
             "task.induction.split": split, "task.induction.first_part_last": split - 1,
             "task.induction.last": seq_len - 1, "task.induction.repeated": seq_len - split,
-            "task.induction.pool": split - 1, "task.majority.symbols": MAJORITY_SYMBOLS}
+            "task.induction.pool": split - 1, "task.majority.symbols": MAJORITY_SYMBOLS,
+            "task.histogram.symbols": HISTOGRAM_SYMBOLS,
+            "task.histogram.ceiling": histogram_no_attention_ceiling(seq_len)}
 
 
 def training_epochs(task: str) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..._checks import one_of
 from ...transformer import shipped
-from ...transformer.data import GRAPH_TASKS, PAPER_TASKS, TASKS
+from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS
 from ...transformer.fresh_design import get_fresh_profile
 from ...transformer.shipped import (
     MODELS_ROOT,
@@ -152,11 +152,16 @@ def paper_models(models_dir: str | os.PathLike = MODELS_ROOT / "paper",
 
 
 #: The fresh-data profile of each task that trains on fresh data (``models/<profile>/``).
-FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh"}
+FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh",
+                  "histogram": "histogram-fresh"}
 
 
 #: The tasks of the experiment, in the book's order.
-FRESH_TASKS = tuple(t for t in GRAPH_TASKS if t in FRESH_PROFILES)
+FRESH_TASKS = tuple(t for t in (*GRAPH_TASKS, *FRESH_ONLY_TASKS) if t in FRESH_PROFILES)
+
+#: The fresh-data tasks that also have finite-data models (``models/<task>/``), the third
+#: condition; histogram, majority's replacement, is trained on fresh data only.
+FINITE_TASKS = tuple(t for t in FRESH_TASKS if t in GRAPH_TASKS)
 
 
 @dataclass
