@@ -79,6 +79,8 @@ SEQ_LEN = 100
 VOCAB_SIZE = 256
 MAJORITY_SYMBOLS = 4  # alphabet size of one majority sequence
 HISTOGRAM_SYMBOLS = 16  # alphabet size of one histogram sequence
+# The tasks whose sequences come from a small alphabet per sequence, and its size.
+ALPHABET_SYMBOLS = {"majority": MAJORITY_SYMBOLS, "histogram": HISTOGRAM_SYMBOLS}
 
 # What each task needs of the attention graph, in a phrase (the chapters' tables use it).
 HOPS = {
@@ -234,9 +236,8 @@ def task_inputs(
           "step": step}
     if task == "induction":
         return induction_sequences(num, **kw)
-    if task in ("majority", "histogram"):
-        symbols = MAJORITY_SYMBOLS if task == "majority" else HISTOGRAM_SYMBOLS
-        return majority_sequences(num, symbols=symbols, **kw)
+    if task in ALPHABET_SYMBOLS:
+        return majority_sequences(num, symbols=ALPHABET_SYMBOLS[task], **kw)
     return random_sequences(num, **kw)
 
 
@@ -253,16 +254,23 @@ def _first_occurrence(inputs: torch.Tensor) -> torch.Tensor:
     return first.gather(1, flat).view(inputs.shape)  # (..., T)
 
 
+def _counts_so_far(flat: torch.Tensor) -> torch.Tensor:
+    """``c[n, t, s] = #{r <= t : x_r = x_s}`` for ``flat`` ``(N, T)``, zero for ``s > t``:
+    at each position, how often each earlier position's symbol has occurred so far
+    ``(N, T, T)`` int16 (majority's counts; histogram reads the diagonal ``s = t``)."""
+    T = flat.shape[1]
+    same = (flat[:, :, None] == flat[:, None, :]).to(torch.int16)  # (N, r, s)
+    counts = same.cumsum(1, dtype=torch.int16)  # (N, t, s)
+    causal = torch.ones(T, T, dtype=torch.bool).tril()  # s <= t
+    return torch.where(causal, counts, torch.zeros((), dtype=torch.int16))
+
+
 def _majority(inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The running mode of ``inputs`` ``(..., T)`` (the incumbent keeps a tie) and the mask
     of positions without a tie for the largest count, both ``(..., T)``."""
     flat = inputs.reshape(-1, inputs.shape[-1])  # (N, T)
-    N, T = flat.shape
-    # counts of each position's own symbol so far: c[n, t, s] = #{r <= t: x_r == x_s}
-    same = (flat[:, :, None] == flat[:, None, :]).to(torch.int16)  # (N, r, s)
-    counts = same.cumsum(1, dtype=torch.int16)  # (N, t, s)
-    causal = torch.ones(T, T, dtype=torch.bool).tril()  # s <= t
-    counts = torch.where(causal, counts, torch.zeros((), dtype=torch.int16))
+    T = flat.shape[1]
+    counts = _counts_so_far(flat)  # (N, t, s)
     top = counts.amax(-1)  # (N, T): the largest count at t
     # symbols holding the top count, each counted once (at its first occurrence)
     first = _first_occurrence(flat)  # (N, T)
@@ -281,10 +289,8 @@ def _histogram(inputs: torch.Tensor) -> torch.Tensor:
     """``y[..., t] = #{s <= t : x_s = x_t}`` for ``inputs`` ``(..., T)``: how often the
     current token has occurred so far, itself included."""
     flat = inputs.reshape(-1, inputs.shape[-1])  # (N, T)
-    T = flat.shape[-1]
-    causal = torch.ones(T, T, dtype=torch.bool).tril()  # s <= t
-    same = (flat[:, :, None] == flat[:, None, :]) & causal  # (N, t, s)
-    return same.sum(-1).view(inputs.shape)
+    own = _counts_so_far(flat).diagonal(dim1=1, dim2=2)  # (N, T): count of x_t at t
+    return own.to(torch.int64).view(inputs.shape)
 
 
 def histogram_no_attention_ceiling(seq_len: int = SEQ_LEN,

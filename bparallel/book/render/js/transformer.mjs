@@ -419,6 +419,8 @@ export const TASKS = ["copy", "cycle", "first", "induction", "majority", "histog
 export const MAJORITY_SYMBOLS = 4;
 /** Symbols of one histogram sequence (`data.HISTOGRAM_SYMBOLS`). */
 export const HISTOGRAM_SYMBOLS = 16;
+/** The tasks drawn from a small alphabet per sequence, and its size (`data.ALPHABET_SYMBOLS`). */
+const ALPHABET_SYMBOLS = { majority: MAJORITY_SYMBOLS, histogram: HISTOGRAM_SYMBOLS };
 
 /**
  * Targets and predictable positions of `task` for one sequence
@@ -513,8 +515,8 @@ export function freshSequence(task, seed, T = 100, V = 256) {
     const picks = shuffled(s - 1).slice(0, T - s);
     return [...first, ...picks.map((k) => first[k])];
   }
-  if (task === "majority" || task === "histogram") {
-    const k = task === "majority" ? MAJORITY_SYMBOLS : HISTOGRAM_SYMBOLS;
+  const k = ALPHABET_SYMBOLS[task];
+  if (k !== undefined) {
     const alphabet = shuffled(V).slice(0, k);
     return Array.from({ length: T }, () => alphabet[int(k)]);
   }
