@@ -122,3 +122,21 @@ def test_training_probe_agrees_with_the_chapters_measures():
     np.testing.assert_allclose(out["rollout_min.weighted"], 30 * share.min(-1).mean(-1))
     assert all(len(out[k]) == 4 for k in lr.PROBE_LAYER_KEYS)
     assert 0 <= out["accuracy_predictable"] <= 1 and out["loss"] > 0
+
+
+def test_training_probe_measures_a_gpu_model_as_a_cpu_copy():
+    """A model on the CPU is measured as it is; one on another device as a CPU copy (the graph
+    proxies are numpy), and the model itself stays where it was. (The GPU case runs only
+    where CUDA is; it was the bug of the first GPU sweep.)"""
+    model = Transformer(ModelConfig(n_heads=2, head_size=8, seq_len=20)).eval()
+    assert lr._on_cpu(model) is model
+    if not torch.cuda.is_available():
+        return
+    probes = heldout_dataset("induction", 4, seed=42, seq_len=20)
+    on_cpu = lr.training_probe(model, probes)
+    gpu = model.to("cuda")
+    on_gpu = lr.training_probe(gpu, probes)
+    assert next(gpu.parameters()).device.type == "cuda"
+    for key in lr.PROBE_LAYER_KEYS:
+        if key.startswith(("fidelity.", "mixing_time.", "rollout_min.")):  # worst_case: None
+            np.testing.assert_allclose(on_gpu[key], on_cpu[key], rtol=1e-4, atol=1e-6)

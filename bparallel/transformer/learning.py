@@ -37,6 +37,7 @@ Algorithm 2 in both modes, Definition 2.7 and attention rollout.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -203,6 +204,13 @@ def _finite_or_none(v: float) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
+def _on_cpu(model: Transformer) -> Transformer:
+    """``model`` when it is on the CPU, else a copy of it there."""
+    if all(q.device.type == "cpu" for q in model.parameters()):
+        return model
+    return copy.deepcopy(model).cpu()
+
+
 def training_probe(
     model: Transformer, probes: SequenceDataset, *, eps: float = 0.25, max_steps: int = 100,
     horizon: int = 100,
@@ -228,8 +236,10 @@ def training_probe(
       (1: every token counts equally; 0: a token is lost), heads weighted by ``w_h`` or
       averaged, mean over the sequences (as the chapter's ``rollout_min``).
 
-    A few tenths of a second for 20 sequences of 100 tokens on one CPU thread.
+    A few tenths of a second for 20 sequences of 100 tokens on one CPU thread. A model on a
+    GPU is measured as a CPU copy (the graph proxies are numpy arrays; the model is untouched).
     """
+    model = _on_cpu(model)
     ev = evaluate_accuracy(model, probes)
     d = defined_metrics(model, probes.inputs, eps=eps, max_steps=max_steps, horizon=horizon)
     out: dict[str, Any] = {k: float(ev[k]) for k in PROBE_SCALAR_KEYS}
