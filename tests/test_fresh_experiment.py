@@ -254,8 +254,10 @@ def test_prediction_table_and_evidence_words(tmp_path):
     assert fid["within configurations"] == "—"  # one seed per configuration
     ev = {v["slug"]: v["evidence"] for v in fx.claim_verdicts(runs)}
     # quality falls with the heads here, so their mixing slows: against the claim
-    assert ev["mixing.width"] == ("induction, published code: against the claim (one seed); "
-                                  "induction, as defined: against the claim (one seed)")
+    assert ev["mixing.width"] == (
+        "induction, published code: against the claim (one seed), not testable with 1 paired "
+        "seed of 3; induction, as defined: against the claim (one seed), not testable with 1 "
+        "paired seed of 3")
 
 
 def test_fresh_head_tests_key_by_head_size_and_never_pool_tasks():
@@ -286,3 +288,25 @@ def test_fresh_head_tests_key_by_head_size_and_never_pool_tasks():
     assert verdicts["induction"] is Verdict.HOLDS and verdicts["majority"] is Verdict.NOT_SUPPORTED
     row = gt.heads_verdict(tests, models="fresh-data models", arm="both (fresh data)")
     assert row["arm"] == "both (fresh data)" and row["evidence"].startswith("fresh-data models; ")
+
+
+def test_a_task_short_of_three_seeds_never_changes_another_tasks_verdicts(tmp_path):
+    """Claims are judged per task: histogram with one seed is named not testable in the
+    evidence and set aside, so every verdict is induction's alone (the rule that replaced
+    "not testable while any task has one seed", session 18)."""
+    quality = lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)  # noqa: E731
+    write(tmp_path, grid(learn=lambda h, hs, s: 1000 + 100 * h + 10 * (s - 42),
+                         quality=quality))
+    alone = {v["slug"]: v["verdict"] for v in fx.claim_verdicts(model_sets.fresh_runs(tmp_path))}
+    hist = [{**e, "task": "histogram"} for e in grid(seeds=(42,), quality=quality)]
+    write(tmp_path, hist, profile="histogram-fresh")
+    runs = model_sets.fresh_runs(tmp_path)
+    assert runs.of("histogram") and runs.seeds("histogram", "width") == [42]
+    verdicts = fx.claim_verdicts(runs)
+    assert {v["slug"]: v["verdict"] for v in verdicts} == alone
+    ev = {v["slug"]: v["evidence"] for v in verdicts}
+    assert "histogram, as defined: " in ev["fidelity.width"]
+    assert "not testable with 1 paired seed of 3" in ev["fidelity.width"]
+    assert fx.over_tasks([Verdict.HOLDS, Verdict.NOT_TESTABLE]) is Verdict.HOLDS
+    assert fx.over_tasks([Verdict.NOT_TESTABLE]) is Verdict.NOT_TESTABLE
+    assert fx.over_tasks([]) is Verdict.NOT_TESTABLE

@@ -60,7 +60,7 @@ def _change(task, outcome, seeds=3):
     return {"task": task, "outcome": outcome, "seeds": seeds}
 
 
-def test_tally_reads_every_task_and_needs_two_seeds():
+def test_tally_judges_each_task_and_sets_aside_a_task_short_of_three_seeds():
     from bparallel.book.verdicts import Verdict
 
     better, worse, open_ = Outcome.AS_CLAIMED, Outcome.AGAINST, Outcome.NOT_RESOLVED
@@ -72,9 +72,18 @@ def test_tally_reads_every_task_and_needs_two_seeds():
         is Verdict.NOT_SUPPORTED
     assert gt.tally([_change("first", open_)]) is Verdict.NOT_TESTABLE
     assert gt.tally([]) is Verdict.NOT_TESTABLE
-    # one task with one seed has no interval: the whole claim waits for it
+    # a task short of three paired seeds is not testable and set aside, never a veto
     assert gt.tally([_change("first", better), _change("induction", better, seeds=1)]) \
-        is Verdict.NOT_TESTABLE
+        is Verdict.HOLDS
+    assert gt.tally([_change("first", worse), _change("induction", better, seeds=2)]) \
+        is Verdict.FAILS
+    assert gt.tally([_change("induction", better, seeds=2)]) is Verdict.NOT_TESTABLE
+    assert gt.tally([_change("induction", better, seeds=2)], min_seeds=2) is Verdict.HOLDS
+    assert gt.change_evidence(_change("induction", better, seeds=1)) == \
+        "as claimed, not testable with 1 paired seed of 3"
+    assert gt.change_evidence(_change("induction", better)) == str(better)
+    with pytest.raises(ValueError, match="min_seeds"):
+        gt.tally([_change("first", better)], min_seeds=0)
 
 
 def _head_data(rng, agree):

@@ -40,7 +40,7 @@ from ... import ranks
 from ...transformer.fresh_design import ARM_HEAD_SIZE, ARMS, arm_head_dim
 from ...transformer.train import HEADS
 from ..verdicts import Verdict
-from .graph_tasks import head_count_change, tally
+from .graph_tasks import change_evidence, head_count_change, tally
 from .models import FreshRuns
 from .statistics import across_tasks, both_modes, head_claims, rank_claim_verdict, scored_cells
 
@@ -367,11 +367,23 @@ def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdic
                       best(("mixing.definition", "fidelity.definition", "t_mix")))
 
 
+def over_tasks(verdicts: Sequence[Verdict]) -> Verdict:
+    """One verdict of a claim from its per-task verdicts, judged per task: the tasks that
+    could not test it (*not testable*, e.g. too few seeds yet; their evidence says so) are set
+    aside, and the others are combined by
+    :func:`~bparallel.book.section4.statistics.across_tasks`; not testable when none could."""
+    testable = [v for v in map(Verdict.parse, verdicts) if v is not Verdict.NOT_TESTABLE]
+    return across_tasks(testable)
+
+
 def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]:
     """Per claim of :data:`CLAIMS` and arm: the verdict and its evidence; per claim, one row
     with ``arm`` "both" whose verdict combines the arms
-    (:func:`bparallel.book.section4.statistics.across_tasks`). A task whose models are not all
-    shipped in an arm contributes nothing there (its evidence says so)."""
+    (:func:`bparallel.book.section4.statistics.across_tasks`). Claims are judged per task: a
+    task that cannot test a claim yet (fewer than three paired seeds, or models not all
+    shipped in an arm) is named *not testable* in the evidence and set aside
+    (:func:`~bparallel.book.section4.graph_tasks.tally`, :func:`over_tasks`), so it never
+    withholds the verdict of the tasks that did test it."""
     ch = changes(runs, level)
     speed = {t: speed_tests(runs, t) for t in runs.profiles}
     pred = {t: prediction_tests(runs, t) for t in runs.profiles}
@@ -385,11 +397,11 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
                 verdict = _change_verdict(ch[arm], qs)
                 evidence = "; ".join(
                     c["task"] + (f", {MODE_WORDS[c['quantity'].split('.')[-1]]}"
-                                 if len(qs) > 1 else "") + f": {c['outcome']}"
+                                 if len(qs) > 1 else "") + f": {change_evidence(c)}"
                     for q in qs for c in ch[arm][q]) or "no task with 1 and 16 heads shipped"
             elif slug == "speed":
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
-                verdict = across_tasks([s["verdict"] for s in per_task.values()])
+                verdict = over_tasks([s["verdict"] for s in per_task.values()])
                 evidence = "; ".join(f"{t}: median ρ {s['median']:.2f} over {s['cells']} "
                                      f"seed{'s' * (s['cells'] > 1)} (p {s['p']:.3f})"
                                      for t, s in per_task.items()) or "no complete seed"
@@ -397,7 +409,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
                 prefix = f"across.{arm}." if slug == "rank_speed" else "within."
                 per_task = {t: _rank_verdict(p, prefix) for t, p in pred.items()
                             if p[f"{prefix}fidelity.definition"]["cells"]}
-                verdict = across_tasks(list(per_task.values()))
+                verdict = over_tasks(list(per_task.values()))
                 evidence = "; ".join(f"{t}: {v.value}" for t, v in per_task.items()) or \
                     "fewer than three seeds per configuration"
             per_arm[arm] = (verdict, evidence)

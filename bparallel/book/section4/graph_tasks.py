@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._checks import one_of
+from ..._checks import one_of, positive_int
 from ...transformer.data import (
     FRESH_ONLY_TASKS,
     GRAPH_TASKS,
@@ -176,23 +176,41 @@ def head_count_change(rows: Sequence[Mapping[str, Any]], quantity: str, *, fewer
     return out
 
 
-def tally(changes: Sequence[Mapping[str, Any]]) -> Verdict:
+#: The paired seeds (1 and 16 heads) a task needs before its change can test a claim: the
+#: design's three (issue #33). A task with fewer is *not testable* on its own line and set
+#: aside, never a reason to withhold the verdict of the tasks that did test the claim.
+MIN_PAIRED_SEEDS = 3
+
+
+def tally(changes: Sequence[Mapping[str, Any]], min_seeds: int = MIN_PAIRED_SEEDS) -> Verdict:
     """The verdict of a "more heads do better" claim from its per-task changes
-    (:func:`head_count_change`): it holds when every task goes the claimed way, fails when
-    every task goes the other way, holds with conditions when some tasks go the claimed way,
-    is not supported when some go the other way and none the claimed way; not testable with
-    no task, or with a task of fewer than two seeds (no interval across seeds)."""
-    if not changes or min(c["seeds"] for c in changes) < 2:
+    (:func:`head_count_change`), judged per task: a task with fewer than ``min_seeds``
+    paired seeds is not testable and set aside; over the others, the claim holds when every
+    task goes the claimed way, fails when every task goes the other way, holds with
+    conditions when some tasks go the claimed way, is not supported when some go the other
+    way and none the claimed way; not testable when no task is left or none resolves."""
+    testable = [c for c in changes if c["seeds"] >= positive_int(min_seeds, "min_seeds")]
+    if not testable:
         return Verdict.NOT_TESTABLE
-    better = sum(c["outcome"] == Outcome.AS_CLAIMED for c in changes)
-    worse = sum(c["outcome"] == Outcome.AGAINST for c in changes)
-    if better == len(changes):
+    better = sum(c["outcome"] == Outcome.AS_CLAIMED for c in testable)
+    worse = sum(c["outcome"] == Outcome.AGAINST for c in testable)
+    if better == len(testable):
         return Verdict.HOLDS
-    if worse == len(changes):
+    if worse == len(testable):
         return Verdict.FAILS
     if better:
         return Verdict.HOLDS_WITH_CONDITIONS
     return Verdict.NOT_SUPPORTED if worse else Verdict.NOT_TESTABLE
+
+
+def change_evidence(change: Mapping[str, Any], min_seeds: int = MIN_PAIRED_SEEDS) -> str:
+    """A task's change in words, as a verdict's evidence: its outcome, and *not testable*
+    with its paired seeds when it has fewer than ``min_seeds`` (set aside by :func:`tally`)."""
+    n = change["seeds"]
+    if n < min_seeds:
+        return (f"{change['outcome']}, not testable with {n} paired seed{'s' * (n != 1)} "
+                f"of {min_seeds}")
+    return str(change["outcome"])
 
 
 def head_verdicts(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]:
