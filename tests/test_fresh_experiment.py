@@ -10,6 +10,7 @@ import pytest
 
 from bparallel.book.section4 import graph_experiment as fx
 from bparallel.book.section4 import models as model_sets
+from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import Verdict
 from bparallel.transformer.fresh_design import FRESH_PROFILES
 from bparallel.transformer.learning import probe_steps
@@ -307,6 +308,6 @@ def test_a_task_short_of_three_seeds_never_changes_another_tasks_verdicts(tmp_pa
     ev = {v["slug"]: v["evidence"] for v in verdicts}
     assert "histogram, as defined: " in ev["fidelity.width"]
     assert "not testable with 1 paired seed of 3" in ev["fidelity.width"]
-    assert fx.over_tasks([Verdict.HOLDS, Verdict.NOT_TESTABLE]) is Verdict.HOLDS
-    assert fx.over_tasks([Verdict.NOT_TESTABLE]) is Verdict.NOT_TESTABLE
-    assert fx.over_tasks([]) is Verdict.NOT_TESTABLE
+    assert over_tasks([Verdict.HOLDS, Verdict.NOT_TESTABLE]) is Verdict.HOLDS
+    assert over_tasks([Verdict.NOT_TESTABLE]) is Verdict.NOT_TESTABLE
+    assert over_tasks([]) is Verdict.NOT_TESTABLE

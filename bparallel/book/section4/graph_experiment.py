@@ -42,7 +42,14 @@ from ...transformer.train import HEADS
 from ..verdicts import Verdict
 from .graph_tasks import change_evidence, head_count_change, tally
 from .models import FreshRuns
-from .statistics import across_tasks, both_modes, head_claims, rank_claim_verdict, scored_cells
+from .statistics import (
+    across_tasks,
+    both_modes,
+    head_claims,
+    over_tasks,
+    rank_claim_verdict,
+    scored_cells,
+)
 
 #: The seeds the design asks for per (task, arm, heads).
 DESIGN_SEEDS = (42, 43, 44)
@@ -367,23 +374,14 @@ def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdic
                       best(("mixing.definition", "fidelity.definition", "t_mix")))
 
 
-def over_tasks(verdicts: Sequence[Verdict]) -> Verdict:
-    """One verdict of a claim from its per-task verdicts, judged per task: the tasks that
-    could not test it (*not testable*, e.g. too few seeds yet; their evidence says so) are set
-    aside, and the others are combined by
-    :func:`~bparallel.book.section4.statistics.across_tasks`; not testable when none could."""
-    testable = [v for v in map(Verdict.parse, verdicts) if v is not Verdict.NOT_TESTABLE]
-    return across_tasks(testable)
-
-
 def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]:
     """Per claim of :data:`CLAIMS` and arm: the verdict and its evidence; per claim, one row
     with ``arm`` "both" whose verdict combines the arms
     (:func:`bparallel.book.section4.statistics.across_tasks`). Claims are judged per task: a
     task that cannot test a claim yet (fewer than three paired seeds, or models not all
     shipped in an arm) is named *not testable* in the evidence and set aside
-    (:func:`~bparallel.book.section4.graph_tasks.tally`, :func:`over_tasks`), so it never
-    withholds the verdict of the tasks that did test it."""
+    (:func:`~.graph_tasks.tally`, :func:`~.statistics.over_tasks`), so it never withholds
+    the verdict of the tasks that did test it."""
     ch = changes(runs, level)
     speed = {t: speed_tests(runs, t) for t in runs.profiles}
     pred = {t: prediction_tests(runs, t) for t in runs.profiles}

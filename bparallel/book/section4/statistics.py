@@ -223,6 +223,15 @@ def across_tasks(verdicts: Sequence[Verdict]) -> Verdict:
     return Verdict.NOT_SUPPORTED
 
 
+def over_tasks(verdicts: Sequence[Verdict]) -> Verdict:
+    """One verdict of a claim from its per-task verdicts, judged per task: the tasks that
+    could not test it (*not testable*, e.g. too few seeds yet; their evidence says so) are set
+    aside, and the others are combined by
+    :func:`across_tasks`; not testable when none could."""
+    testable = [v for v in map(Verdict.parse, verdicts) if v is not Verdict.NOT_TESTABLE]
+    return across_tasks(testable)
+
+
 def both_modes(published: Verdict, defined: Verdict) -> Verdict:
     """One verdict from the published code's answer and the definitions': the common one;
     :attr:`~Verdict.REPRODUCED_PUBLISHED_ONLY` when only the published code's holds;
