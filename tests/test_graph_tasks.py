@@ -84,6 +84,10 @@ def test_tally_judges_each_task_and_sets_aside_a_task_short_of_three_seeds():
     assert gt.change_evidence(_change("induction", better)) == str(better)
     with pytest.raises(ValueError, match="min_seeds"):
         gt.tally([_change("first", better)], min_seeds=0)
+    with pytest.raises(ValueError, match="min_seeds"):
+        gt.tally([], min_seeds=0)  # checked even with no task to judge
+    with pytest.raises(ValueError, match="min_seeds"):
+        gt.change_evidence(_change("first", better), min_seeds=0)
 
 
 def _head_data(rng, agree):

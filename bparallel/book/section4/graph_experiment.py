@@ -594,7 +594,7 @@ def head_tests(measured: Mapping[tuple[str, int, int, int], Mapping[str, Any]]
 __all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS", "PROXIES",
            "PROXY_NAMES", "censored_median", "changes", "claim_verdicts", "condition_rows",
            "configurations", "design_models", "early_step", "final_rows", "finite_accuracy",
-           "grid_rows",
-           "head_tests", "layer_knockouts", "learning_curves", "learning_rows", "learning_table",
-           "learning_time", "measure_heads", "prediction_table", "prediction_tests", "probe_at",
-           "proxy_curves", "results", "speed_tests", "verdict_rows"]
+           "grid_rows", "head_tests", "layer_knockouts", "learning_curves", "learning_rows",
+           "learning_table", "learning_time", "measure_heads", "prediction_table",
+           "prediction_tests", "probe_at", "proxy_curves", "results", "speed_tests",
+           "verdict_rows"]

@@ -182,6 +182,11 @@ def head_count_change(rows: Sequence[Mapping[str, Any]], quantity: str, *, fewer
 MIN_PAIRED_SEEDS = 3
 
 
+def _testable(change: Mapping[str, Any], min_seeds: int) -> bool:
+    """Has the task's change enough paired seeds to test a claim (:func:`tally`)?"""
+    return change["seeds"] >= min_seeds
+
+
 def tally(changes: Sequence[Mapping[str, Any]], min_seeds: int = MIN_PAIRED_SEEDS) -> Verdict:
     """The verdict of a "more heads do better" claim from its per-task changes
     (:func:`head_count_change`), judged per task: a task with fewer than ``min_seeds``
@@ -189,7 +194,8 @@ def tally(changes: Sequence[Mapping[str, Any]], min_seeds: int = MIN_PAIRED_SEED
     task goes the claimed way, fails when every task goes the other way, holds with
     conditions when some tasks go the claimed way, is not supported when some go the other
     way and none the claimed way; not testable when no task is left or none resolves."""
-    testable = [c for c in changes if c["seeds"] >= positive_int(min_seeds, "min_seeds")]
+    positive_int(min_seeds, "min_seeds")
+    testable = [c for c in changes if _testable(c, min_seeds)]
     if not testable:
         return Verdict.NOT_TESTABLE
     better = sum(c["outcome"] == Outcome.AS_CLAIMED for c in testable)
@@ -206,8 +212,9 @@ def tally(changes: Sequence[Mapping[str, Any]], min_seeds: int = MIN_PAIRED_SEED
 def change_evidence(change: Mapping[str, Any], min_seeds: int = MIN_PAIRED_SEEDS) -> str:
     """A task's change in words, as a verdict's evidence: its outcome, and *not testable*
     with its paired seeds when it has fewer than ``min_seeds`` (set aside by :func:`tally`)."""
+    positive_int(min_seeds, "min_seeds")
     n = change["seeds"]
-    if n < min_seeds:
+    if not _testable(change, min_seeds):
         return (f"{change['outcome']}, not testable with {n} paired seed{'s' * (n != 1)} "
                 f"of {min_seeds}")
     return str(change["outcome"])
