@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from bparallel.book.section4 import graph_causal as fc
 from bparallel.book.section4 import graph_experiment as fx
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
@@ -227,12 +228,12 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     runs = model_sets.fresh_runs(tmp_path / "models")
     models = model_sets.load_models(runs, tmp_path / "models")
     assert list(models) == [("induction", 4, 16, 42)]
-    measured = fx.measure_heads(models, num_sequences=4, reference_sequences=2,
+    measured = fc.measure_heads(models, num_sequences=4, reference_sequences=2,
                                 cache_dir=None)
     m = measured[("induction", 4, 16, 42)]
     assert m["impact"].shape == (4, 4, 4) and m["fidelity"]["paper"].shape == (4, 4)
     assert m["reliability"].shape == (4,)
-    rows = fx.layer_knockouts(runs, measured)
+    rows = fc.layer_knockouts(runs, measured)
     # 4 x 16 is both arms' model: one row per arm, the same numbers
     assert [r["arm"] for r in rows] == ["fixed width", "fixed head size"]
     assert rows[0] | {"arm": ""} == rows[1] | {"arm": ""}
@@ -280,7 +281,7 @@ def test_fresh_head_tests_key_by_head_size_and_never_pool_tasks():
     measured = {("induction", 8, hs, s): study(+1) for hs in (8, 16) for s in (42, 43)}
     measured |= {("majority", 8, 8, s): study(-1) for s in (42, 43)}
     measured[("induction", 1, 64, 42)] = {"knockout": {}}  # one head: no per-head study
-    tests = fx.head_tests(measured)
+    tests = fc.head_tests(measured)
     by = {(t["task"], t["ranking"]): t for t in tests}
     assert by[("induction", "fidelity.definition")]["reliable_cells"] == 8  # 4 models x 2
     assert by[("induction", "fidelity.definition")]["median"] == 1.0

@@ -30,7 +30,6 @@ What it computes, per task and arm:
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,10 +44,8 @@ from .models import FreshRuns
 from .statistics import (
     across_tasks,
     both_modes,
-    head_claims,
     over_tasks,
     rank_claim_verdict,
-    scored_cells,
 )
 
 #: The seeds the design asks for per (task, arm, heads).
@@ -525,76 +522,9 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-# --------------------------------------------------------------------------- causal tests
-
-
-def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequences: int,
-                  reference_sequences: int, cache_dir: str | os.PathLike | None,
-                  horizon: int = 100) -> dict[tuple[str, int, int, int], dict[str, Any]]:
-    """The causal tests of the fresh-data models (keyed ``(task, heads, head size, seed)``),
-    one measuring call (:func:`~.measures.measure_models`, the ``"heads"`` part): on the
-    first ``num_sequences`` held-out sequences of each task, the knockouts (every head,
-    each layer's heads) and, per head, the margin drop of removing it alone by mean ablation
-    (the means over the next ``reference_sequences``) with its split-half reliability and
-    the head's minimax fidelity in both modes. The sequences are those of the finite-data
-    models of the same task."""
-    from ...transformer.data import heldout_dataset
-    from ...transformer.train import DEFAULT_SEED
-    from .measures import measure_models
-
-    n = num_sequences + reference_sequences
-    shape = {k: (k[0], m.config.seq_len, m.config.vocab_size) for k, m in models.items()}
-    x = {s: heldout_dataset(s[0], n, seed=DEFAULT_SEED, seq_len=s[1], vocab_size=s[2]).inputs
-         for s in set(shape.values())}
-    return measure_models(models, lambda k: x[shape[k]], "heads",
-                          options_of=lambda k: {"task": k[0]},
-                          reference_sequences=reference_sequences, horizon=horizon,
-                          impact=True, cache_dir=cache_dir)
-
-
-def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int], Any]
-                    ) -> list[dict[str, Any]]:
-    """Which layers each task needs, on the fresh-data models: per task, arm and head count,
-    the held-out accuracy on the predictable positions (percent, mean over seeds) of the
-    intact model, with every head removed, and with one layer's heads removed (zero
-    ablation), from :func:`measure_heads`."""
-    keys = sorted(measured)
-    ko = {k: measured[k]["knockout"] for k in keys}
-    rows = []
-    for task in runs.profiles:
-        for arm in ARMS:
-            for h in HEADS:
-                mine = [ko[k] for k in keys if k[:3] == (task, h, arm_head_dim(arm, h))]
-                if not mine:
-                    continue
-                layers = sorted(int(n[1:]) for n in mine[0] if n.startswith("L"))
-                row: dict[str, Any] = {"task": task, "arm": ARM_NAMES[arm], "heads": h,
-                                       "seeds": len(mine)}
-                for name, label in (("none", "intact"), ("all", "no attention")):
-                    row[label] = f"{100 * np.mean([m[name]['accuracy'] for m in mine]):.1f}"
-                for la in layers:
-                    row[f"layer {la} removed"] = \
-                        f"{100 * np.mean([m[f'L{la}']['accuracy'] for m in mine]):.1f}"
-                rows.append(row)
-    return rows
-
-
-def head_tests(measured: Mapping[tuple[str, int, int, int], Mapping[str, Any]]
-               ) -> list[dict[str, Any]]:
-    """Per task and mode, does per-head fidelity rank the fresh-data models' heads as their
-    impact does? :func:`~.statistics.head_claims` of the cells above the noise floor
-    (:func:`~.statistics.scored_cells`, Holm over every (model, layer) cell of the fresh-data
-    models) of :func:`measure_heads`; never pooled across tasks."""
-    return head_claims(scored_cells({
-        k: {"impact": m["impact"], "fidelity.paper": m["fidelity"]["paper"],
-            "fidelity.definition": m["fidelity"]["definition"]}
-        for k, m in measured.items() if "impact" in m}))
-
-
 __all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS", "PROXIES",
            "PROXY_NAMES", "censored_median", "changes", "claim_verdicts", "condition_rows",
            "configurations", "design_models", "early_step", "final_rows", "finite_accuracy",
-           "grid_rows", "head_tests", "layer_knockouts", "learning_curves", "learning_rows",
-           "learning_table", "learning_time", "measure_heads", "prediction_table",
-           "prediction_tests", "probe_at", "proxy_curves", "results", "speed_tests",
-           "verdict_rows"]
+           "grid_rows", "learning_curves", "learning_rows", "learning_table", "learning_time",
+           "prediction_table", "prediction_tests", "probe_at", "proxy_curves", "results",
+           "speed_tests", "verdict_rows"]

@@ -1,0 +1,91 @@
+"""Chapter 12's causal tests on the fresh-data models of its controlled experiment (issue
+#33): the one part of the experiment that loads and runs models (:mod:`.graph_experiment`
+reads manifests only).
+
+- :func:`measure_heads`: one measuring pass per model (:func:`~.measures.measure_models`, the
+  ``"heads"`` part, through the metrics cache): knockouts, and per head the margin drop of
+  removing it alone by mean ablation, its split-half reliability and its minimax fidelity;
+- :func:`layer_knockouts`: which layers each task needs, per arm and head count;
+- :func:`head_tests`: does per-head fidelity rank the heads as their impact does, per task
+  and mode, never pooled across tasks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ...transformer.fresh_design import ARMS, arm_head_dim
+from ...transformer.train import HEADS
+from .graph_experiment import ARM_NAMES
+from .models import FreshRuns
+from .statistics import head_claims, scored_cells
+
+
+def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequences: int,
+                  reference_sequences: int, cache_dir: str | os.PathLike | None,
+                  horizon: int = 100) -> dict[tuple[str, int, int, int], dict[str, Any]]:
+    """The causal tests of the fresh-data models (keyed ``(task, heads, head size, seed)``),
+    one measuring call (:func:`~.measures.measure_models`, the ``"heads"`` part): on the
+    first ``num_sequences`` held-out sequences of each task, the knockouts (every head,
+    each layer's heads) and, per head, the margin drop of removing it alone by mean ablation
+    (the means over the next ``reference_sequences``) with its split-half reliability and
+    the head's minimax fidelity in both modes. The sequences are those of the finite-data
+    models of the same task."""
+    from ...transformer.data import heldout_dataset
+    from ...transformer.train import DEFAULT_SEED
+    from .measures import measure_models
+
+    n = num_sequences + reference_sequences
+    shape = {k: (k[0], m.config.seq_len, m.config.vocab_size) for k, m in models.items()}
+    x = {s: heldout_dataset(s[0], n, seed=DEFAULT_SEED, seq_len=s[1], vocab_size=s[2]).inputs
+         for s in set(shape.values())}
+    return measure_models(models, lambda k: x[shape[k]], "heads",
+                          options_of=lambda k: {"task": k[0]},
+                          reference_sequences=reference_sequences, horizon=horizon,
+                          impact=True, cache_dir=cache_dir)
+
+
+def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int], Any]
+                    ) -> list[dict[str, Any]]:
+    """Which layers each task needs, on the fresh-data models: per task, arm and head count,
+    the held-out accuracy on the predictable positions (percent, mean over seeds) of the
+    intact model, with every head removed, and with one layer's heads removed (zero
+    ablation), from :func:`measure_heads`."""
+    keys = sorted(measured)
+    ko = {k: measured[k]["knockout"] for k in keys}
+    rows = []
+    for task in runs.profiles:
+        for arm in ARMS:
+            for h in HEADS:
+                mine = [ko[k] for k in keys if k[:3] == (task, h, arm_head_dim(arm, h))]
+                if not mine:
+                    continue
+                layers = sorted(int(n[1:]) for n in mine[0] if n.startswith("L"))
+                row: dict[str, Any] = {"task": task, "arm": ARM_NAMES[arm], "heads": h,
+                                       "seeds": len(mine)}
+                for name, label in (("none", "intact"), ("all", "no attention")):
+                    row[label] = f"{100 * np.mean([m[name]['accuracy'] for m in mine]):.1f}"
+                for la in layers:
+                    row[f"layer {la} removed"] = \
+                        f"{100 * np.mean([m[f'L{la}']['accuracy'] for m in mine]):.1f}"
+                rows.append(row)
+    return rows
+
+
+def head_tests(measured: Mapping[tuple[str, int, int, int], Mapping[str, Any]]
+               ) -> list[dict[str, Any]]:
+    """Per task and mode, does per-head fidelity rank the fresh-data models' heads as their
+    impact does? :func:`~.statistics.head_claims` of the cells above the noise floor
+    (:func:`~.statistics.scored_cells`, Holm over every (model, layer) cell of the fresh-data
+    models) of :func:`measure_heads`; never pooled across tasks."""
+    return head_claims(scored_cells({
+        k: {"impact": m["impact"], "fidelity.paper": m["fidelity"]["paper"],
+            "fidelity.definition": m["fidelity"]["definition"]}
+        for k, m in measured.items() if "impact" in m}))
+
+
+__all__ = ["head_tests", "layer_knockouts", "measure_heads"]
