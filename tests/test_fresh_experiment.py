@@ -312,3 +312,66 @@ def test_a_task_short_of_three_seeds_never_changes_another_tasks_verdicts(tmp_pa
     assert over_tasks([Verdict.HOLDS, Verdict.NOT_TESTABLE]) is Verdict.HOLDS
     assert over_tasks([Verdict.NOT_TESTABLE]) is Verdict.NOT_TESTABLE
     assert over_tasks([]) is Verdict.NOT_TESTABLE
+
+
+def _extended(learn_at, outcome, *, steps, partial=False):
+    """A 5x run of induction's 16 heads at fixed width: the threshold reached at
+    ``learn_at`` (None: not yet or never), ``steps`` trained."""
+    e = entry("induction", 16, 43, learn_at, factor=5)
+    return {**e, "budget": 5 * BUDGET, "steps": steps, "outcome": outcome,
+            **({"partial": True} if partial else {})}
+
+
+def test_an_extended_run_says_later_never_or_not_yet(tmp_path):
+    later = _extended(30000, "running", steps=40000, partial=True)
+    never = _extended(None, "not learned", steps=5 * BUDGET)
+    open_ = _extended(None, "running", steps=20000, partial=True)
+    assert [fx.later_or_never(e) for e in (later, never, open_)] == list(fx.LATER_OR_NEVER)
+    runs = model_sets.FreshRuns([], [later, never, open_])
+    rows = fx.extended_table(runs, "induction")
+    assert [r["answer"] for r in rows] == ["later", "never", "not yet known"]
+    assert rows[0]["budget"] == "12,000 (not learned)"
+    assert rows[0]["extended budget"] == "60,000 (5x)"
+    assert rows[0]["trained"] == "40,000 so far" and rows[1]["trained"] == "60,000"
+    assert rows[0]["steps to threshold"] == "30,000"
+    assert rows[1]["steps to threshold"] == "not within 60,000"
+    assert fx.extended_table(runs, "histogram") == []
+    runs.profiles["induction"] = model_sets.fresh_runs(tmp_path).profiles["induction"]
+    out = fx.results(runs, [])
+    assert (out["fresh.induction.extended.runs"], out["fresh.induction.extended.later"],
+            out["fresh.induction.extended.never"], out["fresh.induction.extended.open"]) \
+        == (3, 1, 1, 1)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_an_unfinished_extended_run_is_read_from_its_snapshot(tmp_path):
+    """A 5x run under way is read from its committed snapshot (partial/seed-S/), as its
+    manifest entry would read so far; once the finished run is shipped, the snapshot is
+    not counted twice."""
+    from bparallel.transformer import fresh as fr
+
+    tiny = FRESH_PROFILES["fresh-tiny"]
+    dest = tmp_path / "models" / "induction-fresh"
+    plain = fr.train_fresh("induction", 1, tiny, out_dir=tmp_path / "runs", progress=False)
+    fr.ship_fresh_checkpoint(plain.checkpoint, dest, profile=tiny)
+    fr.train_fresh("induction", 1, tiny, out_dir=dest / "partial" / "seed-42", budget_factor=5,
+                   stop_after=3, progress=False, resume=False)
+    runs = model_sets.fresh_runs(tmp_path / "models", tasks=("induction",))
+    assert len(runs.entries) == 1
+    (ext,) = runs.extended
+    assert ext["partial"] and ext["outcome"] == "running" and ext["budget_factor"] == 5
+    assert ext["steps"] == 3 and ext["budget"] == 5 * tiny.steps
+    assert ext["file"] == "partial/seed-42/induction-h01-x5.ckpt.pt"
+    assert fx.later_or_never(ext) in ("later", "not yet known")
+    done = fr.train_fresh("induction", 1, tiny, out_dir=dest / "partial" / "seed-42",
+                          budget_factor=5, progress=False)
+    fr.ship_fresh_checkpoint(done.checkpoint, dest, profile=tiny)
+    (ext,) = model_sets.fresh_runs(tmp_path / "models", tasks=("induction",)).extended
+    assert "partial" not in ext and ext["outcome"] != "running"
+    # a snapshot of another task in a task's folder is an error, not a silent skip
+    other = tmp_path / "models" / "majority-fresh"
+    (other / "partial").mkdir(parents=True)
+    (other / "manifest.json").write_text('{"models": {}}')
+    (dest / "partial" / "seed-42").rename(other / "partial" / "seed-42")
+    with pytest.raises(ValueError, match="task"):
+        model_sets.fresh_runs(tmp_path / "models", tasks=("majority",))

@@ -170,6 +170,39 @@ def learning_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
              "final accuracy (%)": f"{100 * r['accuracy']:.1f}"} for r in rows]
 
 
+#: What an extended run (of a non-learner, to a multiple of the budget) says: it reached the
+#: threshold after the budget, it never did within the extended budget, or it is still
+#: under way below the threshold.
+LATER_OR_NEVER = ("later", "never", "not yet known")
+
+
+def later_or_never(entry: Mapping[str, Any]) -> str:
+    """:data:`LATER_OR_NEVER` of one extended run's entry (shipped, or a snapshot under way,
+    :attr:`FreshRuns.extended`): ``"later"`` once it reached the threshold, ``"never"``
+    when it ended without (the extended budget spent), else ``"not yet known"``."""
+    if learning_time(entry) is not None:
+        return "later"
+    return "not yet known" if entry["outcome"] == "running" else "never"
+
+
+def extended_table(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
+    """The extended runs of ``task``'s non-learners, as the page shows them: the
+    configuration, the plain budget it did not learn within, the extended budget, the steps
+    trained so far, the steps to the threshold and :func:`later_or_never`."""
+    rows = []
+    for e in sorted((e for e in runs.extended if e["task"] == task),
+                    key=lambda e: (e["heads"], e["head_size"], e["seed"])):
+        plain = e["budget"] // e["budget_factor"]
+        rows.append({"task": task, "arm": " and ".join(ARM_NAMES[a] for a in e["arms"]),
+                     "heads": e["heads"], "head size": e["head_size"], "seed": e["seed"],
+                     "budget": f"{plain:,} (not learned)",
+                     "extended budget": f"{e['budget']:,} ({e['budget_factor']}x)",
+                     "trained": f"{e['steps']:,}" + (" so far" if e.get("partial") else ""),
+                     "steps to threshold": _steps(learning_time(e), e["budget"]),
+                     "answer": later_or_never(e)})
+    return rows
+
+
 def _speed_key(t: int | None) -> float:
     """Minus the learning time, a run that never learned ranked below every one that did."""
     return -math.inf if t is None else -float(t)
@@ -433,7 +466,9 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     task, arm and head count the runs that learned and the censored
     median steps (``fresh.<task>.<arm>.h<H>.{learned,runs,median_steps}``, the median
     absent when the median run did not learn), per task the early step, the budget and the
-    threshold, the speed tests' medians, and the early-proxy tests' median, p-value and
+    threshold, the extended runs of non-learners and how many learned later, never, or
+    are not known yet (``fresh.<task>.extended.{runs,later,never,open}``), the speed
+    tests' medians, and the early-proxy tests' median, p-value and
     cells (:func:`prediction_tests`)."""
     order = list(Verdict)
     out: dict[str, float] = {f"verdict.{v['slug']}": order.index(v["verdict"])
@@ -454,6 +489,11 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
             out[f"{base}.runs"] = r["runs"]
             if r["median_time"] is not None:
                 out[f"{base}.median_steps"] = r["median_time"]
+        ext = [later_or_never(e) for e in runs.extended if e["task"] == task]
+        if ext:  # fresh.<task>.extended.{runs,later,never,open}
+            out[f"fresh.{task}.extended.runs"] = len(ext)
+            for word, key in zip(LATER_OR_NEVER, ("later", "never", "open"), strict=True):
+                out[f"fresh.{task}.extended.{key}"] = ext.count(word)
         for arm, s in speed_tests(runs, task).items():
             if s["cells"]:
                 out[f"fresh.{task}.speed.{arm}.median"] = s["median"]
@@ -522,9 +562,10 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS", "PROXIES",
-           "PROXY_NAMES", "censored_median", "changes", "claim_verdicts", "condition_rows",
-           "configurations", "design_models", "early_step", "final_rows", "finite_accuracy",
-           "grid_rows", "learning_curves", "learning_rows", "learning_table", "learning_time",
+__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "LATER_OR_NEVER",
+           "MODE_WORDS", "PROXIES", "PROXY_NAMES", "censored_median", "changes",
+           "claim_verdicts", "condition_rows", "configurations", "design_models", "early_step",
+           "extended_table", "final_rows", "finite_accuracy", "grid_rows", "later_or_never",
+           "learning_curves", "learning_rows", "learning_table", "learning_time",
            "prediction_table", "prediction_tests", "probe_at", "proxy_curves", "results",
            "speed_tests", "verdict_rows"]

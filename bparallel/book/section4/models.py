@@ -168,7 +168,8 @@ FINITE_TASKS = tuple(t for t in FRESH_TASKS if t in GRAPH_TASKS)
 class FreshRuns:
     """The shipped fresh-data runs: ``entries`` (manifest entries of the plain budget, each
     with its ``task``, ``heads``, ``head_size``, ``seed``, ``arms``), ``extended`` (runs of
-    a multiple of the budget, the 5x runs of non-learners), and per task its profile's
+    a multiple of the budget, the 5x runs of non-learners: shipped, or under way as a
+    committed snapshot with ``partial: True``), and per task its profile's
     ``budget``, ``threshold`` and ``eval_every`` (``profiles``; a task whose models are not
     shipped yet has none)."""
 
@@ -217,9 +218,34 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
             e = {**entry, "heads": int(entry["heads"]), "seed": int(entry["seed"]),
                  "head_size": int(entry["head_size"])}
             (runs.entries if int(e.get("budget_factor", 1)) == 1 else runs.extended).append(e)
+        runs.extended += _unfinished_extended(Path(models_root) / profile.name, task,
+                                              runs.extended)
     runs.entries.sort(key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"], e["head_size"],
                                      e["seed"]))
     return runs
+
+
+def _unfinished_extended(folder: Path, task: str, finished: Sequence[dict[str, Any]]
+                         ) -> list[dict[str, Any]]:
+    """The extended runs of ``task`` still under way: the committed snapshots
+    ``<folder>/partial/seed-<S>/<name>-x<F>.ckpt.pt`` of runs of ``F > 1`` times the budget
+    that have no finished entry yet, each as its manifest entry would read so far
+    (:func:`~bparallel.transformer.fresh.fresh_entry`: ``outcome`` ``"running"`` until the
+    rule or the budget ends it), with ``budget_factor``, ``partial: True`` and ``file``."""
+    from ...transformer.fresh import fresh_entry, load_fresh_checkpoint
+
+    done = {(e["heads"], e["head_size"], e["seed"], int(e["budget_factor"])) for e in finished
+            if e["task"] == task}
+    out = []
+    for path in sorted(folder.glob("partial/seed-*/*-x*.ckpt.pt")):
+        ck = load_fresh_checkpoint(path, task=task)
+        e = fresh_entry(ck)
+        factor = ck.budget // int(ck.data["profile_config"]["steps"])
+        if factor == 1 or (e["heads"], e["head_size"], e["seed"], factor) in done:
+            continue
+        out.append({**e, "budget_factor": factor, "partial": True,
+                    "file": path.relative_to(folder).as_posix()})
+    return out
 
 
 def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
