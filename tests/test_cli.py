@@ -92,8 +92,26 @@ def test_train_refuses_a_model_that_another_process_is_training(tmp_path, capsys
 
 
 def test_subcommands_registered_smoke():
-    assert set(COMMANDS) == {"train", "evaluate", "regress", "sweep", "findings"}
+    assert set(COMMANDS) == {"train", "evaluate", "regress", "sweep", "findings", "record"}
     help_text = subprocess.run([sys.executable, "-m", "bparallel", "--help"],
                                capture_output=True, text=True, check=True).stdout
     for name in COMMANDS:
         assert name in help_text
+
+
+def test_record_check_says_what_is_missing(tmp_path, monkeypatch, capsys):
+    """`record --check` computes nothing and fails, naming the command, when a chapter needs
+    a result that is not recorded (here: an empty folder)."""
+    from bparallel.book.tools import record
+
+    monkeypatch.setattr(record, "RECORDED", tmp_path)
+    monkeypatch.setattr(record, "missing", lambda: {"a chapter": ["metrics-x.npz"]})
+    monkeypatch.setattr(record, "stale", lambda: ["metrics-old.npz"])
+    assert main(["record", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "a chapter: 1 not recorded" in out and "1 stale file(s)" in out
+    assert "python -m bparallel record" in out
+    monkeypatch.setattr(record, "missing", lambda: {"a chapter": []})
+    monkeypatch.setattr(record, "stale", lambda: [])
+    assert main(["record", "--check"]) == 0
+    assert "a chapter: all recorded" in capsys.readouterr().out

@@ -240,6 +240,33 @@ def test_cached_metrics_many_in_worker_processes_equals_one_by_one(tmp_path, mon
         np.testing.assert_array_equal(got["fidelity.paper"], want["fidelity.paper"])
 
 
+def test_recorded_results_are_read_never_written_and_tracked(tmp_path, monkeypatch):
+    """A folder of recorded results (models/recorded/) is read after the cache and never
+    written; tracked_files names every result looked up, and lookup_only refuses to compute."""
+    models = _tiny_models(heads=(1,))
+    jobs = [(m, evaluation_inputs(task, "heldout", "tiny", num_sequences=2),
+             {"max_steps": 10, "horizon": 10}) for (task, _), m in sorted(models.items())]
+    recorded, cache = tmp_path / "recorded", tmp_path / "cache"
+    with metrics_cache.tracked_files() as names:
+        first = cached_metrics_many("sequence", jobs, cache_dir=recorded, workers=1)
+    assert names == {p.name for p in recorded.glob("metrics-*.npz")} and len(names) == 2
+    # recorded only: read, nothing computed, nothing written to the recorded folder or cache
+    monkeypatch.setattr(metrics_cache, "measure_model", lambda *a, **k: pytest.fail("ran"))
+    before = sorted(p.name for p in recorded.iterdir())
+    got = cached_metrics_many("sequence", jobs, cache_dir=cache, recorded=recorded, workers=1)
+    for a, b in zip(got, first, strict=True):
+        np.testing.assert_array_equal(a["fidelity.paper"], b["fidelity.paper"])
+    assert sorted(p.name for p in recorded.iterdir()) == before
+    assert not cache.exists() or not list(cache.glob("*.npz"))
+    # one result missing: lookup_only names it instead of computing it
+    missing = sorted(names)[0]
+    (recorded / missing).unlink()
+    with metrics_cache.tracked_files(lookup_only=True) as looked:
+        with pytest.raises(metrics_cache.NotCached, match="1 result") as err:
+            cached_metrics_many("sequence", jobs, cache_dir=None, recorded=recorded)
+    assert err.value.names == [missing] and looked == names
+
+
 def test_cached_metrics_many_refuses_bad_input(monkeypatch):
     with pytest.raises(ValueError, match="workers=0"):
         cached_metrics_many("sequence", [], cache_dir=None, workers=0)

@@ -10,6 +10,7 @@ numpy loops, so a cold book build uses every core.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -18,7 +19,7 @@ import multiprocessing
 import os
 import signal
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -289,32 +290,74 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: The :func:`tracked_files` blocks open in this process: (names, lookup only).
+_TRACKED: list[tuple[set[str], bool]] = []
+
+
+class NotCached(LookupError):
+    """Raised by :func:`cached_metrics_many` inside ``tracked_files(lookup_only=True)`` when
+    a result is neither cached nor recorded (``names``: their file names)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(f"{len(names)} result(s) not cached: {', '.join(names[:3])}"
+                         + (", ..." if len(names) > 3 else ""))
+        self.names = names
+
+
+@contextlib.contextmanager
+def tracked_files(*, lookup_only: bool = False) -> Iterator[set[str]]:
+    """Within the block, the file names (``metrics-<key>.npz``) of every result that
+    :func:`cached_metrics_many` looks up in this process are added to the set it yields:
+    the results a computation needs (``python -m bparallel record`` keeps those and
+    deletes the rest). With ``lookup_only``, a call that would compute a missing result
+    raises :class:`NotCached` instead, after adding the names."""
+    names: set[str] = set()
+    entry = (names, lookup_only)
+    _TRACKED.append(entry)
+    try:
+        yield names
+    finally:
+        _TRACKED.remove(entry)
+
+
 def cached_metrics_many(
     parts: str | Sequence[str],
     jobs: Sequence[tuple[Transformer, torch.Tensor, Mapping[str, Any]]],
     *,
     cache_dir: str | os.PathLike | None,
+    recorded: str | os.PathLike | None = None,
     workers: int | None = None,
     progress: bool = False,
     desc: str | None = None,
 ) -> list[dict[str, np.ndarray]]:
     """:func:`cached_metrics` of every ``(model, inputs, options)`` of ``jobs``, in order.
 
-    Cached results are read here; the missing ones are computed by ``workers`` processes
-    (default :func:`default_workers`; 1 computes here, in this process), each job through
-    :func:`cached_metrics`, so the cache is filled as by serial calls. Jobs are handed out
-    largest first (heads x sequences). A worker uses one torch thread: its attention
-    patterns can differ from a many-threaded extraction's in the last float32 bit, far
-    below the tolerances of the Section 4 references.
+    Cached results are read here, from ``cache_dir`` and then from ``recorded``, a folder
+    of results recorded beside the shipped models (``models/recorded/``, written by
+    ``python -m bparallel record``; read only, never written here). Both are keyed by
+    content (:func:`metrics_key`: the weights, the sequences, the options and the source of
+    the measuring code), so a recorded result stands in for exactly the computation it
+    came from, and after any change to that code it is no longer found. The missing
+    results are computed by ``workers`` processes (default :func:`default_workers`; 1
+    computes here, in this process), each job through :func:`cached_metrics`, so the cache
+    is filled as by serial calls. Jobs are handed out largest first (heads x sequences). A
+    worker uses one torch thread: its attention patterns can differ from a many-threaded
+    extraction's in the last float32 bit, far below the tolerances of the Section 4
+    references.
     """
     parts = check_parts(parts)
     workers = default_workers() if workers is None else positive_int(workers, "workers")
     out: list[dict[str, np.ndarray] | None] = [None] * len(jobs)
-    if cache_dir is not None:
-        for i, (model, inputs, options) in enumerate(jobs):
-            key = metrics_key(model, inputs, measure=_cache_name(parts), **options)
-            out[i] = _read(Path(cache_dir) / f"metrics-{key}.npz")
+    folders = [Path(d) for d in (cache_dir, recorded) if d is not None]
+    names = [f"metrics-{metrics_key(m, x, measure=_cache_name(parts), **o)}.npz"
+             for m, x, o in jobs] if folders or _TRACKED else []
+    for tracked, _ in _TRACKED:
+        tracked.update(names)
+    for i, name in enumerate(names if folders else ()):
+        out[i] = next((r for f in folders if (r := _read(f / name)) is not None), None)
     todo = [i for i, r in enumerate(out) if r is None]
+    if todo and any(lookup_only for _, lookup_only in _TRACKED):
+        raise NotCached([names[i] for i in todo])
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(todo), disable=not progress, desc=desc or _cache_name(parts),

@@ -87,8 +87,15 @@ def defined_measures(bundle: Any, *, num_sequences: int, eps: float, max_steps: 
         "defined", eps=eps, max_steps=max_steps, cache_dir=cache_dir)
 
 
+#: The chapter's sequences per model and profile: ``measured`` by the graph measures,
+#: then, disjoint from them, ``ablation`` measured by the ablation studies and
+#: ``reference`` for the means of mean ablation.
+SIZES = {"paper": {"measured": 200, "ablation": 100, "reference": 100},
+         "quick": {"measured": 50, "ablation": 20, "reference": 20}}
+
+
 def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_sequences: int,
-                     horizon: int, cache_dir: Any = None,
+                     horizon: int, cache_dir: Any = None, recorded: Any = None,
                      ) -> dict[tuple[str, int], dict[str, Any]]:
     """Per model of ``bundle``, keyed ``(task, heads)``: the
     :func:`~bparallel.transformer.importance.importance_study` (knockouts, head impact by
@@ -96,7 +103,9 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
     :data:`~bparallel.transformer.importance.RANDOM_ORDERS` random orders from seed 0, pair
     interactions), unflattened, on held-out sequences disjoint from the first ``skip``
     (those :func:`defined_measures` used): ``num_sequences`` measured, then
-    ``reference_sequences`` for the means of mean ablation; through the metrics cache."""
+    ``reference_sequences`` for the means of mean ablation; through the metrics cache
+    (``recorded``: the results recorded beside the shipped models, ``models/recorded/``,
+    read before computing)."""
     from ...transformer.measure import evaluation_inputs
 
     for name, value in (("skip", skip), ("num_sequences", num_sequences),
@@ -109,7 +118,7 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
                                       + reference_sequences)[skip:],
         "ablation", options_of=lambda key: {"task": key[0]},
         reference_sequences=reference_sequences, horizon=horizon, num_random=RANDOM_ORDERS,
-        seed=0, cache_dir=cache_dir)
+        seed=0, cache_dir=cache_dir, recorded=recorded)
 
 
 def layer_fidelity(metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]],

@@ -27,14 +27,16 @@ from .statistics import head_claims, scored_cells
 
 def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequences: int,
                   reference_sequences: int, cache_dir: str | os.PathLike | None,
-                  horizon: int = 100) -> dict[tuple[str, int, int, int], dict[str, Any]]:
+                  recorded: str | os.PathLike | None = None, horizon: int = 100,
+                  ) -> dict[tuple[str, int, int, int], dict[str, Any]]:
     """The causal tests of the fresh-data models (keyed ``(task, heads, head size, seed)``),
     one measuring call (:func:`~.measures.measure_models`, the ``"heads"`` part): on the
     first ``num_sequences`` held-out sequences of each task, the knockouts (every head,
     each layer's heads) and, per head, the margin drop of removing it alone by mean ablation
     (the means over the next ``reference_sequences``) with its split-half reliability and
     the head's minimax fidelity in both modes. The sequences are those of the finite-data
-    models of the same task."""
+    models of the same task. ``recorded``: the results recorded beside the shipped models
+    (``models/recorded/``, ``python -m bparallel record``), read before computing."""
     from ...transformer.data import heldout_dataset
     from ...transformer.train import DEFAULT_SEED
     from .measures import measure_models
@@ -46,7 +48,7 @@ def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequen
     return measure_models(models, lambda k: x[shape[k]], "heads",
                           options_of=lambda k: {"task": k[0]},
                           reference_sequences=reference_sequences, horizon=horizon,
-                          impact=True, cache_dir=cache_dir)
+                          impact=True, cache_dir=cache_dir, recorded=recorded)
 
 
 def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int], Any]

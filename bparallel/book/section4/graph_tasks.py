@@ -311,25 +311,44 @@ def training_epochs(task: str) -> int:
     return get_profile(task if task in GRAPH_TASKS else "paper").epochs
 
 
+def _heldout(models: Mapping[tuple[str, int, int], Any], n: int) -> dict[str, Any]:
+    """The first ``n`` held-out sequences of each task of ``models``."""
+    return {task: heldout_dataset(task, n, seed=DEFAULT_SEED).inputs
+            for task in {k[0] for k in models}}
+
+
+def head_study(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
+               reference_sequences: int, horizon: int, cache_dir: str | os.PathLike | None,
+               recorded: str | os.PathLike | None = None, impact: bool = True,
+               ) -> dict[tuple[str, int, int], dict[str, Any]]:
+    """The ``"heads"`` part of :func:`measure` for every model of ``models``: knockouts and,
+    with ``impact``, the per-head margin impact by mean ablation (the means over the
+    ``reference_sequences`` after the first ``num_sequences`` held-out sequences), its
+    reliability and per-head fidelity. It runs each model once per removed head, most of
+    the chapter's time, so it is also looked up in ``recorded`` (the results recorded
+    beside the shipped models, ``models/recorded/``)."""
+    x = _heldout(models, num_sequences + reference_sequences)
+    return measure_models(models, lambda k: x[k[0]], "heads",
+                          options_of=lambda k: {"task": k[0]},
+                          reference_sequences=reference_sequences, horizon=horizon,
+                          impact=impact, cache_dir=cache_dir, recorded=recorded)
+
+
 def measure(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
             reference_sequences: int, max_steps: int, cache_dir: str | os.PathLike | None,
-            impact: bool = True) -> dict[tuple[str, int, int], tuple[dict, dict]]:
+            recorded: str | os.PathLike | None = None, impact: bool = True,
+            ) -> dict[tuple[str, int, int], tuple[dict, dict]]:
     """``{key: (defined, heads)}`` for every model of ``models`` (keyed ``(task, heads,
-    seed)``), from one measuring pass per model (:func:`~.measures.measure_models`): the
+    seed)``), through the metrics cache (:func:`~.measures.measure_models`): the
     ``"defined"`` part on the first ``num_sequences`` held-out sequences of its task, and
-    the ``"heads"`` part (knockouts; with ``impact``, per-head margin impact by mean
-    ablation over the next ``reference_sequences``, its reliability and per-head
-    fidelity) on the same sequences, unflattened, through the metrics cache."""
-    keys = sorted(models)
-    x = {task: heldout_dataset(task, num_sequences + reference_sequences, seed=DEFAULT_SEED).inputs
-         for task in {k[0] for k in keys}}
-    measured = measure_models(
-        models, lambda k: x[k[0]], ("defined", "heads"), options_of=lambda k: {"task": k[0]},
-        reference_sequences=reference_sequences, max_steps=max_steps, horizon=max_steps,
-        impact=impact, cache_dir=cache_dir)
-    # the graph quantities are named "<quantity>.<mode>", the head study's "<tree>/..."
-    return {k: ({n: v for n, v in m.items() if "." in n},
-                {n: v for n, v in m.items() if "." not in n}) for k, m in measured.items()}
+    :func:`head_study` of the same sequences (``recorded`` and ``impact``), unflattened."""
+    x = _heldout(models, num_sequences)
+    defined = measure_models(models, lambda k: x[k[0]], "defined", max_steps=max_steps,
+                             horizon=max_steps, cache_dir=cache_dir)
+    heads = head_study(models, num_sequences=num_sequences,
+                       reference_sequences=reference_sequences, horizon=max_steps,
+                       cache_dir=cache_dir, recorded=recorded, impact=impact)
+    return {k: (defined[k], heads[k]) for k in sorted(models)}
 
 
 def paper_beside(profile: str, *, models_root: str | os.PathLike = MODELS_ROOT,
@@ -522,7 +541,7 @@ def defaults(profile: str) -> dict[str, int]:
 
 
 __all__ = ["DEFAULT_SEED", "HEADS_CLAIM", "SUMMARY", "TABLES", "across_seeds",
-           "defaults", "head_cells", "head_count_change",
+           "defaults", "head_cells", "head_count_change", "head_study",
            "head_results", "head_table", "head_tests", "head_verdicts", "heads_verdict",
            "layer_knockouts",
            "learning_curves", "mean_interval", "measure", "model_row", "model_rows",

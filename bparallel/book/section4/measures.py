@@ -31,6 +31,7 @@ def measure_models(
     parts: str | tuple[str, ...],
     *,
     cache_dir: str | os.PathLike | None,
+    recorded: str | os.PathLike | None = None,
     workers: int | None = None,
     progress: bool = False,
     desc: str | None = None,
@@ -41,8 +42,9 @@ def measure_models(
     :func:`~bparallel.transformer.measure.measure_model` of ``parts`` on ``inputs[key]``
     (a mapping, or a function of the key) with ``options`` and, per model,
     ``options_of(key)`` (e.g. the ``task`` whose targets score it), through the metrics cache
-    (``cache_dir``; ``None`` computes without one; ``workers`` processes for the missing
-    results, default one per core), unflattened."""
+    (``cache_dir``; ``None`` computes without one; ``recorded``: results recorded beside
+    the shipped models, read only; ``workers`` processes for the missing results, default
+    one per core), unflattened."""
     if not models:
         raise ValueError("models is empty: nothing to measure")
     keys = sorted(models)
@@ -52,8 +54,8 @@ def measure_models(
         raise ValueError(f"inputs has no sequences for {missing}")
     jobs = [(models[k], get(k), {**options, **(options_of(k) if options_of else {})})
             for k in keys]
-    results = cached_metrics_many(parts, jobs, cache_dir=cache_dir, workers=workers,
-                                  progress=progress, desc=desc)
+    results = cached_metrics_many(parts, jobs, cache_dir=cache_dir, recorded=recorded,
+                                  workers=workers, progress=progress, desc=desc)
     return {k: unflatten(r) for k, r in zip(keys, results, strict=True)}
 
 

@@ -1,4 +1,5 @@
-"""The command line, ``python -m bparallel train | evaluate | regress | sweep | findings``
+"""The command line, ``python -m bparallel train | evaluate | regress | sweep | findings |
+record``
 (:mod:`bparallel.__main__` runs :func:`main`; the theory layer never imports this module).
 
 Each subcommand is a pair ``(add_arguments, run)`` in :data:`COMMANDS`; ``run`` returns the
@@ -8,6 +9,7 @@ exit status. Examples::
     python -m bparallel evaluate --profile quick --run-dir runs/quick --out-dir results/quick
     python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
     python -m bparallel findings --check    # is README.md's findings table current?
+    python -m bparallel record --check      # are the recorded measures current?
 """
 
 from __future__ import annotations
@@ -300,6 +302,21 @@ def run_findings(args: argparse.Namespace) -> int:
     return run(args)
 
 
+# --------------------------------------------------------------------------- record
+
+
+def add_record_arguments(p: argparse.ArgumentParser) -> None:
+    from .record import add_arguments
+
+    add_arguments(p)
+
+
+def run_record(args: argparse.Namespace) -> int:
+    from .record import run
+
+    return run(args)
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                           Callable[[argparse.Namespace], int]]] = {
     "train": ("train the Section 4 models (resumes checkpoints)", add_train_arguments,
@@ -312,6 +329,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
               add_sweep_arguments, run_sweep),
     "findings": ("write README.md's findings table from the intro and the paper references",
                  add_findings_arguments, run_findings),
+    "record": ("record the costliest measures of the shipped models in models/recorded/",
+               add_record_arguments, run_record),
 }
 
 

@@ -1,0 +1,160 @@
+"""``python -m bparallel record``: the costliest measures of the shipped models, recorded
+beside them in ``models/recorded/``, so that a cold build of the book reads them instead of
+computing them for minutes.
+
+Three studies take most of a cold build's time, and all depend only on shipped weights,
+fixed held-out sequences and the measuring code:
+
+- chapter 10's ablation studies of the 8 paper-profile models (knockouts, head impact,
+  pair interactions, pruning curves; :func:`~bparallel.book.section4.as_defined_report.
+  ablation_studies`), about 5 minutes on 2 cores;
+- chapter 12's causal tests of the fresh-data models (:func:`~bparallel.book.section4.
+  graph_causal.measure_heads`) and the head studies of its finite-data models
+  (:func:`~bparallel.book.section4.graph_tasks.head_study`), about 3 minutes.
+
+Each result is the metrics cache's own file (:mod:`bparallel.transformer.metrics_cache`),
+named by its content key: the weights, the sequences, the options, the numpy and torch
+versions and the source of the measuring code. A chapter looks a result up there before it
+computes it (its ``recorded_measures`` parameter; ``None`` computes everything from the
+weights), so a recorded result stands in for exactly the computation it came from; after a
+change to the measuring code its key changes, the chapter computes the result again (slower,
+never stale), and the test suite's check (``--check``) fails until the results are recorded
+again with this command. Recording keeps the results that are still current (nothing is
+computed twice) and deletes the rest. Results are computed in worker processes of one
+thread each (``BPARALLEL_WORKERS``, default one per core), as in a book build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ...transformer.shipped import MODELS_ROOT
+
+#: Where the recorded results live.
+RECORDED = MODELS_ROOT / "recorded"
+
+
+def _chapter_10(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 10's ablation studies at the paper profile, with the chapter's settings."""
+    from ...transformer.shipped import book_models
+    from ..section4 import as_defined_report as report
+
+    sizes = report.SIZES["paper"]
+    bundle = book_models("paper")
+    return report.ablation_studies(bundle, skip=sizes["measured"],
+                                   num_sequences=sizes["ablation"],
+                                   reference_sequences=sizes["reference"], horizon=100,
+                                   cache_dir=cache_dir, recorded=recorded)
+
+
+def _chapter_12(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 12's causal tests of every shipped fresh-data model, with the chapter's
+    paper-profile settings."""
+    from ..section4 import graph_causal, graph_tasks, models
+
+    sizes = graph_tasks.defaults("paper")
+    runs = models.fresh_runs()
+    return graph_causal.measure_heads(models.load_models(runs),
+                                      num_sequences=sizes["measured"],
+                                      reference_sequences=sizes["reference"],
+                                      cache_dir=cache_dir, recorded=recorded)
+
+
+def _chapter_12_finite(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 12's head studies of the graph tasks' finite-data models and of the paper
+    tasks' models beside them (knockouts only), with the chapter's paper-profile settings."""
+    from ..section4 import graph_tasks, models
+
+    sizes = graph_tasks.defaults("paper")
+    study = dict(num_sequences=sizes["measured"], reference_sequences=sizes["reference"],
+                 horizon=100, cache_dir=cache_dir, recorded=recorded)
+    paper, _ = graph_tasks.paper_beside("paper")
+    return (graph_tasks.head_study(models.graph_models("paper").models, **study),
+            graph_tasks.head_study(paper, **study, impact=False))
+
+
+#: The recorded studies: the chapter -> its call, ``(cache_dir, recorded)``.
+STUDIES: dict[str, Callable[[Path | None, Path | None], Any]] = {
+    "10_section4_as_defined": _chapter_10,
+    "12_graph_tasks": _chapter_12,
+    "12_graph_tasks (5,000 sequences)": _chapter_12_finite,
+}
+
+
+def needed(folder: str | os.PathLike = RECORDED) -> dict[str, set[str]]:
+    """Per study of :data:`STUDIES`, the file names of every result its chapter looks up,
+    computing nothing (the content keys come from the weights and the sequences)."""
+    from ...transformer.metrics_cache import NotCached, tracked_files
+
+    out = {}
+    for name, study in STUDIES.items():
+        with tracked_files(lookup_only=True) as names:
+            try:
+                study(None, Path(folder))
+            except NotCached:
+                pass
+        out[name] = set(names)
+    return out
+
+
+def missing(folder: str | os.PathLike = RECORDED) -> dict[str, list[str]]:
+    """Per study, the results its chapter needs that ``folder`` does not hold."""
+    return {name: sorted(n for n in names if not (Path(folder) / n).is_file())
+            for name, names in needed(folder).items()}
+
+
+def stale(folder: str | os.PathLike = RECORDED) -> list[str]:
+    """The files of ``folder`` that no chapter needs (results of older code or models)."""
+    keep = set().union(*needed(folder).values())
+    return sorted(p.name for p in Path(folder).glob("*") if p.name not in keep)
+
+
+def record(folder: str | os.PathLike = RECORDED) -> dict[str, Any]:
+    """Compute the results the chapters need that ``folder`` lacks (into ``folder``), then
+    delete every other file there (stale results, lock files); return the counts."""
+    from ...transformer.metrics_cache import tracked_files
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    before = {p.name for p in folder.glob("metrics-*.npz")}
+    with tracked_files() as keep:
+        for study in STUDIES.values():
+            study(folder, None)
+    removed = 0
+    for p in folder.iterdir():
+        if p.name not in keep:
+            p.unlink()
+            removed += p.suffix == ".npz"
+    return {"kept": len(keep & before), "computed": len(keep - before), "removed": removed,
+            "bytes": sum(p.stat().st_size for p in folder.glob("metrics-*.npz"))}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--check", action="store_true",
+                   help="compute nothing; fail if a chapter needs a result not recorded")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.check:
+        gaps, old = missing(), stale()
+        for name, files in gaps.items():
+            print(f"{name}: {'all recorded' if not files else f'{len(files)} not recorded'}")
+        if old:
+            print(f"{len(old)} stale file(s) no chapter needs")
+        if any(gaps.values()) or old:
+            print("run `python -m bparallel record` to record them again")
+            return 1
+        return 0
+    counts = record()
+    print(f"recorded in {RECORDED.relative_to(MODELS_ROOT.parent)}/: {counts['kept']} kept, "
+          f"{counts['computed']} computed, {counts['removed']} stale removed, "
+          f"{counts['bytes'] / 1e6:.1f} MB")
+    return 0
+
+
+__all__ = ["RECORDED", "STUDIES", "add_arguments", "missing", "needed", "record", "run",
+           "stale"]

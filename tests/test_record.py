@@ -1,0 +1,83 @@
+"""The measures recorded beside the shipped models (``python -m bparallel record``): current
+for the code as it is, equal to what the weights give, and kept or pruned as they should."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bparallel.book.section4 import graph_causal, graph_tasks, models
+from bparallel.book.tools import record
+from bparallel.transformer import metrics_cache
+from bparallel.transformer.model import Transformer
+from bparallel.transformer.train import model_config
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def test_every_recorded_measure_the_chapters_need_is_there():
+    """Chapters 10 and 12 find every result of their costliest studies in models/recorded/:
+    a change to the measuring code changes the keys, and this fails until the results are
+    recorded again (the chapters would compute them: correct, but minutes slower)."""
+    gaps = record.missing()
+    assert set(gaps) == set(record.STUDIES)
+    assert not any(gaps.values()), (
+        f"{ {k: len(v) for k, v in gaps.items()} } results not recorded for the current "
+        "code: run `python -m bparallel record`")
+    stale = record.stale()
+    assert not stale, f"{len(stale)} stale files in models/recorded/: run the command again"
+
+
+def test_a_recorded_result_is_what_the_weights_give():
+    """Recompute the causal tests of one shipped fresh-data model (one head: a second) and
+    compare them with the recorded file. Another CPU may round the attention's last float32
+    bit differently, so floats compare to a tolerance far below the chapter's two decimals."""
+    runs = models.fresh_runs()
+    key = min((e["task"], e["heads"], e["head_size"], e["seed"]) for e in runs.entries)
+    model = models.load_models(runs)[key]
+    sizes = graph_tasks.defaults("paper")
+    options = dict(num_sequences=sizes["measured"], reference_sequences=sizes["reference"])
+    with metrics_cache.tracked_files(lookup_only=True) as names:
+        read = graph_causal.measure_heads({key: model}, cache_dir=None,
+                                          recorded=record.RECORDED, **options)[key]
+    assert len(names) == 1 and (record.RECORDED / names.pop()).is_file()
+    fresh = graph_causal.measure_heads({key: model}, cache_dir=None, **options)[key]
+    flat_read, flat_fresh = metrics_cache.flatten(read), metrics_cache.flatten(fresh)
+    assert flat_read.keys() == flat_fresh.keys()
+    for k in flat_fresh:
+        np.testing.assert_allclose(flat_read[k], flat_fresh[k], rtol=1e-6, atol=1e-9,
+                                   err_msg=k)
+
+
+def test_record_keeps_computes_and_prunes(tmp_path, monkeypatch):
+    """record() computes what is missing, keeps what is current without computing it again,
+    and deletes stale results and lock files; needed() computes nothing."""
+    torch.manual_seed(0)
+    tiny = {("copy", h): Transformer(model_config("tiny", h)).eval() for h in (1, 2)}
+    x = torch.randint(0, 16, (2, model_config("tiny", 1).seq_len))
+    which = {"keys": [("copy", 1)]}
+
+    def study(cache_dir, recorded):
+        from bparallel.book.section4.measures import measure_models
+
+        return measure_models({k: tiny[k] for k in which["keys"]}, lambda k: x, "sequence",
+                              cache_dir=cache_dir, recorded=recorded, workers=1,
+                              max_steps=5, horizon=5)
+
+    monkeypatch.setattr(record, "STUDIES", {"toy": study})
+    folder = tmp_path / "recorded"
+    assert len(record.missing(folder)["toy"]) == 1 and not folder.exists()  # nothing computed
+    counts = record.record(folder)
+    assert (counts["computed"], counts["kept"], counts["removed"]) == (1, 0, 0)
+    assert record.missing(folder) == {"toy": []} and record.stale(folder) == []
+    (folder / "metrics-stale.npz").write_bytes(b"old")
+    (folder / "metrics-x.lock").write_bytes(b"")
+    which["keys"] = [("copy", 1), ("copy", 2)]
+    assert len(record.missing(folder)["toy"]) == 1  # the 2-head model's, not computed
+    assert record.stale(folder) == ["metrics-stale.npz", "metrics-x.lock"]
+    assert len(list(folder.glob("metrics-*.npz"))) == 2
+    counts = record.record(folder)
+    assert (counts["computed"], counts["kept"], counts["removed"]) == (1, 1, 1)
+    assert sorted(p.suffix for p in folder.iterdir()) == [".npz", ".npz"]
+    assert record.missing(folder) == {"toy": []} and record.stale(folder) == []
