@@ -176,12 +176,10 @@ PHRASES: dict[str, list[tuple[str, str]]] = {
          "takes 0.315 s `fused`, 0.668 s `sdpa` and 0.817 s `explicit` (2.6x the explicit "
          "baseline; the target was 1.4x); at 1 head (`D = 64`) the three paths are within 10%.",
          _DATED),
-        ("(November 2026, three shipped seeds) executes chapter 07 in 6 s, 08 in 104 s, 09 in "
-         "5 s (chapter 08's cache), 10 in 61 s and 11 in 13 s: about 190 s for the Section 4 "
-         "chapters together, within the 4-minute budget (before the worker processes, chapters "
-         "08 and 10 alone took 223 s and 176 s).", _DATED),
-        ("(November 2026, with an empty `runs/cache/`): chapter 10 ran in 388 s computing "
-         "them and in 55 s reading them, chapter 12 in 296 s and 62 s.", _DATED),
+        ("(November 2026, three shipped seeds, one chapter at a time): chapter 08 9 s, 09 6 s, "
+         "10 53 s, 11 9 s and 12 63 s, reading the recorded measures; computing them, in the CI "
+         "run before they were recorded, chapter 08 took 199 s, 10 388 s and 12 296 s.",
+         _DATED),
         ("32 graphs per batched product", "a batch size of the implementation (section4), quoted "
          "to explain the measured speed-up"),
         ("about 1.7 times as fast", _DATED),

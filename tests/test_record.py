@@ -68,6 +68,7 @@ def test_record_keeps_computes_and_prunes(tmp_path, monkeypatch):
     monkeypatch.setattr(record, "STUDIES", {"toy": study})
     folder = tmp_path / "recorded"
     assert len(record.missing(folder)["toy"]) == 1 and not folder.exists()  # nothing computed
+    assert record.stale(folder) is None  # not known while a result is missing
     counts = record.record(folder)
     assert (counts["computed"], counts["kept"], counts["removed"]) == (1, 0, 0)
     assert record.missing(folder) == {"toy": []} and record.stale(folder) == []
@@ -75,7 +76,10 @@ def test_record_keeps_computes_and_prunes(tmp_path, monkeypatch):
     (folder / "metrics-x.lock").write_bytes(b"")
     which["keys"] = [("copy", 1), ("copy", 2)]
     assert len(record.missing(folder)["toy"]) == 1  # the 2-head model's, not computed
+    assert record.stale(folder) is None
+    which["keys"] = [("copy", 1)]
     assert record.stale(folder) == ["metrics-stale.npz", "metrics-x.lock"]
+    which["keys"] = [("copy", 1), ("copy", 2)]
     assert len(list(folder.glob("metrics-*.npz"))) == 2
     counts = record.record(folder)
     assert (counts["computed"], counts["kept"], counts["removed"]) == (1, 1, 1)

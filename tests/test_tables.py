@@ -533,3 +533,20 @@ def test_fingerprint_follows_the_measures_imports(tmp_path):
     assert {"proxies.py", "absorbing.py", "fidelity.py", "transformer/measure.py",
             "transformer/importance.py"} <= measured
     assert not {m for m in measured if m.startswith("book/")}
+
+
+def test_the_fingerprint_reads_code_not_docstrings_comments_or_layout():
+    """A docstring, a comment or a reflowed line leaves the measuring code's fingerprint
+    (so the cache and the recorded measures) as it was; a change to the code does not."""
+    from bparallel.transformer.metrics_cache import code_of
+
+    base = ('"""A module."""\nimport math\n\n\ndef f(x):\n    """Twice x."""\n'
+            '    return 2 * x  # doubled\n\n\nclass C:\n    """Only a docstring."""\n')
+    same = ('"""The module, reworded."""\nimport math\n\ndef f(x):\n    # a comment\n'
+            '    return (2 *\n            x)\n\n\nclass C:\n    "Reworded."\n')
+    other = base.replace("2 * x", "3 * x")
+    assert code_of(base) == code_of(same)
+    assert code_of(base) != code_of(other)
+    assert code_of(base) != code_of(base.replace("import math", "import cmath"))
+    with pytest.raises(SyntaxError):
+        code_of("def f(:\n")

@@ -85,18 +85,38 @@ def _measured_sources(root: Path) -> list[Path]:
     return sorted(seen)
 
 
+def code_of(source: str, filename: str = "<source>") -> str:
+    """The code of a module's ``source`` without what cannot change a result: its syntax
+    tree (``ast.dump``, no line numbers, so no comment, blank line or layout) with every
+    string that stands alone as a statement (docstrings, attribute notes) removed."""
+    import ast
+
+    tree = ast.parse(source, filename)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            kept = [s for s in body if not (isinstance(s, ast.Expr)
+                                            and isinstance(s.value, ast.Constant)
+                                            and isinstance(s.value.value, str))]
+            node.body = kept or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
 @functools.lru_cache(maxsize=1)
 def _package_fingerprint() -> str:
-    """SHA-256 of the package's source files that compute cached metrics
+    """SHA-256 of the code of the package's modules that compute cached metrics
     (:func:`_measured_sources`: the measures, the cache and what they import, the theory
-    modules among them): a change to any of them invalidates the cache; a change elsewhere
-    (the book layer, the ensembles of chapter 03, the CLI) keeps it.
+    modules among them; :func:`code_of`: their syntax trees without docstrings): a change
+    to the code of any of them invalidates the cache (and the recorded measures,
+    ``python -m bparallel record``); a change to a docstring or comment, or to a module
+    elsewhere (the book layer, the ensembles of chapter 03, the CLI), keeps it.
 
     Read once per process, when the code that computes the metrics is the code loaded."""
     h = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]  # bparallel/
     for f in _measured_sources(root):
-        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+        code = code_of(f.read_text(encoding="utf-8"), str(f))
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + code.encode() + b"\0")
     return h.hexdigest()
 
 

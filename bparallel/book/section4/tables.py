@@ -85,6 +85,7 @@ def evaluate_models(
     horizon: int = 100,
     progress: bool = False,
     cache_dir: str | os.PathLike | None = None,
+    recorded: str | os.PathLike | None = None,
     workers: int | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Tables 1-6 for ``models`` keyed by ``(task, heads)``.
@@ -94,7 +95,8 @@ def evaluate_models(
     protocol, sample (``"fresh"``: one fresh sequence drawn with ``fresh_seed``, default
     ``seed``; ``"mean"``: mean over the protocol's sequences), mode, task, heads, layer.
     Per-model metrics go through :func:`~bparallel.book.section4.measures.measure_models`
-    (the ``"sequence"`` part; ``cache_dir``, ``workers`` processes for the ones not cached).
+    (the ``"sequence"`` part; ``cache_dir``, then ``recorded``, the results recorded beside
+    the shipped models; ``workers`` processes for the ones not found).
     """
     for protocol in protocols:
         one_of(protocol, "protocol", PROTOCOLS, "protocols")
@@ -106,7 +108,8 @@ def evaluate_models(
         lambda pk: evaluation_inputs(pk[1][0], pk[0], profile, seed=seed, epoch=epoch,
                                      num_sequences=num_sequences),
         "sequence", max_steps=max_steps, horizon=horizon,
-        cache_dir=cache_dir, workers=workers, progress=progress, desc="evaluate")
+        cache_dir=cache_dir, recorded=recorded, workers=workers, progress=progress,
+        desc="evaluate")
     t14: list[dict[str, Any]] = []
     t56: list[dict[str, Any]] = []
     for protocol in protocols:
@@ -170,6 +173,7 @@ def evaluate_bundle(
     max_steps: int = 100,
     horizon: int = 100,
     cache_dir: str | os.PathLike | None = None,
+    recorded: str | os.PathLike | None = None,
     workers: int | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Tables 1-6 (Section 4.2-4.3: Algorithm 1's mixing time, Algorithm 2's minimax
@@ -186,7 +190,7 @@ def evaluate_bundle(
     positive_int(horizon, "horizon")
     return evaluate_models(bundle.models, profile=bundle.profile, protocols=tuple(protocols),
                            max_steps=max_steps, horizon=horizon, cache_dir=cache_dir,
-                           workers=workers)
+                           recorded=recorded, workers=workers)
 
 
 def evaluate_seeds(
@@ -196,6 +200,7 @@ def evaluate_seeds(
     max_steps: int = 100,
     horizon: int = 100,
     cache_dir: str | os.PathLike | None = None,
+    recorded: str | os.PathLike | None = None,
     workers: int | None = None,
 ) -> dict[int, dict[str, list[dict[str, Any]]]]:
     """Tables 1-6 on the published protocol for every seed of the book's models
@@ -209,5 +214,5 @@ def evaluate_seeds(
     positive_int(horizon, "horizon")
     return {seed: evaluate_models(m, profile=bundle.profile, protocols=("paper",), seed=seed,
                                   max_steps=max_steps, horizon=horizon, cache_dir=cache_dir,
-                                  workers=workers)
+                                  recorded=recorded, workers=workers)
             for seed, m in models_by_seed(bundle, models_dir).items()}

@@ -2,9 +2,12 @@
 beside them in ``models/recorded/``, so that a cold build of the book reads them instead of
 computing them for minutes.
 
-Three studies take most of a cold build's time, and all depend only on shipped weights,
-fixed held-out sequences and the measuring code:
+These studies take most of a cold build's time, and all depend only on shipped weights,
+fixed sequences and the measuring code:
 
+- chapter 08's Tables 1-6 of the 8 paper-profile models on both evaluation sets (the exact
+  Algorithm 1-2 proxies of every sequence; chapter 09 reads the held-out ones), about 3
+  minutes on 2 cores, and chapter 11's of every shipped seed on the published protocol;
 - chapter 10's ablation studies of the 8 paper-profile models (knockouts, head impact,
   pair interactions, pruning curves; :func:`~bparallel.book.section4.as_defined_report.
   ablation_studies`), about 5 minutes on 2 cores;
@@ -36,6 +39,25 @@ from ...transformer.shipped import MODELS_ROOT
 
 #: Where the recorded results live.
 RECORDED = MODELS_ROOT / "recorded"
+
+
+def _chapter_08(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 08's Tables 1-6 of the 8 paper-profile models on both evaluation sets (chapter
+    09 reads the held-out ones), with the chapter's settings."""
+    from ...transformer.shipped import book_models
+    from ..section4.tables import evaluate_bundle
+
+    return evaluate_bundle(book_models("paper"), protocols=("paper", "heldout"),
+                           max_steps=100, horizon=100, cache_dir=cache_dir, recorded=recorded)
+
+
+def _chapter_11(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 11's Tables 1-6 of every shipped seed on the published protocol."""
+    from ...transformer.shipped import SHIPPED_DIR, book_models
+    from ..section4.tables import evaluate_seeds
+
+    return evaluate_seeds(book_models("paper"), SHIPPED_DIR, max_steps=100, horizon=100,
+                          cache_dir=cache_dir, recorded=recorded)
 
 
 def _chapter_10(cache_dir: Path | None, recorded: Path | None) -> Any:
@@ -79,15 +101,19 @@ def _chapter_12_finite(cache_dir: Path | None, recorded: Path | None) -> Any:
 
 #: The recorded studies: the chapter -> its call, ``(cache_dir, recorded)``.
 STUDIES: dict[str, Callable[[Path | None, Path | None], Any]] = {
+    "08_proxies": _chapter_08,
     "10_section4_as_defined": _chapter_10,
+    "11_across_seeds": _chapter_11,
     "12_graph_tasks": _chapter_12,
     "12_graph_tasks (5,000 sequences)": _chapter_12_finite,
 }
 
 
-def needed(folder: str | os.PathLike = RECORDED) -> dict[str, set[str]]:
-    """Per study of :data:`STUDIES`, the file names of every result its chapter looks up,
-    computing nothing (the content keys come from the weights and the sequences)."""
+def needed(folder: str | os.PathLike = RECORDED) -> dict[str, tuple[set[str], bool]]:
+    """Per study of :data:`STUDIES`, the file names of the results its chapter looks up in
+    ``folder``, computing nothing (the content keys come from the weights and the
+    sequences), and whether that list is complete: a study stops at its first call whose
+    results are not all there, so the names of its later calls are not known then."""
     from ...transformer.metrics_cache import NotCached, tracked_files
 
     out = {}
@@ -95,21 +121,27 @@ def needed(folder: str | os.PathLike = RECORDED) -> dict[str, set[str]]:
         with tracked_files(lookup_only=True) as names:
             try:
                 study(None, Path(folder))
+                complete = True
             except NotCached:
-                pass
-        out[name] = set(names)
+                complete = False
+        out[name] = (set(names), complete)
     return out
 
 
 def missing(folder: str | os.PathLike = RECORDED) -> dict[str, list[str]]:
-    """Per study, the results its chapter needs that ``folder`` does not hold."""
+    """Per study, the results its chapter needs that ``folder`` does not hold (of a study
+    that stops early, those of its first incomplete call: at least one when any is)."""
     return {name: sorted(n for n in names if not (Path(folder) / n).is_file())
-            for name, names in needed(folder).items()}
+            for name, (names, _) in needed(folder).items()}
 
 
-def stale(folder: str | os.PathLike = RECORDED) -> list[str]:
-    """The files of ``folder`` that no chapter needs (results of older code or models)."""
-    keep = set().union(*needed(folder).values())
+def stale(folder: str | os.PathLike = RECORDED) -> list[str] | None:
+    """The files of ``folder`` that no chapter needs (results of older code or models);
+    ``None`` while a result is missing (the needed ones are not all known then)."""
+    found = needed(folder)
+    if not all(complete for _, complete in found.values()):
+        return None
+    keep = set().union(*(names for names, _ in found.values()))
     return sorted(p.name for p in Path(folder).glob("*") if p.name not in keep)
 
 
@@ -142,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         gaps, old = missing(), stale()
         for name, files in gaps.items():
-            print(f"{name}: {'all recorded' if not files else f'{len(files)} not recorded'}")
+            print(f"{name}: {'all recorded' if not files else f'{len(files)} not recorded'}"
+                  + (" (at least)" if files and old is None else ""))
         if old:
             print(f"{len(old)} stale file(s) no chapter needs")
         if any(gaps.values()) or old:
