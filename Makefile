@@ -15,7 +15,7 @@ book: setup
 test: setup
 	@[ -f _build/html/index.html ] || bash scripts/build_book.sh
 	$(PY) -m ruff check bparallel tests benchmarks
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 # The fast tier: every test but the notebook regressions and the browser tests (marked
 # `slow`); no book build needed. A few minutes on 2 cores.

@@ -31,8 +31,10 @@ def test_every_recorded_measure_the_chapters_need_is_there():
 
 def test_a_recorded_result_is_what_the_weights_give():
     """Recompute the causal tests of one shipped fresh-data model (one head: a second) and
-    compare them with the recorded file. Another CPU may round the attention's last float32
-    bit differently, so floats compare to a tolerance far below the chapter's two decimals."""
+    compare them with the recorded file. Another CPU (AVX2 against AVX-512) rounds the
+    float32 logits differently in their last bit: near a logit of 55 that bit is 3.8e-6,
+    and a margin drop is a difference of such logits summed over positions, so values
+    compare to 1e-4 absolute, far below the two decimals the chapter shows."""
     runs = models.fresh_runs()
     key = min((e["task"], e["heads"], e["head_size"], e["seed"]) for e in runs.entries)
     model = models.load_models(runs)[key]
@@ -46,7 +48,7 @@ def test_a_recorded_result_is_what_the_weights_give():
     flat_read, flat_fresh = metrics_cache.flatten(read), metrics_cache.flatten(fresh)
     assert flat_read.keys() == flat_fresh.keys()
     for k in flat_fresh:
-        np.testing.assert_allclose(flat_read[k], flat_fresh[k], rtol=1e-6, atol=1e-9,
+        np.testing.assert_allclose(flat_read[k], flat_fresh[k], rtol=1e-5, atol=1e-4,
                                    err_msg=k)
 
 
