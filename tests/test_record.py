@@ -87,3 +87,27 @@ def test_record_keeps_computes_and_prunes(tmp_path, monkeypatch):
     assert (counts["computed"], counts["kept"], counts["removed"]) == (1, 1, 1)
     assert sorted(p.suffix for p in folder.iterdir()) == [".npz", ".npz"]
     assert record.missing(folder) == {"toy": []} and record.stale(folder) == []
+
+
+def test_the_studies_use_the_chapters_own_defaults():
+    """The record tool measures with the settings the chapters default to (their parameter
+    cells; ``None``: the sizes of the paper profile, which the tool reads from the same
+    place as the chapter): were a chapter's default to change, its results would no longer
+    be found."""
+    from pathlib import Path
+
+    from bparallel.book.tools.regress import declared_parameters
+
+    want = {"08_proxies": {"max_steps": 100, "horizon": 100},
+            "09_amplification": {"horizon": 100},
+            "10_section4_as_defined": {"max_steps": 100, "num_sequences": None,
+                                       "ablation_sequences": None,
+                                       "reference_sequences": None},
+            "11_across_seeds": {"max_steps": 100, "horizon": 100},
+            "12_graph_tasks": {"max_steps": 100, "num_sequences": None,
+                               "reference_sequences": None}}
+    root = Path(__file__).resolve().parent.parent / "notebooks"
+    for name, defaults in want.items():
+        declared = declared_parameters(root / f"{name}.md")
+        assert declared["recorded_measures"] == "../models/recorded", name
+        assert {k: declared.get(k, "not declared") for k in defaults} == defaults, name
