@@ -247,3 +247,35 @@ def test_paper_beside_checks_the_profile_and_reads_no_models_from_an_empty_folde
     with pytest.raises(ValueError, match="profile='auto'"):
         gt.paper_beside("auto", models_root=tmp_path)
     assert gt.paper_beside("paper", models_root=tmp_path) == ({}, {})
+
+
+def test_measure_reads_the_graphs_and_the_heads_on_the_same_sequences(monkeypatch):
+    """The "defined" part and the head study are two cached results per model, drawn once:
+    the graphs are measured on the first sequences of the head study's draw (a smaller
+    draw of induction's held-out stream is not its prefix), and a model of another length
+    gets sequences of its own length."""
+    import torch
+
+    from bparallel.transformer.data import heldout_dataset
+    from bparallel.transformer.model import ModelConfig, Transformer
+
+    seen = {}
+
+    def fake(models, inputs, parts, **options):
+        seen[parts] = {k: inputs[k] for k in models}
+        return {k: {} for k in models}
+
+    monkeypatch.setattr(gt, "measure_models", fake)
+    models = {("induction", 1, 42): Transformer(ModelConfig(n_heads=1)),
+              ("induction", 4, 42): Transformer(ModelConfig(n_heads=4, seq_len=40))}
+    out = gt.measure(models, num_sequences=3, reference_sequences=2, max_steps=5,
+                     cache_dir=None)
+    assert sorted(out) == sorted(models) and out[("induction", 1, 42)] == ({}, {})
+    drawn = heldout_dataset("induction", 5, seed=gt.DEFAULT_SEED).inputs
+    assert not torch.equal(heldout_dataset("induction", 3, seed=gt.DEFAULT_SEED).inputs,
+                           drawn[:3])
+    assert torch.equal(seen["heads"][("induction", 1, 42)], drawn)
+    assert torch.equal(seen["defined"][("induction", 1, 42)], drawn[:3])
+    assert seen["heads"][("induction", 4, 42)].shape == (5, 40)
+    assert torch.equal(seen["defined"][("induction", 4, 42)],
+                       seen["heads"][("induction", 4, 42)][:3])

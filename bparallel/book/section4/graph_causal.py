@@ -21,6 +21,7 @@ import numpy as np
 from ...transformer.fresh_design import ARMS, arm_head_dim
 from ...transformer.train import HEADS
 from .graph_experiment import ARM_NAMES
+from .graph_tasks import head_study
 from .models import FreshRuns
 from .statistics import head_claims, scored_cells
 
@@ -30,25 +31,16 @@ def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequen
                   recorded: str | os.PathLike | None = None, horizon: int = 100,
                   ) -> dict[tuple[str, int, int, int], dict[str, Any]]:
     """The causal tests of the fresh-data models (keyed ``(task, heads, head size, seed)``),
-    one measuring call (:func:`~.measures.measure_models`, the ``"heads"`` part): on the
+    :func:`~.graph_tasks.head_study` with the impact (the ``"heads"`` part): on the
     first ``num_sequences`` held-out sequences of each task, the knockouts (every head,
     each layer's heads) and, per head, the margin drop of removing it alone by mean ablation
     (the means over the next ``reference_sequences``) with its split-half reliability and
     the head's minimax fidelity in both modes. The sequences are those of the finite-data
     models of the same task. ``recorded``: the results recorded beside the shipped models
     (``models/recorded/``, ``python -m bparallel record``), read before computing."""
-    from ...transformer.data import heldout_dataset
-    from ...transformer.train import DEFAULT_SEED
-    from .measures import measure_models
-
-    n = num_sequences + reference_sequences
-    shape = {k: (k[0], m.config.seq_len, m.config.vocab_size) for k, m in models.items()}
-    x = {s: heldout_dataset(s[0], n, seed=DEFAULT_SEED, seq_len=s[1], vocab_size=s[2]).inputs
-         for s in set(shape.values())}
-    return measure_models(models, lambda k: x[shape[k]], "heads",
-                          options_of=lambda k: {"task": k[0]},
-                          reference_sequences=reference_sequences, horizon=horizon,
-                          impact=True, cache_dir=cache_dir, recorded=recorded)
+    return head_study(models, num_sequences=num_sequences,
+                      reference_sequences=reference_sequences, horizon=horizon,
+                      cache_dir=cache_dir, recorded=recorded, impact=True)
 
 
 def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int], Any]

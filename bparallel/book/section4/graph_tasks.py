@@ -311,24 +311,29 @@ def training_epochs(task: str) -> int:
     return get_profile(task if task in GRAPH_TASKS else "paper").epochs
 
 
-def _heldout(models: Mapping[tuple[str, int, int], Any], n: int) -> dict[str, Any]:
-    """The first ``n`` held-out sequences of each task of ``models``."""
-    return {task: heldout_dataset(task, n, seed=DEFAULT_SEED).inputs
-            for task in {k[0] for k in models}}
+def _heldout(models: Mapping[Any, Any], n: int) -> dict[Any, Any]:
+    """Per key of ``models`` (the task first), the ``n`` held-out sequences of its task at
+    its model's length and vocabulary, drawn once per task and shape. A draw of ``n`` is not
+    the first ``n`` of a larger draw for every task: callers slice one draw."""
+    shape = {k: (k[0], m.config.seq_len, m.config.vocab_size) for k, m in models.items()}
+    x = {s: heldout_dataset(s[0], n, seed=DEFAULT_SEED, seq_len=s[1], vocab_size=s[2]).inputs
+         for s in set(shape.values())}
+    return {k: x[s] for k, s in shape.items()}
 
 
-def head_study(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
-               reference_sequences: int, horizon: int, cache_dir: str | os.PathLike | None,
+def head_study(models: Mapping[Any, Any], *, num_sequences: int, reference_sequences: int,
+               horizon: int, cache_dir: str | os.PathLike | None,
                recorded: str | os.PathLike | None = None, impact: bool = True,
-               ) -> dict[tuple[str, int, int], dict[str, Any]]:
-    """The ``"heads"`` part of :func:`measure` for every model of ``models``: knockouts and,
-    with ``impact``, the per-head margin impact by mean ablation (the means over the
-    ``reference_sequences`` after the first ``num_sequences`` held-out sequences), its
-    reliability and per-head fidelity. It runs each model once per removed head, most of
-    the chapter's time, so it is also looked up in ``recorded`` (the results recorded
-    beside the shipped models, ``models/recorded/``)."""
+               ) -> dict[Any, dict[str, Any]]:
+    """The ``"heads"`` part of :func:`measure` for every model of ``models`` (keyed with the
+    task first: ``(task, heads, seed)``, or ``(task, heads, head size, seed)`` for the
+    fresh-data models): knockouts and, with ``impact``, the per-head margin impact by mean
+    ablation (the means over the ``reference_sequences`` after the first ``num_sequences``
+    held-out sequences), its reliability and per-head fidelity. It runs each model once per
+    removed head, most of the chapter's time, so it is also looked up in ``recorded`` (the
+    results recorded beside the shipped models, ``models/recorded/``)."""
     x = _heldout(models, num_sequences + reference_sequences)
-    return measure_models(models, lambda k: x[k[0]], "heads",
+    return measure_models(models, x, "heads",
                           options_of=lambda k: {"task": k[0]},
                           reference_sequences=reference_sequences, horizon=horizon,
                           impact=impact, cache_dir=cache_dir, recorded=recorded)
@@ -342,9 +347,9 @@ def measure(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
     seed)``), through the metrics cache (:func:`~.measures.measure_models`): the
     ``"defined"`` part on the first ``num_sequences`` held-out sequences of its task, and
     :func:`head_study` of the same sequences (``recorded`` and ``impact``), unflattened."""
-    x = _heldout(models, num_sequences)
-    defined = measure_models(models, lambda k: x[k[0]], "defined", max_steps=max_steps,
-                             horizon=max_steps, cache_dir=cache_dir)
+    x = _heldout(models, num_sequences + reference_sequences)  # the head study's draw
+    defined = measure_models(models, {k: v[:num_sequences] for k, v in x.items()}, "defined",
+                             max_steps=max_steps, horizon=max_steps, cache_dir=cache_dir)
     heads = head_study(models, num_sequences=num_sequences,
                        reference_sequences=reference_sequences, horizon=max_steps,
                        cache_dir=cache_dir, recorded=recorded, impact=impact)
