@@ -145,7 +145,7 @@ def test_majority_targets_and_ties_by_loop():
     with pytest.raises(ValueError, match="task='majority': its predictable positions depend"):
         data.predictable_mask("majority")
     with pytest.raises(ValueError, match="symbols=1"):
-        data.majority_sequences(2, seed=0, symbols=1)
+        data.alphabet_sequences(2, seed=0, symbols=1)
 
 
 def test_histogram_counts_the_current_token_by_loop():
@@ -253,7 +253,7 @@ def test_task_functions_refuse_a_wrong_task_and_name_the_vocabulary():
 @pytest.mark.parametrize("make", [
     lambda n: data.random_sequences(n, seed=0),
     lambda n: data.induction_sequences(n, seed=0),
-    lambda n: data.majority_sequences(n, seed=0),
+    lambda n: data.alphabet_sequences(n, seed=0),
     lambda n: data.task_inputs("first", n, seed=0),
     lambda n: data.make_dataset("majority", n, seed=0),
     lambda n: data.heldout_dataset("induction", n, seed=0),

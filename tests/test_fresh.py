@@ -206,6 +206,37 @@ def test_shipping_a_run_round_trips_its_head_size(straight, tmp_path):
     assert ck_meta["step"] == 12 and _same_state(ck_model.state_dict(), model.state_dict())
 
 
+def test_a_run_resumed_on_another_machine_keeps_both(straight, tmp_path):
+    """A checkpoint from a GPU (written before segments were kept) continued here: the
+    weights are the run's; the entry names both machines and which steps each trained."""
+    fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=tmp_path, stop_after=5,
+                   progress=False)
+    file = tmp_path / "induction-h08-hs16.ckpt.pt"
+    data = torch.load(file, weights_only=True)
+    assert data["segments"] == [{"from_step": 0, "hardware": data["hardware"],
+                                 "torch_version": data["torch_version"]}]
+    here = (data["hardware"], data["torch_version"])
+    gpu = "Linux x86_64, 16 cores, torch threads 1, NVIDIA H200 (CUDA 13.0)"
+    del data["segments"]
+    data |= {"hardware": gpu, "torch_version": "2.11.0+cu130"}
+    torch.save(data, file)
+    _scramble()
+    res = fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=tmp_path, progress=False)
+    assert res.resumed_from == 5 and res.step == 12
+    assert _same_state(res.model.state_dict(), straight.model.state_dict())
+    ck = fr.load_fresh_checkpoint(res.checkpoint)
+    assert ck.segments() == [
+        {"steps": [0, 5], "hardware": gpu, "torch_version": "2.11.0+cu130"},
+        {"steps": [5, 12], "hardware": here[0], "torch_version": here[1]}]
+    entry = fr.ship_fresh_checkpoint(res.checkpoint, tmp_path / "models", profile=TINY)
+    assert entry["hardware"] == f"{gpu}; {here[0]}"
+    assert entry["torch_version"] == f"2.11.0+cu130, {here[1]}"
+    assert entry["segments"] == ck.segments()
+    # a run that never moved has one machine and no segments in its entry
+    plain = fr.ship_fresh_checkpoint(straight.checkpoint, tmp_path / "plain", profile=TINY)
+    assert "segments" not in plain and ";" not in plain["hardware"]
+
+
 def test_an_unfinished_run_is_not_shipped(tmp_path):
     res = fr.train_fresh("majority", 1, TINY, out_dir=tmp_path, stop_after=3, progress=False)
     with pytest.raises(ValueError, match="is at step 3 of 12 and has not converged"):

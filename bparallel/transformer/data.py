@@ -205,7 +205,7 @@ def induction_sequences(
     return torch.from_numpy(np.concatenate([first, second], axis=1).astype(np.int64))
 
 
-def majority_sequences(
+def alphabet_sequences(
     num: int, *, seed: int, stream: str = "train", seq_len: int = SEQ_LEN,
     vocab_size: int = VOCAB_SIZE, symbols: int = MAJORITY_SYMBOLS, step: int | None = None,
 ) -> torch.Tensor:
@@ -229,7 +229,8 @@ def task_inputs(
     vocab_size: int = VOCAB_SIZE, step: int | None = None,
 ) -> torch.Tensor:
     """The input sequences of ``task`` ``(num, seq_len)``: i.i.d. uniform for copy, cycle and
-    first (the same sequences for all three), structured for induction and majority;
+    first (the same sequences for all three), structured for induction, and over a small
+    alphabet per sequence for majority and histogram (:func:`alphabet_sequences`);
     ``step``: the draw of a per-step stream (:func:`random_sequences`)."""
     _check_task(task)
     kw = {"seed": seed, "stream": stream, "seq_len": seq_len, "vocab_size": vocab_size,
@@ -237,7 +238,7 @@ def task_inputs(
     if task == "induction":
         return induction_sequences(num, **kw)
     if task in ALPHABET_SYMBOLS:
-        return majority_sequences(num, symbols=ALPHABET_SYMBOLS[task], **kw)
+        return alphabet_sequences(num, symbols=ALPHABET_SYMBOLS[task], **kw)
     return random_sequences(num, **kw)
 
 

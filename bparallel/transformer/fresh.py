@@ -22,13 +22,15 @@ modes, Definition 2.7, rollout); the values go into the history, the weights of 
 steps are not kept.
 
 **Files.** The checkpoint (``bparallel-fresh-checkpoint-v1``, written atomically at every
-evaluation and when a call ends) holds the step, model, optimiser, every RNG state and the
-history; :func:`ship_fresh_checkpoint` exports a finished run's weights and enters it in
-``<models>/manifest.json`` with its configuration (head size included), arm(s), budget,
-outcome, learning curve and probes. A run of ``budget_factor`` times the budget (the 5x
-runs of non-learners) has its own files, ``<name>-x5``, and starts from the run of the
-plain budget when that checkpoint is there (the same stream: the first ``B`` steps are
-that run, bitwise).
+evaluation and when a call ends) holds the step, model, optimiser, every RNG state, the
+history and the machines it trained on (a run resumed on another machine, a GPU run
+continued on the CPU say, keeps both with the steps of each:
+:meth:`FreshCheckpoint.segments`); :func:`ship_fresh_checkpoint` exports a finished run's
+weights and enters it in ``<models>/manifest.json`` with its configuration (head size
+included), arm(s), budget, outcome, learning curve, probes and machines. A run of
+``budget_factor`` times the budget (the 5x runs of non-learners) has its own files,
+``<name>-x5``, and starts from the run of the plain budget when that checkpoint is there
+(the same stream: the first ``B`` steps are that run, bitwise).
 """
 
 from __future__ import annotations
@@ -122,6 +124,15 @@ class FreshCheckpoint(RunCheckpoint):
                                 threshold=self.threshold, budget=self.budget,
                                 patience=pc["patience"], tolerance=pc["tolerance"])
 
+    def segments(self) -> list[dict[str, Any]]:
+        """Which steps the run trained on which machine and torch: ``{"steps": [from, to],
+        "hardware", "torch_version"}`` in order (one segment for a run that never moved)."""
+        segs = self.data.get("segments") or [{"from_step": 0, "hardware": self.data["hardware"],
+                                              "torch_version": self.data["torch_version"]}]
+        ends = [s["from_step"] for s in segs[1:]] + [self.step]
+        return [{"steps": [s["from_step"], end], "hardware": s["hardware"],
+                 "torch_version": s["torch_version"]} for s, end in zip(segs, ends)]  # noqa: B905 (ends has one per segment)
+
     def meta(self) -> dict[str, Any]:
         """What a weights file records beside the weights (JSON data)."""
         d, cfg = self.data, self.config()
@@ -183,6 +194,30 @@ def _new_history() -> dict[str, Any]:
     return history
 
 
+def _segments(data: dict[str, Any] | None, start: int, hardware: str,
+              torch_version: str) -> list[dict[str, Any]]:
+    """Where a run has trained: one segment ``{"from_step", "hardware", "torch_version"}``
+    per machine and torch, in order. A checkpoint written before segments were kept counts
+    as one segment from step 0 on its recorded machine; a run resumed on another machine or
+    torch (a CUDA run continued on the CPU, say) starts a new segment at ``start``, so that
+    neither machine is credited with the other's steps."""
+    if data is None:
+        return [{"from_step": 0, "hardware": hardware, "torch_version": torch_version}]
+    segments = [dict(s) for s in data.get("segments") or
+                [{"from_step": 0, "hardware": data["hardware"],
+                  "torch_version": data["torch_version"]}]]
+    last = segments[-1]
+    if (last["hardware"], last["torch_version"]) != (hardware, torch_version):
+        segments.append({"from_step": start, "hardware": hardware,
+                         "torch_version": torch_version})
+    return segments
+
+
+def _joined(segments: list[dict[str, Any]], key: str, sep: str) -> str:
+    """The distinct values of ``key`` over ``segments``, in order of first use."""
+    return sep.join(dict.fromkeys(s[key] for s in segments))
+
+
 def _adopt(base: Path, target: Path, budget: int, **expect: Any) -> bool:
     """Start a run of a larger budget from the plain-budget run's checkpoint ``base`` (checked
     to be the same run: ``expect``, :func:`load_fresh_checkpoint`'s keywords)."""
@@ -242,6 +277,8 @@ def train_fresh(
         heldout = fresh_heldout(task, p)
         probe_set = heldout.subset(slice(0, p.probe_sequences))
         history, interval, start = _new_history(), {"loss_sum": 0.0, "count": 0}, 0
+        here = (hardware_string(dev), str(torch.__version__))
+        segments = _segments(None, 0, *here)
         ckpt_file = None
         if out_dir is not None:
             ckpt_file = fresh_checkpoint_path(out_dir, task, heads, head_size, budget_factor)
@@ -265,6 +302,7 @@ def train_fresh(
             path = ck.attention_path
             set_rng_state(ck.data["rng"], dev)
             history, interval, start = ck.history, dict(ck.data["interval"]), ck.step
+            segments = _segments(ck.data, start, *here)
             if start > total:
                 raise ValueError(f"checkpoint {ckpt_file} is at step {start}, beyond the "
                                  f"budget {total}")
@@ -308,8 +346,9 @@ def train_fresh(
                 "profile_config": p.to_dict(), "model_config": cfg.to_dict(), "step": step,
                 "budget": total, "attention_path": path, "model": on_cpu(model.state_dict()),
                 "optimizer": on_cpu(opt.state_dict()), "rng": rng_state(dev),
-                "interval": dict(interval), "history": history,
-                "torch_version": str(torch.__version__), "hardware": hardware_string(dev),
+                "interval": dict(interval), "history": history, "segments": segments,
+                "torch_version": _joined(segments, "torch_version", ", "),
+                "hardware": _joined(segments, "hardware", "; "),
             }, ckpt_file)
 
         if not history["step"]:  # step 0: the untrained model
@@ -382,10 +421,13 @@ def fresh_entry(ck: FreshCheckpoint) -> dict[str, Any]:
     evaluation; ``curve`` (:data:`CURVE_KEYS` at every evaluation, step 0 included) and
     ``probes`` (:func:`~.learning.training_probe` at every probed step: scalars, and lists
     of one value per layer). Floats to 6 significant digits, ``None`` for NaN and inf (the
-    train loss at step 0; Definition 2.7 where its median is infinite).
+    train loss at step 0; Definition 2.7 where its median is infinite). ``hardware`` and
+    ``torch_version`` name every machine and torch the run trained on; a run that moved
+    (resumed elsewhere) also has ``segments``, which steps each trained.
     """
     d, cfg, h = ck.data, ck.config(), ck.history
     pc = d["profile_config"]
+    moved = len(d.get("segments") or ()) > 1
     return {
         "task": d["task"], "heads": d["heads"], "head_size": cfg.head_dim,
         "arms": arms_of(cfg), "seed": d["seed"], "profile": d["profile"],
@@ -402,6 +444,7 @@ def fresh_entry(ck: FreshCheckpoint) -> dict[str, Any]:
         "hardware": d["hardware"], "attention_path": ck.attention_path,
         "curve": {k: _clean(list(h[k])) for k in CURVE_KEYS},
         "probes": {k: _clean(list(v)) for k, v in h["probe"].items()},
+        **({"segments": ck.segments()} if moved else {}),
     }
 
 
