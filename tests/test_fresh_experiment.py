@@ -336,6 +336,13 @@ def test_an_extended_run_says_later_never_or_not_yet(tmp_path):
     assert rows[0]["steps to threshold"] == "30,000"
     assert rows[1]["steps to threshold"] == "not within 60,000"
     assert fx.extended_table(runs, "histogram") == []
+    assert rows[0]["trained on"] == "not recorded"
+    gpu, cpu = "Linux x86_64, 16 cores, NVIDIA H200 (CUDA 13.0)", "Linux x86_64, 2 cores"
+    assert fx.trained_on({**never, "hardware": gpu}) == "GPU"
+    moved = {**later, "hardware": f"{gpu}; {cpu}",
+             "segments": [{"steps": [0, 20000], "hardware": gpu},
+                          {"steps": [20000, 40000], "hardware": cpu}]}
+    assert fx.trained_on(moved) == "GPU (steps 0-20,000), CPU (steps 20,000-40,000)"
     runs.profiles["induction"] = model_sets.fresh_runs(tmp_path).profiles["induction"]
     out = fx.results(runs, [])
     assert (out["fresh.induction.extended.runs"], out["fresh.induction.extended.later"],

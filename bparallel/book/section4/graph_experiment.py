@@ -39,6 +39,7 @@ from ... import ranks
 from ...transformer.fresh_design import ARM_HEAD_SIZE, ARMS, arm_head_dim
 from ...transformer.train import HEADS
 from ..verdicts import Verdict
+from .across_seeds_stats import hardware_kind
 from .graph_tasks import change_evidence, head_count_change, tally
 from .models import FreshRuns
 from .statistics import (
@@ -185,10 +186,24 @@ def later_or_never(entry: Mapping[str, Any]) -> str:
     return "not yet known" if entry["outcome"] == "running" else "never"
 
 
+def trained_on(entry: Mapping[str, Any]) -> str:
+    """Where a run trained, in words: ``"GPU"`` or ``"CPU"``
+    (:func:`~.across_seeds_stats.hardware_kind`), and for a run that moved, each machine with
+    its steps (``"GPU (steps 0-20,000), CPU (steps 20,000-60,000)"``, the entry's
+    ``segments``); ``"not recorded"`` without a ``hardware``."""
+    segments = entry.get("segments")
+    if segments and len(segments) > 1:
+        return ", ".join(f"{hardware_kind(s['hardware'])} (steps {s['steps'][0]:,}-"
+                         f"{s['steps'][1]:,})" for s in segments)
+    hardware = entry.get("hardware")
+    return hardware_kind(hardware) if hardware else "not recorded"
+
+
 def extended_table(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
     """The extended runs of ``task``'s non-learners, as the page shows them: the
     configuration, the plain budget it did not learn within, the extended budget, the steps
-    trained so far, the steps to the threshold and :func:`later_or_never`."""
+    trained so far, the steps to the threshold, :func:`later_or_never` and where the run
+    trained (:func:`trained_on`)."""
     rows = []
     for e in sorted((e for e in runs.extended if e["task"] == task),
                     key=lambda e: (e["heads"], e["head_size"], e["seed"])):
@@ -199,7 +214,7 @@ def extended_table(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
                      "extended budget": f"{e['budget']:,} ({e['budget_factor']}x)",
                      "trained": f"{e['steps']:,}" + (" so far" if e.get("partial") else ""),
                      "steps to threshold": _steps(learning_time(e), e["budget"]),
-                     "answer": later_or_never(e)})
+                     "answer": later_or_never(e), "trained on": trained_on(e)})
     return rows
 
 
