@@ -38,7 +38,7 @@ def playground_page(built_html: Path) -> Path:
     if not page.is_file():
         pytest.fail(f"{page} is missing: run `make book`")
     text = page.read_text(encoding="utf-8")
-    if 'class="bp-pg"' not in text:
+    if 'class="bp-widget bp-pg"' not in text:
         pytest.fail(f"{page} has no JavaScript playground (the 'In your browser' cell): "
                     "run `make book`")
     if f'data-bp-source="{source_hash()}"' not in text:

@@ -2,7 +2,8 @@
 
 The playground's sources are two ES modules and a stylesheet in ``bparallel/book/render/js/``:
 ``toydag.mjs`` (the mathematics, importable by Node) and ``playground.mjs`` (the interface,
-which imports it), with ``playground.css``. They stay the single source of truth.
+which imports it), with ``playground.css`` after ``widget.css`` (what every in-page widget
+shares, the model explorer too: :func:`style_block`). They stay the single source of truth.
 
 A built book must work from a local file, and Chromium refuses to load ES modules over
 ``file://``. So :func:`playground_html` inlines everything into one page fragment: the
@@ -33,12 +34,13 @@ __all__ = [
     "SOURCES",
     "module_as_closure",
     "source_hash",
+    "style_block",
     "inline_script",
     "playground_html",
 ]
 
 JS_DIR = Path(__file__).resolve().parent / "js"
-SOURCES = ("toydag.mjs", "playground.mjs", "playground.css")
+SOURCES = ("toydag.mjs", "playground.mjs", "widget.css", "playground.css")
 
 _EXPORT = re.compile(r"^export (function|const|let|class) (\w+)", re.M)
 _IMPORT = re.compile(r'^import \{([^}]*)\} from "\./toydag\.mjs";', re.M)
@@ -49,11 +51,21 @@ def _read(name: str) -> str:
 
 
 def source_hash() -> str:
-    """Short SHA-256 of the three sources; the page carries it to tell a stale build."""
+    """Short SHA-256 of the sources; the page carries it to tell a stale build."""
     digest = hashlib.sha256()
     for name in SOURCES:
         digest.update(_read(name).encode())
     return digest.hexdigest()[:16]
+
+
+def style_block(stylesheet: str) -> str:
+    """A widget's ``<style>`` element: ``widget.css`` (the frame, controls and rows that every
+    in-page widget shares, scoped under ``.bp-widget``), then the widget's own
+    ``stylesheet`` of :data:`JS_DIR`. Refuses a stylesheet that would end the element."""
+    css = _read("widget.css") + "\n" + _read(stylesheet)
+    if "</style" in css.lower():
+        raise ValueError(f"stylesheet={stylesheet!r}: it or widget.css contains '</style'")
+    return f"<style>\n{css}</style>\n"
 
 
 def module_as_closure(source: str, var: str) -> str:
@@ -110,17 +122,15 @@ def playground_html(element_id: str = "bp-playground", *, use_hash: bool = True,
     page); ``initial`` (a configuration, :func:`bparallel.book.playground_link.config_of`) is
     shown when the address holds none (default: the page's, Example 3.13, paper).
     """
-    css = _read("playground.css")
-    if "</style" in css.lower():
-        raise ValueError("playground.css contains '</style'")
     noscript = (
         "<noscript>The interactive playground needs JavaScript; the sections below show "
         "its output for every preset.</noscript>"
     )
     return (
-        f"<style>\n{css}</style>\n"
-        f'<div id="{html.escape(element_id)}" class="bp-pg" data-bp-source="{source_hash()}" '
-        f'role="group" aria-label="toy-DAG playground">{noscript}</div>\n'
+        f"{style_block('playground.css')}"
+        f'<div id="{html.escape(element_id)}" class="bp-widget bp-pg" '
+        f'data-bp-source="{source_hash()}" role="group" aria-label="toy-DAG playground">'
+        f"{noscript}</div>\n"
         f'<script type="module">\n{inline_script(element_id, use_hash=use_hash, initial=initial)}'
         "\n</script>\n"
     )

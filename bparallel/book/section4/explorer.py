@@ -65,7 +65,7 @@ from ...transformer.measure import (
 from ...transformer.model import Transformer
 from ...transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest, shipped_name
 from ...transformer.train import DEFAULT_SEED, HEADS, run_name
-from ..render.js_playground import JS_DIR, module_as_closure
+from ..render.js_playground import JS_DIR, module_as_closure, style_block
 
 __all__ = [
     "FORMAT",
@@ -97,7 +97,7 @@ EXPLORER_TASKS = PAPER_TASKS + GRAPH_TASKS
 MAX_DATA_BYTES = 30 * 2**20
 MAX_PAGE_BYTES = 2**20
 #: The page's sources, in inlining order (each imports only those before it).
-SOURCES = ("toydag.mjs", "transformer.mjs", "explorer.mjs", "explorer.css")
+SOURCES = ("toydag.mjs", "transformer.mjs", "explorer.mjs", "widget.css", "explorer.css")
 #: The measures' settings, as the book's tables use them (``transformer.mjs`` defaults).
 #: Held-out sequences a data file shows, and the further ones that average the head
 #: outputs of mean ablation.
@@ -441,7 +441,7 @@ def inline_script(catalogue: Sequence[dict[str, Any]], data_url: str,
     "./x.mjs"`` read from the closure before it), then the mount call with the catalogue
     and the data files' address (relative to the page)."""
     parts = ["// bparallel model explorer: toydag.mjs + transformer.mjs + explorer.mjs, inlined"]
-    for name in SOURCES[:-1]:
+    for name in (n for n in SOURCES if n.endswith(".mjs")):
         stem = name.removesuffix(".mjs")
         body = _IMPORT.sub(lambda m: f"const {{{m.group(1)}}} = {_var(m.group(2))};\n",
                            _read(name))
@@ -475,14 +475,11 @@ def page_html(
     keep = ("name", "task", "heads", "seed", "profile", "heldout_accuracy",
             "heldout_accuracy_predictable", "bytes", "layers")
     models = [{k: m[k] for k in keep if k in m} for m in models]
-    css = _read("explorer.css")
-    if "</style" in css.lower():
-        raise ValueError("explorer.css contains '</style'")
     noscript = ("<noscript>The model explorer runs the Transformers in the page and needs "
                 "JavaScript.</noscript>")
     return (
-        f"<style>\n{css}</style>\n"
-        f'<div id="{html.escape(element_id)}" class="bp-ex" role="group" '
+        f"{style_block('explorer.css')}"
+        f'<div id="{html.escape(element_id)}" class="bp-widget bp-ex" role="group" '
         f'aria-label="model explorer">{noscript}</div>\n'
         f'<script type="module">\n{inline_script(models, data_url, element_id)}\n</script>\n'
     )

@@ -437,7 +437,7 @@ function writeHash(view) {
 
 function buildSkeleton(root, models) {
   root.replaceChildren();
-  root.classList.add("bp-ex", "tex2jax_ignore", "mathjax_ignore");
+  root.classList.add("bp-widget", "bp-ex", "tex2jax_ignore", "mathjax_ignore");
   const tasks = [...new Set(models.map((m) => m.task))];
   const ui = {};
   ui.task = el("select", { "aria-label": "task", "data-bp": "task" }, tasks.map((t) => option(t, t)));
@@ -454,7 +454,7 @@ function buildSkeleton(root, models) {
   ]);
   ui.log = el("input", { type: "checkbox", "data-bp": "log" });
   const label = (text, input) => el("label", {}, [text, input]);
-  ui.controls = el("div", { class: "bp-ex-row bp-ex-controls" }, [
+  ui.controls = el("div", { class: "bp-row bp-ex-controls" }, [
     label("task ", ui.task), label("heads ", ui.heads), label("sequence ", ui.seq), ui.seed, ui.typed,
     label("layer ", ui.layer), label("weights ", ui.weights), label("removed heads: ", ui.fill),
     label("log colours ", ui.log),
@@ -464,7 +464,7 @@ function buildSkeleton(root, models) {
   ui.removeAll = el("button", { type: "button", text: "Remove every head", "data-bp": "remove-all" });
   ui.linkButton = el("button", { type: "button", text: "Copy link", "data-bp": "copy-link" });
   ui.pyButton = el("button", { type: "button", text: "Export as Python", "data-bp": "export-python" });
-  ui.actions = el("div", { class: "bp-ex-row" }, [ui.restore, ui.removeLayer, ui.removeAll, ui.linkButton, ui.pyButton]);
+  ui.actions = el("div", { class: "bp-row" }, [ui.restore, ui.removeLayer, ui.removeAll, ui.linkButton, ui.pyButton]);
   ui.status = el("p", { class: "bp-ex-status", role: "status", "data-bp": "status" });
   ui.linkError = el("p", { class: "bp-ex-warn", "data-bp": "link-error" });
   ui.summary = el("div", { class: "bp-ex-summary", "data-bp": "summary" });
@@ -482,7 +482,7 @@ function buildSkeleton(root, models) {
       el("figure", { class: "bp-ex-fig" }, [ui.combined, el("figcaption", { "data-bp": "combined-caption" })]),
       el("div", { class: "bp-ex-side" }, [ui.measures, ui.row, ui.tip]),
     ]),
-    ui.headBox, el("div", { class: "bp-ex-row" }, [ui.exportStatus]), ui.code,
+    ui.headBox, el("div", { class: "bp-row" }, [ui.exportStatus]), ui.code,
   );
   return ui;
 }

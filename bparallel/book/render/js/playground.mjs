@@ -302,7 +302,7 @@ function writeHash(state) {
  */
 function buildSkeleton(root) {
   root.replaceChildren();
-  root.classList.add("bp-pg", "tex2jax_ignore", "mathjax_ignore");
+  root.classList.add("bp-widget", "bp-pg", "tex2jax_ignore", "mathjax_ignore");
   const ui = {
     root,
     preset: el("select", { "aria-label": "preset", "data-bp": "preset" }, [
@@ -334,10 +334,10 @@ function buildSkeleton(root) {
   };
   const label = (text, control) => el("label", {}, [el("span", { text }), control]);
   const controls = el("div", { class: "bp-pg-controls" }, [
-    el("div", { class: "bp-pg-row" }, [
+    el("div", { class: "bp-row" }, [
       label("preset", ui.preset), label("seed", ui.seed), label("density", ui.density), ui.load,
     ]),
-    el("div", { class: "bp-pg-row" }, [
+    el("div", { class: "bp-row" }, [
       label("nodes", ui.nodes), label("heads", ui.heads), label("horizon T", ui.horizon), label("\u03b5", ui.eps),
     ]),
   ]);
@@ -346,7 +346,7 @@ function buildSkeleton(root) {
     ui.nodeTable,
   ]);
   const exporter = el("div", { class: "bp-pg-export" }, [
-    el("div", { class: "bp-pg-row" }, [ui.exportButton, ui.linkButton, ui.exportStatus]), ui.code,
+    el("div", { class: "bp-row" }, [ui.exportButton, ui.linkButton, ui.exportStatus]), ui.code,
   ]);
   root.append(controls, ui.headBox, ui.warnings, ui.plots, ui.legend, ui.summary, nodes, exporter);
   return ui;
