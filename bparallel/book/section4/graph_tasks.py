@@ -333,6 +333,14 @@ def head_study(models: Mapping[Any, Any], *, num_sequences: int, reference_seque
     removed head, most of the chapter's time, so it is also looked up in ``recorded`` (the
     results recorded beside the shipped models, ``models/recorded/``)."""
     x = _heldout(models, num_sequences + reference_sequences)
+    return _heads_on(models, x, reference_sequences=reference_sequences, horizon=horizon,
+                     cache_dir=cache_dir, recorded=recorded, impact=impact)
+
+
+def _heads_on(models: Mapping[Any, Any], x: Mapping[Any, Any], *, reference_sequences: int,
+              horizon: int, cache_dir: str | os.PathLike | None,
+              recorded: str | os.PathLike | None, impact: bool) -> dict[Any, dict[str, Any]]:
+    """:func:`head_study` on the draw ``x`` (:func:`_heldout`) its caller already holds."""
     return measure_models(models, x, "heads",
                           options_of=lambda k: {"task": k[0]},
                           reference_sequences=reference_sequences, horizon=horizon,
@@ -350,9 +358,8 @@ def measure(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
     x = _heldout(models, num_sequences + reference_sequences)  # the head study's draw
     defined = measure_models(models, {k: v[:num_sequences] for k, v in x.items()}, "defined",
                              max_steps=max_steps, horizon=max_steps, cache_dir=cache_dir)
-    heads = head_study(models, num_sequences=num_sequences,
-                       reference_sequences=reference_sequences, horizon=max_steps,
-                       cache_dir=cache_dir, recorded=recorded, impact=impact)
+    heads = _heads_on(models, x, reference_sequences=reference_sequences, horizon=max_steps,
+                      cache_dir=cache_dir, recorded=recorded, impact=impact)
     return {k: (defined[k], heads[k]) for k in sorted(models)}
 
 
