@@ -397,3 +397,21 @@ def test_never_mixes_reads_as_in_the_static_tables(conventions):
         hit = [h if isinstance(h, str) else f"{h:.3f}" for h in hit]
         assert shown == mix + hit, config
     assert any(pg.NEVER_MIXES in s for s in conventions["summaries"])  # Example 3.8 is there
+
+
+def test_style_block_puts_the_shared_stylesheet_first_and_refuses_an_end_tag(tmp_path,
+                                                                              monkeypatch):
+    """Both widgets' <style>: widget.css, then their own sheet; a sheet that would close the
+    element is refused, naming it."""
+    from bparallel.book.render import js_playground as jp
+
+    html = playground_html()
+    shared, own = (jp.JS_DIR / "widget.css").read_text(), (jp.JS_DIR / "playground.css").read_text()
+    assert html.startswith(f"<style>\n{shared}\n{own}</style>\n")
+    assert 'class="bp-widget bp-pg"' in html
+    (tmp_path / "widget.css").write_text(".bp-widget { color: red; }\n")
+    (tmp_path / "bad.css").write_text("a { } </STYLE><script>alert(1)</script>\n")
+    monkeypatch.setattr(jp, "JS_DIR", tmp_path)
+    assert jp.style_block("widget.css").count(".bp-widget") == 2
+    with pytest.raises(ValueError, match=r"stylesheet='bad\.css'.*'</style'"):
+        jp.style_block("bad.css")
