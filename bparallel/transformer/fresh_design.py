@@ -21,9 +21,14 @@ its best for ``patience`` consecutive evaluations: :func:`~.learning.converged_a
 parameters at every head count. ``"head16"``: 16 dimensions per head at every head count,
 the attention's inner width ``16 H`` (Bhojanapalli et al. 2020's remedy for the low-rank
 bottleneck); the parameters grow with ``H`` (:meth:`~.model.ModelConfig.num_parameters`).
-4 heads of 16 is both arms' model: one run, shipped once, listed under both
-(:func:`arm_head_size` maps it to the default head size; :func:`arm_head_dim` is the head
-size used).
+``"inner256"``: the attention's inner width fixed at 256 (:data:`ARM_INNER_WIDTH`, above
+``d = 64``), head size ``256/H`` (256, 64, 32, 16): the parameters and the attention width
+are the same at every head count, so the head count is the only thing that varies; its one
+head of 256 dimensions is the only configuration whose head size reaches the sequence length
+(Bhojanapalli et al.'s criterion). A configuration in two arms is one run, shipped once,
+listed under both: 4 heads of 16 (width and head16), 16 heads of 16 (head16 and inner256)
+(:func:`arm_head_size` maps 4 x 16 to the default head size; :func:`arm_head_dim` is the
+head size used; :func:`arm_of` is the arm a sweep trains a configuration under).
 """
 
 from __future__ import annotations
@@ -39,8 +44,9 @@ from .learning import LEARNING_THRESHOLD, PATIENCE, TOLERANCE
 from .model import ModelConfig
 from .train import DEFAULT_SEED, LOSS_POSITIONS, run_name
 
-ARMS = ("width", "head16")
+ARMS = ("width", "head16", "inner256")
 ARM_HEAD_SIZE = 16  # the head16 arm's head size
+ARM_INNER_WIDTH = 256  # the inner256 arm's attention width, n_heads * head_size
 HELDOUT_SEED = DEFAULT_SEED  # the fixed held-out set of every fresh-data run
 
 
@@ -155,13 +161,36 @@ def get_fresh_profile(profile: str | FreshProfile) -> FreshProfile:
 
 def arm_head_size(arm: str, heads: int, d_model: int = 64) -> int | None:
     """The head size of ``heads`` heads in ``arm``, as ``ModelConfig.head_size``: ``None``
-    (``d_model / heads``) for ``"width"`` and for ``"head16"`` where ``16 heads = d_model``
-    (4 heads: both arms' model), else 16."""
+    (``d_model / heads``) for ``"width"`` and wherever the arm's head size is
+    ``d_model / heads`` (4 heads of 16: the width arm's model too); else 16 (``"head16"``)
+    or ``256 / heads`` (``"inner256"``, which refuses a head count that does not divide
+    256)."""
     one_of(arm, "arm", ARMS, "arms")
     positive_int(heads, "heads")
-    if arm == "width" or ARM_HEAD_SIZE * heads == d_model:
+    if arm == "width":
         return None
-    return ARM_HEAD_SIZE
+    if arm == "head16":
+        size = ARM_HEAD_SIZE
+    else:
+        if ARM_INNER_WIDTH % heads:
+            raise ValueError(f"heads={heads}: the inner256 arm splits an attention width of "
+                             f"{ARM_INNER_WIDTH} into equal heads; {heads} does not divide it")
+        size = ARM_INNER_WIDTH // heads
+    return None if size * heads == d_model else size
+
+
+def arm_of(heads: int, head_size: int | None, d_model: int = 64) -> str:
+    """The arm a sweep trains ``heads`` heads of ``head_size`` under: the first of
+    :data:`ARMS` whose configuration it is (a shared model is one run). Raises
+    ``ValueError`` for a configuration of no arm."""
+    for arm in ARMS:
+        try:
+            if arm_head_size(arm, heads, d_model) == head_size:
+                return arm
+        except ValueError:
+            continue
+    raise ValueError(f"head_size={head_size}: {heads} heads of {head_size} dimensions belong "
+                     f"to no arm of {list(ARMS)}")
 
 
 def arm_head_dim(arm: str, heads: int, d_model: int = 64) -> int:
@@ -171,11 +200,12 @@ def arm_head_dim(arm: str, heads: int, d_model: int = 64) -> int:
 
 
 def arms_of(config: ModelConfig) -> list[str]:
-    """The arms whose model ``config`` is: ``["width"]``, ``["head16"]``, both (4 heads of
-    16) or none."""
+    """The arms whose model ``config`` is, in the order of :data:`ARMS`: one, two (4 heads
+    of 16: width and head16; 16 heads of 16: head16 and inner256) or none."""
     default = config.d_model % config.n_heads == 0 and (
         config.head_dim == config.d_model // config.n_heads)
-    return [arm for arm, ok in (("width", default), ("head16", config.head_dim == ARM_HEAD_SIZE))
+    return [arm for arm, ok in (("width", default), ("head16", config.head_dim == ARM_HEAD_SIZE),
+                                ("inner256", config.n_heads * config.head_dim == ARM_INNER_WIDTH))
             if ok]
 
 

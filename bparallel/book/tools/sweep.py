@@ -52,6 +52,7 @@ from ...transformer.fresh_design import (
     FRESH_PROFILES,
     FreshProfile,
     arm_head_size,
+    arm_of,
     fresh_model_name,
     fresh_run_name,
 )
@@ -302,7 +303,7 @@ def train_and_ship(run: ModelRun) -> dict[str, Any]:
         _say(run, f"training {run.unit}s {start} -> {run.total} in {shown_path(run.run_dir)}, "
                   f"torch threads {run.threads or 'default'}, device {run.device}")
         if run.fresh:
-            arm = "head16" if run.head_size is not None else "width"
+            arm = arm_of(run.heads, run.head_size)
             result = train_fresh(run.task, run.heads, run.profile, arm=arm,
                                  out_dir=run.run_dir, seed=run.seed,
                                  budget_factor=run.budget_factor, threads=run.threads,

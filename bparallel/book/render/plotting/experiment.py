@@ -14,7 +14,8 @@ from .style import TEXT_WIDTH
 
 #: Line style and marker per arm; colour per head count (``C0`` ... in the order of heads).
 ARM_STYLE = {"width": ("-", "o", "fixed width (64/H per head)"),
-             "head16": ("--", "s", "fixed head size (16 per head)")}
+             "head16": ("--", "s", "fixed head size (16 per head)"),
+             "inner256": (":", "^", "fixed attention width (256/H per head)")}
 HEAD_COUNTS = (1, 4, 8, 16)
 
 
