@@ -289,3 +289,27 @@ def test_committed_paper_models_verify_and_meet_the_accuracy_bar():
             assert entry["heldout_accuracy"] >= bar, name
         assert meta["history"]["heldout_accuracy"][-1] == pytest.approx(
             entry["heldout_accuracy"], abs=1e-4)  # same model, same data; threads may differ
+
+
+def test_quick_reads_the_committed_models_and_retrain_trains(tiny_run, tmp_path):
+    """The chapters that measure read the committed quick models (the same weights on
+    every machine); chapter 07 (``retrain=True``) trains its own; a folder of another
+    profile's models is refused."""
+    runs, trained = tiny_run
+    fixed = tmp_path / "tiny"
+    ex.ship_run(runs / "tiny", fixed, profile="tiny")
+    empty_runs = tmp_path / "no-runs"
+    bundle = ex.book_models("quick", runs_dir=empty_runs, train_profile="tiny", fixed_dir=fixed)
+    assert bundle.profile == "quick" and "committed in" in bundle.source
+    assert not empty_runs.exists()  # nothing trained
+    for key, model in bundle.models.items():
+        for a, b in zip(model.state_dict().values(), trained.models[key].state_dict().values(),
+                        strict=True):
+            assert torch.equal(a, b), key
+        assert bundle.metas[key]["history"]["epoch"] == trained.metas[key]["history"]["epoch"]
+    again = ex.book_models("quick", runs_dir=runs, train_profile="tiny", fixed_dir=fixed,
+                           retrain=True)
+    assert "trained by this build" in again.source
+    assert ex.fixed_quick("tiny", ["copy", "cycle"], tmp_path / "nothing-here") is None
+    with pytest.raises(ValueError, match="lists 'tiny'-profile models, not 'quick' ones"):
+        ex.fixed_quick("quick", ["copy", "cycle"], fixed)

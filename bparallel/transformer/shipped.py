@@ -2,10 +2,19 @@
 
 - :func:`book_models` gives the 8 models (heads 1/4/8/16 x copy/cycle) for a profile:
   ``"paper"`` loads this project's shipped weights from ``models/paper/`` (SHA-256 checked
-  against the manifest) and never trains; ``"quick"`` trains the quick profile into
-  ``runs/quick/`` (minutes; resumed, so a second call is instant; a file lock keeps two
+  against the manifest) and never trains; ``"quick"`` loads the committed quick-profile
+  models of ``models/quick/`` (:func:`fixed_quick`), or, asked to (``retrain=True``, chapter
+  07, which regresses training itself) or where none are committed, trains the quick profile
+  into ``runs/quick/`` (minutes; resumed, so a second call is instant; a file lock keeps two
   notebooks from training the same model at once); ``"auto"`` picks ``"paper"`` when the
   shipped models are all there, else ``"quick"``.
+- **Why the quick models are committed.** Training rounds floats in the order of the CPU's
+  kernels (AVX2 and AVX-512 add in other orders), and a few minutes of training carry a
+  last-bit difference into the second decimal of a statistic over 50-100 sequences. A
+  chapter that *measures* models at the quick profile therefore reads the same committed
+  weights on every machine, so that its regression compares fixed inputs; chapter 07 still
+  trains them, and its tolerances are those measured across CPU kernels
+  (``tests/reference/noise/``).
 - :func:`ship_run` exports a finished paper run as weights-only files plus ``manifest.json``;
   :func:`ship_checkpoint` ships one finished checkpoint (what a ``sweep`` job does).
 
@@ -277,6 +286,23 @@ def resolve_profile(profile: str, shipped_dir: str | os.PathLike = SHIPPED_DIR, 
     return "paper" if done else "quick"
 
 
+def fixed_quick(
+    train_profile: str, tasks: Sequence[str], fixed_dir: str | os.PathLike | None = None,
+) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], dict[str, Any]]] | None:
+    """The committed models of ``train_profile`` (``models/<train_profile>/``, or
+    ``fixed_dir``) for ``tasks`` x :data:`HEADS`, seed 42, hash-checked, or ``None`` when
+    the folder does not hold all of them (module docstring: why they are committed). A
+    folder whose manifest names another profile is refused."""
+    folder = MODELS_ROOT / train_profile if fixed_dir is None else Path(fixed_dir)
+    manifest = shipped_manifest(folder)
+    if manifest is None or not shipped_complete(folder, tasks=tasks):
+        return None
+    if manifest.get("profile") != train_profile:
+        raise ValueError(f"{folder / MANIFEST} lists {manifest.get('profile')!r}-profile "
+                         f"models, not {train_profile!r} ones")
+    return load_shipped(folder, tasks=tasks)
+
+
 def book_models(
     profile: str = "auto",
     *,
@@ -284,11 +310,15 @@ def book_models(
     shipped_dir: str | os.PathLike = SHIPPED_DIR,
     threads: int | None = None,
     train_profile: str = "quick",
+    retrain: bool = False,
+    fixed_dir: str | os.PathLike | None = None,
 ) -> ModelSet:
     """The 8 models of Section 4 for ``profile`` (see the module docstring).
 
     ``"paper"`` never trains: without shipped models it raises ``FileNotFoundError``.
-    ``train_profile`` is what ``"quick"`` trains (the tests use the hidden ``"tiny"``).
+    ``train_profile`` is what ``"quick"`` reads from ``models/<train_profile>/`` (or
+    ``fixed_dir``: :func:`fixed_quick`) or, with ``retrain=True`` or where none are
+    committed, trains (the tests use the hidden ``"tiny"``).
     """
     resolved = resolve_profile(profile, shipped_dir)
     if resolved == "paper":
@@ -296,6 +326,11 @@ def book_models(
         machines = sorted({m.get("hardware", "?") for m in metas.values()})
         return ModelSet("paper", models, metas,
                         f"shipped in {_shown(shipped_dir)}, trained on {'; '.join(machines)}")
+    fixed = None if retrain else fixed_quick(train_profile, PAPER_TASKS, fixed_dir)
+    if fixed is not None:
+        folder = MODELS_ROOT / train_profile if fixed_dir is None else Path(fixed_dir)
+        return ModelSet("quick", *fixed, f"committed in {_shown(folder)}: the same weights on "
+                        "every machine")
     folder = Path(runs_dir) / train_profile
     models, metas = {}, {}
     for (task, heads), ck in train_quick(PAPER_TASKS, train_profile, folder, threads).items():
