@@ -8,8 +8,10 @@ weights, keyed by ``(task, heads, head_size, seed)``).
 The graph tasks (:data:`bparallel.transformer.data.GRAPH_TASKS`) each have a training
 profile of their own, named after the task, and ship into ``models/<task>/`` (one manifest
 per task, seeds as for the paper models). :func:`graph_models` loads every seed that has all
-four head counts shipped, or, for ``profile="quick"``, trains the ``graph-quick`` profile
-(one seed, minutes) into ``runs/graph-quick/``. The book's profiles are
+four head counts shipped, or, for ``profile="quick"``, the ``graph-quick`` profile's models
+committed in ``models/graph-quick/`` (one seed; the same weights on every machine:
+:func:`bparallel.transformer.shipped.fixed_quick`), trained into ``runs/graph-quick/``
+where none are committed (minutes). The book's profiles are
 :data:`bparallel.transformer.shipped.BOOK_PROFILES`; the 8 Section 4 models of chapters
 07-11 are :func:`bparallel.transformer.shipped.book_models`, with their own ``"auto"``
 (:func:`bparallel.transformer.shipped.resolve_profile`).
@@ -27,7 +29,8 @@ from typing import Any
 from ..._checks import one_of
 from ...transformer import shipped
 from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS
-from ...transformer.fresh_design import get_fresh_profile
+from ...transformer.fresh_design import arms_of, get_fresh_profile
+from ...transformer.model import ModelConfig
 from ...transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
@@ -35,7 +38,7 @@ from ...transformer.shipped import (
     shipped_seeds,
     train_quick,
 )
-from ...transformer.train import HEADS
+from ...transformer.train import DEFAULT_SEED, HEADS
 
 # --------------------------------------------------------------------------- the graph-task models
 
@@ -120,6 +123,14 @@ def graph_models(
                     models[(t, h, seed)], metas[(t, h, seed)] = model, meta[(t, h)]
             counts.append(f"{task}: seeds {', '.join(map(str, seeds))}")
         return GraphModels("paper", models, metas, "; ".join(counts))
+    fixed = shipped.fixed_quick(train_profile, tasks)
+    if fixed is not None:
+        for (task, heads), model in fixed[0].items():
+            models[(task, heads, DEFAULT_SEED)] = model
+            metas[(task, heads, DEFAULT_SEED)] = fixed[1][(task, heads)]
+        return GraphModels("quick", models, metas,
+                           f"committed in models/{train_profile}/: the same weights on every "
+                           "machine")
     folder = Path(runs_dir) / train_profile
     for (task, heads), ck in train_quick(tasks, train_profile, folder, threads).items():
         key = (task, heads, int(ck.data["seed"]))
@@ -215,8 +226,11 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
         for entry in models.values():
             if entry["task"] != task:
                 continue
+            # the arms of the design as it is now (an arm added since a run was shipped
+            # counts the runs it shares: 16 heads of 16 are the inner256 arm's too)
             e = {**entry, "heads": int(entry["heads"]), "seed": int(entry["seed"]),
-                 "head_size": int(entry["head_size"])}
+                 "head_size": int(entry["head_size"]),
+                 "arms": arms_of(ModelConfig(**entry["model_config"]))}
             (runs.entries if int(e.get("budget_factor", 1)) == 1 else runs.extended).append(e)
         runs.extended += _unfinished_extended(Path(models_root) / profile.name, task,
                                               runs.extended)
