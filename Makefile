@@ -13,20 +13,29 @@ book: setup
 	bash scripts/build_book.sh
 
 test: setup
-	@[ -f _build/html/index.html ] || bash scripts/build_book.sh
-	$(PY) -m ruff check bparallel tests benchmarks
-	$(PY) -m pytest -q --durations=15
+	@[ -f _build/html/index.html ] || bash scripts/phase.sh "book build" bash scripts/build_book.sh
+	@bash scripts/phase.sh ruff $(PY) -m ruff check bparallel tests benchmarks
+	@bash scripts/phase.sh pytest $(PY) -m pytest -q --durations=15
 
 # The fast tier: every test but the notebook regressions and the browser tests (marked
 # `slow`); no book build needed. A few minutes on 2 cores.
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow"
 
-# The fast tier again with numpy, OpenBLAS and torch held to AVX2 kernels: on an AVX-512
-# machine this checks that no test depends on the CPU's vector width (CI runs it).
+# The fast tier and the quick regression of every chapter that measures trained models
+# (08-13: the committed quick models, measured again with the metrics cache off) with numpy,
+# OpenBLAS and torch held to AVX2 kernels: on an AVX-512 machine this checks that no test
+# and no regressed key depends on the CPU's vector width (CI runs it; on an AVX2 machine it
+# repeats the native run).
+AVX2 := NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" OPENBLAS_CORETYPE=Haswell \
+	ATEN_CPU_CAPABILITY=avx2
+MEASURING := 08_proxies 09_amplification 10_section4_as_defined 11_across_seeds \
+	12_graph_tasks 13_explorer
 test-avx2: setup
-	NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" OPENBLAS_CORETYPE=Haswell \
-	ATEN_CPU_CAPABILITY=avx2 $(PY) -m pytest -q -m "not slow"
+	@bash scripts/phase.sh "fast tier, AVX2" env $(AVX2) $(PY) -m pytest -q -m "not slow"
+	@bash scripts/phase.sh "quick regression of 08-13, AVX2" env $(AVX2) $(PY) -m bparallel \
+		regress --profile quick --no-cache --output-dir regress-out/avx2 \
+		--notebooks $(MEASURING)
 
 lint: setup
 	$(PY) -m ruff check bparallel tests benchmarks

@@ -322,3 +322,46 @@ def test_rules_for_one_profile_and_retolerance(tmp_path):
     assert data == {"a": {"value": 2.0, "abs": 1e-3, "rel": 0.0},
                     "b": {"value": 0.5, "abs": 1e-3, "rel": 0.0}}  # values kept
     assert rg.retolerance("quick", tmp_path) == []
+
+
+# ------------------------------------------------------------------ last-bit noise
+def test_spreads_of_values_across_settings():
+    spread = rg.spreads({"a": [1.0, 1.5, 1.25], "b": [2, 2], "c": [0.1, float("nan")],
+                         "label": ["x", "x"], "one": [3.0]})
+    assert spread == {"a": 0.5, "b": 0, "c": float("inf"), "one": 0.0}
+
+
+def test_noise_settings_are_refused_by_name(tmp_path):
+    with pytest.raises(rg.RegressError, match="unknown noise setting.*avx1024; valid: native"):
+        rg.run(_args(notebooks=["04_minimax_fidelity"], noise=["native", "avx1024"],
+                     output_dir=str(tmp_path)))
+
+
+def test_tolerances_cover_the_measured_noise():
+    """Every regressed key of the chapters that train or measure models has its spread
+    measured across the sources of last-bit noise (``regress --noise``: CPU kernels at the
+    AVX2 and scalar widths, one thread or the runner's share, the committed reference from
+    another machine), and its tolerance is at least :data:`NOISE_FACTOR` times that spread:
+    a key that moves with the machine cannot fail on a user's machine. Together with
+    :func:`test_no_tolerance_exceeds_its_value_without_a_stated_reason` the tolerance lies
+    between the noise and the value it guards."""
+    measured = rg.load_noise("quick")
+    assert {"native", "scalar"} <= set(measured["settings"]), measured["settings"]
+    trained = [n for n in rg.available_notebooks()
+               if rg.declared_parameters(ROOT / "notebooks" / f"{n}.md")["profile"] == "auto"]
+    too_tight, unmeasured = [], []
+    for name in trained:
+        spread = measured["notebooks"].get(name, {})
+        for key, entry in rg.load_reference(
+                ROOT / "tests" / "reference" / "quick" / f"{name}.json").items():
+            if not isinstance(entry["value"], (int, float)) or isinstance(entry["value"], bool):
+                continue
+            if key not in spread:
+                unmeasured.append(f"{name}:{key}")
+                continue
+            tol = entry.get("abs", 0.0) + entry.get("rel", 0.0) * abs(entry["value"])
+            if tol < rg.NOISE_FACTOR * spread[key]:
+                too_tight.append(f"{name}:{key} tolerance {tol:.3g} < {rg.NOISE_FACTOR:g} x "
+                                 f"spread {spread[key]:.3g}")
+    assert not unmeasured, f"{len(unmeasured)} keys without measured noise: {unmeasured[:10]}"
+    assert not too_tight, f"{len(too_tight)} tolerances below the noise: {too_tight[:10]}"
