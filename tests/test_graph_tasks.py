@@ -66,11 +66,13 @@ def test_tally_judges_each_task_and_sets_aside_a_task_short_of_three_seeds():
     better, worse, open_ = Outcome.AS_CLAIMED, Outcome.AGAINST, Outcome.NOT_RESOLVED
     assert gt.tally([_change("first", better), _change("cycle", better)]) is Verdict.HOLDS
     assert gt.tally([_change("first", worse), _change("cycle", worse)]) is Verdict.FAILS
-    assert gt.tally([_change("first", better), _change("cycle", worse)]) \
+    # a significant reversal on any task fails the claim: never outvoted by another task
+    assert gt.tally([_change("first", better), _change("cycle", worse)]) is Verdict.FAILS
+    assert gt.tally([_change("first", open_), _change("cycle", worse)]) is Verdict.FAILS
+    assert gt.tally([_change("first", better), _change("cycle", open_)]) \
         is Verdict.HOLDS_WITH_CONDITIONS
-    assert gt.tally([_change("first", open_), _change("cycle", worse)]) \
-        is Verdict.NOT_SUPPORTED
-    assert gt.tally([_change("first", open_)]) is Verdict.NOT_TESTABLE
+    # none resolves: not supported (the test could have found it), as in chapter 11
+    assert gt.tally([_change("first", open_)]) is Verdict.NOT_SUPPORTED
     assert gt.tally([]) is Verdict.NOT_TESTABLE
     # a task short of three paired seeds is not testable and set aside, never a veto
     assert gt.tally([_change("first", better), _change("induction", better, seeds=1)]) \
@@ -279,3 +281,62 @@ def test_measure_reads_the_graphs_and_the_heads_on_the_same_sequences(monkeypatc
     assert seen["heads"][("induction", 4, 42)].shape == (5, 40)
     assert torch.equal(seen["defined"][("induction", 4, 42)],
                        seen["heads"][("induction", 4, 42)][:3])
+
+
+def test_one_rule_for_claims_over_units_in_chapters_11_and_12():
+    """Chapters 11 and 12 share one rule (statistics.claim_over_units), and a change is
+    decided at its Holm-corrected two-sided p-value on the side of its mean."""
+    from bparallel.book.section4 import across_seeds_stats as ass
+    from bparallel.book.section4 import statistics as st
+    from bparallel.book.verdicts import Verdict
+
+    rule = st.claim_over_units
+    assert rule(4, 0, 4) is Verdict.HOLDS and rule(2, 0, 4) is Verdict.HOLDS_WITH_CONDITIONS
+    assert rule(3, 1, 4) is Verdict.FAILS and rule(0, 0, 4) is Verdict.NOT_SUPPORTED
+    assert rule(0, 0, 0) is Verdict.NOT_TESTABLE
+    for args in ((5, 0, 4), (-1, 0, 2), (True, 0, 2)):
+        with pytest.raises(ValueError):
+            rule(*args)
+    # chapter 11: none holding and none against is "not supported", no longer "fails"
+    assert ass._claim_verdict(3, 0, 0, 4) is Verdict.NOT_SUPPORTED
+    assert ass._claim_verdict(3, 3, 1, 4) is Verdict.FAILS
+    assert ass._claim_verdict(1, 4, 0, 4) is Verdict.NOT_TESTABLE
+    up = {"seeds": 3, "change": 2.0}
+    assert st.outcome_at(up, 0.01, +1) is Outcome.AS_CLAIMED
+    assert st.outcome_at(up, 0.01, -1) is Outcome.AGAINST
+    assert st.outcome_at(up, 0.2, +1) is Outcome.NOT_RESOLVED
+    assert st.outcome_at({"seeds": 1, "change": -1.0}, None, +1) is Outcome.AGAINST_ONE_SEED
+    # every seed the same change: the exact sign-flip test (2 / 2^n), no t-test possible
+    assert st.change_p_value({"seeds": 5, "change": 3.0, "p_value": None}) == 2 / 32
+    assert st.change_p_value({"seeds": 3, "change": 0.0, "p_value": None}) is None
+
+
+def test_holm_family_leaves_out_tests_that_cannot_decide():
+    """Tarone: a permutation test whose best possible p-value cannot pass the family's
+    threshold is left out of the count (not testable); the others are Holm-corrected with
+    the multiplier m."""
+    from bparallel.book.section4 import statistics as st
+
+    tests = [{"p": 0.001}, {"p": 0.02}, {"p": 0.01, "p_min": 0.01},
+             {"p": 0.5, "p_min": 0.2}, {"p": None}]
+    m = st.holm_family(tests)
+    assert m == 3
+    assert [t["decidable"] for t in tests] == [True, True, True, False, False]
+    assert tests[0]["p_holm"] == pytest.approx(0.003)
+    assert tests[2]["p_holm"] == pytest.approx(0.02) and tests[1]["p_holm"] == pytest.approx(0.02)
+    assert tests[3]["p_holm"] is None
+    undecidable = {"median": 1.0, "cells": 3, "p": 0.01, "p_min": 0.01, "decidable": False}
+    assert st.rank_claim_verdict(undecidable) is st.Verdict.NOT_TESTABLE
+    reversed_ = {"median": -0.8, "cells": 5, "p": 0.004, "p_min": 0.002, "p_holm": 0.01}
+    assert st.rank_claim_verdict(reversed_) is st.Verdict.FAILS
+
+
+def test_two_sided_rank_test_sees_a_reversal():
+    from bparallel.book.section4 import statistics as st
+
+    x = np.arange(5.0)
+    agree = st.two_sided_rank_test([(x, x)] * 5, permutations=999)
+    against = st.two_sided_rank_test([(x, -x)] * 5, permutations=999)
+    assert agree["median"] == 1 and against["median"] == -1
+    assert agree["p"] == pytest.approx(against["p"]) and against["p"] < 0.01
+    assert against["p_down"] < 0.01 < against["p_up"]

@@ -329,11 +329,12 @@ def test_cuda_jobs_ask_for_a_gpu(tmp_path):
 # --------------------------------------------------------------------------- fresh data
 
 
-def test_a_fresh_grid_has_both_arms_and_plans_the_shared_model_once(tmp_path):
+def test_a_fresh_grid_has_every_arm_and_plans_the_shared_models_once(tmp_path):
     runs = sw.plan(["induction"], [16, 8, 4, 1], [42], "induction-fresh", runs_dir=tmp_path)
     assert [r.name for r in runs] == [
-        "induction-h01", "induction-h01-hs16", "induction-h04", "induction-h08",
-        "induction-h08-hs16", "induction-h16", "induction-h16-hs16"]  # 4 x 16: once
+        "induction-h01", "induction-h01-hs16", "induction-h01-hs256", "induction-h04",
+        "induction-h04-hs64", "induction-h08", "induction-h08-hs16", "induction-h08-hs32",
+        "induction-h16", "induction-h16-hs16"]  # 4 x 16 and 16 x 16: once each
     assert runs[0].models_dir == sw.MODELS_ROOT / "induction-fresh"
     assert (runs[0].unit, runs[0].total) == ("step", 12000)
     head16 = sw.plan(None, [1, 4], [43], "induction-fresh", arms=["head16"], budget_factor=5,
@@ -353,14 +354,14 @@ def test_a_fresh_sweep_resumes_and_ships_both_arms(tmp_path, capsys):
     from bparallel.transformer.fresh import train_fresh
 
     runs = sw.plan(["first"], [1], [43], "fresh-tiny", runs_dir=tmp_path / "runs",
-                   models_dir=tmp_path / "models", threads=1)
+                   models_dir=tmp_path / "models", threads=1, arms=["width", "head16"])
     width, head16 = runs
     assert (width.name, head16.name) == ("first-h01", "first-h01-hs16")
     # head16 was started and killed by `train_fresh` into the sweep's run folder
     train_fresh("first", 1, "fresh-tiny", arm="head16", out_dir=head16.run_dir, seed=43,
                 stop_after=5, threads=1, progress=False)
     argv = ["sweep", "--profile", "fresh-tiny", "--tasks", "first", "--heads", "1",
-            "--seeds", "43", "--runs-dir", str(tmp_path / "runs"),
+            "--arms", "width", "head16", "--seeds", "43", "--runs-dir", str(tmp_path / "runs"),
             "--models-dir", str(tmp_path / "models")]
     assert main(argv + ["--snapshot"]) == 0
     assert "first-h01-hs16 seed 43: step 5/12 ->" in capsys.readouterr().out
@@ -404,3 +405,17 @@ def test_arms_for_a_finite_profile_are_refused_on_the_command_line(tmp_path, cap
     assert main(argv) == 2
     assert "apply to fresh-data profiles" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_inner256_arm_is_trained_under_its_own_arm():
+    from bparallel.transformer.fresh_design import arm_head_size, arm_of
+
+    assert [arm_head_size("inner256", h) for h in (1, 4, 8, 16)] == [256, 64, 32, 16]
+    assert [arm_of(h, arm_head_size("inner256", h)) for h in (1, 4, 8)] == ["inner256"] * 3
+    assert arm_of(16, 16) == "head16" and arm_of(4, None) == "width"  # shared: trained once
+    with pytest.raises(ValueError, match="heads=3: the inner256 arm splits .* 256"):
+        arm_head_size("inner256", 3)
+    with pytest.raises(ValueError, match="head_size=12: 4 heads of 12 dimensions belong to no"):
+        arm_of(4, 12)
+    with pytest.raises(ValueError, match="arm='narrow'"):
+        arm_head_size("narrow", 4)

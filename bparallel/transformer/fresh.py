@@ -248,9 +248,10 @@ def train_fresh(
     """Train one model on fresh data (module docstring) until it converges or reaches the
     budget, ``budget_factor`` times the profile's ``steps``.
 
-    ``arm``: ``"width"``, ``"head16"`` or ``"inner256"`` (``fresh_design.ARMS``). With ``out_dir``, a
-    checkpoint is written at every evaluation and when the call ends, and an existing one is
-    resumed (``resume=True``): the run ends bitwise where an uninterrupted one would.
+    ``arm``: ``"width"``, ``"head16"`` or ``"inner256"`` (``fresh_design.ARMS``). With
+    ``out_dir``, a checkpoint is written at every evaluation and when the call ends, and an
+    existing one is resumed (``resume=True``): the run ends bitwise where an uninterrupted
+    one would.
     ``stop_after`` ends this call after that many steps (to simulate an interruption).
     ``threads``, ``attention_path`` and ``device`` as for :func:`~.train.train` (on CUDA a
     run is faithful, not bitwise the CPU one).

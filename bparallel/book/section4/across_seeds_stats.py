@@ -17,7 +17,14 @@ import numpy as np
 from scipy import stats
 
 from ..verdicts import Outcome, Verdict
-from .statistics import effect_outcome, holm, paired_effect, seed_interval, share_of_seeds
+from .statistics import (
+    claim_over_units,
+    effect_outcome,
+    holm,
+    paired_effect,
+    seed_interval,
+    share_of_seeds,
+)
 
 # --------------------------------------------------------------------------- Section 4 over seeds
 
@@ -77,7 +84,8 @@ def head_count_effects(
     tests the chapter's claims rest on, :func:`holm`), and the :func:`effect_outcome`
     against the paper's claim (:data:`CLAIMED_DIRECTION`: fewer steps, more fidelity), also
     after Holm's correction (``outcome_holm``: a change that survives its own interval but
-    not the correction reads "not after Holm")."""
+    not the correction reads "not after Holm"; a reversal that does not survive it is "not
+    resolved": the correction applies to both directions)."""
     fields = ("quantity", "task", "layer", "heads")
     cells = _cells(by_seed, "tables_1_4",
                    lambda r: r["protocol"] == protocol and r["mode"] == mode, fields,
@@ -104,9 +112,11 @@ def head_count_effects(
                          f"mode={mode!r}")
     for r, adjusted in zip(rows, holm([r["p_value"] for r in rows]), strict=True):
         r["p_holm"] = adjusted
-        r["outcome_holm"] = (r["outcome"] if r["outcome"] != Outcome.AS_CLAIMED
-                             else Outcome.AS_CLAIMED if adjusted is not None
-                             and adjusted <= 1 - level else Outcome.NOT_AFTER_HOLM)
+        survives = adjusted is not None and adjusted <= 1 - level
+        r["outcome_holm"] = (r["outcome"] if survives or r["outcome"] not in (
+                                 Outcome.AS_CLAIMED, Outcome.AGAINST)
+                             else Outcome.NOT_AFTER_HOLM if r["outcome"] == Outcome.AS_CLAIMED
+                             else Outcome.NOT_RESOLVED)
     return rows
 
 
@@ -173,7 +183,10 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
                         "against": count[Outcome.AGAINST] + count[Outcome.AGAINST_ONE_SEED],
                         "undecided": (count[Outcome.NOT_RESOLVED] + count[Outcome.NO_CHANGE]
                                       + count[Outcome.NOT_AFTER_HOLM]),
-                        "verdict": _claim_verdict(n, count[Outcome.AS_CLAIMED], len(rows))})
+                        "verdict": _claim_verdict(
+                            n, count[Outcome.AS_CLAIMED],
+                            count[Outcome.AGAINST] + count[Outcome.AGAINST_ONE_SEED],
+                            len(rows))})
     for task in sorted({r["task"] for r in amplification}):
         rows = [r for r in amplification if r["task"] == task]
         n = min(r["seeds"] for r in rows)
@@ -182,18 +195,18 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
         out.append({"claim": "the combination beats its best head (Tables 5-6)", "task": task,
                     "seeds": n, "units": len(rows), "holds": every, "against": none,
                     "undecided": len(rows) - every - none,
-                    "verdict": _claim_verdict(n, every, len(rows))})
+                    "verdict": _claim_verdict(n, every, none, len(rows))})
     return out
 
 
-def _claim_verdict(seeds: int, holding: int, units: int) -> Verdict:
-    """A claim over units (layers, cells): holds in all, fails in none, with conditions in
-    between; not testable with fewer than two seeds."""
+def _claim_verdict(seeds: int, holding: int, against: int, units: int) -> Verdict:
+    """A claim over units (layers, cells) by the book's one rule
+    (:func:`~bparallel.book.section4.statistics.claim_over_units`, chapter 12's too): fails
+    where any unit goes against it, holds in all, with conditions in some, not supported
+    where none resolves; not testable with fewer than two seeds."""
     if seeds < 2:
         return Verdict.NOT_TESTABLE
-    if holding == units:
-        return Verdict.HOLDS
-    return Verdict.FAILS if holding == 0 else Verdict.HOLDS_WITH_CONDITIONS
+    return claim_over_units(holding, against, units)
 
 
 # --------------------------------------------------------------------------- hardware

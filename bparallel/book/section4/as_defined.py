@@ -21,9 +21,11 @@ from ..verdicts import Verdict
 from .statistics import (
     across_tasks,
     both_modes,
+    holm_family,
     noise_floor,
     rank_claim_verdict,
     threshold_verdict,
+    two_sided_rank_test,
 )
 
 #: Display labels of the columns of :func:`definition_rows`.
@@ -265,10 +267,25 @@ def layer_claims(layers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         mine = [r for r in layers if r["task"] == task]
         for measure in ("fidelity", "speed"):
             pairs = [(_finite(r[measure]), _finite(r["damage"])) for r in mine]
-            test = ranks.median_rho_test(pairs)
+            test = two_sided_rank_test(pairs)
             out.append({"task": task, "measure": measure, "models": len(mine), **test,
                         "verdict": rank_claim_verdict(test)})
     return out
+
+
+def chapter_family(head_tests: Sequence[Mapping[str, Any]],
+                   layers: Sequence[Mapping[str, Any]]
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Holm's correction over the chapter's rank tests, the per-head claim's
+    (:func:`~bparallel.book.section4.statistics.head_claims`) and the layer claim's
+    (:func:`layer_claims`) together (:func:`~bparallel.book.section4.statistics.holm_family`):
+    copies of both with ``p_holm`` and the verdict at the corrected p-value, and the
+    family's size."""
+    family = [dict(t) for t in head_tests] + [dict(t) for t in layers]
+    size = holm_family(family)
+    for t in family:
+        t["verdict"] = rank_claim_verdict(t)
+    return family[:len(head_tests)], family[len(head_tests):], size
 
 
 def _finite(a: np.ndarray) -> np.ndarray:
@@ -325,8 +342,10 @@ ROLLOUT_HOLDS, ROLLOUT_CONDITIONS = 0.7, 0.3
 def _fmt_test(test: Mapping[str, float]) -> str:
     if not test.get("cells"):
         return "no reliable cell"
+    holm = test.get("p_holm")
     return (f"median ρ {test['median']:.2f} over {test['cells']} "
-            f"cell{'s' * (test['cells'] != 1)} (permutation p {test['p']:.3f})")
+            f"cell{'s' * (test['cells'] != 1)} (permutation p {test['p']:.3f}"
+            + (f", Holm p {holm:.3f})" if holm is not None else ")"))
 
 
 def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[str, Any]],
@@ -349,6 +368,7 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
     """
     out: list[dict[str, Any]] = []
     tasks = sorted({r["task"] for r in rows})
+    head_tests, layers, _ = chapter_family(head_tests, layers)
 
     def add(slug: str, per_task: Mapping[str, tuple[Verdict, str, str]], evidence: str,
             overall: tuple[str, str] | None = None) -> None:

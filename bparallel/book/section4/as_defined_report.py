@@ -309,11 +309,14 @@ CLAIM_NAMES = {"fidelity.paper": "φ, published code", "fidelity.definition": "�
 
 def claims_table(tests: Sequence[Mapping[str, Any]], key: str) -> list[dict[str, Any]]:
     """Per task and ranking (``key="ranking"``, :func:`head_claims`) or measure
-    (``key="measure"``, :func:`layer_claims`): the cells, the median rho, its permutation
-    p-value, the smallest p-value the cells allow, and the verdict."""
+    (``key="measure"``, :func:`layer_claims`): the cells, the median rho, its two-sided
+    permutation p-value and that p-value after Holm's correction over the chapter's family
+    (:func:`~bparallel.book.section4.as_defined.chapter_family`), the smallest p-value the
+    cells allow, and the verdict."""
     return [{"task": t["task"], "measure": CLAIM_NAMES[t[key]], "cells": t["cells"],
              "median ρ": "—" if not t["cells"] else f"{t['median']:.2f}",
              "p": "—" if not t["cells"] else _fmt_p(t["p"]),
+             "p after Holm": "—" if t.get("p_holm") is None else _fmt_p(t["p_holm"]),
              "smallest possible p": "—" if not t["cells"] else _fmt_p(t["p_min"]),
              "verdict": t["verdict"]} for t in tests]
 
@@ -339,6 +342,8 @@ def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
         out[f"{base}.cells"] = t["cells"]
         if t["cells"]:
             out.update({f"{base}.median": t["median"], f"{base}.p": t["p"]})
+        if t.get("p_holm") is not None:
+            out[f"{base}.p_holm"] = t["p_holm"]
     return out
 
 

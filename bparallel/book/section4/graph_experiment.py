@@ -36,23 +36,28 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
-from ...transformer.fresh_design import ARM_HEAD_SIZE, ARMS, arm_head_dim
+from ...transformer.fresh_design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, arm_head_dim
 from ...transformer.train import HEADS
 from ..verdicts import Verdict
 from .across_seeds_stats import hardware_kind
-from .graph_tasks import change_evidence, head_count_change, tally
+from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY, change_evidence, head_count_change, tally
 from .models import FreshRuns
 from .statistics import (
     across_tasks,
     both_modes,
+    change_p_value,
+    holm_family,
+    outcome_at,
     over_tasks,
     rank_claim_verdict,
+    two_sided_rank_test,
 )
 
 #: The seeds the design asks for per (task, arm, heads).
 DESIGN_SEEDS = (42, 43, 44)
 #: How the page names the arms.
-ARM_NAMES = {"width": "fixed width", "head16": "fixed head size"}
+ARM_NAMES = {"width": "fixed width", "head16": "fixed head size",
+             "inner256": "fixed attention width"}
 #: The proxies followed through training: manifest probe key -> (column, direction of "better"
 #: by the paper's claims: -1 a time, +1 a share).
 PROXIES = {
@@ -237,7 +242,7 @@ def speed_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
             keys = [_speed_key(learning_time(by[h])) for h in HEADS]
             finite = [k if math.isfinite(k) else -1e300 for k in keys]
             pairs.append((np.array(HEADS, float), np.array(finite)))
-        test = ranks.median_rho_test(pairs) if pairs else \
+        test = two_sided_rank_test(pairs) if pairs else \
             {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
         out[arm] = {**test, "seeds": len(pairs), "verdict": rank_claim_verdict(test)}
     return out
@@ -330,7 +335,7 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
                 by = {e["heads"]: e for e in runs.of(task, arm) if e["seed"] == seed}
                 pairs.append((np.array([key_of(by[h], name, sign) for h in HEADS]),
                               np.array([float(by[h]["curve_area"]) for h in HEADS])))
-            test = ranks.median_rho_test(pairs) if pairs else dict(empty)
+            test = two_sided_rank_test(pairs) if pairs else dict(empty)
             out[f"across.{arm}.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
         pairs = []
         configs = {(e["heads"], e["head_size"]) for e in runs.of(task)} if step is not None \
@@ -340,7 +345,7 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
             if len(mine) >= 3:
                 pairs.append((np.array([key_of(e, name, sign) for e in mine]),
                               np.array([float(e["curve_area"]) for e in mine])))
-        test = ranks.median_rho_test(pairs) if pairs else dict(empty)
+        test = two_sided_rank_test(pairs) if pairs else dict(empty)
         out[f"within.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
     return out
 
@@ -405,6 +410,15 @@ def _change_verdict(ch: Mapping[str, Sequence[Mapping[str, Any]]], quantities: S
     return tally(ch[quantities[0]])
 
 
+def _decided(test: Mapping[str, Any]) -> str:
+    """A rank test's p-values in words: two-sided, and after Holm's correction over the
+    chapter's family; or why it cannot decide (the best p-value its cells could give)."""
+    if test.get("decidable") is False:
+        return (f"p {test['p']:.3f}; cannot decide: even ρ = 1 in every seed gives p "
+                f"{test['p_min']:.3f}, above the family's threshold")
+    return f"p {test['p']:.3f}, Holm p {test['p_holm']:.3f}"
+
+
 def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdict:
     """Both answers of a rank claim: the published code's proxies (Algorithm 1 and 2 as
     published), and the definitions' (Algorithm 1 and 2 as defined, Definition 2.7): each
@@ -419,6 +433,37 @@ def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdic
                       best(("mixing.definition", "fidelity.definition", "t_mix")))
 
 
+#: The proxies whose early-step tests the rank claims read (published code, as defined).
+RANK_PROXIES = ("mixing.paper", "fidelity.paper", "mixing.definition", "fidelity.definition",
+                "t_mix")
+
+
+def chapter_family(ch: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]],
+                   speed: Mapping[str, Mapping[str, dict[str, Any]]],
+                   pred: Mapping[str, Mapping[str, dict[str, Any]]]) -> int:
+    """Holm's correction over the chapter's family, every test its verdict table reads
+    (:func:`~.statistics.holm_family`, tests that could not decide left out, Tarone): the
+    changes from 1 to 16 heads of every claim, arm, task and mode with at least
+    :data:`~.graph_tasks.MIN_PAIRED_SEEDS` paired seeds (two-sided,
+    :func:`~.statistics.change_p_value`), the speed tests and the early-proxy rank tests
+    (two-sided permutation tests). Sets each test's ``p_holm``, each change's ``outcome``
+    at its corrected p-value (:func:`~.statistics.outcome_at`: a significant reversal is
+    *against the claim*) and each rank test's ``verdict``; returns the family's size."""
+    changes_in = [c for by_q in ch.values() for cs in by_q.values() for c in cs
+                  if c["seeds"] >= MIN_PAIRED_SEEDS]
+    for c in changes_in:
+        c["p"] = change_p_value(c)
+    rank_in = [s for by_arm in speed.values() for s in by_arm.values()]
+    rank_in += [t[k] for t in pred.values() for k in t
+                if k.split(".", 2)[-1] in RANK_PROXIES or k.split(".", 1)[-1] in RANK_PROXIES]
+    size = holm_family(changes_in + rank_in)
+    for c in changes_in:
+        c["outcome"] = outcome_at(c, c["p_holm"], SUMMARY[c["quantity"]])
+    for t in rank_in:
+        t["verdict"] = rank_claim_verdict(t)
+    return size
+
+
 def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]:
     """Per claim of :data:`CLAIMS` and arm: the verdict and its evidence; per claim, one row
     with ``arm`` "both" whose verdict combines the arms
@@ -430,6 +475,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
     ch = changes(runs, level)
     speed = {t: speed_tests(runs, t) for t in runs.profiles}
     pred = {t: prediction_tests(runs, t) for t in runs.profiles}
+    family_size = chapter_family(ch, speed, pred)
     out = []
     for slug, claim in CLAIMS.items():
         per_arm = {}
@@ -446,7 +492,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
                 verdict = over_tasks([s["verdict"] for s in per_task.values()])
                 evidence = "; ".join(f"{t}: median ρ {s['median']:.2f} over {s['cells']} "
-                                     f"seed{'s' * (s['cells'] > 1)} (p {s['p']:.3f})"
+                                     f"seed{'s' * (s['cells'] > 1)} ({_decided(s)})"
                                      for t, s in per_task.items()) or "no complete seed"
             else:
                 prefix = f"across.{arm}." if slug == "rank_speed" else "within."
@@ -465,8 +511,11 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
                 out.append({"slug": f"{slug}.{arm}", "claim": claim, "arm": ARM_NAMES[arm],
                             "verdict": verdict, "evidence": evidence})
             out.append({"slug": slug, "claim": claim, "arm": "both",
-                        "verdict": across_tasks([v for v, _ in per_arm.values()]),
-                        "evidence": "the two arms combined"})
+                        "verdict": over_tasks([v for v, _ in per_arm.values()]),
+                        "evidence": "the arms combined (an arm that cannot test it yet "
+                                    "set aside)"})
+    for row in out:
+        row["family"] = family_size
     return out
 
 
@@ -489,6 +538,9 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     out: dict[str, float] = {f"verdict.{v['slug']}": order.index(v["verdict"])
                              for v in verdicts}
     out["fresh.arm_head_size"] = ARM_HEAD_SIZE
+    out["fresh.arm_inner_width"] = ARM_INNER_WIDTH
+    if verdicts:  # the tests Holm's correction runs over (chapter_family)
+        out["fresh.holm_family"] = verdicts[0]["family"]
     out["fresh.design.models"] = design_models()
     for task, p in runs.profiles.items():
         for k in ("budget", "threshold", "eval_every", "patience", "tolerance", "batch_size",

@@ -43,8 +43,10 @@ from .models import GraphModels, paper_models
 from .statistics import (
     across_tasks,
     both_modes,
+    claim_over_units,
     effect_outcome,
     fmt_interval,
+    fmt_p,
     head_claims,
     paired_effect,
     scored_cells,
@@ -189,24 +191,18 @@ def _testable(change: Mapping[str, Any], min_seeds: int) -> bool:
 
 def tally(changes: Sequence[Mapping[str, Any]], min_seeds: int = MIN_PAIRED_SEEDS) -> Verdict:
     """The verdict of a "more heads do better" claim from its per-task changes
-    (:func:`head_count_change`), judged per task: a task with fewer than ``min_seeds``
-    paired seeds is not testable and set aside; over the others, the claim holds when every
-    task goes the claimed way, fails when every task goes the other way, holds with
-    conditions when some tasks go the claimed way, is not supported when some go the other
-    way and none the claimed way; not testable when no task is left or none resolves."""
+    (:func:`head_count_change`; their ``outcome``, Holm-corrected where the chapter sets it),
+    judged per task: a task with fewer than ``min_seeds`` paired seeds is not testable and
+    set aside; over the others, the book's one rule
+    (:func:`~bparallel.book.section4.statistics.claim_over_units`): fails when any task goes
+    significantly the other way, holds when every task goes the claimed way, holds with
+    conditions when some do, not supported when none resolves; not testable when no task is
+    left."""
     positive_int(min_seeds, "min_seeds")
     testable = [c for c in changes if _testable(c, min_seeds)]
-    if not testable:
-        return Verdict.NOT_TESTABLE
     better = sum(c["outcome"] == Outcome.AS_CLAIMED for c in testable)
     worse = sum(c["outcome"] == Outcome.AGAINST for c in testable)
-    if better == len(testable):
-        return Verdict.HOLDS
-    if worse == len(testable):
-        return Verdict.FAILS
-    if better:
-        return Verdict.HOLDS_WITH_CONDITIONS
-    return Verdict.NOT_SUPPORTED if worse else Verdict.NOT_TESTABLE
+    return claim_over_units(better, worse, len(testable))
 
 
 def change_evidence(change: Mapping[str, Any], min_seeds: int = MIN_PAIRED_SEEDS) -> str:
@@ -217,6 +213,8 @@ def change_evidence(change: Mapping[str, Any], min_seeds: int = MIN_PAIRED_SEEDS
     if not _testable(change, min_seeds):
         return (f"{change['outcome']}, not testable with {n} paired seed{'s' * (n != 1)} "
                 f"of {min_seeds}")
+    if change.get("p_holm") is not None:
+        return f"{change['outcome']} (Holm p {fmt_p(change['p_holm'])})"
     return str(change["outcome"])
 
 

@@ -228,9 +228,11 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
                 continue
             # the arms of the design as it is now (an arm added since a run was shipped
             # counts the runs it shares: 16 heads of 16 are the inner256 arm's too)
-            e = {**entry, "heads": int(entry["heads"]), "seed": int(entry["seed"]),
-                 "head_size": int(entry["head_size"]),
-                 "arms": arms_of(ModelConfig(**entry["model_config"]))}
+            heads, head_size = int(entry["heads"]), int(entry["head_size"])
+            cfg = (ModelConfig(**entry["model_config"]) if "model_config" in entry
+                   else ModelConfig(n_heads=heads, head_size=head_size))
+            e = {**entry, "heads": heads, "seed": int(entry["seed"]), "head_size": head_size,
+                 "arms": arms_of(cfg)}
             (runs.entries if int(e.get("budget_factor", 1)) == 1 else runs.extended).append(e)
         runs.extended += _unfinished_extended(Path(models_root) / profile.name, task,
                                               runs.extended)

@@ -122,6 +122,110 @@ def effect_outcome(effect: Interval, direction: int) -> Outcome:
     return Outcome.NOT_RESOLVED
 
 
+def change_p_value(change: Mapping[str, Any]) -> float | None:
+    """The two-sided p-value of a change across seeds (a row of
+    :func:`~bparallel.book.section4.graph_tasks.head_count_change`): the paired t-test's;
+    where every seed changed by the same amount (no spread, so no t), the exact sign-flip
+    test's, ``2 / 2^n`` for ``n`` seeds all one way; ``None`` with one seed or no change."""
+    p = change.get("p_value")
+    if p is not None:
+        return float(p)
+    n = int(change["seeds"])
+    if n < 2 or change["change"] == 0:
+        return None
+    return min(1.0, 2 * 0.5 ** n)
+
+
+def outcome_at(change: Mapping[str, Any], p: float | None, direction: int,
+               alpha: float = ALPHA) -> Outcome:
+    """Where a change lies when its two-sided p-value (Holm-adjusted: ``p``) decides:
+    ``AS_CLAIMED`` or ``AGAINST`` by the sign of the mean change when ``p <= alpha``,
+    ``NOT_RESOLVED`` above it, ``NO_CHANGE`` when no seed changed, and with one seed only
+    that seed's sign (:func:`effect_outcome`)."""
+    if direction not in (-1, 1):
+        raise ValueError(f"direction={direction!r}: must be -1 or +1")
+    if change["seeds"] < 2 or change["change"] == 0 and p is None:
+        return effect_outcome(Interval(float(change["change"]), None, None,
+                                       int(change["seeds"]), 0.95), direction)
+    if p is None or not ranks.reaches(alpha, p):
+        return Outcome.NOT_RESOLVED
+    return Outcome.AS_CLAIMED if np.sign(change["change"]) == direction else Outcome.AGAINST
+
+
+def smallest_change(change: Mapping[str, Any], alpha: float = ALPHA,
+                    power: float = 0.8) -> float | None:
+    """The smallest change from 1 to 16 heads that a paired t-test at ``alpha`` (two-sided)
+    finds with probability ``power`` at the row's number of seeds and spread:
+    ``(t_{1-alpha/2, n-1} + t_{power, n-1}) s / sqrt(n)`` (``s`` from the row's interval);
+    ``None`` with fewer than two seeds."""
+    n = int(change["seeds"])
+    if n < 2 or change.get("low") is None:
+        return None
+    level_t = stats.t.ppf(0.975, n - 1)  # the row's 95% interval gives s / sqrt(n)
+    se = (change["high"] - change["low"]) / 2 / level_t
+    return float((stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(power, n - 1)) * se)
+
+
+def two_sided_rank_test(pairs: Sequence[tuple[Any, Any]], **kw: Any) -> dict[str, float]:
+    """:func:`bparallel.ranks.median_rho_test` in both directions: is the median rho over
+    cells larger than chance (``p_up``) or smaller (``p_down``, the test of the reversed
+    first ranking)? ``p`` is the two-sided p-value, ``min(1, 2 min(p_up, p_down))``;
+    ``p_min`` the smallest two-sided p-value the cells could give (every rho 1)."""
+    up = ranks.median_rho_test(pairs, **kw)
+    if not up["cells"]:
+        return {**up, "p_up": math.nan, "p_down": math.nan}
+    down = ranks.median_rho_test([(-np.asarray(x, float), y) for x, y in pairs], **kw)
+    return {**up, "p": min(1.0, 2 * min(up["p"], down["p"])), "p_up": up["p"],
+            "p_down": down["p"], "p_min": min(1.0, 2 * up["p_min"])}
+
+
+def holm_family(tests: Sequence[dict[str, Any]], key: str = "p",
+                alpha: float = ALPHA) -> int:
+    """Holm's correction over a chapter's family ``tests`` (dicts with a p-value under
+    ``key``, ``None`` or NaN for no test, and for a permutation test ``p_min``, the smallest
+    p-value its cells could give). A test that could not reach significance even with the
+    best possible data is left out of the count (Tarone 1990: the family is the smallest
+    ``m`` tests whose ``p_min <= alpha / m``), so tests that cannot decide do not dilute the
+    ones that can; it gets ``p_holm`` ``None`` and ``decidable`` ``False``. Every other test
+    gets ``p_holm`` (Holm-adjusted over the ``m``) and ``decidable`` ``True``. Returns ``m``,
+    the family's size (with no test that could decide, 1)."""
+    ps = [None if t.get(key) is None or not math.isfinite(t[key]) else float(t[key])
+          for t in tests]
+    floors = [float(t.get("p_min") or 0.0) if p is not None else math.inf
+              for t, p in zip(tests, ps, strict=True)]
+    m = 1
+    while sum(f <= alpha / m for f in floors) > m:
+        m += 1
+    kept = [p if f <= alpha / m else None for p, f in zip(ps, floors, strict=True)]
+    # Tarone's multiplier is m, at least the tests kept: the rest of the m count as p = 1
+    pad = m - sum(p is not None for p in kept)
+    adjusted = holm(kept + [1.0] * pad)[:len(kept)]
+    for t, p, a in zip(tests, kept, adjusted, strict=True):
+        t["p_holm"] = a
+        t["decidable"] = p is not None
+    return m
+
+
+def claim_over_units(holding: int, against: int, units: int) -> Verdict:
+    """The book's one rule for a claim tested in several units (layers, cells, tasks), each
+    resolved as claimed, against the claim (a significant reversal) or neither: *fails*
+    when any unit reverses it, *holds* when every unit goes the claimed way, *holds with
+    conditions* when some do and none reverses, *not supported* when none resolves either
+    way; *not testable* with no unit that could test it (chapters 11 and 12)."""
+    for name, v in (("holding", holding), ("against", against), ("units", units)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{name}={v!r}: expected a count >= 0")
+    if holding + against > units:
+        raise ValueError(f"holding={holding} and against={against} exceed units={units}")
+    if units == 0:
+        return Verdict.NOT_TESTABLE
+    if against:
+        return Verdict.FAILS
+    if holding == units:
+        return Verdict.HOLDS
+    return Verdict.HOLDS_WITH_CONDITIONS if holding else Verdict.NOT_SUPPORTED
+
+
 # --------------------------------------------------------------------------- many tests at once
 
 
@@ -208,14 +312,17 @@ def rho_verdict(rhos: Sequence[float], cells_needed: int = 1) -> Verdict:
 
 def across_tasks(verdicts: Sequence[Verdict]) -> Verdict:
     """One verdict for a claim from its per-task verdicts: the common one when they agree;
-    :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when it holds (with or without conditions) on
-    some task but not all (the condition: those tasks); otherwise not testable when no task
-    could test it, else not supported."""
+    *fails* when it fails on any task (a reversal is never outvoted by the tasks where the
+    claim holds; the evidence names where it fails); :attr:`~Verdict.HOLDS_WITH_CONDITIONS`
+    when it holds (with or without conditions) on some task but not all (the condition:
+    those tasks); otherwise not testable when no task could test it, else not supported."""
     vs = [Verdict.parse(v) for v in verdicts]
     if not vs:
         return Verdict.NOT_TESTABLE
     if len(set(vs)) == 1:
         return vs[0]
+    if Verdict.FAILS in vs:
+        return Verdict.FAILS
     if {Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS} & set(vs):
         return Verdict.HOLDS_WITH_CONDITIONS
     if set(vs) == {Verdict.NOT_TESTABLE}:
@@ -305,33 +412,44 @@ def head_claims(ranking: Sequence[Mapping[str, Any]],
     """Does a per-head measure rank the heads as their impact does? Per task and ranking,
     over the task's reliable cells of :func:`~bparallel.book.section4.as_defined.ranking_rows`
     (never pooled across tasks): the median of the cells' Spearman rho (``cells``: those where
-    it is defined; ``reliable_cells`` of ``task_cells``), its permutation test
-    (:func:`bparallel.ranks.median_rho_test`: p-value and the smallest attainable one) and
-    the verdict (:func:`rank_claim_verdict`)."""
+    it is defined; ``reliable_cells`` of ``task_cells``), its two-sided permutation test
+    (:func:`two_sided_rank_test`: p-value and the smallest attainable one), that p-value
+    after Holm's correction over the family of every task and ranking returned
+    (``p_holm``, :func:`holm_family`) and the verdict (:func:`rank_claim_verdict` at the
+    corrected p-value: a significant reversal fails)."""
     out = []
     for task in sorted({r["task"] for r in ranking}):
         cells = [r for r in ranking if r["task"] == task and r["reliable"]]
         for key in rankings:
             pairs = [(r["scores"][key], r["scores"]["impact"]) for r in cells
                      if key in r["scores"]]
-            test = ranks.median_rho_test(pairs) if pairs else \
+            test = two_sided_rank_test(pairs) if pairs else \
                 {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
             out.append({"task": task, "ranking": key, "reliable_cells": len(cells),
-                        "task_cells": sum(r["task"] == task for r in ranking), **test,
-                        "verdict": rank_claim_verdict(test)})
+                        "task_cells": sum(r["task"] == task for r in ranking), **test})
+    holm_family(out)
+    for t in out:
+        t["verdict"] = rank_claim_verdict(t)
     return out
 
 
 def rank_claim_verdict(test: Mapping[str, float], *, cells_needed: int = 3,
                        alpha: float = ALPHA) -> Verdict:
-    """The verdict of "this ranking orders the items as that one does" from a
-    :func:`bparallel.ranks.median_rho_test`: not testable with fewer than ``cells_needed``
-    cells or when even perfect agreement could not reach ``alpha`` (``p_min``); not
-    supported when the median is no larger than chance gives (``p > alpha``); else by the
-    median against :data:`RHO_HOLDS` and :data:`RHO_CONDITIONS`."""
+    """The verdict of "this ranking orders the items as that one does" from a two-sided
+    :func:`two_sided_rank_test` (its Holm-corrected ``p_holm`` when the test belongs to a
+    family, else ``p``): not testable with fewer than ``cells_needed`` cells or when even
+    perfect agreement could not reach ``alpha`` (``p_min``; in a family, ``decidable``:
+    :func:`holm_family`); not supported when the median
+    is no farther from 0 than chance gives (``p > alpha``); *fails* when it is significantly
+    below 0 (the rankings reversed); else by the median against :data:`RHO_HOLDS` and
+    :data:`RHO_CONDITIONS`."""
     if test["cells"] < positive_int(cells_needed, "cells_needed") \
-            or not ranks.reaches(alpha, test["p_min"]):
+            or not ranks.reaches(alpha, test["p_min"]) or test.get("decidable") is False:
         return Verdict.NOT_TESTABLE
-    if not ranks.reaches(alpha, test["p"]):
+    p = test.get("p_holm")
+    p = test["p"] if p is None else p
+    if not ranks.reaches(alpha, p):
         return Verdict.NOT_SUPPORTED
+    if test["median"] < 0:
+        return Verdict.FAILS
     return threshold_verdict(test["median"], RHO_HOLDS, RHO_CONDITIONS)

@@ -99,7 +99,8 @@ def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int]
     tasks = [t for t, c in curves.items() if c]
     if not tasks:
         raise ValueError("curves holds no task with runs: nothing to draw")
-    arms = list(ARM_STYLE)
+    # the arms with runs only: an arm still being trained gets no empty column
+    arms = [a for a in ARM_STYLE if any(k[0] == a for t in tasks for k in curves[t])]
     fig, axes = plt.subplots(len(tasks), len(arms), figsize=(TEXT_WIDTH, 2.5 * len(tasks) + 0.5),
                              squeeze=False, sharey=True, layout="constrained")
     for r, task in enumerate(tasks):
