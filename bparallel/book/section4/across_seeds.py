@@ -300,15 +300,16 @@ _CLAIM_KEYS = {"more heads mix faster (Tables 1-2)": "mixing",
 def seed_claims_results(claims: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The values chapter 11 records from
     :func:`surviving_claims`: the (claim, task) units,
-    how many hold, hold with conditions or fail (under the keys' first names,
-    ``claims.survives``, ``claims.partly``, ``claims.fails``), and per claim and task the units
+    how many hold, hold with conditions, fail or are not supported (under the keys' first
+    names, ``claims.survives``, ``claims.partly``, ``claims.fails``,
+    ``claims.not_supported``), and per claim and task the units
     that hold and of how many (``claims.<claim>.<task>.<holds|units>``; ``holds`` after Holm's
     correction, ``holds_uncorrected`` before it), and the verdicts: ``verdict.<claim>.<task>``
     and, across tasks, ``verdict.<claim>`` (the index in :class:`Verdict`; what the
     introduction's findings are checked against)."""
     out: dict[str, float] = {"claims.units": len(claims)}
     for key, verdict in (("survives", Verdict.HOLDS), ("partly", Verdict.HOLDS_WITH_CONDITIONS),
-                         ("fails", Verdict.FAILS)):
+                         ("fails", Verdict.FAILS), ("not_supported", Verdict.NOT_SUPPORTED)):
         out[f"claims.{key}"] = sum(c["verdict"] is verdict for c in claims)
     for c in claims:
         if c["claim"] not in _CLAIM_KEYS:
