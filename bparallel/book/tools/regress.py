@@ -28,6 +28,7 @@ import fnmatch
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -539,15 +540,22 @@ def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -
         raise RegressError(f"unknown noise setting(s) {', '.join(unknown)}; valid: "
                            f"{', '.join(NOISE_SETTINGS)}")
     per_notebook = _uncached(names, root)
+    declared = {n: declared_parameters(notebooks_dir(root) / f"{n}.md") for n in names}
     jobs = args.jobs or max(1, min(len(names), (os.cpu_count() or 1)))
     values: dict[str, dict[str, list[float]]] = {n: {} for n in names}
     for setting in args.noise:
+        folder = (Path(args.output_dir) / f"noise-{setting}" / profile).resolve()
+        # a run folder of its own per setting: a notebook that trains (chapter 07) trains
+        # afresh under each setting instead of resuming what another setting trained
+        runs = folder / "runs"
+        shutil.rmtree(runs, ignore_errors=True)
+        mine = {n: {**extra, **({"runs_dir": str(runs)} if "runs_dir" in declared[n] else {})}
+                for n, extra in per_notebook.items()}
         with _environment(NOISE_SETTINGS[setting]):
-            outcomes = _execute(names, {"profile": profile},
-                                Path(args.output_dir) / f"noise-{setting}" / profile,
+            outcomes = _execute(names, {"profile": profile}, folder,
                                 jobs=jobs, timeout=args.timeout, retries=args.retries,
                                 root=root, out=out, label=f"noise ({setting})",
-                                per_notebook=per_notebook)
+                                per_notebook=mine)
         failed = [n for n, o in outcomes.items() if not o.ok]
         if failed:
             for n in failed:
@@ -557,7 +565,8 @@ def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -
             for key, v in o.results.items():
                 values[n].setdefault(key, []).append(v)
     record = load_noise(profile, root)
-    record["settings"] = {s: NOISE_SETTINGS[s] for s in args.noise}
+    record["settings"] = {**record.get("settings", {}),
+                          **{s: NOISE_SETTINGS[s] for s in args.noise}}
     for n in names:
         for key, entry in load_reference(reference_dir(root) / profile / f"{n}.json").items():
             if key in values[n]:
