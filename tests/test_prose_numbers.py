@@ -97,8 +97,9 @@ CATEGORIES = [
              r"|[Ss]tarts?|[Cc]olumns?|[Rr]ows?|GPUs?)[\s-]+\d+" + _LIST,
              "labels: head 2, node 0, position 0-50, layer 1, seed 42, chapter 06, GPU 0 "
              "name things; they are not measured"),
-    Category("name with a number", r"\b(?:SHA|skip)-\d+",
-             "names: the SHA-256 hash, the skip-2 family of graphs (bparallel.ensembles.FAMILIES)"),
+    Category("name with a number", r"\b(?:SHA|skip|AVX)-\d+",
+             "names: the SHA-256 hash, the skip-2 family of graphs (bparallel.ensembles.FAMILIES), "
+             "the AVX-512 instruction set"),
     Category("head count",
              rf"\b{_HEADS}-?(?:(?:,|\s|and|or|to|-)+{_HEADS}-?)*(?:-|\s)?(?:heads?|head)\b",
              "the paper's head counts 1, 4, 8 and 16 name its models (Section 4.1)"),
