@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bparallel.book.tools import noise
 from bparallel.book.tools import regress as rg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -326,15 +327,15 @@ def test_rules_for_one_profile_and_retolerance(tmp_path):
 
 # ------------------------------------------------------------------ last-bit noise
 def test_spreads_of_values_across_settings():
-    spread = rg.spreads({"a": [1.0, 1.5, 1.25], "b": [2, 2], "c": [0.1, float("nan")],
+    spread = noise.spreads({"a": [1.0, 1.5, 1.25], "b": [2, 2], "c": [0.1, float("nan")],
                          "label": ["x", "x"], "one": [3.0]})
     assert spread == {"a": 0.5, "b": 0, "c": float("inf"), "one": 0.0}
 
 
 def test_noise_settings_are_refused_by_name(tmp_path):
     with pytest.raises(rg.RegressError, match="unknown noise setting.*avx1024; valid: native"):
-        rg.run(_args(notebooks=["04_minimax_fidelity"], noise=["native", "avx1024"],
-                     output_dir=str(tmp_path)))
+        noise.measure_noise(_args(notebooks=["04_minimax_fidelity"], noise=["native", "avx1024"],
+                                  output_dir=str(tmp_path)))
 
 
 def test_tolerances_cover_the_measured_noise():
@@ -345,7 +346,7 @@ def test_tolerances_cover_the_measured_noise():
     a key that moves with the machine cannot fail on a user's machine. Together with
     :func:`test_no_tolerance_exceeds_its_value_without_a_stated_reason` the tolerance lies
     between the noise and the value it guards."""
-    measured = rg.load_noise("quick")
+    measured = noise.load_noise("quick")
     assert {"native", "scalar"} <= set(measured["settings"]), measured["settings"]
     trained = [n for n in rg.available_notebooks()
                if rg.declared_parameters(ROOT / "notebooks" / f"{n}.md")["profile"] == "auto"]
@@ -360,8 +361,8 @@ def test_tolerances_cover_the_measured_noise():
                 unmeasured.append(f"{name}:{key}")
                 continue
             tol = entry.get("abs", 0.0) + entry.get("rel", 0.0) * abs(entry["value"])
-            if tol < rg.NOISE_FACTOR * spread[key]:
-                too_tight.append(f"{name}:{key} tolerance {tol:.3g} < {rg.NOISE_FACTOR:g} x "
+            if tol < noise.NOISE_FACTOR * spread[key]:
+                too_tight.append(f"{name}:{key} tolerance {tol:.3g} < {noise.NOISE_FACTOR:g} x "
                                  f"spread {spread[key]:.3g}")
     assert not unmeasured, f"{len(unmeasured)} keys without measured noise: {unmeasured[:10]}"
     assert not too_tight, f"{len(too_tight)} tolerances below the noise: {too_tight[:10]}"

@@ -11,7 +11,8 @@
   ``across_seeds_stats``: what it computes, Tables 1-6 and the head-count effects over
   seeds;
 - ``graph_tasks`` (12_graph_tasks): the graph-task models' rows, summaries and verdicts,
-  ``graph_experiment``: the same chapter's controlled experiment on fresh data, from the
+  ``graph_design``: the arms, configurations and seeds of the same chapter's controlled
+  experiment on fresh data, ``graph_experiment``: that experiment's analysis, from the
   runs' manifests, and ``graph_causal``: its causal tests, which run the models;
 - ``explorer`` (13_explorer): the model explorer's data files and page.
 

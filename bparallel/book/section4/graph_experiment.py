@@ -36,28 +36,23 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
-from ...transformer.fresh_design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, arm_head_dim
+from ...transformer.fresh_design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS
 from ...transformer.train import HEADS
 from ..verdicts import Verdict
 from .across_seeds_stats import hardware_kind
+from .graph_design import ARM_NAMES, DESIGN_SEEDS, configurations, design_models, grid_rows
 from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY, change_evidence, head_count_change, tally
 from .models import FreshRuns
 from .statistics import (
     across_tasks,
     both_modes,
-    change_p_value,
-    holm_family,
-    outcome_at,
+    family_verdicts,
+    fmt_decided,
     over_tasks,
     rank_claim_verdict,
     two_sided_rank_test,
 )
 
-#: The seeds the design asks for per (task, arm, heads).
-DESIGN_SEEDS = (42, 43, 44)
-#: How the page names the arms.
-ARM_NAMES = {"width": "fixed width", "head16": "fixed head size",
-             "inner256": "fixed attention width"}
 #: The proxies followed through training: manifest probe key -> (column, direction of "better"
 #: by the paper's claims: -1 a time, +1 a share).
 PROXIES = {
@@ -68,50 +63,6 @@ PROXIES = {
     "fidelity.definition": ("fidelity.definition", +1),
     "rollout_min.weighted": ("rollout_min", +1),
 }
-
-
-# --------------------------------------------------------------------------- the design
-
-
-def configurations(d_model: int = 64) -> list[dict[str, Any]]:
-    """The design's configurations: per head count, the head size of each arm (4 x 16 is
-    shared by both) and the parameters of each."""
-    from ...transformer.model import ModelConfig
-
-    rows = []
-    for h in HEADS:
-        row: dict[str, Any] = {"heads": h}
-        for arm in ARMS:
-            hs = arm_head_dim(arm, h, d_model)
-            cfg = ModelConfig(n_heads=h, head_size=hs)
-            row[f"{ARM_NAMES[arm]}: head size"] = hs
-            row[f"{ARM_NAMES[arm]}: parameters"] = cfg.num_parameters()
-        rows.append(row)
-    return rows
-
-
-def design_models() -> int:
-    """The models the design asks of a task: its configurations (both arms at every head
-    count, 4 heads of 16 once) x :data:`DESIGN_SEEDS`."""
-    return len({(h, arm_head_dim(arm, h)) for arm in ARMS for h in HEADS}) * len(DESIGN_SEEDS)
-
-
-def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
-    """Per task: its budget and threshold, and how much of the design is shipped: models of
-    the 7 configurations x :data:`DESIGN_SEEDS`, and per arm the seeds with all four head
-    counts."""
-    rows = []
-    for task in runs.profiles:
-        p = runs.profiles[task]
-        row = {"task": task, "budget (steps)": p["budget"],
-               "threshold": p["threshold"],
-               "models shipped": f"{len(runs.of(task))} of {design_models()}"}
-        for arm in ARMS:
-            seeds = runs.seeds(task, arm)
-            row[f"complete seeds, {ARM_NAMES[arm]}"] = \
-                ", ".join(map(str, seeds)) if seeds else "none yet"
-        rows.append(row)
-    return rows
 
 
 # --------------------------------------------------------------------------- learning
@@ -410,15 +361,6 @@ def _change_verdict(ch: Mapping[str, Sequence[Mapping[str, Any]]], quantities: S
     return tally(ch[quantities[0]])
 
 
-def _decided(test: Mapping[str, Any]) -> str:
-    """A rank test's p-values in words: two-sided, and after Holm's correction over the
-    chapter's family; or why it cannot decide (the best p-value its cells could give)."""
-    if test.get("decidable") is False:
-        return (f"p {test['p']:.3f}; cannot decide: even ρ = 1 in every seed gives p "
-                f"{test['p_min']:.3f}, above the family's threshold")
-    return f"p {test['p']:.3f}, Holm p {test['p_holm']:.3f}"
-
-
 def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdict:
     """Both answers of a rank claim: the published code's proxies (Algorithm 1 and 2 as
     published), and the definitions' (Algorithm 1 and 2 as defined, Definition 2.7): each
@@ -442,26 +384,17 @@ def chapter_family(ch: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]],
                    speed: Mapping[str, Mapping[str, dict[str, Any]]],
                    pred: Mapping[str, Mapping[str, dict[str, Any]]]) -> int:
     """Holm's correction over the chapter's family, every test its verdict table reads
-    (:func:`~.statistics.holm_family`, tests that could not decide left out, Tarone): the
-    changes from 1 to 16 heads of every claim, arm, task and mode with at least
-    :data:`~.graph_tasks.MIN_PAIRED_SEEDS` paired seeds (two-sided,
-    :func:`~.statistics.change_p_value`), the speed tests and the early-proxy rank tests
-    (two-sided permutation tests). Sets each test's ``p_holm``, each change's ``outcome``
-    at its corrected p-value (:func:`~.statistics.outcome_at`: a significant reversal is
-    *against the claim*) and each rank test's ``verdict``; returns the family's size."""
-    changes_in = [c for by_q in ch.values() for cs in by_q.values() for c in cs
-                  if c["seeds"] >= MIN_PAIRED_SEEDS]
-    for c in changes_in:
-        c["p"] = change_p_value(c)
+    (:func:`~.statistics.family_verdicts`): the changes from 1 to 16 heads of every claim,
+    arm, task and mode with at least :data:`~.graph_tasks.MIN_PAIRED_SEEDS` paired seeds,
+    the speed tests and the early-proxy rank tests of :data:`RANK_PROXIES`. Sets each
+    change's ``outcome`` and each rank test's ``verdict`` at its corrected p-value; returns
+    the family's size."""
+    changes_in = [c for by_q in ch.values() for cs in by_q.values() for c in cs]
     rank_in = [s for by_arm in speed.values() for s in by_arm.values()]
     rank_in += [t[k] for t in pred.values() for k in t
                 if k.split(".", 2)[-1] in RANK_PROXIES or k.split(".", 1)[-1] in RANK_PROXIES]
-    size = holm_family(changes_in + rank_in)
-    for c in changes_in:
-        c["outcome"] = outcome_at(c, c["p_holm"], SUMMARY[c["quantity"]])
-    for t in rank_in:
-        t["verdict"] = rank_claim_verdict(t)
-    return size
+    return family_verdicts(changes_in, rank_in, lambda c: SUMMARY[c["quantity"]],
+                           MIN_PAIRED_SEEDS)
 
 
 def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]:
@@ -492,7 +425,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
                 verdict = over_tasks([s["verdict"] for s in per_task.values()])
                 evidence = "; ".join(f"{t}: median ρ {s['median']:.2f} over {s['cells']} "
-                                     f"seed{'s' * (s['cells'] > 1)} ({_decided(s)})"
+                                     f"seed{'s' * (s['cells'] > 1)} ({fmt_decided(s)})"
                                      for t, s in per_task.items()) or "no complete seed"
             else:
                 prefix = f"across.{arm}." if slug == "rank_speed" else "within."

@@ -206,6 +206,37 @@ def holm_family(tests: Sequence[dict[str, Any]], key: str = "p",
     return m
 
 
+def family_verdicts(changes: Sequence[dict[str, Any]], rank_tests: Sequence[dict[str, Any]],
+                    direction_of: Any, min_seeds: int) -> int:
+    """A chapter's verdicts at Holm-corrected p-values (:func:`holm_family` over one family):
+    ``changes`` across seeds (rows of
+    :func:`~bparallel.book.section4.graph_tasks.head_count_change`; those with fewer than
+    ``min_seeds`` seeds stay out, set aside as not testable) get ``p`` (two-sided,
+    :func:`change_p_value`) and ``outcome`` (:func:`outcome_at`, in the claimed direction
+    ``direction_of(change)``), ``rank_tests`` (:func:`two_sided_rank_test`) their
+    ``verdict`` (:func:`rank_claim_verdict`). Returns the family's size."""
+    changes_in = [c for c in changes if c["seeds"] >= positive_int(min_seeds, "min_seeds")]
+    for c in changes_in:
+        c["p"] = change_p_value(c)
+    size = holm_family([*changes_in, *rank_tests])
+    for c in changes_in:
+        c["outcome"] = outcome_at(c, c["p_holm"], direction_of(c))
+    for t in rank_tests:
+        t["verdict"] = rank_claim_verdict(t)
+    return size
+
+
+def fmt_decided(test: Mapping[str, Any]) -> str:
+    """A rank test's p-values in words: two-sided, and after Holm's correction over its
+    family; or why it cannot decide (the best p-value its cells could give)."""
+    if test.get("decidable") is False:
+        return (f"p {test['p']:.3f}; cannot decide: even ρ = 1 in every seed gives p "
+                f"{test['p_min']:.3f}, above the family's threshold")
+    if test.get("p_holm") is None:
+        return f"p {test['p']:.3f}"
+    return f"p {test['p']:.3f}, Holm p {test['p_holm']:.3f}"
+
+
 def claim_over_units(holding: int, against: int, units: int) -> Verdict:
     """The book's one rule for a claim tested in several units (layers, cells, tasks), each
     resolved as claimed, against the claim (a significant reversal) or neither: *fails*

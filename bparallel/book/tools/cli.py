@@ -177,9 +177,11 @@ def add_regress_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_regress(args: argparse.Namespace) -> int:
+    from .noise import measure_noise
     from .regress import run
 
-    return run(args)
+    # --noise runs the notebooks under each setting instead of comparing them
+    return measure_noise(args) if getattr(args, "noise", None) else run(args)
 
 
 # --------------------------------------------------------------------------- sweep

@@ -28,7 +28,6 @@ import fnmatch
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -392,8 +391,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "tests/reference/tolerances.json, keeping every value")
     p.add_argument("--noise", nargs="+", metavar="SETTING", default=None,
                    help="run nothing against the references: run the notebooks under each "
-                        f"setting ({', '.join(NOISE_SETTINGS)}) and record each key's spread "
-                        "in tests/reference/noise/<profile>.json")
+                        "setting (native, avx2, scalar, one-thread: "
+                        "bparallel.book.tools.noise.NOISE_SETTINGS) and record each key's "
+                        "spread in tests/reference/noise/<profile>.json")
     p.add_argument("--no-cache", action="store_true",
                    help="compute what the notebooks do not read from recorded measures "
                         "(their metrics_cache off): what CI does under AVX2 kernels")
@@ -455,69 +455,6 @@ def _execute(names: list[str], params: dict[str, Any], output_dir: Path, *, jobs
     return outcomes
 
 
-# ------------------------------------------------------------------ last-bit noise
-#: The sources of last-bit noise a regression may meet on another machine, each as the
-#: environment that reproduces it here: the CPU's kernels (torch's ATen, numpy's SIMD
-#: dispatch and OpenBLAS) at the AVX2 width, at no vector width at all, and the thread
-#: counts the runner may give a kernel. AVX-512 cannot be forced on a machine without it;
-#: the AVX2 and scalar kernels add in two other orders, and the references (recorded on
-#: whichever machine last updated them) are a third.
-NOISE_SETTINGS: dict[str, dict[str, str]] = {
-    "native": {},
-    "avx2": {"ATEN_CPU_CAPABILITY": "avx2",
-             "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
-             "OPENBLAS_CORETYPE": "Haswell"},
-    "scalar": {"ATEN_CPU_CAPABILITY": "default",
-               "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
-               "OPENBLAS_CORETYPE": "Nehalem"},
-    "one-thread": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                   "OPENBLAS_NUM_THREADS": "1", "BPARALLEL_WORKERS": "1"},
-}
-
-#: A tolerance must be at least this many times the key's measured spread
-#: (``tests/test_regress.py`` checks every reference against ``tests/reference/noise/``).
-NOISE_FACTOR = 4.0
-
-
-def noise_path(profile: str, root: Path = ROOT) -> Path:
-    return reference_dir(root) / "noise" / f"{check_profile(profile)}.json"
-
-
-def load_noise(profile: str, root: Path = ROOT) -> dict[str, Any]:
-    """The recorded noise of ``profile`` (``{"settings": ..., "notebooks": {nb: {key:
-    spread}}}``), empty when none is recorded."""
-    path = noise_path(profile, root)
-    if not path.is_file():
-        return {"settings": {}, "notebooks": {}}
-    return json.loads(path.read_text())
-
-
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    before = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def spreads(values: dict[str, list[float]]) -> dict[str, float]:
-    """Per key, the largest minus the smallest of its finite values (0 for one value);
-    a key that is not finite everywhere gets ``inf``."""
-    out = {}
-    for key, vs in values.items():
-        nums = [float(v) for v in vs if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if len(nums) != len(vs):
-            continue  # not a number (a label): compared exactly, no noise to measure
-        out[key] = (max(nums) - min(nums)) if all(map(math.isfinite, nums)) else math.inf
-    return out
-
-
 def _uncached(names: list[str], root: Path) -> dict[str, dict[str, Any]]:
     """Per notebook, the parameter that turns its metrics cache off (where it has one)."""
     out = {}
@@ -525,61 +462,6 @@ def _uncached(names: list[str], root: Path) -> dict[str, dict[str, Any]]:
         declared = declared_parameters(notebooks_dir(root) / f"{name}.md")
         out[name] = {"metrics_cache": None} if "metrics_cache" in declared else {}
     return out
-
-
-def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
-    """``regress --noise S [S ...]``: run the notebooks under each setting of
-    :data:`NOISE_SETTINGS` (the metrics cache off, so each computes what it does not read
-    from recorded measures), and record per key the spread of its values across the
-    settings and the committed reference in ``tests/reference/noise/<profile>.json``
-    (merged with what is there for other notebooks)."""
-    profile = check_profile(args.profile)
-    names = resolve_notebooks(args.notebooks, root)
-    unknown = sorted(set(args.noise) - set(NOISE_SETTINGS))
-    if unknown:
-        raise RegressError(f"unknown noise setting(s) {', '.join(unknown)}; valid: "
-                           f"{', '.join(NOISE_SETTINGS)}")
-    per_notebook = _uncached(names, root)
-    declared = {n: declared_parameters(notebooks_dir(root) / f"{n}.md") for n in names}
-    jobs = args.jobs or max(1, min(len(names), (os.cpu_count() or 1)))
-    values: dict[str, dict[str, list[float]]] = {n: {} for n in names}
-    for setting in args.noise:
-        folder = (Path(args.output_dir) / f"noise-{setting}" / profile).resolve()
-        # a run folder of its own per setting: a notebook that trains (chapter 07) trains
-        # afresh under each setting instead of resuming what another setting trained
-        runs = folder / "runs"
-        shutil.rmtree(runs, ignore_errors=True)
-        mine = {n: {**extra, **({"runs_dir": str(runs)} if "runs_dir" in declared[n] else {})}
-                for n, extra in per_notebook.items()}
-        with _environment(NOISE_SETTINGS[setting]):
-            outcomes = _execute(names, {"profile": profile}, folder,
-                                jobs=jobs, timeout=args.timeout, retries=args.retries,
-                                root=root, out=out, label=f"noise ({setting})",
-                                per_notebook=mine)
-        failed = [n for n, o in outcomes.items() if not o.ok]
-        if failed:
-            for n in failed:
-                print(f"== {n} ({setting}): {outcomes[n].error}", file=out)
-            return 1
-        for n, o in outcomes.items():
-            for key, v in o.results.items():
-                values[n].setdefault(key, []).append(v)
-    record = load_noise(profile, root)
-    record["settings"] = {**record.get("settings", {}),
-                          **{s: NOISE_SETTINGS[s] for s in args.noise}}
-    for n in names:
-        for key, entry in load_reference(reference_dir(root) / profile / f"{n}.json").items():
-            if key in values[n]:
-                values[n][key].append(entry["value"])
-        record["notebooks"][n] = dict(sorted(spreads(values[n]).items()))
-        moving = {k: v for k, v in record["notebooks"][n].items() if v}
-        print(f"== {n}: {len(moving)} of {len(record['notebooks'][n])} keys move"
-              + "".join(f"\n  {k}: {v:.3g}" for k, v in sorted(moving.items())), file=out)
-    path = noise_path(profile, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record["notebooks"] = dict(sorted(record["notebooks"].items()))
-    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
-    return 0
 
 
 def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
@@ -590,8 +472,6 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
         print(f"regress --retolerance ({profile}): {len(changed)} tolerance(s) rewritten"
               + "".join(f"\n  {k}" for k in changed), file=out)
         return 0
-    if getattr(args, "noise", None):
-        return measure_noise(args, root, out)
     names = resolve_notebooks(args.notebooks, root)
     overrides = {k: parse_value(v) for k, v in args.parameter}
     for name in names:
