@@ -338,7 +338,8 @@ def test_noise_settings_are_refused_by_name(tmp_path):
                                   output_dir=str(tmp_path)))
 
 
-def test_tolerances_cover_the_measured_noise():
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_tolerances_cover_the_measured_noise(profile):
     """Every regressed key of the chapters that train or measure models has its spread
     measured across the sources of last-bit noise (``regress --noise``: CPU kernels at the
     AVX2 and scalar widths, one thread or the runner's share, the committed reference from
@@ -346,15 +347,18 @@ def test_tolerances_cover_the_measured_noise():
     a key that moves with the machine cannot fail on a user's machine. Together with
     :func:`test_no_tolerance_exceeds_its_value_without_a_stated_reason` the tolerance lies
     between the noise and the value it guards."""
-    measured = noise.load_noise("quick")
-    assert {"native", "scalar"} <= set(measured["settings"]), measured["settings"]
+    measured = noise.load_noise(profile)
+    if profile == "paper" and not measured["notebooks"]:
+        pytest.skip("the paper profile's noise is not recorded yet (its rules say so)")
+    assert {"native", "scalar"} <= set(measured["settings"]) or profile == "paper", \
+        measured["settings"]
     trained = [n for n in rg.available_notebooks()
                if rg.declared_parameters(ROOT / "notebooks" / f"{n}.md")["profile"] == "auto"]
     too_tight, unmeasured = [], []
     for name in trained:
         spread = measured["notebooks"].get(name, {})
         for key, entry in rg.load_reference(
-                ROOT / "tests" / "reference" / "quick" / f"{name}.json").items():
+                ROOT / "tests" / "reference" / profile / f"{name}.json").items():
             if not isinstance(entry["value"], (int, float)) or isinstance(entry["value"], bool):
                 continue
             if key not in spread:
