@@ -434,15 +434,16 @@ def test_amplification_and_claims_over_seeds():
     claims_definition = surviving_claims(
         effects["definition"], amplification_across_seeds(by_seed, mode="definition"))
     out = across_seeds.seed_claims_results(claims)
+    # fidelity: nothing holds and nothing reverses, so not supported (the one rule)
     assert out == {"claims.units": 3, "claims.survives": 1, "claims.partly": 1,
-                   "claims.fails": 1, "claims.mixing.copy.holds": 1,
+                   "claims.fails": 0, "claims.not_supported": 1, "claims.mixing.copy.holds": 1,
                    "claims.mixing.copy.units": 1, "claims.fidelity.copy.holds": 0,
                    "claims.fidelity.copy.units": 1, "claims.amplification.copy.holds": 1,
                    "claims.amplification.copy.units": 2,
                    "claims.mixing.copy.holds_uncorrected": 1,
                    "claims.fidelity.copy.holds_uncorrected": 0,
                    "verdict.mixing.copy": 0, "verdict.mixing": 0,
-                   "verdict.fidelity.copy": 4, "verdict.fidelity": 4,
+                   "verdict.fidelity.copy": 3, "verdict.fidelity": 3,
                    "verdict.amplification.copy": 1, "verdict.amplification": 1}
     table = across_seeds.seed_claims_table(claims, claims_definition)
     assert table[0]["verdict: published code"] is Verdict.HOLDS

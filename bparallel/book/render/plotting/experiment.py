@@ -101,20 +101,27 @@ def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int]
         raise ValueError("curves holds no task with runs: nothing to draw")
     # the arms with runs only: an arm still being trained gets no empty column
     arms = [a for a in ARM_STYLE if any(k[0] == a for t in tasks for k in curves[t])]
-    fig, axes = plt.subplots(len(tasks), len(arms), figsize=(TEXT_WIDTH, 2.5 * len(tasks) + 0.5),
+    # one row per task, one column per arm; short titles keep three columns legible
+    fig, axes = plt.subplots(len(tasks), len(arms), figsize=(TEXT_WIDTH, 2.3 * len(tasks) + 0.5),
                              squeeze=False, sharey=True, layout="constrained")
     for r, task in enumerate(tasks):
         for c, arm in enumerate(arms):
             ax = axes[r, c]
-            for (a, heads, _seed), cur in sorted(curves[task].items()):
-                if a != arm:
-                    continue
+            mine = sorted((k, cur) for k, cur in curves[task].items() if k[0] == arm)
+            if not mine:  # no run of this task in this arm: say so, draw no empty axes
+                ax.axis("off")
+                ax.text(0.5, 0.5, f"{task}: no run in this arm", ha="center", va="center",
+                        transform=ax.transAxes, fontsize=9, color="0.4")
+                continue
+            for (_a, heads, _seed), cur in mine:
                 i = HEAD_COUNTS.index(heads) if heads in HEAD_COUNTS else 0
                 ax.plot(cur["step"], 100 * np.asarray(cur["accuracy"]), color=f"C{i}",
                         lw=1.2, label=f"{heads} head{'s' * (heads > 1)}")
-            ax.set_title(f"{task}, {ARM_STYLE[arm][2]}")
+            if r == 0:
+                ax.set_title(ARM_STYLE[arm][2].split(" (")[0])
             ax.set_xlabel("training step")
-        axes[r, 0].set_ylabel("held-out accuracy (%)")
+            if c == 0:
+                ax.set_ylabel(f"{task}\nheld-out accuracy (%)")
     handles, labels = [], []
     for ax in axes.flat:
         for hd, lb in zip(*ax.get_legend_handles_labels(), strict=True):
