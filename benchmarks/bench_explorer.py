@@ -32,7 +32,7 @@ from bparallel import proxies
 from bparallel.book.section4 import explorer
 from bparallel.transformer.ablation import ablated
 from bparallel.transformer.data import PAPER_TASKS, TASKS
-from bparallel.transformer.measure import model_head_weights
+from bparallel.transformer.patterns import model_head_weights
 from bparallel.transformer.shipped import MODELS_ROOT, load_shipped
 
 BUDGET_MS = 150.0

@@ -28,15 +28,15 @@ from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path)
 from bparallel import absorbing
 from bparallel import proxies as px
 from bparallel.book.section4.tables import evaluate_models
+from bparallel.transformer.design import model_config
 from bparallel.transformer.measure import (
     evaluation_inputs,
     extract_patterns,
-    load_run_models,
     model_head_weights,
 )
 from bparallel.transformer.metrics_cache import default_workers
 from bparallel.transformer.model import Transformer
-from bparallel.transformer.train import model_config
+from bparallel.transformer.shipped import load_run_models
 
 
 def models_for(run_dir: str | None, heads: list[int]) -> dict:

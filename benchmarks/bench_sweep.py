@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from bparallel.book.tools.sweep import plan, run_sweep
-from bparallel.transformer.train import Profile
+from bparallel.transformer.design import Profile
 
 GRID = [("copy", 1), ("cycle", 1), ("copy", 4), ("cycle", 4), ("copy", 16), ("cycle", 16)]
 

@@ -35,6 +35,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from bparallel.transformer.design import HEADS, get_profile, model_config
 from bparallel.transformer.fresh_design import (
     ARMS,
     FRESH_PROFILES,
@@ -44,13 +45,7 @@ from bparallel.transformer.fresh_design import (
 )
 from bparallel.transformer.learning import probe_steps, training_probe
 from bparallel.transformer.model import ModelConfig, Transformer
-from bparallel.transformer.train import (
-    HEADS,
-    get_profile,
-    ignore_unpredictable,
-    model_config,
-    projected_hours,
-)
+from bparallel.transformer.train import ignore_unpredictable, projected_hours
 
 SWEEP_RUNS = Path(__file__).resolve().parents[1] / "runs" / "sweep"
 GRAPH_PROFILES = ("first", "induction", "majority", "paper")

@@ -120,3 +120,27 @@ def write_json(obj: Any, path: str | os.PathLike) -> Path:
         raise TypeError(f"cannot write {type(x).__name__} as JSON")
 
     return atomic_write_text(path, json.dumps(obj, indent=1, default=default) + "\n")
+
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
+    """Nested dicts as flat ``"a/b/c"`` keys of arrays (:func:`unflatten` undoes it)."""
+    if isinstance(tree, dict):
+        out: dict[str, np.ndarray] = {}
+        for k, v in tree.items():
+            if "/" in str(k):
+                raise ValueError(f"key {k!r} contains '/': cannot be flattened")
+            out.update(flatten(v, f"{prefix}/{k}" if prefix else str(k)))
+        return out
+    return {prefix: np.asarray(tree)}
+
+
+def unflatten(flat: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Nested dicts back from ``"a/b/c"`` keys; 0-d arrays become Python numbers."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        *path, last = key.split("/")
+        node = out
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value.item() if np.ndim(value) == 0 else value
+    return out

@@ -437,7 +437,7 @@ def attention_rollout(
 
     ``patterns`` are the patterns of ``L`` layers, layers first as the model returns them,
     ``(L, ..., H, T, T)``; ``head_weights`` ``(L, H)`` (one vector per layer, as
-    :func:`bparallel.transformer.measure.model_head_weights` returns them), ``(L, ..., H)``,
+    :func:`bparallel.transformer.patterns.model_head_weights` returns them), ``(L, ..., H)``,
     ``(H,)``, or ``None`` for the head average of the original. Per layer:
     ``A_l = sum_h w_h A_l[h]`` (:func:`combine_heads`), ``A^_l = residual I + (1 - residual)
     A_l`` with its rows re-normalised (a row without weight keeps its own position), and the

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from bparallel.book.section4 import training
-from bparallel.transformer.train import HEADS
+from bparallel.transformer.design import HEADS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,7 +48,7 @@ def test_final_rows_and_results_by_hand():
 def test_model_settings_are_the_ones_the_code_trains_with():
     """What chapter 07 and the reproducibility page quote: Section 4.1's model (the paper's
     numbers) and each profile's training settings, read from the code."""
-    from bparallel.transformer.train import PROFILES, model_config
+    from bparallel.transformer.design import PROFILES, model_config
 
     paper = training.model_settings("paper")
     assert paper == {"model.vocab_size": 256, "model.seq_len": 100, "model.d_model": 64,

@@ -80,7 +80,7 @@ def test_evaluate_refuses_other_profile(tmp_path, capsys):
 
 def test_train_refuses_a_model_that_another_process_is_training(tmp_path, capsys):
     from bparallel._io import file_lock
-    from bparallel.transformer.train import lock_path
+    from bparallel.transformer.design import lock_path
 
     argv = ["train", "--profile", "tiny", "--heads", "1", "--tasks", "copy",
             "--out-dir", str(tmp_path), "--no-progress", "--epochs", "1"]

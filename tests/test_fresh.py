@@ -18,7 +18,7 @@ from bparallel.transformer.checkpoints import load_weights, sha256_file
 from bparallel.transformer.fresh_design import FRESH_PROFILES
 from bparallel.transformer.learning import PROBE_LAYER_KEYS
 from bparallel.transformer.model import ModelConfig
-from bparallel.transformer.train import load_model
+from bparallel.transformer.shipped import load_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

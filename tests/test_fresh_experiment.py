@@ -13,9 +13,9 @@ from bparallel.book.section4 import graph_experiment as fx
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import Verdict
+from bparallel.transformer.design import HEADS
 from bparallel.transformer.fresh_design import FRESH_PROFILES
 from bparallel.transformer.learning import probe_steps
-from bparallel.transformer.train import HEADS
 
 BUDGET = 12000
 
@@ -45,6 +45,7 @@ def entry(task, heads, seed, learn_at, *, head_size=None, quality=1.0, factor=1)
     curve = [1.0 if learn_at is not None and s >= learn_at else 0.01 for s in curve_steps]
     return {"task": task, "heads": heads, "head_size": hs, "seed": seed, "arms": arms,
             "budget": BUDGET, "budget_factor": factor, "steps_to_threshold": learn_at,
+            "threshold": 0.9,
             # the area of a curve that jumps to 1 at learn_at, held to the budget
             "curve_area": 0.01 if learn_at is None else 1 - learn_at / BUDGET,
             "heldout_accuracy_predictable": curve[-1],
@@ -328,71 +329,36 @@ def test_a_task_short_of_three_seeds_never_changes_another_tasks_verdicts(tmp_pa
     assert over_tasks([]) is Verdict.NOT_TESTABLE
 
 
-def _extended(learn_at, outcome, *, steps, partial=False):
-    """A 5x run of induction's 16 heads at fixed width: the threshold reached at
-    ``learn_at`` (None: not yet or never), ``steps`` trained."""
-    e = entry("induction", 16, 43, learn_at, factor=5)
-    return {**e, "budget": 5 * BUDGET, "steps": steps, "outcome": outcome,
-            **({"partial": True} if partial else {})}
+def test_the_learning_time_is_read_off_the_curve_by_the_in_a_row_rule(tmp_path):
+    """learning_time reads the curve (three evaluations in a row at the threshold), not
+    a number the manifest stored under an older rule; a touch and a fall is not learning."""
+    e = entry("induction", 4, 42, 1000)
+    assert fx.learning_time(e) == 1000
+    steps = list(range(0, 2001, 200))
+    touch = [0.0, 0.2, 0.5, 0.91, 0.6, 0.92, 0.93, 0.95, 0.96, 0.96, 0.96]
+    e = {**e, "steps_to_threshold": 600, "outcome": "budget reached",
+         "curve": {"step": steps, "heldout_accuracy_predictable": touch}}
+    assert fx.learning_time(e) == 1000
+    assert fx.learning_time({**e, "curve": None, "steps_to_threshold": 600}) == 600
 
 
-def test_an_extended_run_says_later_never_or_not_yet(tmp_path):
-    later = _extended(30000, "running", steps=40000, partial=True)
-    never = _extended(None, "not learned", steps=5 * BUDGET)
-    open_ = _extended(None, "running", steps=20000, partial=True)
-    assert [fx.later_or_never(e) for e in (later, never, open_)] == list(fx.LATER_OR_NEVER)
-    runs = model_sets.FreshRuns([], [later, never, open_])
-    rows = fx.extended_table(runs, "induction")
-    assert [r["answer"] for r in rows] == ["later", "never", "not yet known"]
-    assert rows[0]["budget"] == "12,000 (not learned)"
-    assert rows[0]["extended budget"] == "60,000 (5x)"
-    assert rows[0]["trained"] == "40,000 so far" and rows[1]["trained"] == "60,000"
-    assert rows[0]["steps to threshold"] == "30,000"
-    assert rows[1]["steps to threshold"] == "not within 60,000"
-    assert fx.extended_table(runs, "histogram") == []
-    assert rows[0]["trained on"] == "not recorded"
+def test_where_a_run_trained_and_how_runs_ended_are_on_the_page(tmp_path):
     gpu, cpu = "Linux x86_64, 16 cores, NVIDIA H200 (CUDA 13.0)", "Linux x86_64, 2 cores"
-    assert fx.trained_on({**never, "hardware": gpu}) == "GPU"
-    moved = {**later, "hardware": f"{gpu}; {cpu}",
+    e = entry("induction", 16, 43, None)
+    assert fx.trained_on(e) == "not recorded"
+    assert fx.trained_on({**e, "hardware": gpu}) == "GPU"
+    moved = {**e, "hardware": f"{gpu}; {cpu}",
              "segments": [{"steps": [0, 20000], "hardware": gpu},
                           {"steps": [20000, 40000], "hardware": cpu}]}
     assert fx.trained_on(moved) == "GPU (steps 0-20,000), CPU (steps 20,000-40,000)"
-    runs.profiles["induction"] = model_sets.fresh_runs(tmp_path).profiles["induction"]
+    entries = [{**x, "hardware": gpu if x["seed"] == 43 else cpu} for x in grid()]
+    first = next(i for i, x in enumerate(entries) if x["heads"] == 1 and x["head_size"] == 64)
+    entries[first] = {**entries[first], "outcome": "budget reached"}
+    write(tmp_path, entries)
+    runs = model_sets.fresh_runs(tmp_path)
     out = fx.results(runs, [])
-    assert (out["fresh.induction.extended.runs"], out["fresh.induction.extended.later"],
-            out["fresh.induction.extended.never"], out["fresh.induction.extended.open"]) \
-        == (3, 1, 1, 1)
-
-
-@pytest.mark.usefixtures("one_torch_thread")
-def test_an_unfinished_extended_run_is_read_from_its_snapshot(tmp_path):
-    """A 5x run under way is read from its committed snapshot (partial/seed-S/), as its
-    manifest entry would read so far; once the finished run is shipped, the snapshot is
-    not counted twice."""
-    from bparallel.transformer import fresh as fr
-
-    tiny = FRESH_PROFILES["fresh-tiny"]
-    dest = tmp_path / "models" / "induction-fresh"
-    plain = fr.train_fresh("induction", 1, tiny, out_dir=tmp_path / "runs", progress=False)
-    fr.ship_fresh_checkpoint(plain.checkpoint, dest, profile=tiny)
-    fr.train_fresh("induction", 1, tiny, out_dir=dest / "partial" / "seed-42", budget_factor=5,
-                   stop_after=3, progress=False, resume=False)
-    runs = model_sets.fresh_runs(tmp_path / "models", tasks=("induction",))
-    assert len(runs.entries) == 1
-    (ext,) = runs.extended
-    assert ext["partial"] and ext["outcome"] == "running" and ext["budget_factor"] == 5
-    assert ext["steps"] == 3 and ext["budget"] == 5 * tiny.steps
-    assert ext["file"] == "partial/seed-42/induction-h01-x5.ckpt.pt"
-    assert fx.later_or_never(ext) in ("later", "not yet known")
-    done = fr.train_fresh("induction", 1, tiny, out_dir=dest / "partial" / "seed-42",
-                          budget_factor=5, progress=False)
-    fr.ship_fresh_checkpoint(done.checkpoint, dest, profile=tiny)
-    (ext,) = model_sets.fresh_runs(tmp_path / "models", tasks=("induction",)).extended
-    assert "partial" not in ext and ext["outcome"] != "running"
-    # a snapshot of another task in a task's folder is an error, not a silent skip
-    other = tmp_path / "models" / "majority-fresh"
-    (other / "partial").mkdir(parents=True)
-    (other / "manifest.json").write_text('{"models": {}}')
-    (dest / "partial" / "seed-42").rename(other / "partial" / "seed-42")
-    with pytest.raises(ValueError, match="task"):
-        model_sets.fresh_runs(tmp_path / "models", tasks=("majority",))
+    assert (out["fresh.induction.outcome.converged"], out["fresh.induction.outcome.budget_reached"],
+            out["fresh.induction.outcome.not_learned"]) == (20, 1, 0)
+    assert out["fresh.in_a_row"] == 3
+    row = fx.learning_table(fx.learning_rows(runs, "induction"))[0]
+    assert row["trained on"] == "CPU 2, GPU 1" and row["converged"] == "2 of 3"

@@ -16,8 +16,8 @@ from bparallel.transformer.data import (
     GRAPH_TASKS,
     histogram_no_attention_ceiling,
 )
+from bparallel.transformer.design import HEADS
 from bparallel.transformer.shipped import ship_run
-from bparallel.transformer.train import HEADS
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

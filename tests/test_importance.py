@@ -13,8 +13,8 @@ from bparallel import proxies
 from bparallel.transformer import ablation as ab
 from bparallel.transformer import importance as im
 from bparallel.transformer.data import make_dataset
-from bparallel.transformer.measure import extract_patterns, model_head_weights
 from bparallel.transformer.model import ModelConfig, Transformer
+from bparallel.transformer.patterns import extract_patterns, model_head_weights
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -19,10 +19,32 @@ STEPS = [0, 100, 200, 300, 400]
 
 def test_steps_to_threshold_is_the_first_step_reaching_it():
     acc = [0.0, 0.5, 0.9, 0.95, 0.8]
-    assert lr.steps_to_threshold(STEPS, acc, 0.9) == 200  # reached exactly counts
-    assert lr.steps_to_threshold(STEPS, acc, 0.94) == 300
-    assert lr.steps_to_threshold(STEPS, acc, 0.0) == 0
-    assert lr.steps_to_threshold(STEPS, acc, 0.95, budget=200) is None  # judged at the budget
+    assert lr.steps_to_threshold(STEPS, acc, 0.9, in_a_row=1) == 200  # reached exactly counts
+    assert lr.steps_to_threshold(STEPS, acc, 0.94, in_a_row=1) == 300
+    assert lr.steps_to_threshold(STEPS, acc, 0.0, in_a_row=1) == 0
+    assert lr.steps_to_threshold(STEPS, acc, 0.95, budget=200, in_a_row=1) is None  # at the budget
+
+
+def test_one_noisy_evaluation_neither_makes_nor_breaks_a_learning_time():
+    """The default rule: the first of LEARNED_IN_A_ROW (3) evaluations in a row at the
+    threshold. A single touch followed by a fall is not learning; a later steady run is."""
+    assert lr.LEARNED_IN_A_ROW == 3
+    steps = list(range(0, 1000, 100))
+    touch = [0.1, 0.5, 0.91, 0.88, 0.9, 0.92, 0.93, 0.89, 0.95, 0.96]
+    assert lr.steps_to_threshold(steps, touch, 0.9) == 400  # 0.9, 0.92, 0.93
+    assert lr.steps_to_threshold(steps, touch, 0.9, in_a_row=1) == 200
+    assert lr.steps_to_threshold(steps, touch, 0.9, in_a_row=4) is None  # never 4 in a row
+    # the last two evaluations cannot start a time at the budget ...
+    end = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.95, 0.96]
+    assert lr.steps_to_threshold(steps, end, 0.9) is None
+    # ... but can when the convergence rule stopped the run there (its accuracy holds)
+    assert lr.steps_to_threshold(steps, end, 0.9, held=True) == 800
+    s = lr.learning_summary(steps, touch, threshold=0.9, budget=900, patience=5)
+    assert (s["outcome"], s["steps_to_threshold"], s["in_a_row"]) == ("budget reached", 400, 3)
+    s = lr.learning_summary(steps, end, threshold=0.9, budget=900)
+    assert (s["outcome"], s["steps_to_threshold"]) == ("not learned", None)
+    with pytest.raises(ValueError, match="in_a_row=0"):
+        lr.steps_to_threshold(steps, touch, 0.9, in_a_row=0)
 
 
 @pytest.mark.parametrize("acc", [[0.0] * 5, [0.01, 0.2, 0.5, 0.89, 0.899999], [0.013] * 5])
@@ -65,12 +87,14 @@ def test_convergence_rule():
     s = lr.learning_summary(list(range(0, 800, 100)), acc, threshold=0.9, budget=2000,
                             patience=3)
     assert s["outcome"] == "converged" and s["converged_at"] == 500
-    assert s["steps_to_threshold"] == 200
+    assert s["steps_to_threshold"] == 200  # 0.91, 0.95, 0.953
     # the converged curve is held at its last value (0.951 from step 500) to the budget
     held = lr.learning_curve_area([0, 100, 200, 300, 400, 500], acc[:6], 2000)
     assert s["curve_area"] == held
     s = lr.learning_summary(STEPS, [0.1, 0.5, 0.91, 0.95, 0.99], threshold=0.9, budget=400)
     assert s["outcome"] == "budget reached" and s["steps_to_threshold"] == 200
+    s = lr.learning_summary(STEPS, [0.1, 0.5, 0.6, 0.95, 0.99], threshold=0.9, budget=400)
+    assert s["outcome"] == "not learned" and s["steps_to_threshold"] is None  # 2 in a row
 
 
 def test_curve_validation_names_the_problem():

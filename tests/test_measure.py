@@ -5,14 +5,9 @@ import pytest
 import torch
 
 from bparallel import proxies
-from bparallel.transformer.measure import (
-    defined_metrics,
-    extract_patterns,
-    head_weights,
-    measure_model,
-    model_head_weights,
-)
+from bparallel.transformer.measure import defined_metrics, measure_model
 from bparallel.transformer.model import ModelConfig, Transformer
+from bparallel.transformer.patterns import extract_patterns, head_weights, model_head_weights
 
 
 @pytest.fixture(scope="module")

@@ -244,7 +244,7 @@ def test_head_weights_read_each_heads_columns_at_a_fixed_head_size():
     head_size columns per head."""
     import numpy as np
 
-    from bparallel.transformer.measure import model_head_weights
+    from bparallel.transformer.patterns import model_head_weights
 
     torch.manual_seed(8)
     model = Transformer(ModelConfig(n_heads=2, head_size=16))

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 import torch
 
+from bparallel._io import flatten
 from bparallel.book.section4 import graph_causal, graph_tasks, models
 from bparallel.book.tools import record
 from bparallel.transformer import metrics_cache
+from bparallel.transformer.design import model_config
 from bparallel.transformer.model import Transformer
-from bparallel.transformer.train import model_config
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -45,7 +46,7 @@ def test_a_recorded_result_is_what_the_weights_give():
                                           recorded=record.RECORDED, **options)[key]
     assert len(names) == 1 and (record.RECORDED / names.pop()).is_file()
     fresh = graph_causal.measure_heads({key: model}, cache_dir=None, **options)[key]
-    flat_read, flat_fresh = metrics_cache.flatten(read), metrics_cache.flatten(fresh)
+    flat_read, flat_fresh = flatten(read), flatten(fresh)
     assert flat_read.keys() == flat_fresh.keys()
     for k in flat_fresh:
         np.testing.assert_allclose(flat_read[k], flat_fresh[k], rtol=1e-5, atol=1e-4,

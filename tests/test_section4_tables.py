@@ -27,8 +27,8 @@ from bparallel.book.section4.tables import (
     flat_results,
 )
 from bparallel.book.verdicts import Verdict
+from bparallel.transformer.design import HEADS, model_config
 from bparallel.transformer.model import Transformer
-from bparallel.transformer.train import HEADS, model_config
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

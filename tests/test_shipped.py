@@ -7,15 +7,9 @@ import torch
 from bparallel.transformer import shipped as ex
 from bparallel.transformer.checkpoints import rng_state
 from bparallel.transformer.data import PAPER_TASKS
+from bparallel.transformer.design import HEADS, PROFILES, model_config, run_name
 from bparallel.transformer.model import Transformer
-from bparallel.transformer.train import (
-    CHECKPOINT_FORMAT,
-    HEADS,
-    PROFILES,
-    model_config,
-    run_name,
-    train,
-)
+from bparallel.transformer.train import CHECKPOINT_FORMAT, train
 
 
 @pytest.fixture(scope="module")

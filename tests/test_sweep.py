@@ -21,8 +21,15 @@ from bparallel._io import file_lock, is_locked
 from bparallel.book.tools import sweep as sw
 from bparallel.book.tools.cli import main
 from bparallel.transformer.checkpoints import load_weights, sha256_file
-from bparallel.transformer.shipped import MANIFEST, is_shipped, shipped_manifest, shipped_seeds
-from bparallel.transformer.train import Profile, load_checkpoint, train
+from bparallel.transformer.design import Profile
+from bparallel.transformer.shipped import (
+    MANIFEST,
+    MODELS_ROOT,
+    is_shipped,
+    shipped_manifest,
+    shipped_seeds,
+)
+from bparallel.transformer.train import load_checkpoint, train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -335,7 +342,7 @@ def test_a_fresh_grid_has_every_arm_and_plans_the_shared_models_once(tmp_path):
         "induction-h01", "induction-h01-hs16", "induction-h01-hs256", "induction-h04",
         "induction-h04-hs64", "induction-h08", "induction-h08-hs16", "induction-h08-hs32",
         "induction-h16", "induction-h16-hs16"]  # 4 x 16 and 16 x 16: once each
-    assert runs[0].models_dir == sw.MODELS_ROOT / "induction-fresh"
+    assert runs[0].models_dir == MODELS_ROOT / "induction-fresh"
     assert (runs[0].unit, runs[0].total) == ("step", 12000)
     head16 = sw.plan(None, [1, 4], [43], "induction-fresh", arms=["head16"], budget_factor=5,
                      runs_dir=tmp_path)

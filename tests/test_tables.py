@@ -29,10 +29,9 @@ from bparallel.transformer.data import (
     make_dataset,
     paper_protocol_sequences,
 )
+from bparallel.transformer.design import model_config
 from bparallel.transformer.measure import (
     evaluation_inputs,
-    head_weights,
-    load_run_models,
     sequence_metrics,
 )
 from bparallel.transformer.metrics_cache import (
@@ -42,7 +41,8 @@ from bparallel.transformer.metrics_cache import (
     metrics_key,
 )
 from bparallel.transformer.model import ModelConfig, Transformer
-from bparallel.transformer.train import model_config
+from bparallel.transformer.patterns import head_weights
+from bparallel.transformer.shipped import load_run_models
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -442,7 +442,8 @@ def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
 
 
 def test_ablation_measure_round_trips_through_the_cache(tmp_path):
-    from bparallel.transformer.metrics_cache import cached_metrics, unflatten
+    from bparallel._io import unflatten
+    from bparallel.transformer.metrics_cache import cached_metrics
 
     torch.manual_seed(2)
     model = Transformer(ModelConfig(n_heads=2, seq_len=10)).eval()
@@ -533,6 +534,41 @@ def test_fingerprint_follows_the_measures_imports(tmp_path):
     assert {"proxies.py", "absorbing.py", "fidelity.py", "transformer/measure.py",
             "transformer/importance.py"} <= measured
     assert not {m for m in measured if m.startswith("book/")}
+
+
+def test_editing_training_or_shipping_code_keeps_the_cache_and_editing_a_measure_drops_it(
+        tmp_path, monkeypatch):
+    """The fingerprint covers the measuring code only: a copy of the package whose training
+    loop, fresh-data training, learning rule, checkpoints, shipping or sweep code is edited
+    has the real fingerprint; one whose measure is edited has another."""
+    import shutil
+    from pathlib import Path
+
+    real = Path(metrics_cache.__file__).resolve().parents[1]
+
+    def fingerprint(edit: str | None) -> str:
+        root = tmp_path / (edit or "none").replace("/", "_") / "bparallel"
+        shutil.copytree(real, root, ignore=shutil.ignore_patterns("__pycache__"))
+        if edit:
+            with open(root / edit, "a", encoding="utf-8") as f:
+                f.write("\nEDITED = 1\n")
+        fake = root / "transformer" / "metrics_cache.py"
+        monkeypatch.setattr(metrics_cache, "__file__", str(fake))
+        metrics_cache._package_fingerprint.cache_clear()
+        try:
+            return metrics_cache._package_fingerprint()
+        finally:
+            metrics_cache._package_fingerprint.cache_clear()
+
+    monkeypatch.undo()
+    base = fingerprint(None)
+    for kept in ("transformer/train.py", "transformer/fresh.py", "transformer/fresh_design.py",
+                 "transformer/learning.py", "transformer/checkpoints.py",
+                 "transformer/shipped.py", "transformer/runtime.py", "book/tools/sweep.py",
+                 "book/tools/sweep_status.py"):
+        assert fingerprint(kept) == base, kept
+    for dropped in ("transformer/measure.py", "transformer/importance.py", "proxies.py"):
+        assert fingerprint(dropped) != base, dropped
 
 
 def test_the_fingerprint_reads_code_not_docstrings_comments_or_layout():

@@ -10,6 +10,7 @@ import pytest
 import torch
 from torch import nn
 
+from bparallel.transformer import checkpoints, design, runtime, shipped
 from bparallel.transformer import train as tr
 from bparallel.transformer.checkpoints import sha256_file
 from bparallel.transformer.data import make_dataset
@@ -19,14 +20,14 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_profiles():
-    paper = tr.PROFILES["paper"]
+    paper = design.PROFILES["paper"]
     assert (paper.num_train, paper.epochs, paper.batch_size, paper.lr, paper.dropout) == (
         5000, 200, 50, 1e-3, 0.1)
-    quick = tr.PROFILES["quick"]
+    quick = design.PROFILES["quick"]
     assert 200 <= quick.num_train <= 2000 and quick.epochs <= 10
     assert (quick.batch_size, quick.lr, quick.dropout, quick.seq_len) == (50, 1e-3, 0.1, 100)
     with pytest.raises(ValueError, match=r"profile='fast'.*'paper', 'quick'"):
-        tr.get_profile("fast")
+        design.get_profile("fast")
     # 100 steps per epoch in the paper: 8 models x 200 epochs x 100 steps x 1 s = 444.4 h
     assert tr.projected_hours(1.0, "paper") == pytest.approx(8 * 200 * 100 / 3600)
 
@@ -120,28 +121,28 @@ def test_export_and_load_weights(tmp_path):
     assert digest == sha256_file(path) and len(digest) == 64
     data = torch.load(path, weights_only=True)
     assert "optimizer" not in data and "rng" not in data
-    model, meta = tr.load_weights(path, sha256=digest)
+    model, meta = checkpoints.load_weights(path, sha256=digest)
     assert (meta["task"], meta["heads"], meta["epoch"]) == ("cycle", 8, 1)
     x = torch.randint(0, 256, (2, 16))
     with torch.no_grad():
         torch.testing.assert_close(model(x), res.model(x), rtol=0, atol=0)
     with pytest.raises(ValueError, match="SHA-256"):
-        tr.load_weights(path, sha256="0" * 64)
+        checkpoints.load_weights(path, sha256="0" * 64)
     with pytest.raises(FileNotFoundError):
-        tr.load_weights(tmp_path / "nope.pt")
+        checkpoints.load_weights(tmp_path / "nope.pt")
     # the same digest from the in-memory result
     assert tr.export_weights(res, tmp_path / "w2.pt") == sha256_file(tmp_path / "w2.pt")
     # load_model reads both kinds of file, told apart by their content, not their names
-    assert tr.load_model(res.checkpoint)[1]["heads"] == 8
-    assert tr.load_model(path)[1]["heads"] == 8
+    assert shipped.load_model(res.checkpoint)[1]["heads"] == 8
+    assert shipped.load_model(path)[1]["heads"] == 8
     disguised = tmp_path / "looks-like.ckpt.pt"
     disguised.write_bytes(path.read_bytes())
-    assert "optimizer" not in tr.load_model(disguised)[1]  # loaded as weights
+    assert "optimizer" not in shipped.load_model(disguised)[1]  # loaded as weights
     torch.save({"format": "something-else"}, disguised)
     with pytest.raises(ValueError, match="neither a bparallel-weights-v1 nor"):
-        tr.load_model(disguised)
+        shipped.load_model(disguised)
     with pytest.raises(FileNotFoundError):
-        tr.load_model(tmp_path / "missing.pt")
+        shipped.load_model(tmp_path / "missing.pt")
 
 
 class _Oracle(nn.Module):
@@ -170,14 +171,14 @@ def test_evaluate_accuracy_values():
 
 def test_threads_from_env(monkeypatch):
     before = torch.get_num_threads()
-    monkeypatch.setenv(tr.THREADS_ENV, "2")
-    with tr.num_threads() as n:
+    monkeypatch.setenv(runtime.THREADS_ENV, "2")
+    with runtime.num_threads() as n:
         assert n == 2 == torch.get_num_threads()
     assert torch.get_num_threads() == before == 1  # restored
-    with tr.num_threads(3) as n:  # an argument wins over the environment
+    with runtime.num_threads(3) as n:  # an argument wins over the environment
         assert n == 3
-    monkeypatch.setenv(tr.THREADS_ENV, "many")
-    with pytest.raises(ValueError, match="BPARALLEL_THREADS='many'"), tr.num_threads():
+    monkeypatch.setenv(runtime.THREADS_ENV, "many")
+    with pytest.raises(ValueError, match="BPARALLEL_THREADS='many'"), runtime.num_threads():
         pass
 
 
@@ -222,7 +223,7 @@ def test_attention_path_is_recorded_and_kept_on_resume(tmp_path):
     straight = tr.train("copy", 4, "tiny", epochs=2, progress=False, attention_path="sdpa")
     assert resumed.model.attention_path == "sdpa"
     assert _states_equal(resumed.model.state_dict(), straight.model.state_dict())
-    meta = tr.load_weights(_export(resumed, tmp_path))[1]
+    meta = checkpoints.load_weights(_export(resumed, tmp_path))[1]
     assert meta["attention_path"] == "sdpa"
     # the two training kernels draw different dropout masks: different (valid) runs
     fused = tr.train("copy", 4, "tiny", epochs=2, progress=False)
@@ -269,15 +270,15 @@ def test_token_scores_resolve_saturated_losses_in_float64():
 
 
 def test_device_validation():
-    assert tr.resolve_device("cpu") == torch.device("cpu")
+    assert runtime.resolve_device("cpu") == torch.device("cpu")
     with pytest.raises(ValueError, match="device='tpu'"):
         tr.train("copy", 1, "tiny", epochs=1, progress=False, device="tpu")
     with pytest.raises(ValueError, match="only 'cpu' and 'cuda'"):
-        tr.resolve_device("meta")
+        runtime.resolve_device("meta")
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available here"):
             tr.train("copy", 1, "tiny", epochs=1, progress=False, device="cuda")
-    assert "CUDA" not in tr.hardware_string("cpu")
+    assert "CUDA" not in runtime.hardware_string("cpu")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -300,7 +301,7 @@ def test_cuda_training_resumes_and_loads_on_the_cpu(tmp_path):
                        device="cuda")
     assert resumed.resumed_from == 1 and resumed.epoch == 2
     assert next(resumed.model.parameters()).device.type == "cuda"
-    model, meta = tr.load_model(tmp_path / "g" / "copy-h04.ckpt.pt")
+    model, meta = shipped.load_model(tmp_path / "g" / "copy-h04.ckpt.pt")
     assert meta["epoch"] == 2 and next(model.parameters()).device.type == "cpu"
     assert gpu.heads == 4
 
@@ -316,7 +317,7 @@ def test_weights_files_round_trip_the_head_size(tmp_path):
     shipped = Path(__file__).resolve().parents[1] / "models" / "paper" / "copy-h04.weights.pt"
     stored = torch.load(shipped, weights_only=True)["model_config"]
     assert "head_size" not in stored
-    model, _ = tr.load_weights(shipped)
+    model, _ = checkpoints.load_weights(shipped)
     assert model.config.head_size is None and model.config.head_dim == 16
     res = tr.train("copy", 4, "tiny", epochs=1, progress=False)
     tr.export_weights(res, tmp_path / "w.pt")
@@ -326,6 +327,6 @@ def test_weights_files_round_trip_the_head_size(tmp_path):
     wide = Transformer(ModelConfig(n_heads=8, head_size=16, seq_len=16))
     meta = {"task": "copy", "heads": 8}
     tr.write_weights(tmp_path / "wide.pt", wide.config.to_dict(), wide.state_dict(), meta)
-    back, back_meta = tr.load_weights(tmp_path / "wide.pt")
+    back, back_meta = checkpoints.load_weights(tmp_path / "wide.pt")
     assert back.config == wide.config and back.config.attention_width == 128
     assert back_meta == meta and _states_equal(back.state_dict(), wide.state_dict())

@@ -13,11 +13,12 @@ on a fixed training set, and :mod:`~bparallel.transformer.fresh`, on fresh data)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -25,8 +26,9 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import torch
 
-from .._io import atomic_write
+from .._io import atomic_write, atomic_write_text, file_lock
 from .model import ModelConfig, Transformer
+from .runtime import hardware_string
 
 WEIGHTS_FORMAT = "bparallel-weights-v1"
 # Checkpoints written before they recorded their attention path were all trained with SDPA.
@@ -250,3 +252,41 @@ def load_weights(
     model = _build_model(data.get("model_config", {}), data.get("model", {}),
                          f"weights file {path}")
     return model.eval(), dict(data.get("meta", {}))
+
+
+# --------------------------------------------------------------------------- manifests
+
+MANIFEST = "manifest.json"
+MANIFEST_LOCK = ".manifest.lock"  # held while the manifest is rewritten (git-ignored)
+
+
+def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """The manifest of the models shipped in ``folder``, or ``None`` if there is none."""
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON: {err}") from err
+    if not isinstance(manifest.get("models"), dict):
+        raise ValueError(f"{path} has no 'models' table")
+    return manifest
+
+
+@contextlib.contextmanager
+def updating_manifest(dest: str | os.PathLike, profile: str) -> Iterator[dict[str, Any]]:
+    """The manifest of ``dest`` (new if there is none) to change in the ``with`` block,
+    under the manifest's lock (concurrent shippers take turns), written atomically when the
+    block ends (not when it raises). ``profile``: the name of the profile shipped; a folder
+    of another profile's models is refused."""
+    dest = Path(dest)
+    with file_lock(dest / MANIFEST_LOCK):
+        manifest = read_manifest(dest) or {"profile": profile, "models": {}}
+        if manifest.get("profile", profile) != profile:
+            raise ValueError(f"{dest / MANIFEST} lists {manifest['profile']!r}-profile models; "
+                             f"profile={profile!r} models are shipped into another folder")
+        yield manifest
+        manifest.pop("hardware", None)
+        manifest["shipped_on"] = hardware_string()
+        atomic_write_text(dest / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")

@@ -55,9 +55,11 @@ from .checkpoints import (
     rng_state,
     seed_everything,
     set_rng_state,
+    updating_manifest,
     write_weights,
 )
 from .data import TASKS
+from .design import DEFAULT_SEED, model_config
 from .evaluation import evaluate_accuracy
 from .fresh_design import (
     FreshProfile,
@@ -79,14 +81,8 @@ from .learning import (
     training_probe,
 )
 from .model import ATTENTION_PATHS, Transformer
-from .train import (
-    DEFAULT_SEED,
-    hardware_string,
-    ignore_unpredictable,
-    model_config,
-    num_threads,
-    resolve_device,
-)
+from .runtime import hardware_string, num_threads, resolve_device
+from .train import ignore_unpredictable
 
 FRESH_CHECKPOINT_FORMAT = "bparallel-fresh-checkpoint-v1"
 
@@ -463,12 +459,10 @@ def ship_fresh_checkpoint(
 ) -> dict[str, Any]:
     """Ship one finished fresh-data run into ``dest``: weights file ``<name>.weights.pt``
     and its entry in ``dest/manifest.json`` (:func:`fresh_entry`, file and SHA-256), written
-    under the manifest's lock (:func:`~.shipped.updating_manifest`); return the entry.
+    under the manifest's lock (:func:`~.checkpoints.updating_manifest`); return the entry.
     ``name`` defaults to :func:`~.fresh_design.fresh_model_name`. A run still short of its
     budget and not converged is refused.
     """
-    from .shipped import updating_manifest
-
     dest, p = Path(dest), get_fresh_profile(profile)
     ck = load_fresh_checkpoint(checkpoint, profile=p)
     if ck.summary()["outcome"] == "running":

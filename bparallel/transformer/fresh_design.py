@@ -40,9 +40,9 @@ from typing import Any
 
 from .._checks import one_of, positive_int, unit_interval
 from .data import GRAPH_TASKS, TASKS, SequenceDataset, heldout_dataset, make_dataset
+from .design import DEFAULT_SEED, LOSS_POSITIONS, run_name
 from .learning import LEARNING_THRESHOLD, PATIENCE, TOLERANCE
 from .model import ModelConfig
-from .train import DEFAULT_SEED, LOSS_POSITIONS, run_name
 
 ARMS = ("width", "head16", "inner256")
 ARM_HEAD_SIZE = 16  # the head16 arm's head size
@@ -211,7 +211,7 @@ def arms_of(config: ModelConfig) -> list[str]:
 
 def fresh_run_name(task: str, heads: int, head_size: int | None = None,
                    budget_factor: int = 1) -> str:
-    """File stem of a fresh-data run: :func:`~.train.run_name` (``"induction-h08-hs16"``),
+    """File stem of a fresh-data run: :func:`~.design.run_name` (``"induction-h08-hs16"``),
     and ``-x5`` for a run of 5 times the budget."""
     name = run_name(task, heads, head_size)
     return name if positive_int(budget_factor, "budget_factor") == 1 else \

@@ -44,8 +44,8 @@ from .ablation import (
     removal_order,
 )
 from .data import SequenceDataset
-from .measure import extract_patterns, model_head_weights
 from .model import Transformer
+from .patterns import extract_patterns, model_head_weights
 
 #: Split-half reliability above which a per-head ranking is reported as a finding; below
 #: it the ranking is "below the noise floor" and a verdict on it is "not testable".
@@ -340,7 +340,7 @@ def head_fidelity(
 ) -> dict[str, np.ndarray]:
     """Each head's minimax fidelity ``phi_min^(h)`` (Definitions 3.10-3.11), in percent.
 
-    The attention patterns of ``inputs`` ``(N, T)`` (:func:`~.measure.extract_patterns`)
+    The attention patterns of ``inputs`` ``(N, T)`` (:func:`~.patterns.extract_patterns`)
     go through :func:`bparallel.proxies.best_head_vs_combined` (Algorithm 2, each head alone
     with weight 1) in both modes. Returns, per mode (``"paper"``, ``"definition"``), the
     per-sequence values under ``"<mode>.per_sequence"`` ``(L, N, H)`` and their mean over

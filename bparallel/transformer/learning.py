@@ -3,9 +3,12 @@
 A learning curve is the held-out accuracy on the predictable positions after ``steps``
 optimiser steps (``curve_steps[0] = 0``: the untrained model). Its measures:
 
-- :func:`steps_to_threshold`: the first evaluated step whose accuracy reaches the task's
-  learning threshold (:data:`LEARNING_THRESHOLD`), or ``None``: *not learned within the
-  budget* (right-censored). A model below the threshold never gets a number, so a model that
+- :func:`steps_to_threshold`: the learning time, the first evaluated step that starts
+  :data:`LEARNED_IN_A_ROW` evaluations in a row at or above the task's learning threshold
+  (:data:`LEARNING_THRESHOLD`), or ``None``: *not learned within the budget*
+  (right-censored). One noisy evaluation can neither make a run learned nor break its
+  time: a curve that touches the threshold once and falls back has not learned there. A
+  model below the threshold never gets a number, so a model that
   never learns can neither look fast nor be averaged with those that did (what "epochs to
   99% of the final accuracy" did: 99% of 1.3% is reached early).
 - :func:`learning_curve_area`: the area under the curve on ``[0, budget]`` divided by the
@@ -19,7 +22,9 @@ optimiser steps (``curve_steps[0] = 0``: the untrained model). Its measures:
   back.
 - :func:`learning_summary`: all three and the run's outcome, ``"converged"``,
   ``"budget reached"`` (learned, not converged within the budget), ``"not learned"``
-  (below the threshold at the budget) or ``"running"``.
+  (never :data:`LEARNED_IN_A_ROW` evaluations in a row at the threshold within the budget)
+  or ``"running"``. No run is extended past its budget: a run that has not converged there
+  is censored, and its outcome names the rule that censored it.
 
 Learning thresholds (:data:`LEARNING_THRESHOLD`), on the held-out accuracy of the
 predictable positions: 0.9 for every graph task and for histogram. A model without
@@ -52,6 +57,9 @@ from .model import Transformer
 
 #: The held-out accuracy on the predictable positions at which a model has learned its task.
 LEARNING_THRESHOLD = dict.fromkeys((*GRAPH_TASKS, *FRESH_ONLY_TASKS), 0.9)
+#: A run has learned its task at the first of this many held-out evaluations in a row at or
+#: above its threshold (every 200 steps on fresh data: 400 steps at the threshold).
+LEARNED_IN_A_ROW = 3
 #: Convergence rule: within this many accuracy points (fractions: 0.005 = 0.5 points) ...
 TOLERANCE = 0.005
 #: ... of the best, for this many consecutive evaluations.
@@ -79,21 +87,31 @@ def _curve(curve_steps: Any, accuracy: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def steps_to_threshold(
     curve_steps: Sequence[int], accuracy: Sequence[float], threshold: float, *,
-    budget: int | None = None,
+    budget: int | None = None, in_a_row: int = LEARNED_IN_A_ROW, held: bool = False,
 ) -> int | None:
-    """The first step of ``curve_steps`` whose ``accuracy`` reaches ``threshold`` (``>=``),
-    or ``None`` when none does: *not learned within the budget*, a right-censored time.
+    """The learning time: the first step of ``curve_steps`` that starts ``in_a_row``
+    evaluations in a row whose ``accuracy`` reaches ``threshold`` (``>=``), or ``None`` when
+    none does: *not learned within the budget*, a right-censored time.
 
     ``budget``: evaluations after it are ignored (a run trained longer, judged at the
-    budget). Never a number for a curve that stays below the threshold.
+    budget). ``held``: the curve ends because the convergence rule stopped the run, whose
+    last accuracy then holds to the budget (as in :func:`learning_curve_area`), so a run of
+    evaluations cut short by the end of the curve counts when all of it is at the threshold;
+    otherwise (a run at its budget, or still running) the last ``in_a_row - 1`` evaluations
+    cannot start a learning time. Never a number for a curve that stays below the threshold.
     """
     steps, acc = _curve(curve_steps, accuracy)
     threshold = unit_interval(threshold, "threshold", closed=True)
+    k = positive_int(in_a_row, "in_a_row")
     if budget is not None:
         keep = steps <= nonnegative_int(budget, "budget")
         steps, acc = steps[keep], acc[keep]
-    hit = np.nonzero(acc >= threshold)[0]
-    return int(steps[hit[0]]) if hit.size else None
+    at = acc >= threshold
+    for i in np.nonzero(at)[0]:
+        window = at[i : i + k]
+        if window.all() and (window.size == k or held):
+            return int(steps[i])
+    return None
 
 
 def learning_curve_area(curve_steps: Sequence[int], accuracy: Sequence[float], budget: int
@@ -147,12 +165,13 @@ def converged_at(
 
 def learning_summary(
     curve_steps: Sequence[int], accuracy: Sequence[float], *, threshold: float, budget: int,
-    patience: int = PATIENCE, tolerance: float = TOLERANCE,
+    patience: int = PATIENCE, tolerance: float = TOLERANCE, in_a_row: int = LEARNED_IN_A_ROW,
 ) -> dict[str, Any]:
     """The learning measures of one run's curve: ``outcome`` (:data:`OUTCOMES`),
-    ``steps_to_threshold`` (``None``: not learned), ``converged_at`` (the step at which the
-    convergence rule stopped it, or ``None``), ``curve_area`` (:func:`learning_curve_area`;
-    ``None`` while running) and ``budget``.
+    ``steps_to_threshold`` (:func:`steps_to_threshold` with ``in_a_row``; ``None``: not
+    learned), ``converged_at`` (the step at which the convergence rule stopped it, or
+    ``None``), ``curve_area`` (:func:`learning_curve_area`; ``None`` while running),
+    ``budget`` and ``in_a_row``.
 
     ``"running"``: the curve ends before the budget and has not converged.
     """
@@ -160,20 +179,21 @@ def learning_summary(
     positive_int(budget, "budget")
     keep = steps <= budget
     steps, acc = steps[keep], acc[keep]
-    to_threshold = steps_to_threshold(steps, acc, threshold)
     at = converged_at(acc, threshold, patience=patience, tolerance=tolerance)
     done_at = None if at is None else int(steps[at])
+    if done_at is not None:  # the curve as the rule left it
+        steps, acc = steps[: at + 1], acc[: at + 1]
+    to_threshold = steps_to_threshold(steps, acc, threshold, in_a_row=in_a_row,
+                                      held=done_at is not None)
     if done_at is not None:
         outcome = "converged"
     elif steps.size and steps[-1] >= budget:
         outcome = "budget reached" if to_threshold is not None else "not learned"
     else:
         outcome = "running"
-    if done_at is not None:  # the curve as the rule left it
-        steps, acc = steps[: at + 1], acc[: at + 1]
     area = None if outcome == "running" else learning_curve_area(steps, acc, budget)
     return {"outcome": outcome, "steps_to_threshold": to_threshold, "converged_at": done_at,
-            "curve_area": area, "budget": int(budget)}
+            "curve_area": area, "budget": int(budget), "in_a_row": int(in_a_row)}
 
 
 # --------------------------------------------------------------------------- probes

@@ -13,25 +13,28 @@ Protocols for the sequences of Tables 1-4 (:func:`evaluation_inputs`):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 from .. import proxies
-from .._checks import finite_array, one_of, positive_int, unit_interval
+from .._checks import one_of, positive_int, unit_interval
+from .._io import flatten
+from .ablation import head_means
 from .data import (
     TASKS,
+    SequenceDataset,
     ShuffledLoader,
     heldout_dataset,
     make_dataset,
     paper_protocol_sequences,
 )
+from .design import DEFAULT_SEED, get_profile
+from .importance import head_effects, importance_study, knockouts, split_half_rho
 from .model import Transformer
-from .train import DEFAULT_SEED, HEADS, get_profile, load_model, run_name, weights_path
+from .patterns import extract_patterns, model_head_weights
 
 PROTOCOLS = ("paper", "heldout")
 MODES = proxies.MODES
@@ -67,46 +70,6 @@ def evaluation_inputs(
     epoch = p.epochs if epoch is None else epoch
     return paper_protocol_sequences(loader, epoch, 50 if num_sequences is None
                                     else num_sequences).inputs
-
-
-@torch.no_grad()
-def extract_patterns(model: Transformer, inputs: torch.Tensor) -> np.ndarray:
-    """Attention patterns of every layer, ``(L, B, H, T, T)`` float32 (explicit path, eval)."""
-    was_training = model.training
-    model.eval()
-    try:
-        _, pattern = model(inputs, return_attention=True)  # (L, B, H, T, T)
-    finally:
-        model.train(was_training)
-    return pattern.numpy()
-
-
-def head_weights(out_proj_weight: Any, num_heads: int) -> np.ndarray:
-    """Learned head importances of Section 4.2, ``(..., H)``, summing to 1.
-
-    ``out_proj_weight`` is the output projection's weight ``(..., d_out, d_in)``; its
-    columns are split into ``num_heads`` blocks of ``d_in / num_heads`` columns (one per
-    head, in concatenation order); each head's raw score is the Frobenius norm of its block.
-    """
-    w = finite_array(out_proj_weight, "out_proj_weight")
-    positive_int(num_heads, "num_heads")
-    if w.ndim < 2:
-        raise ValueError(f"out_proj_weight has shape {w.shape}: expected (..., d_out, d_in)")
-    d_in = w.shape[-1]
-    if d_in % num_heads:
-        raise ValueError(f"num_heads={num_heads} does not divide d_in={d_in} of out_proj_weight")
-    blocks = w.reshape(*w.shape[:-1], num_heads, d_in // num_heads)  # (..., d_out, H, D)
-    norms = np.sqrt((blocks**2).sum(axis=(-3, -1)))  # (..., H)
-    total = norms.sum(-1, keepdims=True)
-    if np.any(total == 0):
-        raise ValueError("out_proj_weight is all zero: head weights are undefined")
-    return norms / total
-
-
-def model_head_weights(model: Transformer) -> np.ndarray:
-    """Learned head importances of every layer, ``(L, H)`` (Section 4.2, :func:`head_weights`
-    of each layer's output projection)."""
-    return head_weights(model.out_proj_weights(), model.config.n_heads)
 
 
 class _Parts(dict):
@@ -220,7 +183,7 @@ def measure_model(
     ``"ablation"`` adds :func:`~bparallel.transformer.importance.importance_study`
     flattened to ``"a/b/c"`` keys (``study``: its other options), with these per-head
     fidelities as a ranking.
-    :func:`~.metrics_cache.unflatten` restores the nesting.
+    :func:`~bparallel._io.unflatten` restores the nesting.
     """
     parts = check_parts(parts)
     eps = unit_interval(eps, "eps", closed=False)
@@ -282,11 +245,6 @@ def measure_model(
             joined[f"best_head.head.{mode}"] = heads[mode].argmax(-1)
     if not causal:
         return joined
-    from .ablation import head_means
-    from .data import SequenceDataset
-    from .importance import head_effects, importance_study, knockouts, split_half_rho
-    from .metrics_cache import flatten
-
     dataset = SequenceDataset.of(task, measured)
     if "ablation" in parts:
         fidelity = {**{f"{mode}.per_sequence": heads[mode] for mode in MODES},  # (L, N, H)
@@ -319,35 +277,6 @@ def sequence_metrics(
     ``"best_head.head.<mode>"``)."""
     return measure_model(model, inputs, parts="sequence", max_steps=max_steps,
                          horizon=horizon, batch_size=batch_size, best_head=best_head)
-
-
-def load_run_models(
-    run_dir: str | os.PathLike,
-    *,
-    tasks: Iterable[str] = TASKS,
-    heads: Iterable[int] = HEADS,
-) -> tuple[dict[tuple[str, int], Transformer], dict[tuple[str, int], dict[str, Any]]]:
-    """Models of a run directory: ``<task>-hNN.weights.pt``, else the ``.ckpt.pt`` checkpoint.
-
-    Returns ``(models, metas)`` keyed by ``(task, heads)``; a missing model is an error.
-    """
-    run_dir = Path(run_dir)
-    models, metas = {}, {}
-    for task in tasks:
-        for h in heads:
-            path = weights_path(run_dir, task, h)
-            if not path.is_file():
-                path = run_dir / f"{run_name(task, h)}.ckpt.pt"
-            if not path.is_file():
-                raise FileNotFoundError(
-                    f"no weights or checkpoint for {run_name(task, h)} in {run_dir}"
-                )
-            model, meta = load_model(path)
-            if meta.get("task") != task or meta.get("heads") != h:
-                raise ValueError(f"{path} holds task={meta.get('task')!r}, "
-                                 f"heads={meta.get('heads')!r}, not {task!r}, {h}")
-            models[(task, h)], metas[(task, h)] = model, meta
-    return models, metas
 
 
 def defined_metrics(

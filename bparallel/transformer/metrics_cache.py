@@ -161,30 +161,6 @@ def heads_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
                          impact=impact)
 
 
-def flatten(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
-    """Nested dicts as flat ``"a/b/c"`` keys of arrays (:func:`unflatten` undoes it)."""
-    if isinstance(tree, dict):
-        out: dict[str, np.ndarray] = {}
-        for k, v in tree.items():
-            if "/" in str(k):
-                raise ValueError(f"key {k!r} contains '/': cannot be flattened")
-            out.update(flatten(v, f"{prefix}/{k}" if prefix else str(k)))
-        return out
-    return {prefix: np.asarray(tree)}
-
-
-def unflatten(flat: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Nested dicts back from ``"a/b/c"`` keys; 0-d arrays become Python numbers."""
-    out: dict[str, Any] = {}
-    for key, value in flat.items():
-        *path, last = key.split("/")
-        node = out
-        for part in path:
-            node = node.setdefault(part, {})
-        node[last] = value.item() if np.ndim(value) == 0 else value
-    return out
-
-
 def _load(path: Path) -> dict[str, np.ndarray]:
     """The arrays of a cached result (no pickles)."""
     with np.load(path, allow_pickle=False) as f:

@@ -27,11 +27,9 @@ loads one seed's 8 models. Unfinished runs are snapshotted into ``partial/seed-<
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,29 +37,27 @@ from typing import Any
 import torch
 
 from .._checks import one_of
-from .._io import atomic_write_text, file_lock
-from .checkpoints import LEGACY_ATTENTION_PATH, load_weights
-from .data import PAPER_TASKS, TASKS
-from .evaluation import evaluate_accuracy
-from .train import (
-    DEFAULT_SEED,
-    HEADS,
-    Checkpoint,
-    Profile,
-    export_weights,
-    get_profile,
-    hardware_string,
-    load_checkpoint,
-    run_name,
-    train,
+from .._io import file_lock
+from .checkpoints import (
+    LEGACY_ATTENTION_PATH,
+    MANIFEST,
+    WEIGHTS_FORMAT,
+    load_weights,
+    read_manifest,
+    read_torch_file,
+    updating_manifest,
 )
+from .data import PAPER_TASKS, TASKS, heldout_dataset
+from .design import DEFAULT_SEED, HEADS, Profile, get_profile, run_name, weights_path
+from .evaluation import evaluate_accuracy
+from .fresh import FRESH_CHECKPOINT_FORMAT, load_fresh_checkpoint
+from .model import Transformer
+from .train import CHECKPOINT_FORMAT, Checkpoint, export_weights, load_checkpoint, train
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 MODELS_ROOT = ROOT / "models"  # models/<profile>/: one folder, one manifest per profile
 SHIPPED_DIR = MODELS_ROOT / "paper"
 RUNS_DIR = ROOT / "runs"
-MANIFEST = "manifest.json"
-MANIFEST_LOCK = ".manifest.lock"  # held while the manifest is rewritten (git-ignored)
 BOOK_PROFILES = ("auto", "quick", "paper")
 
 
@@ -86,17 +82,9 @@ class ModelSet:
 
 
 def shipped_manifest(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> dict[str, Any] | None:
-    """The manifest of shipped paper models, or ``None`` if there is none."""
-    path = Path(shipped_dir) / MANIFEST
-    if not path.is_file():
-        return None
-    try:
-        manifest = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from err
-    if not isinstance(manifest.get("models"), dict):
-        raise ValueError(f"{path} has no 'models' table")
-    return manifest
+    """The manifest of shipped paper models, or ``None`` if there is none
+    (:func:`~.checkpoints.read_manifest`)."""
+    return read_manifest(shipped_dir)
 
 
 def _seeded(run: str, seed: int) -> str:
@@ -386,29 +374,10 @@ def seed_overview(
     return rows
 
 
-@contextlib.contextmanager
-def updating_manifest(dest: str | os.PathLike, profile: str) -> Iterator[dict[str, Any]]:
-    """The manifest of ``dest`` (new if there is none) to change in the ``with`` block,
-    under the manifest's lock (concurrent shippers take turns), written atomically when the
-    block ends (not when it raises). ``profile``: the name of the profile shipped; a folder
-    of another profile's models is refused."""
-    dest = Path(dest)
-    with file_lock(dest / MANIFEST_LOCK):
-        manifest = shipped_manifest(dest) or {"profile": profile, "models": {}}
-        if manifest.get("profile", profile) != profile:
-            raise ValueError(f"{dest / MANIFEST} lists {manifest['profile']!r}-profile models; "
-                             f"profile={profile!r} models are shipped into another folder")
-        yield manifest
-        manifest.pop("hardware", None)
-        manifest["shipped_on"] = hardware_string()
-        atomic_write_text(dest / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-
-
 def _ship_into(
     manifest: dict[str, Any], ck: Checkpoint, dest: Path, p: Profile, hardware: str | None
 ) -> dict[str, Any]:
     """Export ``ck``'s weights into ``dest`` and enter them in ``manifest`` (in memory)."""
-    from .data import heldout_dataset
 
     task, heads, seed = ck.data["task"], ck.data["heads"], ck.data["seed"]
     name = shipped_name(task, heads, seed)
@@ -504,3 +473,60 @@ def ship_checkpoint(
     with updating_manifest(dest, p.name) as manifest:
         entry = _ship_into(manifest, ck, dest, p, hardware)
     return entry
+
+
+# --------------------------------------------------------------------------- loading any model file
+
+
+def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
+    """A model and its metadata from a weights file, a training checkpoint or a fresh-data
+    training checkpoint (:mod:`bparallel.transformer.fresh`).
+
+    The file's own ``format`` field decides which it is."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"model file {path} does not exist")
+    obj = read_torch_file(path, "model file")
+    fmt = obj.get("format") if isinstance(obj, dict) else None
+    if fmt == WEIGHTS_FORMAT:
+        return load_weights(path)
+    if fmt == FRESH_CHECKPOINT_FORMAT:
+        ck = load_fresh_checkpoint(path)
+        return ck.model(), ck.meta()
+    if fmt != CHECKPOINT_FORMAT:
+        raise ValueError(f"model file {path} is neither a {WEIGHTS_FORMAT} nor a "
+                         f"{CHECKPOINT_FORMAT} or {FRESH_CHECKPOINT_FORMAT} file (found "
+                         f"{fmt!r})")
+    ck = load_checkpoint(path)
+    meta = {k: ck.data[k] for k in ("task", "heads", "seed", "profile", "epoch")}
+    meta["history"] = ck.history
+    return ck.model(), meta
+
+
+def load_run_models(
+    run_dir: str | os.PathLike,
+    *,
+    tasks: Iterable[str] = TASKS,
+    heads: Iterable[int] = HEADS,
+) -> tuple[dict[tuple[str, int], Transformer], dict[tuple[str, int], dict[str, Any]]]:
+    """Models of a run directory: ``<task>-hNN.weights.pt``, else the ``.ckpt.pt`` checkpoint.
+
+    Returns ``(models, metas)`` keyed by ``(task, heads)``; a missing model is an error.
+    """
+    run_dir = Path(run_dir)
+    models, metas = {}, {}
+    for task in tasks:
+        for h in heads:
+            path = weights_path(run_dir, task, h)
+            if not path.is_file():
+                path = run_dir / f"{run_name(task, h)}.ckpt.pt"
+            if not path.is_file():
+                raise FileNotFoundError(
+                    f"no weights or checkpoint for {run_name(task, h)} in {run_dir}"
+                )
+            model, meta = load_model(path)
+            if meta.get("task") != task or meta.get("heads") != h:
+                raise ValueError(f"{path} holds task={meta.get('task')!r}, "
+                                 f"heads={meta.get('heads')!r}, not {task!r}, {h}")
+            models[(task, h)], metas[(task, h)] = model, meta
+    return models, metas

@@ -18,13 +18,10 @@ a new batch every step, to convergence or a budget in steps (issue #33), is
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import platform
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,220 +31,34 @@ from tqdm.auto import tqdm
 
 from .._checks import nonnegative_int, one_of, positive_int
 from .checkpoints import (
-    WEIGHTS_FORMAT,
     RunCheckpoint,
     atomic_torch_save,
-    load_weights,
     on_cpu,
-    read_torch_file,
     rng_state,
     seed_everything,
     set_rng_state,
     write_weights,
 )
 from .data import (
-    GRAPH_TASKS,
-    PAPER_TASKS,
     TASKS,
     SequenceDataset,
     ShuffledLoader,
     heldout_dataset,
     make_dataset,
 )
+from .design import (
+    DEFAULT_SEED,
+    Profile,
+    checkpoint_path,
+    get_profile,
+    model_config,
+    run_name,
+)
 from .evaluation import evaluate_accuracy
-from .model import ATTENTION_PATHS, ModelConfig, Transformer
+from .model import ATTENTION_PATHS, Transformer
+from .runtime import hardware_string, num_threads, resolve_device
 
 CHECKPOINT_FORMAT = "bparallel-checkpoint-v1"
-THREADS_ENV = "BPARALLEL_THREADS"
-DEFAULT_SEED = 42
-HEADS = (1, 4, 8, 16)
-# The training loss averages the cross-entropy over every position (Section 4.1), or over
-# the predictable ones only: the graph tasks' unpredictable positions (induction's first half)
-# carry no signal, and with them in the loss a model waits far longer to start learning.
-LOSS_POSITIONS = ("all", "predictable")
-
-
-@dataclass(frozen=True)
-class Profile:
-    """How much to train: data sizes, epochs and the optimiser settings of Section 4.1."""
-
-    name: str
-    num_train: int
-    epochs: int
-    num_heldout: int
-    batch_size: int = 50
-    lr: float = 1e-3
-    dropout: float = 0.1
-    seq_len: int = 100
-    vocab_size: int = 256
-    description: str = ""
-    hidden: bool = False
-    loss_positions: str = "all"
-
-    def __post_init__(self) -> None:
-        if self.loss_positions not in LOSS_POSITIONS:
-            raise ValueError(f"loss_positions={self.loss_positions!r}: valid values are "
-                             f"{list(LOSS_POSITIONS)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def settings(self) -> dict[str, Any]:
-        """What a run of this profile is trained with, less the epoch count (which may grow):
-        the part a resumed checkpoint must match."""
-        return {k: v for k, v in self.to_dict().items() if k not in ("epochs", "description")}
-
-
-PROFILES: dict[str, Profile] = {
-    "paper": Profile(
-        "paper", num_train=5000, epochs=200, num_heldout=2000,
-        description="Section 4.1: 5,000 sequences, 200 epochs (about half a day on 2 CPU cores)",
-    ),
-    "quick": Profile(
-        "quick", num_train=1000, epochs=4, num_heldout=500,
-        description="CI and book builds: all 8 models in a few minutes on 2 CPU cores",
-    ),
-    "tiny": Profile(
-        "tiny", num_train=40, epochs=2, num_heldout=20, batch_size=10, seq_len=16,
-        description="tests only: seconds", hidden=True,
-    ),
-    # The graph tasks, one profile per task family, each sized so that its models reach
-    # their plateau; the loss on the predictable positions (LOSS_POSITIONS).
-    "first": Profile(
-        "first", num_train=5000, epochs=15, num_heldout=1000, loss_positions="predictable",
-        description="long-range retrieval (task first): 5,000 sequences, 15 epochs",
-    ),
-    "induction": Profile(
-        "induction", num_train=5000, epochs=60, num_heldout=1000,
-        loss_positions="predictable",
-        description="two-hop composition (task induction): 5,000 sequences, 60 epochs",
-    ),
-    "majority": Profile(
-        "majority", num_train=5000, epochs=40, num_heldout=1000, loss_positions="predictable",
-        description="aggregation over the prefix (task majority): 5,000 sequences, 40 epochs",
-    ),
-    "graph-quick": Profile(
-        "graph-quick", num_train=1000, epochs=4, num_heldout=200, loss_positions="predictable",
-        description="the graph tasks in CI and book builds: all 12 models in a few minutes",
-    ),
-}
-
-#: The tasks each profile trains: the paper's for its profiles, the graph tasks for theirs.
-PROFILE_TASKS = {"paper": PAPER_TASKS, "quick": PAPER_TASKS, "tiny": TASKS,
-                 **{task: (task,) for task in GRAPH_TASKS}, "graph-quick": GRAPH_TASKS}
-
-
-def get_profile(profile: str | Profile) -> Profile:
-    """The :class:`Profile` named ``profile`` (or ``profile`` itself)."""
-    if isinstance(profile, Profile):
-        return profile
-    one_of(profile, "profile", PROFILES, "profiles")
-    return PROFILES[profile]
-
-
-def profile_tasks(profile: str | Profile) -> tuple[str, ...]:
-    """The tasks ``profile`` is made for (:data:`PROFILE_TASKS`; a profile built by hand:
-    every task)."""
-    return PROFILE_TASKS.get(get_profile(profile).name, TASKS)
-
-
-def model_config(profile: str | Profile, heads: int, head_size: int | None = None
-                 ) -> ModelConfig:
-    """The Section 4.1 model for ``heads`` heads under ``profile`` (any object with the
-    fields ``vocab_size``, ``seq_len``, ``dropout``), of head size ``head_size`` (``None``:
-    ``d_model / heads``, the paper's)."""
-    p = get_profile(profile) if isinstance(profile, str) else profile
-    return ModelConfig(n_heads=heads, vocab_size=p.vocab_size, seq_len=p.seq_len,
-                       dropout=p.dropout, head_size=head_size)
-
-
-def run_name(task: str, heads: int, head_size: int | None = None) -> str:
-    """File stem of one model's run, e.g. ``"copy-h04"``; a model of a fixed head size
-    (``ModelConfig.head_size``) adds it: ``"induction-h08-hs16"``."""
-    name = f"{task}-h{heads:02d}"
-    return name if head_size is None else f"{name}-hs{head_size:02d}"
-
-
-def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int,
-                    head_size: int | None = None) -> Path:
-    return Path(out_dir) / f"{run_name(task, heads, head_size)}.ckpt.pt"
-
-
-def weights_path(out_dir: str | os.PathLike, task: str, heads: int,
-                 head_size: int | None = None) -> Path:
-    return Path(out_dir) / f"{run_name(task, heads, head_size)}.weights.pt"
-
-
-def lock_path(out_dir: str | os.PathLike, task: str, heads: int,
-              head_size: int | None = None) -> Path:
-    """The lock file held by the process that trains this model into ``out_dir`` (the
-    ``train`` command and ``sweep`` jobs), so that two never train it at once."""
-    return Path(out_dir) / f".{run_name(task, heads, head_size)}.lock"
-
-
-def hardware_string(device: str | torch.device = "cpu") -> str:
-    """Where a run happened: CPU, cores, torch threads and, for a CUDA ``device``, the GPU."""
-    cpu = platform.processor() or platform.machine()
-    text = f"{platform.system()} {cpu}, {os.cpu_count()} cores"
-    text += f", torch threads {torch.get_num_threads()}"
-    dev = torch.device(device)
-    if dev.type == "cuda":
-        text += f", {torch.cuda.get_device_name(dev)} (CUDA {torch.version.cuda})"
-    return text
-
-
-def device_name(device: str | torch.device) -> torch.device:
-    """``device`` (``"cpu"``, ``"cuda"`` or ``"cuda:N"``) as a ``torch.device``; another kind
-    of device is a ``ValueError``. Whether this machine has it is :func:`resolve_device`'s
-    check (a sweep checks only the name: its jobs may run on a GPU node)."""
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as err:
-        raise ValueError(f"device={device!r}: not a device name ({err}); use 'cpu' or "
-                         "'cuda'") from None
-    if dev.type not in ("cpu", "cuda"):
-        raise ValueError(f"device={device!r}: only 'cpu' and 'cuda' are supported")
-    return dev
-
-
-def resolve_device(device: str | torch.device) -> torch.device:
-    """``device`` as a ``torch.device`` (:func:`device_name`), checked to exist here.
-
-    Raises ``ValueError`` for another kind of device or a CUDA device this machine lacks.
-    """
-    dev = device_name(device)
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError(f"device={device!r}: CUDA is not available here (torch "
-                             f"{torch.__version__}, no usable GPU); use device='cpu'")
-        if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device={device!r}: this machine has "
-                             f"{torch.cuda.device_count()} CUDA device(s)")
-    return dev
-
-
-@contextlib.contextmanager
-def num_threads(n: int | None = None) -> Iterator[int]:
-    """Run with ``n`` torch threads (default: ``$BPARALLEL_THREADS``, else unchanged)."""
-    if n is None and os.environ.get(THREADS_ENV):
-        try:
-            n = int(os.environ[THREADS_ENV])
-        except ValueError:
-            raise ValueError(
-                f"{THREADS_ENV}={os.environ[THREADS_ENV]!r}: must be a positive integer"
-            ) from None
-    if n is not None:
-        positive_int(n, "threads")
-    before = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield torch.get_num_threads()
-    finally:
-        if n is not None:
-            torch.set_num_threads(before)
-
-
 # --------------------------------------------------------------------------- checkpoints
 
 
@@ -481,33 +292,6 @@ def export_weights(
                 "attention_path": source.model.attention_path, "history": source.history}
         config, state = source.model.config.to_dict(), source.model.state_dict()
     return write_weights(path, config, state, meta)
-
-
-def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
-    """A model and its metadata from a weights file, a training checkpoint or a fresh-data
-    training checkpoint (:mod:`bparallel.transformer.fresh`).
-
-    The file's own ``format`` field decides which it is."""
-    from .fresh import FRESH_CHECKPOINT_FORMAT, load_fresh_checkpoint
-
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"model file {path} does not exist")
-    obj = read_torch_file(path, "model file")
-    fmt = obj.get("format") if isinstance(obj, dict) else None
-    if fmt == WEIGHTS_FORMAT:
-        return load_weights(path)
-    if fmt == FRESH_CHECKPOINT_FORMAT:
-        ck = load_fresh_checkpoint(path)
-        return ck.model(), ck.meta()
-    if fmt != CHECKPOINT_FORMAT:
-        raise ValueError(f"model file {path} is neither a {WEIGHTS_FORMAT} nor a "
-                         f"{CHECKPOINT_FORMAT} or {FRESH_CHECKPOINT_FORMAT} file (found "
-                         f"{fmt!r})")
-    ck = load_checkpoint(path)
-    meta = {k: ck.data[k] for k in ("task", "heads", "seed", "profile", "epoch")}
-    meta["history"] = ck.history
-    return ck.model(), meta
 
 
 def projected_hours(seconds_per_step: float, profile: str | Profile, models: int = 8) -> float:

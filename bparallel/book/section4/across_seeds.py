@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._checks import positive_int
-from ...transformer.train import HEADS
+from ...transformer.design import HEADS
 from ..verdicts import Outcome, Verdict
 from .across_seeds_stats import changes_by_seed, hardware_kind, odd_seed_out, outside_tail
 from .published import MODE_NAMES
@@ -229,7 +229,7 @@ def protocol_results(by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, An
     its positions whose target is predictable, :func:`~bparallel.transformer.data.predictable_mask`,
     at ``profile``'s sequence length)."""
     from ...transformer.data import predictable_mask
-    from ...transformer.train import get_profile
+    from ...transformer.design import get_profile
 
     counts = {r["n"] for tables in by_seed.values() for r in tables["tables_1_4"]
               if r["protocol"] == "paper"}

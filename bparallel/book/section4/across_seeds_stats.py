@@ -214,7 +214,7 @@ def _claim_verdict(seeds: int, holding: int, against: int, units: int) -> Verdic
 
 def hardware_kind(hardware: str) -> str:
     """``"GPU"`` for a machine string naming CUDA or an NVIDIA device
-    (:func:`bparallel.transformer.train.hardware_string`), else ``"CPU"``."""
+    (:func:`bparallel.transformer.runtime.hardware_string`), else ``"CPU"``."""
     return "GPU" if ("CUDA" in hardware or "NVIDIA" in hardware) else "CPU"
 
 

@@ -56,6 +56,7 @@ from ..._checks import nonnegative_int, positive_int
 from ..._io import atomic_write_text
 from ...transformer.ablation import ablated, head_means, logit_margin
 from ...transformer.data import GRAPH_TASKS, PAPER_TASKS, make_targets, predictable
+from ...transformer.design import DEFAULT_SEED, HEADS, run_name
 from ...transformer.measure import (
     defined_metrics,
     evaluation_inputs,
@@ -64,7 +65,6 @@ from ...transformer.measure import (
 )
 from ...transformer.model import Transformer
 from ...transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest, shipped_name
-from ...transformer.train import DEFAULT_SEED, HEADS, run_name
 from ..render.js_playground import JS_DIR, module_as_closure, style_block
 
 __all__ = [

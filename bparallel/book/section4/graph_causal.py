@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ...transformer.design import HEADS
 from ...transformer.fresh_design import ARMS, arm_head_dim
-from ...transformer.train import HEADS
 from .graph_experiment import ARM_NAMES
 from .graph_tasks import head_study
 from .models import FreshRuns

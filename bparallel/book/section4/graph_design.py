@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...transformer.design import HEADS
 from ...transformer.fresh_design import ARMS, arm_head_dim
 from ...transformer.model import ModelConfig
-from ...transformer.train import HEADS
 from .models import FreshRuns
 
 #: The seeds the design asks for per (task, arm, heads).

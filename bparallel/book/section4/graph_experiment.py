@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
+from ...transformer.design import HEADS
 from ...transformer.fresh_design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS
-from ...transformer.train import HEADS
+from ...transformer.learning import LEARNED_IN_A_ROW, steps_to_threshold
 from ..verdicts import Verdict
 from .across_seeds_stats import hardware_kind
 from .graph_design import ARM_NAMES, DESIGN_SEEDS, configurations, design_models, grid_rows
@@ -69,10 +70,19 @@ PROXIES = {
 
 
 def learning_time(entry: Mapping[str, Any]) -> int | None:
-    """The steps the run took to reach its task's threshold; ``None`` when it never did
-    within its budget (not learned: a right-censored time, never a number)."""
-    v = entry.get("steps_to_threshold")
-    return None if v is None else int(v)
+    """The run's learning time: the first of
+    :data:`~bparallel.transformer.learning.LEARNED_IN_A_ROW` evaluations in a row at its
+    task's threshold, read off the entry's curve by
+    :func:`~bparallel.transformer.learning.steps_to_threshold` (the entry's own
+    ``steps_to_threshold`` where it has no curve); ``None`` when it never learned within its
+    budget (a right-censored time, never a number)."""
+    c = entry.get("curve")
+    if c is None:
+        v = entry.get("steps_to_threshold")
+        return None if v is None else int(v)
+    return steps_to_threshold(c["step"], c["heldout_accuracy_predictable"], entry["threshold"],
+                              budget=int(entry["budget"]),
+                              held=entry["outcome"] == "converged")
 
 
 def censored_median(times: Sequence[int | None]) -> float | None:
@@ -107,6 +117,8 @@ def learning_rows(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
                 "area": float(np.mean([e["curve_area"] for e in mine])),
                 "accuracy": float(np.mean([e["heldout_accuracy_predictable"] for e in mine])),
                 "budget": int(mine[0]["budget"]),
+                "outcomes": [e["outcome"] for e in mine],
+                "trained_on": [trained_on(e) for e in mine],
             })
     return rows
 
@@ -124,22 +136,14 @@ def learning_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                                          for t in r["times"]),
              "median": _steps(r["median_time"], r["budget"]),
              "curve area": f"{r['area']:.3f}",
-             "final accuracy (%)": f"{100 * r['accuracy']:.1f}"} for r in rows]
+             "final accuracy (%)": f"{100 * r['accuracy']:.1f}",
+             "converged": f"{r['outcomes'].count('converged')} of {r['runs']}",
+             "trained on": _tally(r["trained_on"])} for r in rows]
 
 
-#: What an extended run (of a non-learner, to a multiple of the budget) says: it reached the
-#: threshold after the budget, it never did within the extended budget, or it is still
-#: under way below the threshold.
-LATER_OR_NEVER = ("later", "never", "not yet known")
-
-
-def later_or_never(entry: Mapping[str, Any]) -> str:
-    """:data:`LATER_OR_NEVER` of one extended run's entry (shipped, or a snapshot under way,
-    :attr:`FreshRuns.extended`): ``"later"`` once it reached the threshold, ``"never"``
-    when it ended without (the extended budget spent), else ``"not yet known"``."""
-    if learning_time(entry) is not None:
-        return "later"
-    return "not yet known" if entry["outcome"] == "running" else "never"
+def _tally(words: Sequence[str]) -> str:
+    """``["CPU", "GPU", "CPU"]`` as ``"CPU 2, GPU 1"``."""
+    return ", ".join(f"{w} {words.count(w)}" for w in sorted(set(words)))
 
 
 def trained_on(entry: Mapping[str, Any]) -> str:
@@ -153,25 +157,6 @@ def trained_on(entry: Mapping[str, Any]) -> str:
                          f"{s['steps'][1]:,})" for s in segments)
     hardware = entry.get("hardware")
     return hardware_kind(hardware) if hardware else "not recorded"
-
-
-def extended_table(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
-    """The extended runs of ``task``'s non-learners, as the page shows them: the
-    configuration, the plain budget it did not learn within, the extended budget, the steps
-    trained so far, the steps to the threshold, :func:`later_or_never` and where the run
-    trained (:func:`trained_on`)."""
-    rows = []
-    for e in sorted((e for e in runs.extended if e["task"] == task),
-                    key=lambda e: (e["heads"], e["head_size"], e["seed"])):
-        plain = e["budget"] // e["budget_factor"]
-        rows.append({"task": task, "arm": " and ".join(ARM_NAMES[a] for a in e["arms"]),
-                     "heads": e["heads"], "head size": e["head_size"], "seed": e["seed"],
-                     "budget": f"{plain:,} (not learned)",
-                     "extended budget": f"{e['budget']:,} ({e['budget_factor']}x)",
-                     "trained": f"{e['steps']:,}" + (" so far" if e.get("partial") else ""),
-                     "steps to threshold": _steps(learning_time(e), e["budget"]),
-                     "answer": later_or_never(e), "trained on": trained_on(e)})
-    return rows
 
 
 def _speed_key(t: int | None) -> float:
@@ -463,8 +448,8 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     task, arm and head count the runs that learned and the censored
     median steps (``fresh.<task>.<arm>.h<H>.{learned,runs,median_steps}``, the median
     absent when the median run did not learn), per task the early step, the budget and the
-    threshold, the extended runs of non-learners and how many learned later, never, or
-    are not known yet (``fresh.<task>.extended.{runs,later,never,open}``), the speed
+    threshold, how many runs converged, reached the budget learned, or did not learn
+    (``fresh.<task>.outcome.{converged,budget_reached,not_learned}``), the speed
     tests' medians, and the early-proxy tests' median, p-value and
     cells (:func:`prediction_tests`)."""
     order = list(Verdict)
@@ -475,6 +460,7 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     if verdicts:  # the tests Holm's correction runs over (chapter_family)
         out["fresh.holm_family"] = verdicts[0]["family"]
     out["fresh.design.models"] = design_models()
+    out["fresh.in_a_row"] = LEARNED_IN_A_ROW
     for task, p in runs.profiles.items():
         for k in ("budget", "threshold", "eval_every", "patience", "tolerance", "batch_size",
                   "num_heldout", "probe_sequences", "probe_first"):
@@ -489,11 +475,9 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
             out[f"{base}.runs"] = r["runs"]
             if r["median_time"] is not None:
                 out[f"{base}.median_steps"] = r["median_time"]
-        ext = [later_or_never(e) for e in runs.extended if e["task"] == task]
-        if ext:  # fresh.<task>.extended.{runs,later,never,open}
-            out[f"fresh.{task}.extended.runs"] = len(ext)
-            for word, key in zip(LATER_OR_NEVER, ("later", "never", "open"), strict=True):
-                out[f"fresh.{task}.extended.{key}"] = ext.count(word)
+        for outcome in ("converged", "budget reached", "not learned"):
+            out[f"fresh.{task}.outcome.{outcome.replace(' ', '_')}"] = sum(
+                e["outcome"] == outcome for e in runs.of(task))
         for arm, s in speed_tests(runs, task).items():
             if s["cells"]:
                 out[f"fresh.{task}.speed.{arm}.median"] = s["median"]
@@ -562,10 +546,10 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "LATER_OR_NEVER",
+__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS",
            "MODE_WORDS", "PROXIES", "PROXY_NAMES", "censored_median", "changes",
            "claim_verdicts", "condition_rows", "configurations", "design_models", "early_step",
-           "extended_table", "final_rows", "finite_accuracy", "grid_rows", "later_or_never",
+           "final_rows", "finite_accuracy", "grid_rows",
            "learning_curves", "learning_rows", "learning_table", "learning_time",
            "prediction_table", "prediction_tests", "probe_at", "proxy_curves", "results",
            "speed_tests", "verdict_rows"]

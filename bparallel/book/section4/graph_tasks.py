@@ -32,11 +32,11 @@ from ...transformer.data import (
     histogram_no_attention_ceiling,
     induction_split,
 )
+from ...transformer.design import DEFAULT_SEED, get_profile
 from ...transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
 )
-from ...transformer.train import DEFAULT_SEED, get_profile
 from ..verdicts import Outcome, Verdict
 from .measures import measure_models
 from .models import GraphModels, paper_models

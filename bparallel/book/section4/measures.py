@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 import torch
 
-from ...transformer.metrics_cache import cached_metrics_many, unflatten
+from ..._io import unflatten
+from ...transformer.metrics_cache import cached_metrics_many
 from ...transformer.model import Transformer
 
 K = TypeVar("K", bound=Hashable)

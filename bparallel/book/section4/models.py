@@ -29,6 +29,7 @@ from typing import Any
 from ..._checks import one_of
 from ...transformer import shipped
 from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS
+from ...transformer.design import DEFAULT_SEED, HEADS
 from ...transformer.fresh_design import arms_of, get_fresh_profile
 from ...transformer.model import ModelConfig
 from ...transformer.shipped import (
@@ -38,7 +39,6 @@ from ...transformer.shipped import (
     shipped_seeds,
     train_quick,
 )
-from ...transformer.train import DEFAULT_SEED, HEADS
 
 # --------------------------------------------------------------------------- the graph-task models
 
@@ -178,9 +178,10 @@ FINITE_TASKS = tuple(t for t in FRESH_TASKS if t in GRAPH_TASKS)
 @dataclass
 class FreshRuns:
     """The shipped fresh-data runs: ``entries`` (manifest entries of the plain budget, each
-    with its ``task``, ``heads``, ``head_size``, ``seed``, ``arms``), ``extended`` (runs of
-    a multiple of the budget, the 5x runs of non-learners: shipped, or under way as a
-    committed snapshot with ``partial: True``), and per task its profile's
+    with its ``task``, ``heads``, ``head_size``, ``seed``, ``arms``), ``extended`` (shipped
+    runs of a multiple of the budget, ``sweep --budget-factor``: kept apart, never in the
+    chapter's tests, whose extension rule is *none*: a run that has not converged at the
+    budget is censored there), and per task its profile's
     ``budget``, ``threshold`` and ``eval_every`` (``profiles``; a task whose models are not
     shipped yet has none)."""
 
@@ -234,34 +235,9 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
             e = {**entry, "heads": heads, "seed": int(entry["seed"]), "head_size": head_size,
                  "arms": arms_of(cfg)}
             (runs.entries if int(e.get("budget_factor", 1)) == 1 else runs.extended).append(e)
-        runs.extended += _unfinished_extended(Path(models_root) / profile.name, task,
-                                              runs.extended)
     runs.entries.sort(key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"], e["head_size"],
                                      e["seed"]))
     return runs
-
-
-def _unfinished_extended(folder: Path, task: str, finished: Sequence[dict[str, Any]]
-                         ) -> list[dict[str, Any]]:
-    """The extended runs of ``task`` still under way: the committed snapshots
-    ``<folder>/partial/seed-<S>/<name>-x<F>.ckpt.pt`` of runs of ``F > 1`` times the budget
-    that have no finished entry yet, each as its manifest entry would read so far
-    (:func:`~bparallel.transformer.fresh.fresh_entry`: ``outcome`` ``"running"`` until the
-    rule or the budget ends it), with ``budget_factor``, ``partial: True`` and ``file``."""
-    from ...transformer.fresh import fresh_entry, load_fresh_checkpoint
-
-    done = {(e["heads"], e["head_size"], e["seed"], int(e["budget_factor"])) for e in finished
-            if e["task"] == task}
-    out = []
-    for path in sorted(folder.glob("partial/seed-*/*-x*.ckpt.pt")):
-        ck = load_fresh_checkpoint(path, task=task)
-        e = fresh_entry(ck)
-        factor = ck.budget // int(ck.data["profile_config"]["steps"])
-        if factor == 1 or (e["heads"], e["head_size"], e["seed"], factor) in done:
-            continue
-        out.append({**e, "budget_factor": factor, "partial": True,
-                    "file": path.relative_to(folder).as_posix()})
-    return out
 
 
 def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT

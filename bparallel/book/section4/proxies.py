@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..._checks import nonnegative_int, positive_int
-from ...transformer.train import HEADS
+from ...transformer.design import HEADS
 from .published import largest_differences, layer_means, published_agreement, published_rows
 from .tables import flat_results, table_rows
 

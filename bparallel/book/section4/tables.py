@@ -20,9 +20,9 @@ import numpy as np
 
 from ..._checks import one_of, positive_int
 from ...transformer.data import fresh_sequences
+from ...transformer.design import DEFAULT_SEED, get_profile
 from ...transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
 from ...transformer.model import Transformer
-from ...transformer.train import DEFAULT_SEED, get_profile
 from .measures import measure_models
 
 

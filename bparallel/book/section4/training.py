@@ -16,9 +16,9 @@ from typing import Any
 
 from ...transformer.checkpoints import LEGACY_ATTENTION_PATH
 from ...transformer.data import PAPER_TASKS
+from ...transformer.design import HEADS, PROFILES, get_profile, model_config
 from ...transformer.model import ModelConfig, Transformer
 from ...transformer.shipped import MANIFEST, MODELS_ROOT, shipped_manifest, shipped_status
-from ...transformer.train import HEADS, PROFILES, get_profile, model_config
 
 #: Number formats of the chapter's tables, by column.
 FORMATS = {"held-out accuracy": ".3f", "parameters": ",d", "training sequences": ",d",
@@ -38,9 +38,9 @@ def status_rows(models_dir: str | os.PathLike) -> list[dict[str, Any]]:
 
 def model_settings(profile: str = "paper") -> dict[str, int | float]:
     """The settings of the Section 4.1 model and of its training that the prose quotes, as
-    the code uses them: ``model.*`` from :func:`~bparallel.transformer.train.model_config`
+    the code uses them: ``model.*`` from :func:`~bparallel.transformer.design.model_config`
     (vocabulary, sequence length, width, layers, MLP width, dropout) and ``training.*`` from
-    the profile (:data:`~bparallel.transformer.train.PROFILES`: sequences, epochs, batch
+    the profile (:data:`~bparallel.transformer.design.PROFILES`: sequences, epochs, batch
     size, learning rate)."""
     p = get_profile(profile)
     config = model_config(p, 1)
@@ -63,7 +63,7 @@ def parameter_rows() -> list[dict[str, Any]]:
 
 
 def profile_rows() -> list[dict[str, Any]]:
-    """The training profiles a reader can choose (:data:`~bparallel.transformer.train.PROFILES`,
+    """The training profiles a reader can choose (:data:`~bparallel.transformer.design.PROFILES`,
     hidden ones left out)."""
     return [{"profile": p.name, "training sequences": p.num_train, "epochs": p.epochs,
              "held-out sequences": p.num_heldout, "what for": p.description}

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...transformer.data import PAPER_TASKS, TASKS
+from ...transformer.design import DEFAULT_SEED, HEADS, PROFILES
 from ...transformer.model import ATTENTION_PATHS
-from ...transformer.train import DEFAULT_SEED, HEADS, PROFILES
 
 
 def _visible_profiles() -> list[str]:
@@ -75,7 +75,8 @@ def run_train(args: argparse.Namespace) -> int:
     process is training is refused.
     """
     from ..._io import file_lock, write_json
-    from ...transformer.train import export_weights, lock_path, run_name, train, weights_path
+    from ...transformer.design import lock_path, run_name, weights_path
+    from ...transformer.train import export_weights, train
 
     manifest_path = args.out_dir / "weights.json"
     manifest = {}
@@ -130,8 +131,9 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
 def run_evaluate(args: argparse.Namespace) -> int:
     """Tables 1-6 (CSV, JSON, flat results JSON) and Figure 4 PNGs for a run directory."""
     from ..._io import write_csv, write_json
-    from ...transformer.measure import MODES, load_run_models
-    from ...transformer.train import num_threads
+    from ...transformer.measure import MODES
+    from ...transformer.runtime import num_threads
+    from ...transformer.shipped import load_run_models
     from ..render.plotting import plot_figure4
     from ..render.results import save_results
     from ..section4.published import MODE_NAMES, published_rows

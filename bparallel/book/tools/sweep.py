@@ -38,7 +38,6 @@ import os
 import shlex
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,36 +45,29 @@ from typing import Any
 from ..._checks import one_of, positive_int
 from ..._io import atomic_copy, file_lock, is_locked
 from ...transformer.data import TASKS
-from ...transformer.fresh import load_fresh_checkpoint, ship_fresh_checkpoint, train_fresh
+from ...transformer.design import (
+    DEFAULT_SEED,
+    HEADS,
+    Profile,
+    model_config,
+    profile_tasks,
+)
+from ...transformer.fresh import ship_fresh_checkpoint, train_fresh
 from ...transformer.fresh_design import (
     ARMS,
     FRESH_PROFILES,
     FreshProfile,
     arm_head_size,
     arm_of,
-    fresh_model_name,
-    fresh_run_name,
 )
+from ...transformer.runtime import device_name
 from ...transformer.shipped import (
-    MODELS_ROOT,
     RUNS_DIR,
-    find_partial,
     is_shipped,
     ship_checkpoint,
-    shipped_name,
 )
-from ...transformer.train import (
-    DEFAULT_SEED,
-    HEADS,
-    PROFILES,
-    Profile,
-    device_name,
-    get_profile,
-    load_checkpoint,
-    model_config,
-    profile_tasks,
-    train,
-)
+from ...transformer.train import train
+from .sweep_runs import ModelRun, default_models_dir, sweep_profile
 from .sweep_status import format_status, shown_path, snapshot, sweep_status
 
 EXECUTORS = ("local", "slurm", "debug")
@@ -84,107 +76,6 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # what a job puts on its PYT
 LOCAL_TIMEOUT_MIN = 60 * 24 * 365  # submitit's local jobs time out (default: 2 minutes)
 SLURM_TIME_MIN = 240
 SLURM_MAX_REQUEUES = 20  # a job at its time limit is requeued and resumes its checkpoint
-
-
-def sweep_profile(profile: str | Profile | FreshProfile) -> Profile | FreshProfile:
-    """The finite-data :class:`~bparallel.transformer.train.Profile` or the fresh-data
-    :class:`~bparallel.transformer.fresh_design.FreshProfile` named ``profile``."""
-    if isinstance(profile, (Profile, FreshProfile)):
-        return profile
-    one_of(profile, "profile", [*PROFILES, *FRESH_PROFILES], "profiles")
-    if profile in FRESH_PROFILES:
-        return FRESH_PROFILES[profile]
-    return get_profile(profile)
-
-
-def default_models_dir(profile: str | Profile | FreshProfile) -> Path:
-    """``models/<profile>`` in the repository: where a profile's models are shipped."""
-    return MODELS_ROOT / sweep_profile(profile).name
-
-
-@dataclass(frozen=True)
-class ModelRun:
-    """One model of a sweep: what a job trains, and where its files live. ``head_size`` and
-    ``budget_factor``: fresh-data runs only (``None``: ``d_model / heads``)."""
-
-    task: str
-    heads: int
-    seed: int
-    profile: Profile | FreshProfile
-    runs_dir: Path  # the sweep's root, e.g. runs/sweep
-    models_dir: Path  # where it is shipped, e.g. models/paper
-    threads: int | None = None
-    device: str = "cpu"
-    head_size: int | None = None
-    budget_factor: int = 1
-
-    @property
-    def fresh(self) -> bool:
-        return isinstance(self.profile, FreshProfile)
-
-    @property
-    def name(self) -> str:
-        return fresh_run_name(self.task, self.heads, self.head_size, self.budget_factor)
-
-    @property
-    def shipped_as(self) -> str:
-        if not self.fresh:
-            return shipped_name(self.task, self.heads, self.seed)
-        return fresh_model_name(self.task, self.heads, self.head_size, self.seed,
-                                self.budget_factor)
-
-    @property
-    def run_dir(self) -> Path:
-        return self.runs_dir / self.profile.name / f"seed-{self.seed}"
-
-    @property
-    def checkpoint(self) -> Path:
-        """``<run_dir>/<name>.ckpt.pt`` (:func:`~bparallel.transformer.train.checkpoint_path`
-        for a finite-data run)."""
-        return self.run_dir / f"{self.name}.ckpt.pt"
-
-    @property
-    def lock(self) -> Path:
-        """``<run_dir>/.<name>.lock`` (:func:`~bparallel.transformer.train.lock_path`)."""
-        return self.run_dir / f".{self.name}.lock"
-
-    @property
-    def unit(self) -> str:
-        """What the run counts: ``"epoch"`` (finite data) or ``"step"`` (fresh data)."""
-        return "step" if self.fresh else "epoch"
-
-    @property
-    def total(self) -> int:
-        """The last epoch, or the step budget."""
-        return self.profile.steps * self.budget_factor if self.fresh else self.profile.epochs
-
-    def partial_path(self) -> Path:
-        """Where its unfinished checkpoint is snapshotted, ``<models>/partial/seed-<S>/<name>
-        .ckpt.pt`` (:func:`~bparallel.transformer.shipped.partial_path`)."""
-        return self.models_dir / "partial" / f"seed-{self.seed}" / f"{self.name}.ckpt.pt"
-
-    def find_partial(self) -> Path | None:
-        """The committed snapshot of this run, if there is one (for a finite-data run, seed
-        42's older place too: :func:`~bparallel.transformer.shipped.find_partial`)."""
-        if not self.fresh:
-            return find_partial(self.models_dir, self.task, self.heads, self.seed)
-        return self.partial_path() if self.partial_path().is_file() else None
-
-    def load(self, path: Path) -> Any:
-        """The checkpoint ``path``, checked to be this run's (``ValueError`` otherwise)."""
-        if not self.fresh:
-            return load_checkpoint(path, task=self.task, heads=self.heads,
-                                   profile=self.profile, seed=self.seed)
-        return load_fresh_checkpoint(path, task=self.task, heads=self.heads,
-                                     head_size=self.head_size, profile=self.profile,
-                                     seed=self.seed)
-
-    def progress(self, ck: Any) -> int:
-        """How far the checkpoint ``ck`` is: its epoch, or its step."""
-        return ck.step if self.fresh else ck.epoch
-
-    def __str__(self) -> str:
-        return f"{self.name} seed {self.seed}"
 
 
 def plan(

@@ -9,14 +9,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..._io import atomic_copy, is_locked
+from ...transformer.design import DEFAULT_SEED
 from ...transformer.shipped import is_shipped, shipped_manifest
-from ...transformer.train import DEFAULT_SEED
-
-if TYPE_CHECKING:
-    from .sweep import ModelRun
+from .sweep_runs import ModelRun
 
 
 def shown_path(path: str | os.PathLike) -> str:
