@@ -10,6 +10,7 @@ import pytest
 
 from bparallel.book.section4 import graph_causal as fc
 from bparallel.book.section4 import graph_experiment as fx
+from bparallel.book.section4 import graph_learning as gl
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import Verdict
@@ -102,23 +103,23 @@ def test_configurations_state_head_size_and_parameters():
 
 
 def test_a_run_that_never_learns_has_no_learning_time():
-    assert fx.learning_time(entry("induction", 16, 42, None)) is None
-    assert fx.censored_median([800, None, 1000]) == 1000
-    assert fx.censored_median([None, None, 800]) is None  # the median run did not learn
-    assert fx.censored_median([800, None]) is None
-    assert fx.censored_median([800, 1000]) == 900
+    assert gl.learning_time(entry("induction", 16, 42, None)) is None
+    assert gl.censored_median([800, None, 1000]) == 1000
+    assert gl.censored_median([None, None, 800]) is None  # the median run did not learn
+    assert gl.censored_median([800, None]) is None
+    assert gl.censored_median([800, 1000]) == 900
     with pytest.raises(ValueError, match="times is empty"):
-        fx.censored_median([])
+        gl.censored_median([])
 
 
 def test_learning_rows_and_table_censor_non_learners(tmp_path):
     write(tmp_path, grid(learn=lambda h, hs, s: None if (h, s) == (16, 43) else 1000))
     runs = model_sets.fresh_runs(tmp_path)
-    rows = {(r["arm"], r["heads"]): r for r in fx.learning_rows(runs, "induction")}
+    rows = {(r["arm"], r["heads"]): r for r in gl.learning_rows(runs, "induction")}
     r = rows[("width", 16)]
     assert (r["learned"], r["runs"], r["times"], r["median_time"]) == (2, 3, [1000, None, 1000],
                                                                       1000)
-    table = {(t["arm"], t["heads"]): t for t in fx.learning_table(list(rows.values()))}
+    table = {(t["arm"], t["heads"]): t for t in gl.learning_table(list(rows.values()))}
     assert table[("fixed width", 16)]["steps to threshold, per seed"] == \
         "1,000 · not within 12,000 · 1,000"
     assert table[("fixed width", 16)]["learned"] == "2 of 3"
@@ -333,24 +334,24 @@ def test_the_learning_time_is_read_off_the_curve_by_the_in_a_row_rule(tmp_path):
     """learning_time reads the curve (three evaluations in a row at the threshold), not
     a number the manifest stored under an older rule; a touch and a fall is not learning."""
     e = entry("induction", 4, 42, 1000)
-    assert fx.learning_time(e) == 1000
+    assert gl.learning_time(e) == 1000
     steps = list(range(0, 2001, 200))
     touch = [0.0, 0.2, 0.5, 0.91, 0.6, 0.92, 0.93, 0.95, 0.96, 0.96, 0.96]
     e = {**e, "steps_to_threshold": 600, "outcome": "budget reached",
          "curve": {"step": steps, "heldout_accuracy_predictable": touch}}
-    assert fx.learning_time(e) == 1000
-    assert fx.learning_time({**e, "curve": None, "steps_to_threshold": 600}) == 600
+    assert gl.learning_time(e) == 1000
+    assert gl.learning_time({**e, "curve": None, "steps_to_threshold": 600}) == 600
 
 
 def test_where_a_run_trained_and_how_runs_ended_are_on_the_page(tmp_path):
     gpu, cpu = "Linux x86_64, 16 cores, NVIDIA H200 (CUDA 13.0)", "Linux x86_64, 2 cores"
     e = entry("induction", 16, 43, None)
-    assert fx.trained_on(e) == "not recorded"
-    assert fx.trained_on({**e, "hardware": gpu}) == "GPU"
+    assert gl.trained_on(e) == "not recorded"
+    assert gl.trained_on({**e, "hardware": gpu}) == "GPU"
     moved = {**e, "hardware": f"{gpu}; {cpu}",
              "segments": [{"steps": [0, 20000], "hardware": gpu},
                           {"steps": [20000, 40000], "hardware": cpu}]}
-    assert fx.trained_on(moved) == "GPU (steps 0-20,000), CPU (steps 20,000-40,000)"
+    assert gl.trained_on(moved) == "GPU (steps 0-20,000), CPU (steps 20,000-40,000)"
     entries = [{**x, "hardware": gpu if x["seed"] == 43 else cpu} for x in grid()]
     first = next(i for i, x in enumerate(entries) if x["heads"] == 1 and x["head_size"] == 64)
     entries[first] = {**entries[first], "outcome": "budget reached"}
@@ -360,5 +361,21 @@ def test_where_a_run_trained_and_how_runs_ended_are_on_the_page(tmp_path):
     assert (out["fresh.induction.outcome.converged"], out["fresh.induction.outcome.budget_reached"],
             out["fresh.induction.outcome.not_learned"]) == (20, 1, 0)
     assert out["fresh.in_a_row"] == 3
-    row = fx.learning_table(fx.learning_rows(runs, "induction"))[0]
+    row = gl.learning_table(gl.learning_rows(runs, "induction"))[0]
     assert row["trained on"] == "CPU 2, GPU 1" and row["converged"] == "2 of 3"
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_every_shipped_fresh_model_rescored_on_new_sequences_agrees_with_its_manifest():
+    """An independent re-score (#45): every shipped fresh-data model, loaded and hash-checked,
+    evaluated on sequences of a stream no run trained or was evaluated on, is within 3
+    points of the held-out accuracy its manifest records; a model can be neither better
+    nor worse on the page than on new data."""
+    runs = model_sets.fresh_runs()
+    assert len(runs.of("induction")) == 50 and len(runs.of("histogram")) >= 47
+    rows = model_sets.rescore(runs, sequences=100)
+    assert len(rows) == len(runs.entries)
+    worst = max(rows, key=lambda r: abs(r["rescored"] - r["manifest"]))
+    assert abs(worst["rescored"] - worst["manifest"]) <= 0.03, worst
+    with pytest.raises(ValueError, match="sequences=0"):
+        model_sets.rescore(runs, sequences=0)

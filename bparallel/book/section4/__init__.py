@@ -12,8 +12,9 @@
   seeds;
 - ``graph_tasks`` (12_graph_tasks): the graph-task models' rows, summaries and verdicts,
   ``graph_design``: the arms, configurations and seeds of the same chapter's controlled
-  experiment on fresh data, ``graph_experiment``: that experiment's analysis, from the
-  runs' manifests, and ``graph_causal``: its causal tests, which run the models;
+  experiment on fresh data, ``graph_learning``: its learning times by one rule,
+  ``graph_experiment``: that experiment's tests and verdicts, from the runs' manifests, and
+  ``graph_causal``: its causal tests, which run the models;
 - ``explorer`` (13_explorer): the model explorer's data files and page.
 
 Beneath them, what several chapters share, each named for what it is:
@@ -22,7 +23,8 @@ Beneath them, what several chapters share, each named for what it is:
 - ``tables``: Tables 1-6 measured on the book's models (08, 09, 11, ``python -m bparallel
   evaluate``);
 - ``statistics``: intervals across seeds, Holm, the noise floor and the verdict rules
-  (10, 11, 12);
+  (10, 11, 12), and ``rank_tests``: the rank tests over cells it judges, each with the
+  smallest effect it can find;
 - ``models``: chapter 12's model collections (graph-task models, fresh-data runs) and which
   profile ``"auto"`` means for them;
 - ``measures``: the one call that measures a collection of models (one pass per model and

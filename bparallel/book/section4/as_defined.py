@@ -18,6 +18,7 @@ from ... import ranks
 from ...transformer.ablation import rank_correlation
 from ...transformer.importance import RELIABLE
 from ..verdicts import Verdict
+from .rank_tests import two_sided_rank_test
 from .statistics import (
     across_tasks,
     both_modes,
@@ -25,7 +26,6 @@ from .statistics import (
     noise_floor,
     rank_claim_verdict,
     threshold_verdict,
-    two_sided_rank_test,
 )
 
 #: Display labels of the columns of :func:`definition_rows`.

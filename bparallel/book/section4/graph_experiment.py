@@ -17,7 +17,8 @@ What it computes, per task and arm:
   under the learning curve;
 - :func:`speed_tests`: do more heads learn faster? Per seed, Spearman's rho between the head
   count and minus the steps to the threshold, censored runs ranked last (tied), tested
-  against chance by :func:`bparallel.ranks.median_rho_test` over the seeds;
+  against chance by the exact test of the mean rho over the seeds (Page's trend test,
+  :func:`~.rank_tests.exact_rank_test`);
 - :func:`final_rows` and :func:`bparallel.book.section4.graph_tasks.head_count_change`: the
   change of the proxies and of the accuracy from 1 to 16 heads, paired by seed;
 - :func:`prediction_tests`: do the proxies, recorded *before* any model of the task has
@@ -38,12 +39,13 @@ import numpy as np
 from ... import ranks
 from ...transformer.design import HEADS
 from ...transformer.fresh_design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS
-from ...transformer.learning import LEARNED_IN_A_ROW, steps_to_threshold
+from ...transformer.learning import LEARNED_IN_A_ROW
 from ..verdicts import Verdict
-from .across_seeds_stats import hardware_kind
 from .graph_design import ARM_NAMES, DESIGN_SEEDS, configurations, design_models, grid_rows
+from .graph_learning import learning_rows, learning_time
 from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY, change_evidence, head_count_change, tally
 from .models import FreshRuns
+from .rank_tests import exact_rank_test
 from .statistics import (
     across_tasks,
     both_modes,
@@ -51,7 +53,6 @@ from .statistics import (
     fmt_decided,
     over_tasks,
     rank_claim_verdict,
-    two_sided_rank_test,
 )
 
 #: The proxies followed through training: manifest probe key -> (column, direction of "better"
@@ -66,97 +67,7 @@ PROXIES = {
 }
 
 
-# --------------------------------------------------------------------------- learning
-
-
-def learning_time(entry: Mapping[str, Any]) -> int | None:
-    """The run's learning time: the first of
-    :data:`~bparallel.transformer.learning.LEARNED_IN_A_ROW` evaluations in a row at its
-    task's threshold, read off the entry's curve by
-    :func:`~bparallel.transformer.learning.steps_to_threshold` (the entry's own
-    ``steps_to_threshold`` where it has no curve); ``None`` when it never learned within its
-    budget (a right-censored time, never a number)."""
-    c = entry.get("curve")
-    if c is None:
-        v = entry.get("steps_to_threshold")
-        return None if v is None else int(v)
-    return steps_to_threshold(c["step"], c["heldout_accuracy_predictable"], entry["threshold"],
-                              budget=int(entry["budget"]),
-                              held=entry["outcome"] == "converged")
-
-
-def censored_median(times: Sequence[int | None]) -> float | None:
-    """The median of learning times where ``None`` (not learned) counts as later than every
-    time: a number when at least half the runs learned in it, else ``None`` (the median run
-    did not learn)."""
-    if not times:
-        raise ValueError("times is empty: no run to summarise")
-    key = [math.inf if t is None else float(t) for t in times]
-    med = ranks.median(key) if all(math.isfinite(v) for v in key) else float(np.median(key))
-    return None if not math.isfinite(med) else med
-
-
-def learning_rows(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
-    """Per arm and head count of ``task``: head size, parameters, the runs that learned
-    (``learned``, ``runs``), the steps to the threshold per seed (``None``: not learned),
-    their censored median, the mean learning-curve area and the mean final accuracy on the
-    predictable positions."""
-    rows = []
-    for arm in ARMS:
-        for h in HEADS:
-            mine = [e for e in runs.of(task, arm) if e["heads"] == h]
-            if not mine:
-                continue
-            times = [learning_time(e) for e in mine]
-            rows.append({
-                "task": task, "arm": arm, "heads": h, "head_size": mine[0]["head_size"],
-                "parameters": int(mine[0]["num_parameters"]), "runs": len(mine),
-                "seeds": [e["seed"] for e in mine],
-                "learned": sum(t is not None for t in times), "times": times,
-                "median_time": censored_median(times),
-                "area": float(np.mean([e["curve_area"] for e in mine])),
-                "accuracy": float(np.mean([e["heldout_accuracy_predictable"] for e in mine])),
-                "budget": int(mine[0]["budget"]),
-                "outcomes": [e["outcome"] for e in mine],
-                "trained_on": [trained_on(e) for e in mine],
-            })
-    return rows
-
-
-def _steps(v: float | int | None, budget: int) -> str:
-    return f"not within {budget:,}" if v is None else f"{int(round(v)):,}"
-
-
-def learning_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """:func:`learning_rows` as the page shows them."""
-    return [{"arm": ARM_NAMES[r["arm"]], "heads": r["heads"], "head size": r["head_size"],
-             "parameters": f"{r['parameters']:,}",
-             "learned": f"{r['learned']} of {r['runs']}",
-             "steps to threshold, per seed": " · ".join(_steps(t, r["budget"])
-                                                         for t in r["times"]),
-             "median": _steps(r["median_time"], r["budget"]),
-             "curve area": f"{r['area']:.3f}",
-             "final accuracy (%)": f"{100 * r['accuracy']:.1f}",
-             "converged": f"{r['outcomes'].count('converged')} of {r['runs']}",
-             "trained on": _tally(r["trained_on"])} for r in rows]
-
-
-def _tally(words: Sequence[str]) -> str:
-    """``["CPU", "GPU", "CPU"]`` as ``"CPU 2, GPU 1"``."""
-    return ", ".join(f"{w} {words.count(w)}" for w in sorted(set(words)))
-
-
-def trained_on(entry: Mapping[str, Any]) -> str:
-    """Where a run trained, in words: ``"GPU"`` or ``"CPU"``
-    (:func:`~.across_seeds_stats.hardware_kind`), and for a run that moved, each machine with
-    its steps (``"GPU (steps 0-20,000), CPU (steps 20,000-60,000)"``, the entry's
-    ``segments``); ``"not recorded"`` without a ``hardware``."""
-    segments = entry.get("segments")
-    if segments and len(segments) > 1:
-        return ", ".join(f"{hardware_kind(s['hardware'])} (steps {s['steps'][0]:,}-"
-                         f"{s['steps'][1]:,})" for s in segments)
-    hardware = entry.get("hardware")
-    return hardware_kind(hardware) if hardware else "not recorded"
+# --------------------------------------------------------------------------- learning speed
 
 
 def _speed_key(t: int | None) -> float:
@@ -167,7 +78,7 @@ def _speed_key(t: int | None) -> float:
 def speed_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
     """Do more heads learn ``task`` faster? Per arm: per complete seed, Spearman's rho
     between the head count and minus the steps to the threshold (runs that never learned
-    tied last), their median and permutation test (:func:`bparallel.ranks.median_rho_test`)
+    tied last), their mean and its exact test (:func:`~.rank_tests.exact_rank_test`)
     and its verdict (:func:`bparallel.book.section4.statistics.rank_claim_verdict`: at least three
     seeds)."""
     out = {}
@@ -178,8 +89,7 @@ def speed_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
             keys = [_speed_key(learning_time(by[h])) for h in HEADS]
             finite = [k if math.isfinite(k) else -1e300 for k in keys]
             pairs.append((np.array(HEADS, float), np.array(finite)))
-        test = two_sided_rank_test(pairs) if pairs else \
-            {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
+        test = exact_rank_test(pairs)
         out[arm] = {**test, "seeds": len(pairs), "verdict": rank_claim_verdict(test)}
     return out
 
@@ -250,7 +160,7 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
     faster, a run that never learns is low, and unlike the steps to the threshold, read on
     the evaluation grid, it does not tie between seeds that learn within one evaluation
     interval). For each proxy of :data:`PROXIES` (signed so that larger is better),
-    :func:`bparallel.ranks.median_rho_test` over cells:
+    :func:`~.rank_tests.exact_rank_test` over cells:
 
     - ``across.<arm>.<proxy>``: one cell per complete seed, its four head counts;
     - ``within.<proxy>``: one cell per configuration (arm, heads) with three seeds or more,
@@ -258,7 +168,6 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
     """
     step = early_step(runs, task)
     out: dict[str, dict[str, Any]] = {}
-    empty = {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
 
     def key_of(e: Mapping[str, Any], name: str, sign: int) -> float:
         v = sign * probe_at(e, step)[name]
@@ -271,7 +180,7 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
                 by = {e["heads"]: e for e in runs.of(task, arm) if e["seed"] == seed}
                 pairs.append((np.array([key_of(by[h], name, sign) for h in HEADS]),
                               np.array([float(by[h]["curve_area"]) for h in HEADS])))
-            test = two_sided_rank_test(pairs) if pairs else dict(empty)
+            test = exact_rank_test(pairs)
             out[f"across.{arm}.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
         pairs = []
         configs = {(e["heads"], e["head_size"]) for e in runs.of(task)} if step is not None \
@@ -281,7 +190,7 @@ def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
             if len(mine) >= 3:
                 pairs.append((np.array([key_of(e, name, sign) for e in mine]),
                               np.array([float(e["curve_area"]) for e in mine])))
-        test = two_sided_rank_test(pairs) if pairs else dict(empty)
+        test = exact_rank_test(pairs)
         out[f"within.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
     return out
 
@@ -297,13 +206,14 @@ PROXY_NAMES = {"mixing.paper": "Algorithm 1, published code",
 def _test_cell(test: Mapping[str, Any]) -> str:
     if not test["cells"]:
         return "—"
-    return (f"ρ {test['median']:.2f} (p {test['p']:.3f}, {test['cells']} "
+    return (f"mean ρ {test['mean']:.2f} (p {test['p']:.3f}, {test['cells']} "
             f"cell{'s' * (test['cells'] > 1)})")
 
 
 def prediction_table(runs: FreshRuns) -> list[dict[str, Any]]:
-    """:func:`prediction_tests` as the page shows them: per task and proxy, the median rho
-    over cells (proxy against curve area) with its permutation p-value and number of cells,
+    """:func:`prediction_tests` as the page shows them: per task and proxy, the mean rho
+    over cells (proxy against curve area) with its exact two-sided p-value and number of
+    cells,
     across head counts in each arm and within configurations."""
     rows = []
     for task in runs.profiles:
@@ -337,6 +247,11 @@ CLAIMS = {
 
 #: How the evidence names the two modes of a quantity.
 MODE_WORDS = {"paper": "published code", "definition": "as defined"}
+#: How the family table names the quantities of :data:`CHANGE_CLAIMS`.
+SUMMARY_WORDS = {"mixing.paper": "Algorithm 1, published code",
+                 "mixing.definition": "Algorithm 1, as defined", "t_mix": "Definition 2.7",
+                 "fidelity.paper": "fidelity, published code",
+                 "fidelity.definition": "fidelity, as defined", "accuracy": "accuracy"}
 
 
 def _change_verdict(ch: Mapping[str, Sequence[Mapping[str, Any]]], quantities: Sequence[str]
@@ -382,18 +297,80 @@ def chapter_family(ch: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]],
                            MIN_PAIRED_SEEDS)
 
 
-def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]:
+def chapter_tests(runs: FreshRuns, level: float = 0.95) -> dict[str, Any]:
+    """Every test the chapter's verdicts read, corrected together (:func:`chapter_family`):
+    ``changes`` (:func:`changes`), ``speed`` and ``prediction`` per task, and ``family``,
+    the family's size."""
+    ch = changes(runs, level)
+    speed = {t: speed_tests(runs, t) for t in runs.profiles}
+    pred = {t: prediction_tests(runs, t) for t in runs.profiles}
+    return {"changes": ch, "speed": speed, "prediction": pred,
+            "family": chapter_family(ch, speed, pred)}
+
+
+def _p(v: float | None) -> str:
+    return "—" if v is None or not math.isfinite(v) else f"{v:.3f}"
+
+
+def family_table(tests: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The chapter's family of tests, one row each (the tests Holm's correction runs over,
+    and those left out because they could not decide): what is tested, task, arm, seeds or
+    cells, the effect found, the smallest effect the test could find at the level of
+    Holm's first step (a change at 80% power; a median ρ; *cannot decide* where even the
+    best data would fall short), the two-sided p-value, the Holm-adjusted one and what it
+    says."""
+    rows = []
+    for arm, by_q in tests["changes"].items():
+        for q, cs in by_q.items():
+            for c in cs:
+                if c["seeds"] < MIN_PAIRED_SEEDS:
+                    continue
+                small = c.get("smallest")
+                rows.append({"test": f"1 → 16 heads: {SUMMARY_WORDS.get(q, q)}",
+                             "task": c["task"], "arm": ARM_NAMES[arm],
+                             "seeds or cells": c["seeds"],
+                             "effect": f"{c['change']:+.3g}",
+                             "smallest it could find": "—" if small is None else f"±{small:.2g}",
+                             "p": _p(c.get("p")), "Holm p": _p(c.get("p_holm")),
+                             "outcome": str(c["outcome"])})
+    for task, by_arm in tests["speed"].items():
+        for arm, t in by_arm.items():
+            if t["cells"]:
+                rows.append(_rank_row("learning speed vs head count", task, ARM_NAMES[arm], t))
+    for task, by_key in tests["prediction"].items():
+        for key, t in by_key.items():
+            kind, _, name = key.rpartition(".")
+            if name not in RANK_PROXIES or not t["cells"]:
+                continue
+            arm = ARM_NAMES[kind.split(".")[1]] if kind.startswith("across") else "all"
+            where = "across head counts" if kind.startswith("across") else "within configurations"
+            rows.append(_rank_row(f"early {PROXY_NAMES[name]}, {where}", task, arm, t))
+    return rows
+
+
+def _rank_row(test: str, task: str, arm: str, t: Mapping[str, Any]) -> dict[str, Any]:
+    small = t.get("smallest")
+    return {"test": test, "task": task, "arm": arm, "seeds or cells": t["cells"],
+            "effect": f"mean ρ {t['mean']:+.2f}",
+            "smallest it could find": ("cannot decide" if small is None
+                                       else f"mean |ρ| ≥ {small:.2f}"),
+            "p": _p(t.get("p")), "Holm p": _p(t.get("p_holm")),
+            "outcome": t["verdict"].value if hasattr(t["verdict"], "value") else t["verdict"]}
+
+
+def claim_verdicts(runs: FreshRuns, level: float = 0.95,
+                   tests: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Per claim of :data:`CLAIMS` and arm: the verdict and its evidence; per claim, one row
     with ``arm`` "both" whose verdict combines the arms
     (:func:`bparallel.book.section4.statistics.across_tasks`). Claims are judged per task: a
     task that cannot test a claim yet (fewer than three paired seeds, or models not all
     shipped in an arm) is named *not testable* in the evidence and set aside
     (:func:`~.graph_tasks.tally`, :func:`~.statistics.over_tasks`), so it never withholds
-    the verdict of the tasks that did test it."""
-    ch = changes(runs, level)
-    speed = {t: speed_tests(runs, t) for t in runs.profiles}
-    pred = {t: prediction_tests(runs, t) for t in runs.profiles}
-    family_size = chapter_family(ch, speed, pred)
+    the verdict of the tasks that did test it. ``tests``: :func:`chapter_tests` of ``runs``
+    (computed when not given)."""
+    tests = chapter_tests(runs, level) if tests is None else tests
+    ch, speed, pred = tests["changes"], tests["speed"], tests["prediction"]
+    family_size = tests["family"]
     out = []
     for slug, claim in CLAIMS.items():
         per_arm = {}
@@ -409,7 +386,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95) -> list[dict[str, Any]]
             elif slug == "speed":
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
                 verdict = over_tasks([s["verdict"] for s in per_task.values()])
-                evidence = "; ".join(f"{t}: median ρ {s['median']:.2f} over {s['cells']} "
+                evidence = "; ".join(f"{t}: mean ρ {s['mean']:.2f} over {s['cells']} "
                                      f"seed{'s' * (s['cells'] > 1)} ({fmt_decided(s)})"
                                      for t, s in per_task.items()) or "no complete seed"
             else:
@@ -450,7 +427,7 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     absent when the median run did not learn), per task the early step, the budget and the
     threshold, how many runs converged, reached the budget learned, or did not learn
     (``fresh.<task>.outcome.{converged,budget_reached,not_learned}``), the speed
-    tests' medians, and the early-proxy tests' median, p-value and
+    tests' mean ρ and p-values, and the early-proxy tests' mean ρ, p-value and
     cells (:func:`prediction_tests`)."""
     order = list(Verdict)
     out: dict[str, float] = {f"verdict.{v['slug']}": order.index(v["verdict"])
@@ -480,11 +457,12 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
                 e["outcome"] == outcome for e in runs.of(task))
         for arm, s in speed_tests(runs, task).items():
             if s["cells"]:
-                out[f"fresh.{task}.speed.{arm}.median"] = s["median"]
+                out[f"fresh.{task}.speed.{arm}.mean"] = s["mean"]
+                out[f"fresh.{task}.speed.{arm}.p"] = s["p"]
         if step is not None:
             for key, t in prediction_tests(runs, task).items():
-                if t["cells"]:  # fresh.<task>.{across.<arm>,within}.<proxy>.{median,p,cells}
-                    for k in ("median", "p", "cells"):
+                if t["cells"]:  # fresh.<task>.{across.<arm>,within}.<proxy>.{mean,p,cells}
+                    for k in ("mean", "p", "cells"):
                         out[f"fresh.{task}.{key}.{k}"] = t[k]
     return out
 
@@ -546,10 +524,9 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS",
-           "MODE_WORDS", "PROXIES", "PROXY_NAMES", "censored_median", "changes",
+__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS", "PROXIES",
+           "PROXY_NAMES", "RANK_PROXIES", "SUMMARY_WORDS", "changes", "chapter_tests",
            "claim_verdicts", "condition_rows", "configurations", "design_models", "early_step",
-           "final_rows", "finite_accuracy", "grid_rows",
-           "learning_curves", "learning_rows", "learning_table", "learning_time",
+           "family_table", "final_rows", "finite_accuracy", "grid_rows", "learning_curves",
            "prediction_table", "prediction_tests", "probe_at", "proxy_curves", "results",
            "speed_tests", "verdict_rows"]

@@ -26,10 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..._checks import one_of
+from ..._checks import one_of, positive_int
 from ...transformer import shipped
-from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS
+from ...transformer.checkpoints import load_weights
+from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS, heldout_dataset
 from ...transformer.design import DEFAULT_SEED, HEADS
+from ...transformer.evaluation import evaluate_accuracy
 from ...transformer.fresh_design import arms_of, get_fresh_profile
 from ...transformer.model import ModelConfig
 from ...transformer.shipped import (
@@ -240,13 +242,38 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
     return runs
 
 
+#: The seed of the re-score's sequences: a held-out stream that no run trained on or was
+#: evaluated on (training streams are the runs' seeds, the held-out set seed 42's).
+RESCORE_SEED = 2026
+
+
+def rescore(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT,
+            sequences: int = 300) -> list[dict[str, Any]]:
+    """Every shipped fresh-data run scored again, independently of its manifest: its weights
+    loaded and hash-checked (:func:`load_models`), evaluated on ``sequences`` new sequences
+    of its task (the held-out stream of :data:`RESCORE_SEED`,
+    :func:`~bparallel.transformer.evaluation.evaluate_accuracy`); per run the manifest's
+    held-out accuracy on the predictable positions (``manifest``) beside the new one
+    (``rescored``)."""
+    positive_int(sequences, "sequences")
+    out = []
+    loaded = load_models(runs, models_root)
+    for e in runs.entries:
+        model = loaded[(e["task"], e["heads"], e["head_size"], e["seed"])]
+        cfg = model.config
+        data = heldout_dataset(e["task"], sequences, seed=RESCORE_SEED, seq_len=cfg.seq_len,
+                               vocab_size=cfg.vocab_size)
+        out.append({"task": e["task"], "heads": e["heads"], "head_size": e["head_size"],
+                    "seed": e["seed"], "manifest": float(e["heldout_accuracy_predictable"]),
+                    "rescored": float(evaluate_accuracy(model, data)["accuracy_predictable"])})
+    return out
+
+
 def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
                 ) -> dict[tuple[str, int, int, int], Any]:
     """The shipped weights of every plain-budget run, keyed ``(task, heads, head_size,
     seed)``, each checked against the SHA-256 of its manifest entry (``weights_only``
     loading, :func:`~bparallel.transformer.checkpoints.load_weights`)."""
-    from ...transformer.checkpoints import load_weights
-
     out = {}
     for e in runs.entries:
         folder = Path(models_root) / FRESH_PROFILES[e["task"]]

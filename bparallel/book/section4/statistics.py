@@ -28,6 +28,7 @@ from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, RELIABLE, head_test, reliability
 from ..verdicts import Outcome, Verdict
+from .rank_tests import smallest_mean_rho, smallest_rho, two_sided_rank_test
 
 # --------------------------------------------------------------------------- across seeds
 
@@ -166,19 +167,6 @@ def smallest_change(change: Mapping[str, Any], alpha: float = ALPHA,
     return float((stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(power, n - 1)) * se)
 
 
-def two_sided_rank_test(pairs: Sequence[tuple[Any, Any]], **kw: Any) -> dict[str, float]:
-    """:func:`bparallel.ranks.median_rho_test` in both directions: is the median rho over
-    cells larger than chance (``p_up``) or smaller (``p_down``, the test of the reversed
-    first ranking)? ``p`` is the two-sided p-value, ``min(1, 2 min(p_up, p_down))``;
-    ``p_min`` the smallest two-sided p-value the cells could give (every rho 1)."""
-    up = ranks.median_rho_test(pairs, **kw)
-    if not up["cells"]:
-        return {**up, "p_up": math.nan, "p_down": math.nan}
-    down = ranks.median_rho_test([(-np.asarray(x, float), y) for x, y in pairs], **kw)
-    return {**up, "p": min(1.0, 2 * min(up["p"], down["p"])), "p_up": up["p"],
-            "p_down": down["p"], "p_min": min(1.0, 2 * up["p_min"])}
-
-
 def holm_family(tests: Sequence[dict[str, Any]], key: str = "p",
                 alpha: float = ALPHA) -> int:
     """Holm's correction over a chapter's family ``tests`` (dicts with a p-value under
@@ -214,15 +202,24 @@ def family_verdicts(changes: Sequence[dict[str, Any]], rank_tests: Sequence[dict
     ``min_seeds`` seeds stay out, set aside as not testable) get ``p`` (two-sided,
     :func:`change_p_value`) and ``outcome`` (:func:`outcome_at`, in the claimed direction
     ``direction_of(change)``), ``rank_tests`` (:func:`two_sided_rank_test`) their
-    ``verdict`` (:func:`rank_claim_verdict`). Returns the family's size."""
+    ``verdict`` (:func:`rank_claim_verdict`). Every test also gets ``smallest``, the
+    smallest effect it could find at the level of Holm's first step (``ALPHA / size``): a
+    change's :func:`smallest_change` (at 80% power), a rank test's :func:`smallest_rho`
+    (``None``: it cannot decide). Returns the family's size."""
     changes_in = [c for c in changes if c["seeds"] >= positive_int(min_seeds, "min_seeds")]
     for c in changes_in:
         c["p"] = change_p_value(c)
     size = holm_family([*changes_in, *rank_tests])
+    first = ALPHA / size  # the level of Holm's first step: what a test must pass at least
     for c in changes_in:
         c["outcome"] = outcome_at(c, c["p_holm"], direction_of(c))
+        c["smallest"] = smallest_change(c, alpha=first)
     for t in rank_tests:
         t["verdict"] = rank_claim_verdict(t)
+        if "null" in t:
+            t["smallest"] = smallest_mean_rho(t, first)
+        else:
+            t["smallest"] = smallest_rho(tuple(t["items"]), first) if t.get("items") else None
     return size
 
 
@@ -481,6 +478,6 @@ def rank_claim_verdict(test: Mapping[str, float], *, cells_needed: int = 3,
     p = test["p"] if p is None else p
     if not ranks.reaches(alpha, p):
         return Verdict.NOT_SUPPORTED
-    if test["median"] < 0:
+    if test.get("mean", test["median"]) < 0:  # the direction of the test's own statistic
         return Verdict.FAILS
     return threshold_verdict(test["median"], RHO_HOLDS, RHO_CONDITIONS)
