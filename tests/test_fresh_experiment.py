@@ -379,3 +379,28 @@ def test_every_shipped_fresh_model_rescored_on_new_sequences_agrees_with_its_man
     assert abs(worst["rescored"] - worst["manifest"]) <= 0.03, worst
     with pytest.raises(ValueError, match="sequences=0"):
         model_sets.rescore(runs, sequences=0)
+
+
+def test_the_horse_race_ranks_a_design_quantity_that_sets_the_speed_first(tmp_path):
+    """Speed set by the head count alone (fewer heads learn later): the head count ranks
+    the runs perfectly (rho 1 with the speed, a zero-width interval over resampled seeds),
+    and a proxy whose quality is noise ranks them near chance; every candidate scored."""
+    from bparallel.book.render.plotting import plot_horse_race
+    from bparallel.book.section4 import graph_predictors as gp
+
+    write(tmp_path, grid(seeds=(42, 43, 44, 45), learn=lambda h, hs, s: 3000 - 150 * h,
+                         quality=lambda h, hs, s: float((h * 7 + s * 13 + hs) % 5)))
+    runs = model_sets.fresh_runs(tmp_path)
+    rows = gp.horse_race(runs, "induction", samples=200)
+    assert {(r["candidate"], r["outcome"]) for r in rows} == {
+        (c, o) for c in gp.CANDIDATES for o in gp.OUTCOMES}
+    heads = next(r for r in rows if r["candidate"] == "heads" and r["outcome"] == "speed")
+    assert heads["rho"] == pytest.approx(1.0) and heads["low"] == pytest.approx(1.0)
+    assert gp.best(rows, "speed", "design")["candidate"] in ("heads",)
+    out = gp.results({"induction": rows})
+    assert out["race.induction.heads.speed.rho"] == pytest.approx(1.0)
+    assert gp.horse_race(runs, "histogram") == []  # no run: no race
+    with pytest.raises(ValueError, match="samples=0"):
+        gp.horse_race(runs, "induction", samples=0)
+    fig = plot_horse_race({"induction": rows})
+    assert len(fig.axes) == 1

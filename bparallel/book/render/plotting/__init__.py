@@ -15,6 +15,7 @@ This package re-exports their public names.
 
 from .experiment import (
     plot_fresh_learning_curves,
+    plot_horse_race,
     plot_learning_by_heads,
     plot_proxies_by_heads,
     plot_proxies_through_training,
@@ -58,6 +59,7 @@ from .theory import (
 )
 
 __all__ = [
+    "plot_horse_race",
     "BOUND_KINDS",
     "MIN_FONT_PT",
     "OUTCOME_STYLE",

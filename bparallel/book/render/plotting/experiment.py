@@ -256,3 +256,45 @@ def plot_proxies_by_heads(summary: Sequence[Mapping[str, Any]]) -> Any:
 
 
 __all__ += ["SUMMARY_PANELS", "plot_proxies_by_heads"]
+
+
+def plot_horse_race(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Any:
+    """The horse race: one panel per task, one line per candidate (the design's quantities
+    above, the graph measures at the early step below, a rule between them), Spearman's rho
+    of the candidate with the speed (filled circle) and with the curve area (open square),
+    each with its interval over resampled seeds, and a line at 0 (no ranking). ``rows``: per
+    task, :func:`bparallel.book.section4.graph_predictors.horse_race`. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    tasks = [t for t, r in rows.items() if r]
+    if not tasks:
+        raise ValueError("rows holds no task with a horse race: nothing to draw")
+    fig, axes = plt.subplots(1, len(tasks), figsize=(TEXT_WIDTH, 3.6), sharey=True,
+                             squeeze=False, layout="constrained")
+    for ax, task in zip(axes[0], tasks, strict=True):
+        labels = list(dict.fromkeys(r["label"] for r in rows[task]))
+        kinds = {r["label"]: r["kind"] for r in rows[task]}
+        y_of = {label: len(labels) - 1 - i for i, label in enumerate(labels)}
+        for r in rows[task]:
+            if r["rho"] is None:
+                continue
+            dy, marker, fill = (0.15, "o", "C0") if r["outcome"] == "speed" else \
+                (-0.15, "s", "none")
+            y = y_of[r["label"]] + dy
+            if r["low"] is not None:
+                ax.plot([r["low"], r["high"]], [y, y], color="C0", lw=1.2)
+            ax.plot(r["rho"], y, marker=marker, ms=5, mfc=fill, mec="C0", ls="none")
+        split = sum(kinds[label] == "design" for label in labels)
+        ax.axhline(len(labels) - split - 0.5, color="0.6", lw=0.8)
+        ax.axvline(0, color="0.3", lw=0.8, ls=":")
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_yticks(range(len(labels)), labels[::-1], fontsize=8)
+        ax.set_title(task, fontsize=9)
+    handles = [plt.Line2D([], [], color="C0", marker="o", ls="-", label="speed"),
+               plt.Line2D([], [], color="C0", marker="s", mfc="none", ls="-",
+                          label="curve area")]
+    fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=8,
+               frameon=False)
+    fig.supxlabel("Spearman ρ with learning over every run (right: ranks the fast runs first)",
+                  fontsize=9)
+    return fig

@@ -1,0 +1,141 @@
+"""Chapter 12's horse race (issue #45, item 5): which single quantity best ranks the fresh-data
+runs of a task by how fast they learn?
+
+Every shipped run of a task, all arms and seeds together, is one item. Each candidate of
+:data:`CANDIDATES` is either part of the design (head count, head size, the attention's
+width, parameters) or a graph measure recorded at the task's early step, before any run
+learned (:func:`~.graph_experiment.early_step`; Algorithm 1 and minimax fidelity in both
+modes, Definition 2.7, attention rollout), signed so that larger is better by the paper's
+claims. Its score is Spearman's rho with each outcome of :data:`OUTCOMES`: the speed (minus
+the learning time, a run that never learned ranked last, tied) and the curve area. The
+interval resamples seeds (every run of a drawn seed enters together, so the runs that share
+a seed's data stream move as one), :data:`SAMPLES` times, seeded: a percentile interval.
+
+A graph measure that ranks the runs no better than the design quantities does not add to
+them; one whose interval excludes 0 on the wrong side ranks them backwards.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..._checks import positive_int
+from ...ranks import spearman
+from .graph_experiment import early_step, probe_at
+from .graph_learning import learning_time
+from .models import FreshRuns
+
+#: Candidate -> (how the page names it, its sign: +1 larger is better/faster by the claims
+#: or the design's hypothesis "more is better", -1 smaller is).
+CANDIDATES = {
+    "heads": ("head count", +1),
+    "head_size": ("head size", +1),
+    "width": ("attention width", +1),
+    "parameters": ("parameters", +1),
+    **{name: (label, sign) for name, label, sign in (
+        ("mixing.paper", "Algorithm 1, published code", -1),
+        ("mixing.definition", "Algorithm 1, as defined", -1),
+        ("t_mix", "Definition 2.7", -1),
+        ("fidelity.paper", "fidelity, published code", +1),
+        ("fidelity.definition", "fidelity, as defined", +1),
+        ("rollout_min", "rollout minimum", +1))},
+}
+#: The design's candidates (the rest are graph measures at the early step).
+DESIGN = ("heads", "head_size", "width", "parameters")
+#: The outcomes each candidate is scored against.
+OUTCOMES = {"speed": "speed (minus the learning time)", "area": "curve area"}
+SAMPLES = 2000
+
+
+def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per candidate and outcome, one value per run of ``task`` (signed, finite: an
+    infinite mixing time is a huge number), and the runs' seeds."""
+    step = early_step(runs, task)
+    entries = runs.of(task)
+    cols: dict[str, list[float]] = {k: [] for k in (*CANDIDATES, *OUTCOMES)}
+    for e in entries:
+        cols["heads"].append(e["heads"])
+        cols["head_size"].append(e["head_size"])
+        cols["width"].append(e["heads"] * e["head_size"])
+        cols["parameters"].append(e["num_parameters"])
+        probe = probe_at(e, step) if step is not None else {}
+        for name in CANDIDATES:
+            if name not in DESIGN:
+                cols[name].append(probe.get(name, math.nan))
+        t = learning_time(e)
+        cols["speed"].append(-1e300 if t is None else -float(t))
+        cols["area"].append(float(e["curve_area"]))
+    out = {}
+    for k, v in cols.items():
+        sign = CANDIDATES[k][1] if k in CANDIDATES else 1
+        out[k] = np.clip(sign * np.asarray(v, dtype=np.float64), -1e300, 1e300)
+    return out, np.array([e["seed"] for e in entries])
+
+
+def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int = 0,
+               level: float = 0.95) -> list[dict[str, Any]]:
+    """Per candidate of :data:`CANDIDATES` and outcome of :data:`OUTCOMES`: Spearman's rho
+    over every run of ``task`` (``rho``), and its ``level`` percentile interval over
+    ``samples`` resamplings of the seeds (``low``, ``high``); ``None`` values where the
+    candidate is undefined (no early step yet, or a constant column). Rows ordered by
+    candidate, then outcome; ``kind`` is ``"design"`` or ``"graph"``."""
+    positive_int(samples, "samples")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level!r}: expected a number in (0, 1)")
+    cols, seeds = _items(runs, task)
+    if seeds.size < 3:
+        return []
+    distinct = np.unique(seeds)
+    rng = np.random.default_rng(seed)
+    draws = [np.concatenate([np.nonzero(seeds == s)[0]
+                             for s in rng.choice(distinct, distinct.size)])
+             for _ in range(samples)]
+    rows = []
+    for name, (label, _) in CANDIDATES.items():
+        x = cols[name]
+        for outcome in OUTCOMES:
+            y = cols[outcome]
+            ok = np.isfinite(x) & np.isfinite(y)
+            rho = float(spearman(x[ok], y[ok])) if ok.sum() > 2 else math.nan
+            boot = np.array([float(spearman(x[d], y[d])) for d in draws]) if math.isfinite(rho) \
+                else np.array([math.nan])
+            boot = boot[np.isfinite(boot)]
+            low, high = (np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+                         if boot.size else (math.nan, math.nan))
+            rows.append({"task": task, "candidate": name, "label": label,
+                         "kind": "design" if name in DESIGN else "graph", "outcome": outcome,
+                         "rho": rho if math.isfinite(rho) else None,
+                         "low": float(low) if math.isfinite(low) else None,
+                         "high": float(high) if math.isfinite(high) else None,
+                         "runs": int(ok.sum())})
+    return rows
+
+
+def best(rows: list[Mapping[str, Any]], outcome: str, kind: str | None = None
+         ) -> Mapping[str, Any] | None:
+    """The row of the candidate with the largest rho for ``outcome`` (of ``kind`` when
+    given), or ``None``."""
+    mine = [r for r in rows if r["outcome"] == outcome and r["rho"] is not None
+            and (kind is None or r["kind"] == kind)]
+    return max(mine, key=lambda r: r["rho"]) if mine else None
+
+
+def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, float]:
+    """``race.<task>.<candidate>.<outcome>.{rho,low,high}`` for every defined row."""
+    out: dict[str, float] = {}
+    for task, rows in rows_by_task.items():
+        for r in rows:
+            if r["rho"] is None:
+                continue
+            base = f"race.{task}.{r['candidate']}.{r['outcome']}"
+            out[f"{base}.rho"] = r["rho"]
+            if r["low"] is not None:
+                out[f"{base}.low"], out[f"{base}.high"] = r["low"], r["high"]
+    return out
+
+
+__all__ = ["CANDIDATES", "DESIGN", "OUTCOMES", "SAMPLES", "best", "horse_race", "results"]
