@@ -94,3 +94,17 @@ def test_a_family_gives_every_test_the_smallest_effect_at_holms_first_step():
     assert speed["smallest"] == rt.smallest_mean_rho(speed, 0.05 / size)
     assert median["smallest"] == rt.smallest_rho(median["items"], 0.05 / size)
     assert change["smallest"] > 0 and speed["verdict"].value == "fails"
+
+
+def test_the_noise_floor_keeps_its_resolution_as_the_family_grows():
+    """120 cells whose two heads clearly differ: with the default 4,999 relabellings the
+    smallest p-value (2e-4) times 120 cells would still pass, but 300 would not; the test
+    runs enough relabellings (4 m / alpha) that every cell stays decidable and reliable."""
+    from bparallel.book.section4.statistics import noise_floor
+
+    rng = np.random.default_rng(0)
+    effects = {("induction", 2, s): np.stack([rng.normal([[1.0], [0.0]], 0.1, (2, 40))])
+               for s in range(300)}  # (L=1, H=2, N=40) per model
+    rows = noise_floor(effects)
+    assert len(rows) == 300 and all(r["reliable"] for r in rows)
+    assert max(r["p_holm"] for r in rows) <= 0.05 / 4 + 1e-12

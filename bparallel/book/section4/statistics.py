@@ -26,7 +26,7 @@ from scipy import stats
 
 from ... import ranks
 from ..._checks import positive_int
-from ...transformer.importance import ALPHA, RELIABLE, head_test, reliability
+from ...transformer.importance import ALPHA, PERMUTATIONS, RELIABLE, head_test, reliability
 from ..verdicts import Outcome, Verdict
 from .rank_tests import smallest_mean_rho, smallest_rho, two_sided_rank_test
 
@@ -402,13 +402,20 @@ def noise_floor(effects: Mapping[str, Any], *, threshold: float = RELIABLE,
     ``threshold`` and Holm p at most ``alpha`` (both decided by
     :func:`bparallel.ranks.reaches`). Under the null hypothesis that no head differs, the
     chance that any cell of the family is reliable is at most ``alpha``, whatever the number of
-    heads."""
+    heads. The permutation test runs at least
+    :data:`~bparallel.transformer.importance.PERMUTATIONS` relabellings, more for a large
+    family (``4 m / alpha``): its smallest p-value times the ``m`` cells stays below
+    ``alpha``, so adding models never turns every cell undecidable."""
     rows = []
-    for key, eff in sorted(effects.items()):
+    multi = {k: e for k, e in effects.items() if k[1] >= 2}
+    # a permutation p-value is never below 1 / (1 + permutations): enough permutations that
+    # the smallest one, times the family's size, stays a quarter of alpha, so that the
+    # correction over many cells never makes every cell undecidable by resolution alone
+    m = sum(np.shape(e)[0] for e in multi.values())
+    permutations = max(PERMUTATIONS, math.ceil(4 * m / alpha))
+    for key, eff in sorted(multi.items()):
         task, heads = key[0], key[1]
-        if heads < 2:
-            continue
-        rel, p = reliability(eff), head_test(eff)
+        rel, p = reliability(eff), head_test(eff, permutations=permutations)
         for layer in range(len(rel)):
             rows.append({"task": task, "heads": heads, "layer": layer + 1, "model": key,
                          "reliability": float(rel[layer]), "p": float(p[layer])})
