@@ -51,6 +51,7 @@ from .statistics import (
     both_modes,
     family_verdicts,
     fmt_decided,
+    fmt_p,
     over_tasks,
     rank_claim_verdict,
 )
@@ -308,10 +309,6 @@ def chapter_tests(runs: FreshRuns, level: float = 0.95) -> dict[str, Any]:
             "family": chapter_family(ch, speed, pred)}
 
 
-def _p(v: float | None) -> str:
-    return "—" if v is None or not math.isfinite(v) else f"{v:.3f}"
-
-
 def family_table(tests: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The chapter's family of tests, one row each (the tests Holm's correction runs over,
     and those left out because they could not decide): what is tested, task, arm, seeds or
@@ -331,7 +328,7 @@ def family_table(tests: Mapping[str, Any]) -> list[dict[str, Any]]:
                              "seeds or cells": c["seeds"],
                              "effect": f"{c['change']:+.3g}",
                              "smallest it could find": "—" if small is None else f"±{small:.2g}",
-                             "p": _p(c.get("p")), "Holm p": _p(c.get("p_holm")),
+                             "p": fmt_p(c.get("p")), "Holm p": fmt_p(c.get("p_holm")),
                              "outcome": str(c["outcome"])})
     for task, by_arm in tests["speed"].items():
         for arm, t in by_arm.items():
@@ -354,7 +351,7 @@ def _rank_row(test: str, task: str, arm: str, t: Mapping[str, Any]) -> dict[str,
             "effect": f"mean ρ {t['mean']:+.2f}",
             "smallest it could find": ("cannot decide" if small is None
                                        else f"mean |ρ| ≥ {small:.2f}"),
-            "p": _p(t.get("p")), "Holm p": _p(t.get("p_holm")),
+            "p": fmt_p(t.get("p")), "Holm p": fmt_p(t.get("p_holm")),
             "outcome": t["verdict"].value if hasattr(t["verdict"], "value") else t["verdict"]}
 
 
