@@ -406,3 +406,11 @@ def test_the_horse_race_ranks_a_design_quantity_that_sets_the_speed_first(tmp_pa
         gp.horse_race(runs, "induction", samples=0)
     fig = plot_horse_race({"induction": rows})
     assert len(fig.axes) == 1
+
+
+def test_results_read_the_chapters_tests_as_computing_them_again_would(tmp_path):
+    write(tmp_path, grid(quality=lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)))
+    runs = model_sets.fresh_runs(tmp_path)
+    tests = fx.chapter_tests(runs)
+    verdicts = fx.claim_verdicts(runs, 0.95, tests)
+    assert fx.results(runs, verdicts, tests) == fx.results(runs, verdicts)

@@ -416,7 +416,8 @@ def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v[k] for k in ("claim", "arm", "verdict", "evidence")} for v in verdicts]
 
 
-def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
+            tests: Mapping[str, Any] | None = None) -> dict[str, float]:
     """The chapter's recorded values: ``verdict.<slug>[.<arm>]`` (the verdict's index in
     :class:`Verdict`), the models the design asks of a task (``fresh.design.models``), per
     task, arm and head count the runs that learned and the censored
@@ -425,7 +426,8 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
     threshold, how many runs converged, reached the budget learned, or did not learn
     (``fresh.<task>.outcome.{converged,budget_reached,not_learned}``), the speed
     tests' mean ρ and p-values, and the early-proxy tests' mean ρ, p-value and
-    cells (:func:`prediction_tests`)."""
+    cells (:func:`prediction_tests`). ``tests``: :func:`chapter_tests` of ``runs``, whose speed and
+    early-proxy tests are read rather than run again (run here when not given)."""
     order = list(Verdict)
     out: dict[str, float] = {f"verdict.{v['slug']}": order.index(v["verdict"])
                              for v in verdicts}
@@ -452,12 +454,14 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]]) -> dict[str,
         for outcome in ("converged", "budget reached", "not learned"):
             out[f"fresh.{task}.outcome.{outcome.replace(' ', '_')}"] = sum(
                 e["outcome"] == outcome for e in runs.of(task))
-        for arm, s in speed_tests(runs, task).items():
+        speed = tests["speed"][task] if tests else speed_tests(runs, task)
+        for arm, s in speed.items():
             if s["cells"]:
                 out[f"fresh.{task}.speed.{arm}.mean"] = s["mean"]
                 out[f"fresh.{task}.speed.{arm}.p"] = s["p"]
         if step is not None:
-            for key, t in prediction_tests(runs, task).items():
+            pred = tests["prediction"][task] if tests else prediction_tests(runs, task)
+            for key, t in pred.items():
                 if t["cells"]:  # fresh.<task>.{across.<arm>,within}.<proxy>.{mean,p,cells}
                     for k in ("mean", "p", "cells"):
                         out[f"fresh.{task}.{key}.{k}"] = t[k]
