@@ -6,12 +6,13 @@ count: ``fused`` (on CPU with dropout: ``bparallel.transformer.attention``'s blo
 ``sdpa`` (``scaled_dot_product_attention``, which on CPU with dropout runs its unfused math
 kernel) and the ``explicit`` baseline; then the projected wall time of the paper profile
 (8 models x 200 epochs x 100 steps). Issue #4's target: a step at 16 heads at least 1.4x
-faster than the explicit baseline. Then, for the graph tasks' profiles (issue #23) and the
+faster than the explicit baseline. Then, for the graph tasks' profiles and the
 paper's, models per hour on this machine with two one-thread jobs (the sweep's setting):
 projected from the measured one-thread step, beside the epoch times that the sweep's own
 checkpoints recorded (``runs/sweep/<profile>/seed-*/``, when there are any).
 
-Then the fresh-data grid of issue #33 (:mod:`bparallel.transformer.fresh`): for both arms
+Then the fresh-data grid (:func:`bparallel.transformer.train.train` with a fresh-data
+profile): for both arms
 (width: head size 64/H; head16: 16 dimensions per head) at every head count, one thread,
 the time of a training step with its fresh batch (drawn and scored), of a held-out
 evaluation and of a probe of the proxies, and from them the hours of one model trained to
@@ -35,15 +36,18 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from bparallel.transformer.design import HEADS, get_profile, model_config
-from bparallel.transformer.fresh_design import (
+from bparallel.transformer.design import (
     ARMS,
-    FRESH_PROFILES,
+    HEADS,
+    PROFILES,
     arm_head_size,
     fresh_batch,
     fresh_heldout,
+    get_profile,
+    model_config,
 )
-from bparallel.transformer.learning import probe_steps, training_probe
+from bparallel.transformer.learning import probe_steps
+from bparallel.transformer.measure import training_probe
 from bparallel.transformer.model import ModelConfig, Transformer
 from bparallel.transformer.train import ignore_unpredictable, projected_hours
 
@@ -190,7 +194,7 @@ def time_fresh(task: str, heads: int, head_size: int | None, repeats: int,
     forward, backward, Adam), a held-out evaluation per sequence, and one probe."""
     from bparallel.transformer.evaluation import evaluate_accuracy
 
-    p = FRESH_PROFILES[f"{task}-fresh"]
+    p = PROFILES[f"{task}-fresh"]
     torch.manual_seed(0)
     model = Transformer(model_config(p, heads, head_size))
     opt = torch.optim.Adam(model.parameters(), lr=p.lr)
@@ -218,7 +222,7 @@ def time_fresh(task: str, heads: int, head_size: int | None, repeats: int,
 
 def fresh_hours(task: str, t: dict[str, float]) -> float:
     """Hours of one model of ``task``'s fresh profile trained to its whole budget."""
-    p = FRESH_PROFILES[f"{task}-fresh"]
+    p = PROFILES[f"{task}-fresh"]
     evals = p.steps // p.eval_every + 1
     seconds = (p.steps * t["step"] + evals * p.num_heldout * t["eval"]
                + len(probe_steps(p.steps, p.probe_first)) * t["probe"])
@@ -239,7 +243,7 @@ def fresh_grid(quick: bool = False, jobs: int = 2) -> None:
           f"{'eval s':>7} {'probe s':>7} {'h/model':>8} {'models/h':>9}")
     grid_models, grid_hours = 0, 0.0
     for task in FRESH_TASKS:
-        p = FRESH_PROFILES[f"{task}-fresh"]
+        p = PROFILES[f"{task}-fresh"]
         for heads, head_size, arms in configs:
             cfg = model_config(p, heads, head_size)
             t = time_fresh(task, heads, head_size, repeats, num_eval)
@@ -250,7 +254,7 @@ def fresh_grid(quick: bool = False, jobs: int = 2) -> None:
                   f"{cfg.num_parameters():>8,} {t['step']:7.3f} {t['eval'] * p.num_heldout:7.2f} "
                   f"{t['probe']:7.2f} {hours:8.2f} {jobs / hours:9.2f}")
     torch.set_num_threads(before)
-    budgets = ", ".join(f"{t}: {FRESH_PROFILES[f'{t}-fresh'].steps:,} steps" for t in FRESH_TASKS)
+    budgets = ", ".join(f"{t}: {PROFILES[f'{t}-fresh'].steps:,} steps" for t in FRESH_TASKS)
     print(f"whole grid: {len(FRESH_TASKS)} tasks x {len(ARMS)} arms x {len(HEADS)} heads x "
           f"{SEEDS} seeds less the shared 4 x 16 = {grid_models} models, {grid_hours:.1f} "
           f"model-hours -> {grid_hours / jobs:.1f} h with {jobs} one-thread jobs "

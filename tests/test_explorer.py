@@ -34,9 +34,8 @@ from bparallel import proxies
 from bparallel.book.section4 import explorer
 from bparallel.transformer.ablation import ablated, head_means
 from bparallel.transformer.data import TASKS, SequenceDataset
-from bparallel.transformer.design import HEADS
+from bparallel.transformer.design import HEADS, evaluation_inputs
 from bparallel.transformer.importance import head_effects
-from bparallel.transformer.measure import evaluation_inputs
 from bparallel.transformer.patterns import model_head_weights
 from bparallel.transformer.shipped import MODELS_ROOT, load_shipped
 

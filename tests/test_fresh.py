@@ -1,5 +1,5 @@
-"""Training on fresh data (bparallel.transformer.fresh): a new batch every step, resumed
-bitwise after a kill, stopped by the convergence rule, both arms, shipped with its curve and
+"""Training on fresh data (``train`` with a ``FreshProfile``): a new batch every step,
+resumed bitwise after a kill, stopped by the convergence rule, both arms, shipped with its curve and
 its proxies through training. The hidden ``fresh-tiny`` profile: 12 steps, seconds."""
 
 from __future__ import annotations
@@ -13,16 +13,17 @@ import numpy as np
 import pytest
 import torch
 
-from bparallel.transformer import fresh as fr
-from bparallel.transformer.checkpoints import load_weights, sha256_file
-from bparallel.transformer.fresh_design import FRESH_PROFILES
-from bparallel.transformer.learning import PROBE_LAYER_KEYS
+from bparallel.transformer import design
+from bparallel.transformer.checkpoints import load_checkpoint, load_weights, sha256_file
+from bparallel.transformer.design import PROFILES, model_name
+from bparallel.transformer.measure import PROBE_LAYER_KEYS
 from bparallel.transformer.model import ModelConfig
-from bparallel.transformer.shipped import load_model
+from bparallel.transformer.shipped import load_model, ship
+from bparallel.transformer.train import train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-TINY = FRESH_PROFILES["fresh-tiny"]
+TINY = PROFILES["fresh-tiny"]
 
 
 def _same_state(a: dict, b: dict) -> bool:
@@ -51,25 +52,25 @@ def _scramble() -> None:
 def straight(tmp_path_factory):
     """An uninterrupted fresh-tiny run of induction, 8 heads of 16 (head16 arm)."""
     out = tmp_path_factory.mktemp("straight")
-    return fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=out, progress=False)
+    return train("induction", 8, TINY, arm="head16", out_dir=out, progress=False)
 
 
 def test_a_killed_run_resumes_bitwise(straight, tmp_path):
     # killed between two evaluations (step 5 of 12; evaluations every 4), then again at 9
-    first = fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=tmp_path,
+    first = train("induction", 8, TINY, arm="head16", out_dir=tmp_path,
                            stop_after=5, progress=False)
     assert first.step == 5 and first.outcome == "running"
     _scramble()
-    second = fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=tmp_path,
+    second = train("induction", 8, TINY, arm="head16", out_dir=tmp_path,
                             stop_after=4, progress=False)
     assert (second.resumed_from, second.step) == (5, 9)
     _scramble()
-    resumed = fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=tmp_path,
+    resumed = train("induction", 8, TINY, arm="head16", out_dir=tmp_path,
                              progress=False)
     assert (resumed.resumed_from, resumed.step) == (9, 12)
     assert _same_state(straight.model.state_dict(), resumed.model.state_dict())
-    a = fr.load_fresh_checkpoint(straight.checkpoint).data
-    b = fr.load_fresh_checkpoint(resumed.checkpoint).data
+    a = load_checkpoint(straight.checkpoint).data
+    b = load_checkpoint(resumed.checkpoint).data
     assert all(_same_state(a["optimizer"]["state"][i], b["optimizer"]["state"][i])
                for i in a["optimizer"]["state"])
     assert torch.equal(a["rng"]["torch"], b["rng"]["torch"])
@@ -80,21 +81,21 @@ def test_a_killed_run_resumes_bitwise(straight, tmp_path):
     assert a["history"]["step"] == [0, 4, 8, 12]
     # a finished run resumed again trains nothing and leaves its checkpoint as it was
     before = resumed.checkpoint.read_bytes()
-    again = fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=tmp_path, progress=False)
+    again = train("induction", 8, TINY, arm="head16", out_dir=tmp_path, progress=False)
     assert again.resumed_from == again.step == 12 and resumed.checkpoint.read_bytes() == before
 
 
 def test_runs_are_deterministic_and_every_step_draws_new_data(straight):
-    again = fr.train_fresh("induction", 8, TINY, arm="head16", progress=False)
+    again = train("induction", 8, TINY, arm="head16", progress=False)
     assert _same_state(straight.model.state_dict(), again.model.state_dict())
-    other_seed = fr.train_fresh("induction", 8, TINY, arm="head16", seed=43, progress=False)
+    other_seed = train("induction", 8, TINY, arm="head16", seed=43, progress=False)
     assert not _same_state(straight.model.state_dict(), other_seed.model.state_dict())
-    b0 = fr.fresh_batch("induction", 0, seed=42, batch_size=10, seq_len=16)
-    b1 = fr.fresh_batch("induction", 1, seed=42, batch_size=10, seq_len=16)
+    b0 = design.fresh_batch("induction", 0, seed=42, batch_size=10, seq_len=16)
+    b1 = design.fresh_batch("induction", 1, seed=42, batch_size=10, seq_len=16)
     assert not (b0.inputs[:, None] == b1.inputs[None]).all(-1).any()
     # the held-out set is the same for every seed, arm and head count
-    held = fr.fresh_heldout("induction", TINY)
-    assert torch.equal(held.inputs, fr.fresh_heldout("induction", TINY).inputs)
+    held = design.fresh_heldout("induction", TINY)
+    assert torch.equal(held.inputs, design.fresh_heldout("induction", TINY).inputs)
     assert len(held) == TINY.num_heldout
 
 
@@ -112,7 +113,7 @@ def test_the_convergence_rule_stops_a_run(tmp_path):
     # a threshold every model meets and a tolerance nothing leaves: converged after
     # `patience` evaluations (steps 0 and 4), probed at the step it stopped
     easy = dataclasses.replace(TINY, name="fresh-easy", threshold=0.0, tolerance=1.0)
-    res = fr.train_fresh("first", 1, easy, out_dir=tmp_path, progress=False)
+    res = train("first", 1, easy, out_dir=tmp_path, progress=False)
     assert res.step == 4 and res.outcome == "converged"
     assert res.summary["converged_at"] == 4 and res.summary["steps_to_threshold"] == 0
     assert res.history["step"] == [0, 4] and res.history["probe"]["step"] == [0, 2, 4]
@@ -121,60 +122,62 @@ def test_the_convergence_rule_stops_a_run(tmp_path):
 
 
 def test_arms_head_sizes_and_names():
-    assert [fr.arm_head_size("width", h) for h in (1, 4, 8, 16)] == [None] * 4
-    assert [fr.arm_head_size("head16", h) for h in (1, 4, 8, 16)] == [16, None, 16, 16]
-    assert fr.arms_of(ModelConfig(n_heads=4)) == ["width", "head16"]  # the shared model
-    assert fr.arms_of(ModelConfig(n_heads=8)) == ["width"]
-    assert fr.arms_of(ModelConfig(n_heads=8, head_size=16)) == ["head16"]
-    assert fr.fresh_model_name("induction", 8, 16, 43, 5) == "induction-h08-hs16-x5-s43"
-    assert fr.fresh_model_name("majority", 4) == "majority-h04"
+    assert [design.arm_head_size("width", h) for h in (1, 4, 8, 16)] == [None] * 4
+    assert [design.arm_head_size("head16", h) for h in (1, 4, 8, 16)] == [16, None, 16, 16]
+    assert design.arms_of(ModelConfig(n_heads=4)) == ["width", "head16"]  # the shared model
+    assert design.arms_of(ModelConfig(n_heads=8)) == ["width"]
+    assert design.arms_of(ModelConfig(n_heads=8, head_size=16)) == ["head16"]
+    assert model_name("induction", 8, 16, 43, 5) == "induction-h08-hs16-x5-s43"
+    assert model_name("majority", 4) == "majority-h04"
     with pytest.raises(ValueError, match=r"arm='narrow': valid arms are"):
-        fr.arm_head_size("narrow", 4)
+        design.arm_head_size("narrow", 4)
     with pytest.raises(ValueError, match="n_heads=3 does not divide d_model=64"):
-        fr.train_fresh("induction", 3, TINY, progress=False)
-    with pytest.raises(ValueError, match=r"profile='induction': valid fresh profiles"):
-        fr.train_fresh("induction", 1, "induction", progress=False)
+        train("induction", 3, TINY, progress=False)
+    with pytest.raises(ValueError, match=r"arm='head16': arms are for fresh-data profiles"):
+        train("induction", 1, "induction", arm="head16", progress=False)
+    with pytest.raises(ValueError, match=r"epochs=3: profile 'fresh-tiny' trains on fresh"):
+        train("induction", 1, TINY, epochs=3, progress=False)
 
 
 def test_profiles_and_their_validation():
     for name in ("first-fresh", "induction-fresh", "majority-fresh", "histogram-fresh"):
-        p = FRESH_PROFILES[name]
+        p = PROFILES[name]
         assert p.tasks == (name.split("-")[0],) and p.steps % p.eval_every == 0
         assert (p.batch_size, p.lr, p.dropout, p.seq_len, p.loss_positions) == (
             50, 1e-3, 0.1, 100, "predictable")
         assert p.threshold_of(p.tasks[0]) == 0.9 and p.tolerance == 0.005
     with pytest.raises(ValueError, match="steps=10: must be a multiple of eval_every=4"):
-        fr.FreshProfile("x", ("first",), steps=10, eval_every=4)
+        design.FreshProfile("x", ("first",), steps=10, eval_every=4)
     with pytest.raises(ValueError, match="probe_sequences=30: at most num_heldout=20"):
-        fr.FreshProfile("x", ("first",), steps=8, eval_every=4, num_heldout=20,
+        design.FreshProfile("x", ("first",), steps=8, eval_every=4, num_heldout=20,
                         probe_sequences=30)
     with pytest.raises(ValueError, match="tasks='sort'"):
-        fr.FreshProfile("x", ("sort",), steps=8, eval_every=4)
+        design.FreshProfile("x", ("sort",), steps=8, eval_every=4)
 
 
 def test_a_checkpoint_of_another_run_is_refused(straight):
     path = straight.checkpoint
     with pytest.raises(ValueError, match="head_size=16, not head_size=None"):
-        fr.load_fresh_checkpoint(path, head_size=None)
+        load_checkpoint(path, head_size=None)
     with pytest.raises(ValueError, match="seed=42, not seed=43"):
-        fr.load_fresh_checkpoint(path, seed=43)
+        load_checkpoint(path, seed=43)
     other = dataclasses.replace(TINY, lr=1e-2)
     with pytest.raises(ValueError, match=r"other settings of profile 'fresh-tiny': \['lr'\]"):
-        fr.load_fresh_checkpoint(path, profile=other)
+        load_checkpoint(path, profile=other)
     other_file = path.with_name("other.pt")
     torch.save({"format": "x"}, other_file)
-    with pytest.raises(ValueError, match="not a bparallel-fresh-checkpoint-v1"):
-        fr.load_fresh_checkpoint(other_file)
+    with pytest.raises(ValueError, match="not a bparallel-checkpoint-v1 or bparallel-fresh"):
+        load_checkpoint(other_file)
 
 
 def test_a_longer_budget_continues_the_plain_run(straight, tmp_path):
     """budget_factor 2: its own file, started from the plain run's checkpoint; the same
     weights as a run of the longer budget from scratch."""
-    plain = fr.train_fresh("first", 1, TINY, out_dir=tmp_path, progress=False)
-    longer = fr.train_fresh("first", 1, TINY, out_dir=tmp_path, budget_factor=2, progress=False)
+    plain = train("first", 1, TINY, out_dir=tmp_path, progress=False)
+    longer = train("first", 1, TINY, out_dir=tmp_path, budget_factor=2, progress=False)
     assert plain.step == 12 and (longer.resumed_from, longer.step, longer.budget) == (12, 24, 24)
     assert longer.checkpoint.name == "first-h01-x2.ckpt.pt"
-    scratch = fr.train_fresh("first", 1, TINY, out_dir=tmp_path / "s", budget_factor=2,
+    scratch = train("first", 1, TINY, out_dir=tmp_path / "s", budget_factor=2,
                              progress=False)
     assert scratch.resumed_from == 0
     assert _same_state(longer.model.state_dict(), scratch.model.state_dict())
@@ -182,7 +185,7 @@ def test_a_longer_budget_continues_the_plain_run(straight, tmp_path):
 
 
 def test_shipping_a_run_round_trips_its_head_size(straight, tmp_path):
-    entry = fr.ship_fresh_checkpoint(straight.checkpoint, tmp_path, profile=TINY)
+    entry = ship(straight.checkpoint, tmp_path, profile=TINY)
     name = "induction-h08-hs16"
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["profile"] == "fresh-tiny" and manifest["models"][name] == entry
@@ -209,7 +212,7 @@ def test_shipping_a_run_round_trips_its_head_size(straight, tmp_path):
 def test_a_run_resumed_on_another_machine_keeps_both(straight, tmp_path):
     """A checkpoint from a GPU (written before segments were kept) continued here: the
     weights are the run's; the entry names both machines and which steps each trained."""
-    fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=tmp_path, stop_after=5,
+    train("induction", 8, TINY, arm="head16", out_dir=tmp_path, stop_after=5,
                    progress=False)
     file = tmp_path / "induction-h08-hs16.ckpt.pt"
     data = torch.load(file, weights_only=True)
@@ -221,23 +224,23 @@ def test_a_run_resumed_on_another_machine_keeps_both(straight, tmp_path):
     data |= {"hardware": gpu, "torch_version": "2.11.0+cu130"}
     torch.save(data, file)
     _scramble()
-    res = fr.train_fresh("induction", 8, TINY, arm="head16", out_dir=tmp_path, progress=False)
+    res = train("induction", 8, TINY, arm="head16", out_dir=tmp_path, progress=False)
     assert res.resumed_from == 5 and res.step == 12
     assert _same_state(res.model.state_dict(), straight.model.state_dict())
-    ck = fr.load_fresh_checkpoint(res.checkpoint)
+    ck = load_checkpoint(res.checkpoint)
     assert ck.segments() == [
         {"steps": [0, 5], "hardware": gpu, "torch_version": "2.11.0+cu130"},
         {"steps": [5, 12], "hardware": here[0], "torch_version": here[1]}]
-    entry = fr.ship_fresh_checkpoint(res.checkpoint, tmp_path / "models", profile=TINY)
+    entry = ship(res.checkpoint, tmp_path / "models", profile=TINY)
     assert entry["hardware"] == f"{gpu}; {here[0]}"
     assert entry["torch_version"] == f"2.11.0+cu130, {here[1]}"
     assert entry["segments"] == ck.segments()
     # a run that never moved has one machine and no segments in its entry
-    plain = fr.ship_fresh_checkpoint(straight.checkpoint, tmp_path / "plain", profile=TINY)
+    plain = ship(straight.checkpoint, tmp_path / "plain", profile=TINY)
     assert "segments" not in plain and ";" not in plain["hardware"]
 
 
 def test_an_unfinished_run_is_not_shipped(tmp_path):
-    res = fr.train_fresh("majority", 1, TINY, out_dir=tmp_path, stop_after=3, progress=False)
+    res = train("majority", 1, TINY, out_dir=tmp_path, stop_after=3, progress=False)
     with pytest.raises(ValueError, match="is at step 3 of 12 and has not converged"):
-        fr.ship_fresh_checkpoint(res.checkpoint, tmp_path / "models", profile=TINY)
+        ship(res.checkpoint, tmp_path / "models", profile=TINY)

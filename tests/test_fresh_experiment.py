@@ -14,8 +14,7 @@ from bparallel.book.section4 import graph_learning as gl
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import Verdict
-from bparallel.transformer.design import HEADS
-from bparallel.transformer.fresh_design import FRESH_PROFILES
+from bparallel.transformer.design import HEADS, PROFILES
 from bparallel.transformer.learning import probe_steps
 
 BUDGET = 12000
@@ -235,12 +234,13 @@ def test_condition_rows_and_finite_accuracy(tmp_path):
 
 @pytest.mark.usefixtures("one_torch_thread")
 def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path):
-    from bparallel.transformer import fresh as fr
+    from bparallel.transformer.shipped import ship
+    from bparallel.transformer.train import train
 
-    tiny = FRESH_PROFILES["fresh-tiny"]
-    res = fr.train_fresh("induction", 4, tiny, arm="width", out_dir=tmp_path / "runs",
+    tiny = PROFILES["fresh-tiny"]
+    res = train("induction", 4, tiny, arm="width", out_dir=tmp_path / "runs",
                          progress=False)
-    fr.ship_fresh_checkpoint(res.checkpoint, tmp_path / "models" / "induction-fresh",
+    ship(res.checkpoint, tmp_path / "models" / "induction-fresh",
                              profile=tiny)
     runs = model_sets.fresh_runs(tmp_path / "models")
     models = model_sets.load_models(runs, tmp_path / "models")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -257,3 +258,100 @@ def test_no_module_is_over_600_lines():
     long = {p.relative_to(root).as_posix(): n for p in root.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+# --------------------------------------------------------------------------- the Transformer floor
+
+
+def _floor_order() -> list[str]:
+    """The Transformer floor's modules in the order its package map
+    (``bparallel/transformer/__init__.py``) names them: each may import only those before."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / "transformer" / "__init__.py").read_text()))
+    order: list[str] = []
+    for name in re.findall(r"bparallel\.transformer\.(\w+)", doc):
+        if name not in order and (PACKAGE / "transformer" / f"{name}.py").is_file():
+            order.append(name)
+    return order
+
+
+def test_the_transformer_package_map_names_every_module_of_the_floor():
+    modules = {p.stem for p in (PACKAGE / "transformer").glob("*.py")} - {"__init__"}
+    assert set(_floor_order()) == modules
+
+
+def test_the_transformer_floor_imports_only_down_its_package_map():
+    """Each module of ``bparallel/transformer/`` imports only modules its package map lists
+    before it: imports run one way, so the floor has no circle and nothing imports upwards
+    (measuring never imports a run's design or training)."""
+    order = _floor_order()
+    wrong = {}
+    for i, name in enumerate(order):
+        imported = {m.rsplit(".", 1)[-1] for m in
+                    _package_imports(PACKAGE / "transformer" / f"{name}.py", runtime=True)
+                    if m.startswith("bparallel.transformer.")}
+        later = sorted(imported & set(order[i + 1:]))
+        if later:
+            wrong[name] = later
+    assert not wrong, f"imports up the Transformer floor's order: {wrong}"
+    assert order.index("measure") < order.index("design") < order.index("train")
+
+
+def _function_level_imports(path: Path) -> list[str]:
+    """The package imports (``bparallel`` or relative) that ``path`` makes inside a function."""
+    found = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.ImportFrom) and (node.level or
+                                                     (node.module or "").startswith("bparallel")):
+                found.append(f"{fn.name}: from {'.' * node.level}{node.module or ''}")
+            elif isinstance(node, ast.Import) and any(a.name.startswith("bparallel")
+                                                      for a in node.names):
+                found.append(f"{fn.name}: import")
+    return found
+
+
+def test_no_module_outside_the_book_imports_the_package_inside_a_function():
+    """An import inside a function hides a dependency from the import drawing (and held the
+    old Transformer circle together); outside the book layer there are none."""
+    hidden = {p.relative_to(PACKAGE).as_posix(): found
+              for p in sorted(PACKAGE.rglob("*.py"))
+              if not p.relative_to(PACKAGE).parts[0] == "book"
+              and (found := _function_level_imports(p))}
+    assert not hidden, f"package imports inside functions: {hidden}"
+
+
+def test_the_function_level_import_finder_finds_them(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import os\n\ndef f():\n    import json\n    from .x import y\n"
+                   "    from bparallel import proxies\n")
+    assert _function_level_imports(src) == ["f: from .x", "f: from bparallel"]
+
+
+def test_the_whole_package_has_no_import_cycle():
+    graph = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        graph[module] = {m for m in _package_imports(path, runtime=True)
+                         if m != module and m != "bparallel"}
+    assert not _cycles(graph), f"import cycles: {_cycles(graph)}"
+
+
+def test_no_name_of_the_transformer_floor_has_a_fresh_twin():
+    """One name per idea: no public ``X`` beside ``fresh_X`` or ``X_fresh`` (the two kinds of
+    training are one loop, one checkpoint reader, one ship). The two profile classes,
+    ``Profile`` and ``FreshProfile``, are two kinds of one protocol (``Recipe``, whose fields
+    they share), as the two checkpoint kinds are (``RunCheckpoint``)."""
+    names = set()
+    for path in (PACKAGE / "transformer").glob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    public = {n for n in names if not n.startswith("_")}
+    twins = sorted(n for n in public
+                   if (base := re.sub(r"^fresh_|_fresh$", "", n, flags=re.I)) != n
+                   and base in public)
+    assert not twins, f"names with a fresh twin: {twins}"

@@ -8,8 +8,15 @@ import pytest
 import torch
 
 from bparallel.transformer import learning as lr
+from bparallel.transformer import measure
 from bparallel.transformer.data import heldout_dataset
-from bparallel.transformer.measure import defined_metrics, sequence_metrics
+from bparallel.transformer.measure import (
+    PROBE_LAYER_KEYS,
+    PROBE_SCALAR_KEYS,
+    defined_metrics,
+    sequence_metrics,
+    training_probe,
+)
 from bparallel.transformer.model import ModelConfig, Transformer
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -131,8 +138,8 @@ def test_training_probe_agrees_with_the_chapters_measures():
     torch.manual_seed(0)
     model = Transformer(ModelConfig(n_heads=8, head_size=16, seq_len=30)).eval()
     probes = heldout_dataset("induction", 6, seed=42, seq_len=30)
-    out = lr.training_probe(model, probes)
-    assert set(out) == set(lr.PROBE_SCALAR_KEYS) | set(lr.PROBE_LAYER_KEYS)
+    out = training_probe(model, probes)
+    assert set(out) == set(PROBE_SCALAR_KEYS) | set(PROBE_LAYER_KEYS)
     seq = sequence_metrics(model, probes.inputs, best_head=False)
     d = defined_metrics(model, probes.inputs)
     for mode in ("paper", "definition"):
@@ -144,7 +151,7 @@ def test_training_probe_agrees_with_the_chapters_measures():
         assert out[f"worst_case.{mode}"] == [None if np.isinf(v) else float(v) for v in worst]
     share = d["rollout.weighted"]  # (L, N, T)
     np.testing.assert_allclose(out["rollout_min.weighted"], 30 * share.min(-1).mean(-1))
-    assert all(len(out[k]) == 4 for k in lr.PROBE_LAYER_KEYS)
+    assert all(len(out[k]) == 4 for k in PROBE_LAYER_KEYS)
     assert 0 <= out["accuracy_predictable"] <= 1 and out["loss"] > 0
 
 
@@ -153,14 +160,14 @@ def test_training_probe_measures_a_gpu_model_as_a_cpu_copy():
     proxies are numpy), and the model itself stays where it was. (The GPU case runs only
     where CUDA is; it was the bug of the first GPU sweep.)"""
     model = Transformer(ModelConfig(n_heads=2, head_size=8, seq_len=20)).eval()
-    assert lr._on_cpu(model) is model
+    assert measure._on_cpu(model) is model
     if not torch.cuda.is_available():
         return
     probes = heldout_dataset("induction", 4, seed=42, seq_len=20)
-    on_cpu = lr.training_probe(model, probes)
+    on_cpu = training_probe(model, probes)
     gpu = model.to("cuda")
-    on_gpu = lr.training_probe(gpu, probes)
+    on_gpu = training_probe(gpu, probes)
     assert next(gpu.parameters()).device.type == "cuda"
-    for key in lr.PROBE_LAYER_KEYS:
+    for key in PROBE_LAYER_KEYS:
         if key.startswith(("fidelity.", "mixing_time.", "rollout_min.")):  # worst_case: None
             np.testing.assert_allclose(on_gpu[key], on_cpu[key], rtol=1e-4, atol=1e-6)

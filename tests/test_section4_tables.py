@@ -136,11 +136,8 @@ def test_exact_and_sampled_algorithm_1_agree_on_a_random_causal_pattern():
 
 def test_exact_and_sampled_algorithm_1_agree_on_the_shipped_copy_model():
     """Chapter 08's example: the 4-head copy model on one held-out sequence."""
-    from bparallel.transformer.measure import (
-        evaluation_inputs,
-        extract_patterns,
-        model_head_weights,
-    )
+    from bparallel.transformer.design import evaluation_inputs
+    from bparallel.transformer.patterns import extract_patterns, model_head_weights
     from bparallel.transformer.shipped import load_shipped, shipped_complete
 
     if not shipped_complete():

@@ -5,11 +5,12 @@ import pytest
 import torch
 
 from bparallel.transformer import shipped as ex
-from bparallel.transformer.checkpoints import rng_state
+from bparallel.transformer import checkpoints
+from bparallel.transformer.checkpoints import EpochCheckpoint, rng_state
 from bparallel.transformer.data import PAPER_TASKS
-from bparallel.transformer.design import HEADS, PROFILES, model_config, run_name
+from bparallel.transformer.design import HEADS, PROFILES, model_config, model_name, run_name
 from bparallel.transformer.model import Transformer
-from bparallel.transformer.train import CHECKPOINT_FORMAT, train
+from bparallel.transformer.train import train
 
 
 @pytest.fixture(scope="module")
@@ -102,13 +103,13 @@ def test_reshipping_unchanged_weights_keeps_entries_without_re_evaluating(tiny_r
     manifest["models"][stale]["heldout_accuracy"] = -1.0
     (dest / ex.MANIFEST).write_text(json.dumps(manifest))
     evaluated = []
-    real = ex.evaluate_accuracy
+    real = checkpoints.evaluate_accuracy
 
     def counting(model, data):
         evaluated.append(model.config.n_heads)
         return real(model, data)
 
-    monkeypatch.setattr(ex, "evaluate_accuracy", counting)
+    monkeypatch.setattr(checkpoints, "evaluate_accuracy", counting)
     second = ex.ship_run(runs / "tiny", dest, profile="tiny", hardware="other box")
     assert evaluated == [4]
     assert second["models"][stale] == {**first["models"][stale], "hardware": "other box"}
@@ -233,13 +234,13 @@ def test_shipping_another_seed_keeps_the_seed_42_entries_byte_for_byte(tmp_path)
                "heldout_accuracy": [0.0], "heldout_accuracy_predictable": [0.0],
                "seconds": [1.0]}
     torch.manual_seed(seed)
-    torch.save({"format": CHECKPOINT_FORMAT, "task": "copy", "heads": 1, "seed": seed,
+    torch.save({"format": EpochCheckpoint.FORMAT, "task": "copy", "heads": 1, "seed": seed,
                 "profile": "paper", "profile_config": p.to_dict(), "model_config": cfg.to_dict(),
                 "epoch": p.epochs, "attention_path": "fused",
                 "model": Transformer(cfg).state_dict(), "optimizer": {}, "rng": rng_state(),
                 "loader": {}, "history": history, "torch_version": str(torch.__version__),
                 "hardware": "test machine"}, tmp_path / "copy-h01.ckpt.pt")
-    entry = ex.ship_checkpoint(tmp_path / "copy-h01.ckpt.pt", dest, profile="paper")
+    entry = ex.ship(tmp_path / "copy-h01.ckpt.pt", dest, profile="paper")
     assert (entry["file"], entry["seed"], entry["epochs"]) == (
         f"copy-h01-s{seed}.weights.pt", seed, 200)
     before, after = committed.read_text(), (dest / ex.MANIFEST).read_text()
@@ -253,13 +254,13 @@ def test_unfinished_or_other_profile_checkpoints_are_not_shipped(tmp_path):
     run = train("copy", 1, "tiny", out_dir=tmp_path / "run", stop_after=1, threads=1,
                 progress=False)
     with pytest.raises(ValueError, match="is at epoch 1 of 2: only finished runs"):
-        ex.ship_checkpoint(run.checkpoint, tmp_path / "shipped", profile="tiny")
+        ex.ship(run.checkpoint, tmp_path / "shipped", profile="tiny")
     assert not (tmp_path / "shipped").exists()
     train("copy", 1, "tiny", out_dir=tmp_path / "run", threads=1, progress=False)
     (tmp_path / "paper").mkdir()
     (tmp_path / "paper" / ex.MANIFEST).write_text('{"profile": "paper", "models": {}}')
     with pytest.raises(ValueError, match="lists 'paper'-profile models; profile='tiny'"):
-        ex.ship_checkpoint(run.checkpoint, tmp_path / "paper", profile="tiny")
+        ex.ship(run.checkpoint, tmp_path / "paper", profile="tiny")
 
 
 def test_committed_paper_models_verify_and_meet_the_accuracy_bar():
@@ -275,7 +276,7 @@ def test_committed_paper_models_verify_and_meet_the_accuracy_bar():
         model, meta = ex.load_weights(ex.SHIPPED_DIR / entry["file"], sha256=entry["sha256"])
         assert (meta["task"], meta["heads"], meta["epoch"], meta["seed"]) == (
             entry["task"], entry["heads"], entry["epochs"], entry["seed"])
-        assert name == ex.shipped_name(entry["task"], entry["heads"], entry["seed"])
+        assert name == model_name(entry["task"], entry["heads"], seed=entry["seed"])
         assert entry["file"] == f"{name}.weights.pt" and entry["epochs"] == 200
         assert model.config.n_heads == entry["heads"]
         if entry["seed"] == 42:

@@ -232,7 +232,7 @@ def test_bad_input_is_refused_before_any_job_starts(tmp_path, capsys, args, mess
 def test_bad_input_to_the_python_api_names_the_argument(tmp_path):
     with pytest.raises(ValueError, match=r"tasks: 'sort' is not a task"):
         sw.plan(["sort"], [1], [42], "tiny")
-    with pytest.raises(ValueError, match=r"heads: 0 does not fit the model: n_heads=0"):
+    with pytest.raises(ValueError, match=r"heads: 0 does not fit the model: heads=0: must be a positive"):
         sw.plan(["copy"], [0], [42], "tiny")
     with pytest.raises(ValueError, match=r"profile='huge': valid profiles"):
         sw.plan(["copy"], [1], [42], "huge")
@@ -349,8 +349,10 @@ def test_a_fresh_grid_has_every_arm_and_plans_the_shared_models_once(tmp_path):
     assert [(r.task, r.shipped_as, r.total) for r in head16] == [
         ("induction", "induction-h01-hs16-x5-s43", 60000),
         ("induction", "induction-h04-x5-s43", 60000)]
-    with pytest.raises(ValueError, match=r"finite data: arms=\['head16'\]"):
+    with pytest.raises(ValueError, match=r"arms=\['head16'\]: profile 'tiny' trains the arms"):
         sw.plan(["copy"], [1], [42], "tiny", arms=["head16"])
+    with pytest.raises(ValueError, match=r"budget_factor=5: a finite-data profile trains"):
+        sw.plan(["copy"], [1], [42], "tiny", budget_factor=5)
     with pytest.raises(ValueError, match="arms: 'narrow' is not an arm"):
         sw.plan(["first"], [1], [42], "fresh-tiny", arms=["narrow"])
     with pytest.raises(ValueError, match=r"profile='huge': valid profiles are \[.*'fresh-tiny'"):
@@ -358,14 +360,14 @@ def test_a_fresh_grid_has_every_arm_and_plans_the_shared_models_once(tmp_path):
 
 
 def test_a_fresh_sweep_resumes_and_ships_both_arms(tmp_path, capsys):
-    from bparallel.transformer.fresh import train_fresh
+    from bparallel.transformer.train import train
 
     runs = sw.plan(["first"], [1], [43], "fresh-tiny", runs_dir=tmp_path / "runs",
                    models_dir=tmp_path / "models", threads=1, arms=["width", "head16"])
     width, head16 = runs
     assert (width.name, head16.name) == ("first-h01", "first-h01-hs16")
-    # head16 was started and killed by `train_fresh` into the sweep's run folder
-    train_fresh("first", 1, "fresh-tiny", arm="head16", out_dir=head16.run_dir, seed=43,
+    # head16 was started and killed by `train` into the sweep's run folder
+    train("first", 1, "fresh-tiny", arm="head16", out_dir=head16.run_dir, seed=43,
                 stop_after=5, threads=1, progress=False)
     argv = ["sweep", "--profile", "fresh-tiny", "--tasks", "first", "--heads", "1",
             "--arms", "width", "head16", "--seeds", "43", "--runs-dir", str(tmp_path / "runs"),
@@ -392,7 +394,7 @@ def test_a_fresh_sweep_resumes_and_ships_both_arms(tmp_path, capsys):
         assert (entry["arms"], entry["head_size"], entry["seed"]) == ([arm], head_size, 43)
         assert entry["outcome"] == "not learned" and entry["budget"] == 12
         assert entry["sha256"] == sha256_file(tmp_path / "models" / entry["file"])
-        straight = train_fresh("first", 1, "fresh-tiny", arm=arm, seed=43, threads=1,
+        straight = train("first", 1, "fresh-tiny", arm=arm, seed=43, threads=1,
                                progress=False)
         assert _same_weights(tmp_path / "models" / entry["file"],
                              straight.model.state_dict())
@@ -410,12 +412,12 @@ def test_arms_for_a_finite_profile_are_refused_on_the_command_line(tmp_path, cap
             "head16", "--runs-dir", str(tmp_path / "runs"), "--models-dir",
             str(tmp_path / "models")]
     assert main(argv) == 2
-    assert "apply to fresh-data profiles" in capsys.readouterr().err
+    assert "the other arms are for fresh-data profiles" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
 
 
 def test_the_inner256_arm_is_trained_under_its_own_arm():
-    from bparallel.transformer.fresh_design import arm_head_size, arm_of
+    from bparallel.transformer.design import arm_head_size, arm_of
 
     assert [arm_head_size("inner256", h) for h in (1, 4, 8, 16)] == [256, 64, 32, 16]
     assert [arm_of(h, arm_head_size("inner256", h)) for h in (1, 4, 8)] == ["inner256"] * 3

@@ -29,11 +29,8 @@ from bparallel.transformer.data import (
     make_dataset,
     paper_protocol_sequences,
 )
-from bparallel.transformer.design import model_config
-from bparallel.transformer.measure import (
-    evaluation_inputs,
-    sequence_metrics,
-)
+from bparallel.transformer.design import evaluation_inputs, model_config
+from bparallel.transformer.measure import sequence_metrics
 from bparallel.transformer.metrics_cache import (
     cached_metrics_many,
     cached_sequence_metrics,
@@ -562,7 +559,7 @@ def test_editing_training_or_shipping_code_keeps_the_cache_and_editing_a_measure
 
     monkeypatch.undo()
     base = fingerprint(None)
-    for kept in ("transformer/train.py", "transformer/fresh.py", "transformer/fresh_design.py",
+    for kept in ("transformer/train.py", "transformer/design.py",
                  "transformer/learning.py", "transformer/checkpoints.py",
                  "transformer/shipped.py", "transformer/runtime.py", "book/tools/sweep.py",
                  "book/tools/sweep_status.py"):

@@ -48,8 +48,8 @@ def test_resume_is_bitwise_identical(tmp_path):
     resumed = tr.train("cycle", 4, "tiny", out_dir=tmp_path / "b", epochs=3, progress=False)
     assert resumed.resumed_from == 2 and resumed.epoch == 3
     assert _states_equal(straight.model.state_dict(), resumed.model.state_dict())
-    a = tr.load_checkpoint(straight.checkpoint).data
-    b = tr.load_checkpoint(resumed.checkpoint).data
+    a = checkpoints.load_checkpoint(straight.checkpoint).data
+    b = checkpoints.load_checkpoint(resumed.checkpoint).data
     assert _states_equal(a["optimizer"]["state"][0], b["optimizer"]["state"][0])
     for key in ("epoch", "train_loss", "heldout_loss", "heldout_accuracy"):
         assert a["history"][key] == b["history"][key]
@@ -64,7 +64,7 @@ def test_resume_is_bitwise_identical(tmp_path):
 def test_checkpoint_contents_load_weights_only(tmp_path):
     res = tr.train("copy", 1, "tiny", out_dir=tmp_path, progress=False)
     data = torch.load(res.checkpoint, weights_only=True)
-    assert data["format"] == tr.CHECKPOINT_FORMAT
+    assert data["format"] == checkpoints.EpochCheckpoint.FORMAT
     assert (data["task"], data["heads"], data["seed"], data["profile"], data["epoch"]) == (
         "copy", 1, 42, "tiny", 2)
     assert data["torch_version"] == torch.__version__
@@ -79,31 +79,31 @@ def test_checkpoint_refusals(tmp_path):
     res = tr.train("copy", 4, "tiny", out_dir=tmp_path, epochs=1, progress=False)
     path = res.checkpoint
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        tr.load_checkpoint(tmp_path / "missing.ckpt.pt")
+        checkpoints.load_checkpoint(tmp_path / "missing.ckpt.pt")
     with pytest.raises(ValueError, match="heads=4, not heads=8"):
-        tr.load_checkpoint(path, heads=8)
+        checkpoints.load_checkpoint(path, heads=8)
     with pytest.raises(ValueError, match="task='copy', not task='cycle'"):
-        tr.load_checkpoint(path, task="cycle")
+        checkpoints.load_checkpoint(path, task="cycle")
     with pytest.raises(ValueError, match="profile='tiny', not 'quick'"):
-        tr.load_checkpoint(path, profile="quick")
+        checkpoints.load_checkpoint(path, profile="quick")
     with pytest.raises(ValueError, match="seed=42, not seed=1"):
-        tr.load_checkpoint(path, seed=1)
+        checkpoints.load_checkpoint(path, seed=1)
     bad = tmp_path / "bad.ckpt.pt"
     bad.write_bytes(path.read_bytes()[:1000])  # truncated
     with pytest.raises(ValueError, match="corrupted"):
-        tr.load_checkpoint(bad)
+        checkpoints.load_checkpoint(bad)
     bad.write_bytes(b"not a checkpoint at all")
     with pytest.raises(ValueError, match="corrupted") as err:
-        tr.load_checkpoint(bad)
+        checkpoints.load_checkpoint(bad)
     assert "weights_only" not in str(err.value)  # never pass on torch's advice to turn it off
     # a file torch refuses under weights_only=True (a pickled object): same message, no advice
     torch.save({"format": "x", "obj": _Oracle}, bad)
     with pytest.raises(ValueError, match="corrupted") as err:
-        tr.load_checkpoint(bad)
+        checkpoints.load_checkpoint(bad)
     assert "weights_only" not in str(err.value) and err.value.__cause__ is None
     torch.save({"format": "something-else"}, bad)
     with pytest.raises(ValueError, match="not a bparallel-checkpoint-v1"):
-        tr.load_checkpoint(bad)
+        checkpoints.load_checkpoint(bad)
     # a checkpoint whose weights have the wrong shape is refused when resuming
     data = torch.load(path, weights_only=True)
     data["model"]["head.weight"] = torch.zeros(3, 3)
@@ -111,13 +111,13 @@ def test_checkpoint_refusals(tmp_path):
     with pytest.raises(ValueError, match="does not fit"):
         tr.train("copy", 4, "tiny", out_dir=tmp_path, epochs=2, progress=False)
     with pytest.raises(ValueError, match="do not fit"):
-        tr.load_checkpoint(path).model()
+        checkpoints.load_checkpoint(path).model()
 
 
 def test_export_and_load_weights(tmp_path):
     res = tr.train("cycle", 8, "tiny", out_dir=tmp_path, epochs=1, progress=False)
     path = tmp_path / "w.pt"
-    digest = tr.export_weights(res.checkpoint, path)
+    digest = checkpoints.export_weights(res.checkpoint, path)
     assert digest == sha256_file(path) and len(digest) == 64
     data = torch.load(path, weights_only=True)
     assert "optimizer" not in data and "rng" not in data
@@ -131,7 +131,7 @@ def test_export_and_load_weights(tmp_path):
     with pytest.raises(FileNotFoundError):
         checkpoints.load_weights(tmp_path / "nope.pt")
     # the same digest from the in-memory result
-    assert tr.export_weights(res, tmp_path / "w2.pt") == sha256_file(tmp_path / "w2.pt")
+    assert checkpoints.export_weights(res, tmp_path / "w2.pt") == sha256_file(tmp_path / "w2.pt")
     # load_model reads both kinds of file, told apart by their content, not their names
     assert shipped.load_model(res.checkpoint)[1]["heads"] == 8
     assert shipped.load_model(path)[1]["heads"] == 8
@@ -232,7 +232,7 @@ def test_attention_path_is_recorded_and_kept_on_resume(tmp_path):
 
 def _export(result, folder):
     path = folder / "exported.weights.pt"
-    tr.export_weights(result.checkpoint, path)
+    checkpoints.export_weights(result.checkpoint, path)
     return path
 
 
@@ -289,7 +289,7 @@ def test_cuda_training_resumes_and_loads_on_the_cpu(tmp_path):
                     out_dir=tmp_path / "c")
     gpu = tr.train("copy", 4, "tiny", epochs=2, stop_after=1, progress=False,
                    out_dir=tmp_path / "g", device="cuda")
-    ck = tr.load_checkpoint(tmp_path / "g" / "copy-h04.ckpt.pt")
+    ck = checkpoints.load_checkpoint(tmp_path / "g" / "copy-h04.ckpt.pt")
     assert "CUDA" in ck.data["hardware"] and "torch_cuda" in ck.data["rng"]
     assert all(v.device.type == "cpu" for v in ck.data["model"].values())
     # one epoch (4 Adam steps of lr 1e-3) on each device from the same initial weights:
@@ -320,13 +320,13 @@ def test_weights_files_round_trip_the_head_size(tmp_path):
     model, _ = checkpoints.load_weights(shipped)
     assert model.config.head_size is None and model.config.head_dim == 16
     res = tr.train("copy", 4, "tiny", epochs=1, progress=False)
-    tr.export_weights(res, tmp_path / "w.pt")
+    checkpoints.export_weights(res, tmp_path / "w.pt")
     assert torch.load(tmp_path / "w.pt", weights_only=True)["model_config"].keys() == stored.keys()
     # a model of 16 dimensions per head at 8 heads: config and weights come back
     torch.manual_seed(0)
     wide = Transformer(ModelConfig(n_heads=8, head_size=16, seq_len=16))
     meta = {"task": "copy", "heads": 8}
-    tr.write_weights(tmp_path / "wide.pt", wide.config.to_dict(), wide.state_dict(), meta)
+    checkpoints.write_weights(tmp_path / "wide.pt", wide.config.to_dict(), wide.state_dict(), meta)
     back, back_meta = checkpoints.load_weights(tmp_path / "wide.pt")
     assert back.config == wide.config and back.config.attention_width == 128
     assert back_meta == meta and _states_equal(back.state_dict(), wide.state_dict())

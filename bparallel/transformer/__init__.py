@@ -3,17 +3,21 @@ it in this list):
 
 - :mod:`~bparallel.transformer.data` (the tasks' sequences), :mod:`~bparallel.transformer.attention`
   and :mod:`~bparallel.transformer.model` (the Transformer);
-- :mod:`~bparallel.transformer.design` (what a run is: profiles, head counts, seeds, names)
-  and :mod:`~bparallel.transformer.runtime` (device, threads, hardware);
-- measuring, which never imports training: :mod:`~bparallel.transformer.patterns`
-  (attention and head weights out of a model), :mod:`~bparallel.transformer.ablation`,
-  :mod:`~bparallel.transformer.importance`, :mod:`~bparallel.transformer.measure` and the
-  content-addressed :mod:`~bparallel.transformer.metrics_cache`, whose key hashes this
-  measuring code only;
-- training: :mod:`~bparallel.transformer.checkpoints` (the files runs write, manifests),
-  :mod:`~bparallel.transformer.train` (a fixed training set, in epochs),
-  :mod:`~bparallel.transformer.fresh_design`, :mod:`~bparallel.transformer.learning` and
-  :mod:`~bparallel.transformer.fresh` (fresh data every step, to convergence or a budget);
+- :mod:`~bparallel.transformer.evaluation` (accuracy and loss on held-out sequences) and
+  :mod:`~bparallel.transformer.runtime` (device, threads, hardware);
+- measuring, which never imports a run's design or its training:
+  :mod:`~bparallel.transformer.patterns` (attention and head weights out of a model),
+  :mod:`~bparallel.transformer.ablation`, :mod:`~bparallel.transformer.importance`,
+  :mod:`~bparallel.transformer.measure` (the proxies of a model on given sequences, and
+  :func:`~bparallel.transformer.measure.training_probe`) and the content-addressed
+  :mod:`~bparallel.transformer.metrics_cache`, whose key hashes this measuring code only;
+- what a run is: :mod:`~bparallel.transformer.learning` (learning thresholds, learning time,
+  convergence: rules on curves of numbers) and :mod:`~bparallel.transformer.design` (both
+  kinds of profile, arms, head counts, seeds, names and files, the sequences a run trains
+  and is evaluated on);
+- training: :mod:`~bparallel.transformer.checkpoints` (both checkpoint kinds, weights files,
+  manifests) and :mod:`~bparallel.transformer.train` (one loop over epochs of a fixed set
+  or steps of fresh data);
 - :mod:`~bparallel.transformer.shipped`: the models the book uses, and
   :func:`~bparallel.transformer.shipped.load_model` for any model file.
 

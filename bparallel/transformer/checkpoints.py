@@ -1,14 +1,20 @@
-"""The files of a training run, shared by both trainings (:mod:`~bparallel.transformer.train`,
-on a fixed training set, and :mod:`~bparallel.transformer.fresh`, on fresh data):
+"""The files of a training run, of both kinds of training (:mod:`~bparallel.transformer.train`:
+a finite training set in epochs, fresh data in steps):
 
 - torch files written atomically (:func:`atomic_torch_save`) and read with
   ``torch.load(..., weights_only=True)`` only (:func:`read_torch_file`);
 - the RNG states a checkpoint keeps, so that a resumed run is bitwise an uninterrupted one
   (:func:`seed_everything`, :func:`rng_state`, :func:`set_rng_state`);
-- what the two checkpoint kinds share (:class:`RunCheckpoint`: reading, the checks against
-  the run asked for, the model), each kind with its own format and keys;
+- the two checkpoint kinds, one protocol (:class:`RunCheckpoint`: reading, the checks against
+  the run asked for, the model, the machines it trained on, what its weights file and its
+  manifest entry record): :class:`EpochCheckpoint` (``bparallel-checkpoint-v1``) and
+  :class:`StepCheckpoint` (``bparallel-fresh-checkpoint-v1``); :func:`load_checkpoint` reads
+  either, the file's ``format`` deciding;
 - weights files, the shipped form of a model: config and weights beside JSON metadata, no
-  optimiser or RNG state (:func:`write_weights`, :func:`load_weights`).
+  optimiser or RNG state (:func:`write_weights`, :func:`load_weights`,
+  :func:`export_weights`);
+- manifests, the list of a folder's shipped models (:func:`read_manifest`,
+  :func:`updating_manifest`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import random
 from collections.abc import Iterator, Mapping
@@ -27,6 +34,10 @@ import numpy as np
 import torch
 
 from .._io import atomic_write, atomic_write_text, file_lock
+from .data import heldout_dataset
+from .design import FreshProfile, Profile, arms_of, get_profile, model_name
+from .evaluation import evaluate_accuracy
+from .learning import LEARNING_THRESHOLD, learning_summary
 from .model import ModelConfig, Transformer
 from .runtime import hardware_string
 
@@ -150,14 +161,26 @@ def set_rng_state(state: dict[str, Any], device: str | torch.device = "cpu") -> 
 # --------------------------------------------------------------------------- checkpoints
 
 
+_ANY = object()
+
+
+def _clean(v: Any) -> Any:
+    """``v`` (nested lists of floats) to 6 significant digits; ``None`` for NaN and inf."""
+    if isinstance(v, list):
+        return [_clean(x) for x in v]
+    if v is None or isinstance(v, (bool, int)):
+        return v
+    return float(f"{v:.6g}") if math.isfinite(v) else None
+
+
 @dataclass
 class RunCheckpoint:
-    """A loaded checkpoint of either training: what the two kinds share.
+    """A loaded checkpoint of either training: the protocol both kinds follow.
 
-    A kind (:class:`~bparallel.transformer.train.Checkpoint`,
-    :class:`~bparallel.transformer.fresh.FreshCheckpoint`) names its file ``FORMAT``, the
-    ``KEYS`` every file of it holds, and how a profile is named and compared
-    (:meth:`_profile`); :meth:`read` loads and checks a file of that kind.
+    A kind names its file ``FORMAT``, the ``KEYS`` every file of it holds, the ``UNIT`` it
+    counts (``position``: how far it is), the profile kind it belongs to (``PROFILE``), the
+    per-evaluation values its manifest entry keeps as the learning curve (``CURVE_KEYS``),
+    and what its weights file (:meth:`meta`) and its manifest entry (:meth:`entry`) record.
     """
 
     path: Path
@@ -165,6 +188,14 @@ class RunCheckpoint:
 
     FORMAT: ClassVar[str]
     KEYS: ClassVar[tuple[str, ...]]
+    UNIT: ClassVar[str]
+    PROFILE: ClassVar[type]
+    CURVE_KEYS: ClassVar[tuple[str, ...]]
+
+    @property
+    def position(self) -> int:
+        """How far the run is: its epoch, or its step."""
+        return int(self.data[self.UNIT])
 
     @property
     def history(self) -> dict[str, Any]:
@@ -183,26 +214,72 @@ class RunCheckpoint:
         where = f"checkpoint {self.path}"
         return _build_model(self.data["model_config"], self.data["model"], where).eval()
 
+    def segments(self) -> list[dict[str, Any]]:
+        """Which epochs or steps the run trained on which machine and torch: ``{"steps":
+        [from, to], "hardware", "torch_version"}`` in order (one segment for a run that never
+        moved; a checkpoint written before segments were kept: one, on its recorded
+        machine)."""
+        start = f"from_{self.UNIT}"
+        segs = self.data.get("segments") or [{start: 0, "hardware": self.data["hardware"],
+                                              "torch_version": self.data["torch_version"]}]
+        ends = [s[start] for s in segs[1:]] + [self.position]
+        return [{"steps": [s[start], end], "hardware": s["hardware"],
+                 "torch_version": s["torch_version"]} for s, end in zip(segs, ends)]  # noqa: B905 (ends has one per segment)
+
+    def name(self) -> str:
+        """The shipped model's name (:func:`~.design.model_name`)."""
+        d = self.data
+        return model_name(d["task"], d["heads"], d.get("head_size"), d["seed"],
+                          self.budget_factor())
+
+    def budget_factor(self) -> int:
+        return 1
+
+    def finished(self, profile: Any) -> bool:
+        """Has the run done what ``profile`` asks (only finished runs are shipped)?"""
+        raise NotImplementedError
+
+    def outcome(self) -> str:
+        """Where the run stands, in a word (``"running"`` until it is finished)."""
+        raise NotImplementedError
+
+    def meta(self) -> dict[str, Any]:
+        """What a weights file records beside the weights (JSON data)."""
+        raise NotImplementedError
+
+    def entry(self, reuse: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The manifest entry of the finished run (less ``file`` and ``sha256``); ``reuse``:
+        the entry already shipped for the same bytes, kept where computing it again is
+        costly."""
+        raise NotImplementedError
+
     @classmethod
     def _profile(cls, profile: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
         """``profile`` (a name or a profile) as its name, the settings a checkpoint must
         match, and the value of each setting in a checkpoint written before it existed."""
-        raise NotImplementedError
+        p = get_profile(profile)
+        if not isinstance(p, cls.PROFILE):
+            raise ValueError(f"profile={p.name!r} counts {p.unit}s; this checkpoint counts "
+                             f"{cls.UNIT}s")
+        return p.name, p.settings(), cls._defaults()
 
     @classmethod
-    def read(cls, path: str | os.PathLike, *, expect: Mapping[str, Any],
-             profile: Any = None) -> Self:
-        """Read and check a checkpoint of this kind: every key of ``KEYS`` there,
+    def _defaults(cls) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def check(cls, path: str | os.PathLike, data: dict[str, Any], *,
+              expect: Mapping[str, Any], profile: Any = None) -> Self:
+        """Check a checkpoint of this kind read from ``path``: every key of ``KEYS`` there,
         ``data[key] == value`` for each item of ``expect`` (in order), and, with
-        ``profile``, the profile's name and settings. ``FileNotFoundError`` when missing,
-        ``ValueError`` naming the problem otherwise."""
-        data = _safe_load(path, "checkpoint", cls.FORMAT)
+        ``profile``, the profile's name and settings. ``ValueError`` naming the problem."""
         missing = [k for k in cls.KEYS if k not in data]
         if missing:
             raise ValueError(f"checkpoint {path} is incomplete: missing {missing}")
         for key, want in expect.items():
-            if data[key] != want:
-                raise ValueError(f"checkpoint {path} has {key}={data[key]!r}, not {key}={want!r}")
+            if data.get(key) != want:
+                raise ValueError(f"checkpoint {path} has {key}={data.get(key)!r}, not "
+                                 f"{key}={want!r}")
         if profile is not None:
             name, wanted, defaults = cls._profile(profile)
             if data["profile"] != name:
@@ -213,6 +290,188 @@ class RunCheckpoint:
                 raise ValueError(f"checkpoint {path} was made with other settings of profile "
                                  f"{name!r}: {diff}")
         return cls(Path(path), data)
+
+
+class EpochCheckpoint(RunCheckpoint):
+    """A checkpoint of training on a finite set, in epochs."""
+
+    FORMAT = "bparallel-checkpoint-v1"
+    UNIT = "epoch"
+    PROFILE = Profile
+    KEYS = ("task", "heads", "seed", "profile", "profile_config", "model_config", "epoch",
+            "model", "optimizer", "rng", "loader", "history", "torch_version", "hardware")
+    #: The per-epoch held-out measures a manifest entry keeps as the model's learning curve.
+    CURVE_KEYS = ("epoch", "heldout_loss", "heldout_loss_predictable",
+                  "heldout_accuracy_predictable")
+
+    @property
+    def epoch(self) -> int:
+        return self.position
+
+    @classmethod
+    def _defaults(cls) -> dict[str, Any]:
+        # a field added to Profile after a checkpoint was written has its default there
+        return Profile("", 1, 1, 1).settings()
+
+    def finished(self, profile: Any) -> bool:
+        return self.epoch >= get_profile(profile).epochs
+
+    def outcome(self) -> str:
+        """``"finished"`` at the profile's epoch count it was trained for, else
+        ``"running"``."""
+        return "finished" if self.epoch >= int(self.data["profile_config"]["epochs"]) \
+            else "running"
+
+    def meta(self) -> dict[str, Any]:
+        d = self.data
+        return {**{k: d[k] for k in ("task", "heads", "seed", "profile", "epoch",
+                                     "torch_version", "hardware")},
+                "attention_path": self.attention_path, "history": d["history"]}
+
+    def entry(self, reuse: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Profile, seed, epochs, final training loss, the held-out accuracy on the
+        profile's ``num_heldout`` sequences of the seed, machines, learning curve. ``reuse``
+        (the same bytes already shipped) keeps the recorded evaluation."""
+        if reuse is not None:
+            return reuse
+        d = self.data
+        pc = {**self._defaults(), **d["profile_config"]}
+        held = heldout_dataset(d["task"], pc["num_heldout"], seed=d["seed"],
+                               seq_len=pc["seq_len"], vocab_size=pc["vocab_size"])
+        acc = evaluate_accuracy(self.model(), held)
+        n = len(self.history["epoch"])
+        return {
+            "task": d["task"], "heads": d["heads"], "seed": d["seed"], "profile": d["profile"],
+            "epochs": self.epoch, "final_train_loss": self.history["train_loss"][-1],
+            "heldout_accuracy": acc["accuracy"],
+            "heldout_accuracy_predictable": acc["accuracy_predictable"],
+            "torch_version": d["torch_version"], "hardware": d["hardware"],
+            "attention_path": self.attention_path,
+            "curve": {k: [int(e) for e in self.history["epoch"]] if k == "epoch" else
+                      [_clean(v) for v in self.history.get(k, [None] * n)]
+                      for k in self.CURVE_KEYS},
+        }
+
+
+class StepCheckpoint(RunCheckpoint):
+    """A checkpoint of training on fresh data, in steps, with its budget, its learning rule
+    and the proxies recorded at its probe steps."""
+
+    FORMAT = "bparallel-fresh-checkpoint-v1"
+    UNIT = "step"
+    PROFILE = FreshProfile
+    KEYS = ("task", "heads", "head_size", "seed", "profile", "profile_config", "model_config",
+            "step", "budget", "model", "optimizer", "rng", "interval", "history",
+            "torch_version", "hardware", "attention_path")
+    #: The per-evaluation values a manifest entry keeps as the model's learning curve.
+    CURVE_KEYS = ("step", "train_loss", "heldout_loss", "heldout_loss_predictable",
+                  "heldout_accuracy_predictable")
+
+    @property
+    def step(self) -> int:
+        return self.position
+
+    @property
+    def budget(self) -> int:
+        return int(self.data["budget"])
+
+    def budget_factor(self) -> int:
+        return self.budget // int(self.data["profile_config"]["steps"])
+
+    @property
+    def threshold(self) -> float:
+        """The learning threshold the run was trained with."""
+        stored = self.data["profile_config"]["threshold"]
+        return LEARNING_THRESHOLD[self.data["task"]] if stored is None else float(stored)
+
+    def summary(self) -> dict[str, Any]:
+        """:func:`~.learning.learning_summary` of the run so far (its stored rule)."""
+        pc, h = self.data["profile_config"], self.history
+        return learning_summary(h["step"], h["heldout_accuracy_predictable"],
+                                threshold=self.threshold, budget=self.budget,
+                                patience=pc["patience"], tolerance=pc["tolerance"])
+
+    def finished(self, profile: Any) -> bool:
+        return self.outcome() != "running"
+
+    def outcome(self) -> str:
+        """The run's outcome so far (:data:`~.learning.OUTCOMES`)."""
+        return self.summary()["outcome"]
+
+    def meta(self) -> dict[str, Any]:
+        d, cfg = self.data, self.config()
+        return {**{k: d[k] for k in ("task", "heads", "seed", "profile", "step", "budget",
+                                     "torch_version", "hardware", "attention_path")},
+                "head_size": cfg.head_dim, "arms": arms_of(cfg), **self.summary(),
+                "history": d["history"]}
+
+    def entry(self, reuse: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``head_size`` (the dimensions per head, 64/H in the width arm, also in
+        ``model_config``); ``arms``: the arms whose model it is; ``num_parameters``; the
+        budget, the steps trained, the rule (``eval_every``, ``threshold``, ``patience``,
+        ``tolerance``) and :func:`~.learning.learning_summary` (``outcome``,
+        ``steps_to_threshold``, ``converged_at``, ``curve_area``); the last held-out
+        evaluation; ``curve`` (:data:`CURVE_KEYS` at every evaluation, step 0 included) and
+        ``probes`` (:func:`~.measure.training_probe` at every probed step: scalars, and lists
+        of one value per layer). Floats to 6 significant digits, ``None`` for NaN and inf.
+        ``hardware`` and ``torch_version`` name every machine and torch the run trained on; a
+        run that moved (resumed elsewhere) also has ``segments``, which steps each trained.
+        Cheap to compute: ``reuse`` is ignored."""
+        d, cfg, h = self.data, self.config(), self.history
+        pc = d["profile_config"]
+        moved = len(d.get("segments") or ()) > 1
+        return {
+            "task": d["task"], "heads": d["heads"], "head_size": cfg.head_dim,
+            "arms": arms_of(cfg), "seed": d["seed"], "profile": d["profile"],
+            "model_config": {**cfg.to_dict(), "head_size": cfg.head_dim},
+            "num_parameters": cfg.num_parameters(), "steps": self.step,
+            "eval_every": pc["eval_every"], "threshold": self.threshold,
+            "patience": pc["patience"], "tolerance": pc["tolerance"], **self.summary(),
+            "final_train_loss": _clean(h["train_loss"][-1]),
+            "heldout_accuracy": h["heldout_accuracy"][-1],
+            "heldout_accuracy_predictable": h["heldout_accuracy_predictable"][-1],
+            "heldout_loss_predictable": h["heldout_loss_predictable"][-1],
+            "num_heldout": pc["num_heldout"], "probe_sequences": pc["probe_sequences"],
+            "train_seconds": round(sum(h["seconds"]), 1), "torch_version": d["torch_version"],
+            "hardware": d["hardware"], "attention_path": self.attention_path,
+            "curve": {k: _clean(list(h[k])) for k in self.CURVE_KEYS},
+            "probes": {k: _clean(list(v)) for k, v in h["probe"].items()},
+            **({"segments": self.segments()} if moved else {}),
+            "budget_factor": self.budget_factor(),
+        }
+
+
+#: The checkpoint kinds by file format.
+CHECKPOINT_KINDS: dict[str, type[RunCheckpoint]] = {
+    kind.FORMAT: kind for kind in (EpochCheckpoint, StepCheckpoint)}
+
+
+def load_checkpoint(
+    path: str | os.PathLike, *, task: str | None = None, heads: int | None = None,
+    head_size: Any = _ANY, profile: Any = None, seed: int | None = None,
+) -> EpochCheckpoint | StepCheckpoint:
+    """Read and check a checkpoint of either kind (its ``format`` decides); refuse one of
+    another task, head count, head size (``None``: the default; fresh-data checkpoints
+    only), profile or seed. ``FileNotFoundError`` when missing, ``ValueError`` naming the
+    problem when the file is corrupted, incomplete or not the run asked for."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    data = read_torch_file(path, "checkpoint")
+    fmt = data.get("format") if isinstance(data, dict) else type(data).__name__
+    if fmt not in CHECKPOINT_KINDS:
+        raise ValueError(f"checkpoint {path} is not a {' or '.join(CHECKPOINT_KINDS)} file "
+                         f"(found {fmt!r})")
+    kind = CHECKPOINT_KINDS[fmt]
+    expect = {k: v for k, v in (("task", task), ("heads", heads), ("seed", seed))
+              if v is not None}
+    if head_size is not _ANY:
+        expect = {"head_size": head_size, **expect}
+    ck = kind.check(path, data, expect=expect, profile=profile)
+    n_heads = data["model_config"].get("n_heads")
+    if heads is not None and n_heads != heads:
+        raise ValueError(f"checkpoint {path} holds a model with {n_heads} heads")
+    return ck
 
 
 # --------------------------------------------------------------------------- weights files
@@ -252,6 +511,19 @@ def load_weights(
     model = _build_model(data.get("model_config", {}), data.get("model", {}),
                          f"weights file {path}")
     return model.eval(), dict(data.get("meta", {}))
+
+
+def export_weights(source: Any, path: str | os.PathLike) -> str:
+    """Write a run's final weights (no optimiser or RNG state) and its ``meta()``,
+    atomically; return the SHA-256. ``source``: a checkpoint of either kind, its file, or a
+    :class:`~bparallel.transformer.train.TrainResult`."""
+    if isinstance(source, (str, os.PathLike)):
+        source = load_checkpoint(source)
+    if isinstance(source, RunCheckpoint):
+        config, state = source.data["model_config"], source.data["model"]
+    else:
+        config, state = source.model.config.to_dict(), source.model.state_dict()
+    return write_weights(path, config, state, source.meta())
 
 
 # --------------------------------------------------------------------------- manifests

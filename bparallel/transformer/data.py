@@ -52,9 +52,9 @@ Randomness is a pure function of a seed. Independent streams are derived with
 :class:`numpy.random.SeedSequence` from ``(seed, stream)``: training inputs, held-out inputs,
 the loader's shuffle of every epoch, the fresh sequences of Tables 5-6 and the training
 batches of fresh-data training (stream ``"step"``, one draw per step: ``(seed, "step",
-step)``, :mod:`bparallel.transformer.fresh`) never overlap. The paper's inputs do not depend
-on the task, so copy, cycle and first models see the same sequences; induction and majority
-draw sequences of their own structure from the same streams.
+step)``, :func:`bparallel.transformer.design.fresh_batch`) never overlap. The paper's inputs
+do not depend on the task, so copy, cycle and first models see the same sequences; induction
+and majority draw sequences of their own structure from the same streams.
 
 The task functions check what they are given at the boundary (:func:`check_tokens`):
 ``(N, T)`` integer tokens in ``[0, vocab_size)``, a known task, positive counts; anything

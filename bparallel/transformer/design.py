@@ -1,23 +1,62 @@
-"""What a run of Section 4.1 is, before anything trains: the profiles (how much data,
-how many epochs, the optimiser settings), the head counts and the default seed, the model
-a profile builds, and the names and paths of a run's files.
+"""What a run of Section 4 is, before anything trains: its profile (how much data, how long,
+the optimiser settings), its configuration (head count, head size, arm), its seed, its name
+and files, and the sequences it is evaluated on.
 
-Read by the training loop (:mod:`~bparallel.transformer.train`), the measures
-(:mod:`~bparallel.transformer.measure`) and the shipping code alike; it imports only the
-data's task names and the model's configuration, so editing how runs train or ship never
-touches it. Training on fresh data has its own profiles in
-:mod:`~bparallel.transformer.fresh_design`.
+Two kinds of profile, one per kind of training (:func:`~bparallel.transformer.train.train`
+trains either):
+
+- :class:`Profile`: a **finite training set**, in epochs (the paper's Section 4.1); the
+  held-out set is drawn per seed.
+- :class:`FreshProfile`: **fresh data**, a new batch every step (:func:`fresh_batch`), to a
+  budget in steps or until the convergence rule holds (:mod:`~bparallel.transformer.learning`);
+  the held-out set is fixed per task (:func:`fresh_heldout`). No sequence is seen twice, so a
+  model cannot memorise its training set.
+
+Both read their optimiser and model settings from :class:`Recipe` (Adam, lr 1e-3, batch 50,
+dropout 0.1, sequences of 100 tokens over 256 symbols), and both live in one table,
+:data:`PROFILES`, under distinct names; :func:`get_profile` returns either.
+
+**Arms** of fresh-data training (:data:`ARMS`), which separate the number of heads from their
+size. ``"width"``: head size ``64/H``, the paper's, the same 172,800 parameters at every head
+count. ``"head16"``: 16 dimensions per head at every head count, the attention's inner width
+``16 H`` (Bhojanapalli et al. 2020's remedy for the low-rank bottleneck); the parameters grow
+with ``H``. ``"inner256"``: the attention's inner width fixed at 256 (:data:`ARM_INNER_WIDTH`,
+above ``d = 64``), head size ``256/H``: the parameters and the attention width are the same at
+every head count, so the head count is the only thing that varies; its one head of 256
+dimensions is the only configuration whose head size reaches the sequence length
+(Bhojanapalli et al.'s criterion). A configuration in two arms is one run, shipped once,
+listed under both: 4 heads of 16 (width and head16), 16 heads of 16 (head16 and inner256).
+
+**Names.** A run is ``<task>-hNN`` (:func:`run_name`), ``-hsNN`` for a head size other than
+``64/H``, ``-xK`` for ``K`` times the budget; a shipped model adds ``-s<S>`` for a seed other
+than the paper's 42 (:func:`model_name`).
+
+Imported by training, shipping and the book alike, never by the measures
+(:mod:`~bparallel.transformer.measure` takes sequences, not profiles), so editing a profile
+keeps every cached measure.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._checks import one_of
-from .data import GRAPH_TASKS, PAPER_TASKS, TASKS
+import torch
+
+from .._checks import one_of, positive_int, unit_interval
+from .data import (
+    GRAPH_TASKS,
+    PAPER_TASKS,
+    TASKS,
+    SequenceDataset,
+    ShuffledLoader,
+    heldout_dataset,
+    make_dataset,
+    paper_protocol_sequences,
+)
+from .learning import LEARNING_THRESHOLD, PATIENCE, TOLERANCE
 from .model import ModelConfig
 
 DEFAULT_SEED = 42
@@ -26,40 +65,143 @@ HEADS = (1, 4, 8, 16)
 # the predictable ones only: the graph tasks' unpredictable positions (induction's first half)
 # carry no signal, and with them in the loss a model waits far longer to start learning.
 LOSS_POSITIONS = ("all", "predictable")
+ARMS = ("width", "head16", "inner256")
+ARM_HEAD_SIZE = 16  # the head16 arm's head size
+ARM_INNER_WIDTH = 256  # the inner256 arm's attention width, n_heads * head_size
+HELDOUT_SEED = DEFAULT_SEED  # the fixed held-out set of every fresh-data run
 
 
-@dataclass(frozen=True)
-class Profile:
-    """How much to train: data sizes, epochs and the optimiser settings of Section 4.1."""
+# --------------------------------------------------------------------------- profiles
 
-    name: str
-    num_train: int
-    epochs: int
-    num_heldout: int
+
+@dataclass(frozen=True, kw_only=True)
+class Recipe:
+    """The optimiser and model settings of Section 4.1 that both kinds of profile share."""
+
     batch_size: int = 50
     lr: float = 1e-3
     dropout: float = 0.1
     seq_len: int = 100
     vocab_size: int = 256
+    loss_positions: str = "all"
     description: str = ""
     hidden: bool = False
-    loss_positions: str = "all"
+
+    #: What the run counts: ``"epoch"`` or ``"step"``.
+    unit = "epoch"
 
     def __post_init__(self) -> None:
-        if self.loss_positions not in LOSS_POSITIONS:
-            raise ValueError(f"loss_positions={self.loss_positions!r}: valid values are "
-                             f"{list(LOSS_POSITIONS)}")
+        positive_int(self.batch_size, "batch_size")
+        one_of(self.loss_positions, "loss_positions", LOSS_POSITIONS, "values")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def total(self, budget_factor: int = 1) -> int:
+        """The last epoch, or the step budget (``budget_factor`` times the profile's)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Profile(Recipe):
+    """A finite training set of ``num_train`` sequences, ``epochs`` passes over it, and a
+    held-out set of ``num_heldout`` sequences per seed (Section 4.1)."""
+
+    name: str
+    num_train: int
+    epochs: int
+    num_heldout: int
+
+    #: The arms a finite-data profile trains: the paper's head size only.
+    arms = ("width",)
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """The tasks the profile is made for (:data:`PROFILE_TASKS`; a profile built by
+        hand: every task)."""
+        return PROFILE_TASKS.get(self.name, TASKS)
 
     def settings(self) -> dict[str, Any]:
         """What a run of this profile is trained with, less the epoch count (which may grow):
         the part a resumed checkpoint must match."""
         return {k: v for k, v in self.to_dict().items() if k not in ("epochs", "description")}
 
+    def total(self, budget_factor: int = 1) -> int:
+        if positive_int(budget_factor, "budget_factor") != 1:
+            raise ValueError(f"budget_factor={budget_factor}: a finite-data profile trains "
+                             "its epochs (give epochs=...); budget factors are for fresh data")
+        return self.epochs
 
-PROFILES: dict[str, Profile] = {
+
+@dataclass(frozen=True)
+class FreshProfile(Recipe):
+    """How a fresh-data run trains: its tasks, budget, evaluation and convergence rule.
+
+    ``steps``: the budget ``B`` (a multiple of ``eval_every``); ``eval_every``: steps between
+    held-out evaluations; ``patience``, ``tolerance``: the convergence rule
+    (:func:`~.learning.converged_at`); ``threshold``: the learning threshold, ``None`` for
+    the task's :data:`~.learning.LEARNING_THRESHOLD`; ``num_heldout``: the fixed held-out
+    set; ``probe_sequences``: how many of its sequences the probes measure; ``probe_first``:
+    the first step after 0 of the log-spaced probe schedule (:func:`~.learning.probe_steps`).
+    The loss is taken over the predictable positions (``loss_positions``).
+    """
+
+    name: str
+    tasks: tuple[str, ...]
+    steps: int
+    eval_every: int
+    patience: int = PATIENCE
+    tolerance: float = TOLERANCE
+    threshold: float | None = None
+    num_heldout: int = 1000
+    probe_sequences: int = 20
+    probe_first: int = 50
+    loss_positions: str = field(default="predictable", kw_only=True)
+
+    unit = "step"
+    arms = ARMS
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("steps", "eval_every", "patience", "num_heldout", "probe_sequences",
+                     "probe_first"):
+            positive_int(getattr(self, name), name)
+        for task in self.tasks:
+            one_of(task, "tasks", TASKS, "tasks")
+        if self.steps % self.eval_every:
+            raise ValueError(f"steps={self.steps}: must be a multiple of "
+                             f"eval_every={self.eval_every}")
+        if self.probe_sequences > self.num_heldout:
+            raise ValueError(f"probe_sequences={self.probe_sequences}: at most "
+                             f"num_heldout={self.num_heldout}")
+        unit_interval(self.tolerance, "tolerance", closed=True)
+        if self.threshold is not None:
+            unit_interval(self.threshold, "threshold", closed=True)
+
+    def threshold_of(self, task: str) -> float:
+        """The learning threshold of ``task`` under this profile."""
+        if self.threshold is not None:
+            return self.threshold
+        return LEARNING_THRESHOLD[one_of(task, "task", list(LEARNING_THRESHOLD),
+                                         "tasks with a learning threshold (else give the "
+                                         "profile one)")]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["tasks"] = list(self.tasks)
+        return d
+
+    def settings(self) -> dict[str, Any]:
+        """What a run is trained with, less the budget (which may grow): what a resumed
+        checkpoint must match."""
+        return {k: v for k, v in self.to_dict().items()
+                if k not in ("steps", "description", "hidden")}
+
+    def total(self, budget_factor: int = 1) -> int:
+        return self.steps * positive_int(budget_factor, "budget_factor")
+
+
+PROFILES: dict[str, Profile | FreshProfile] = {
     "paper": Profile(
         "paper", num_train=5000, epochs=200, num_heldout=2000,
         description="Section 4.1: 5,000 sequences, 200 epochs (about half a day on 2 CPU cores)",
@@ -91,47 +233,158 @@ PROFILES: dict[str, Profile] = {
         "graph-quick", num_train=1000, epochs=4, num_heldout=200, loss_positions="predictable",
         description="the graph tasks in CI and book builds: all 12 models in a few minutes",
     ),
+    # Fresh data: a new batch every step, to convergence or the budget.
+    "first-fresh": FreshProfile(
+        "first-fresh", ("first",), steps=4000, eval_every=100,
+        description="long-range retrieval on fresh data: up to 4,000 steps of 50 new sequences",
+    ),
+    "induction-fresh": FreshProfile(
+        "induction-fresh", ("induction",), steps=12000, eval_every=200,
+        description="two-hop composition on fresh data: up to 12,000 steps",
+    ),
+    "majority-fresh": FreshProfile(
+        "majority-fresh", ("majority",), steps=12000, eval_every=200,
+        description="aggregation over the prefix on fresh data: up to 12,000 steps",
+    ),
+    # majority's replacement: no head count learned majority within 12,000 steps (73-75%
+    # of the predictable positions, threshold 90%).
+    "histogram-fresh": FreshProfile(
+        "histogram-fresh", ("histogram",), steps=12000, eval_every=200,
+        description="counting the current token (histogram) on fresh data: up to 12,000 steps",
+    ),
+    "fresh-quick": FreshProfile(
+        "fresh-quick", GRAPH_TASKS, steps=300, eval_every=50, patience=3, num_heldout=200,
+        description="the graph tasks on fresh data in CI and book builds: 300 steps a model",
+    ),
+    "fresh-tiny": FreshProfile(
+        "fresh-tiny", GRAPH_TASKS, steps=12, eval_every=4, patience=2, num_heldout=20,
+        probe_sequences=4, probe_first=2, batch_size=10, seq_len=16,
+        description="tests only: seconds", hidden=True,
+    ),
 }
 
-#: The tasks each profile trains: the paper's for its profiles, the graph tasks for theirs.
+#: The tasks each finite-data profile trains: the paper's for its profiles, the graph tasks
+#: for theirs (a fresh-data profile names its own, ``FreshProfile.tasks``).
 PROFILE_TASKS = {"paper": PAPER_TASKS, "quick": PAPER_TASKS, "tiny": TASKS,
                  **{task: (task,) for task in GRAPH_TASKS}, "graph-quick": GRAPH_TASKS}
 
 
-def get_profile(profile: str | Profile) -> Profile:
-    """The :class:`Profile` named ``profile`` (or ``profile`` itself)."""
-    if isinstance(profile, Profile):
+def get_profile(profile: str | Recipe) -> Profile | FreshProfile:
+    """The profile named ``profile`` in :data:`PROFILES` (or ``profile`` itself), of
+    either kind."""
+    if isinstance(profile, Recipe):
         return profile
     one_of(profile, "profile", PROFILES, "profiles")
     return PROFILES[profile]
 
 
-def profile_tasks(profile: str | Profile) -> tuple[str, ...]:
-    """The tasks ``profile`` is made for (:data:`PROFILE_TASKS`; a profile built by hand:
-    every task)."""
-    return PROFILE_TASKS.get(get_profile(profile).name, TASKS)
+def profiles(unit: str | None = None, *, hidden: bool = False) -> list[str]:
+    """The names of the profiles that count ``unit`` (``"epoch"``, ``"step"``, ``None``:
+    both), the hidden ones (tests only) with ``hidden=True``."""
+    if unit is not None:
+        one_of(unit, "unit", ("epoch", "step"), "units")
+    return [name for name, p in PROFILES.items()
+            if (unit is None or p.unit == unit) and (hidden or not p.hidden)]
 
 
-def model_config(profile: str | Profile, heads: int, head_size: int | None = None
+def profile_tasks(profile: str | Recipe) -> tuple[str, ...]:
+    """The tasks ``profile`` is made for (``tasks`` of either kind)."""
+    return get_profile(profile).tasks
+
+
+# --------------------------------------------------------------------------- configurations
+
+
+def model_config(profile: str | Recipe, heads: int, head_size: int | None = None
                  ) -> ModelConfig:
-    """The Section 4.1 model for ``heads`` heads under ``profile`` (any object with the
-    fields ``vocab_size``, ``seq_len``, ``dropout``), of head size ``head_size`` (``None``:
-    ``d_model / heads``, the paper's)."""
-    p = get_profile(profile) if isinstance(profile, str) else profile
+    """The Section 4.1 model for ``heads`` heads under ``profile``, of head size
+    ``head_size`` (``None``: ``d_model / heads``, the paper's)."""
+    p = get_profile(profile)
     return ModelConfig(n_heads=heads, vocab_size=p.vocab_size, seq_len=p.seq_len,
                        dropout=p.dropout, head_size=head_size)
 
 
-def run_name(task: str, heads: int, head_size: int | None = None) -> str:
+def arm_head_size(arm: str, heads: int, d_model: int = 64) -> int | None:
+    """The head size of ``heads`` heads in ``arm``, as ``ModelConfig.head_size``: ``None``
+    (``d_model / heads``) for ``"width"`` and wherever the arm's head size is
+    ``d_model / heads`` (4 heads of 16: the width arm's model too); else 16 (``"head16"``)
+    or ``256 / heads`` (``"inner256"``, which refuses a head count that does not divide
+    256)."""
+    one_of(arm, "arm", ARMS, "arms")
+    positive_int(heads, "heads")
+    if arm == "width":
+        return None
+    if arm == "head16":
+        size = ARM_HEAD_SIZE
+    else:
+        if ARM_INNER_WIDTH % heads:
+            raise ValueError(f"heads={heads}: the inner256 arm splits an attention width of "
+                             f"{ARM_INNER_WIDTH} into equal heads; {heads} does not divide it")
+        size = ARM_INNER_WIDTH // heads
+    return None if size * heads == d_model else size
+
+
+def arm_of(heads: int, head_size: int | None, d_model: int = 64) -> str:
+    """The arm a sweep trains ``heads`` heads of ``head_size`` under: the first of
+    :data:`ARMS` whose configuration it is (a shared model is one run). Raises
+    ``ValueError`` for a configuration of no arm."""
+    for arm in ARMS:
+        try:
+            if arm_head_size(arm, heads, d_model) == head_size:
+                return arm
+        except ValueError:
+            continue
+    raise ValueError(f"head_size={head_size}: {heads} heads of {head_size} dimensions belong "
+                     f"to no arm of {list(ARMS)}")
+
+
+def arm_head_dim(arm: str, heads: int, d_model: int = 64) -> int:
+    """The dimensions per head of ``heads`` heads in ``arm``, the head size actually used:
+    :func:`arm_head_size`, else ``d_model / heads`` (``ModelConfig.head_dim``)."""
+    return arm_head_size(arm, heads, d_model) or d_model // heads
+
+
+def arms_of(config: ModelConfig) -> list[str]:
+    """The arms whose model ``config`` is, in the order of :data:`ARMS`: one, two (4 heads
+    of 16: width and head16; 16 heads of 16: head16 and inner256) or none."""
+    default = config.d_model % config.n_heads == 0 and (
+        config.head_dim == config.d_model // config.n_heads)
+    return [arm for arm, ok in (("width", default), ("head16", config.head_dim == ARM_HEAD_SIZE),
+                                ("inner256", config.n_heads * config.head_dim == ARM_INNER_WIDTH))
+            if ok]
+
+
+# --------------------------------------------------------------------------- names and files
+
+
+def run_name(task: str, heads: int, head_size: int | None = None, budget_factor: int = 1
+             ) -> str:
     """File stem of one model's run, e.g. ``"copy-h04"``; a model of a fixed head size
-    (``ModelConfig.head_size``) adds it: ``"induction-h08-hs16"``."""
+    (``ModelConfig.head_size``) adds it, ``"induction-h08-hs16"``, and a run of ``K`` times
+    the budget ``-xK``."""
     name = f"{task}-h{heads:02d}"
-    return name if head_size is None else f"{name}-hs{head_size:02d}"
+    if head_size is not None:
+        name = f"{name}-hs{head_size:02d}"
+    return name if positive_int(budget_factor, "budget_factor") == 1 else \
+        f"{name}-x{budget_factor}"
+
+
+def model_name(task: str, heads: int, head_size: int | None = None, seed: int = DEFAULT_SEED,
+               budget_factor: int = 1) -> str:
+    """Manifest key and file stem of a shipped model: :func:`run_name`, and ``-s<S>`` for a
+    seed other than 42, the paper's (``"copy-h04"``, ``"copy-h04-s43"``)."""
+    return seeded_name(run_name(task, heads, head_size, budget_factor), seed)
+
+
+def seeded_name(run: str, seed: int) -> str:
+    """The shipped name of run ``run`` of ``seed``: ``run`` itself for seed 42, the paper's
+    (named as before seeds were swept), else ``<run>-s<S>``."""
+    return run if seed == DEFAULT_SEED else f"{run}-s{seed}"
 
 
 def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int,
-                    head_size: int | None = None) -> Path:
-    return Path(out_dir) / f"{run_name(task, heads, head_size)}.ckpt.pt"
+                    head_size: int | None = None, budget_factor: int = 1) -> Path:
+    return Path(out_dir) / f"{run_name(task, heads, head_size, budget_factor)}.ckpt.pt"
 
 
 def weights_path(out_dir: str | os.PathLike, task: str, heads: int,
@@ -140,7 +393,66 @@ def weights_path(out_dir: str | os.PathLike, task: str, heads: int,
 
 
 def lock_path(out_dir: str | os.PathLike, task: str, heads: int,
-              head_size: int | None = None) -> Path:
+              head_size: int | None = None, budget_factor: int = 1) -> Path:
     """The lock file held by the process that trains this model into ``out_dir`` (the
     ``train`` command and ``sweep`` jobs), so that two never train it at once."""
-    return Path(out_dir) / f".{run_name(task, heads, head_size)}.lock"
+    return Path(out_dir) / f".{run_name(task, heads, head_size, budget_factor)}.lock"
+
+
+# --------------------------------------------------------------------------- sequences
+
+
+def fresh_batch(task: str, step: int, *, seed: int, batch_size: int = 50, seq_len: int = 100,
+                vocab_size: int = 256) -> SequenceDataset:
+    """The training batch of step ``step`` on fresh data: ``batch_size`` new sequences of
+    ``task`` from the stream ``(seed, "step", step)``, a pure function of the seed and the
+    step, so a resumed run continues bitwise."""
+    return make_dataset(task, batch_size, seed=seed, stream="step", step=step,
+                        seq_len=seq_len, vocab_size=vocab_size)
+
+
+def fresh_heldout(task: str, profile: str | FreshProfile) -> SequenceDataset:
+    """The fixed held-out set of ``task`` under a fresh-data ``profile``: the first
+    ``num_heldout`` sequences of the held-out stream of seed :data:`HELDOUT_SEED`, the same
+    for every seed, arm and head count; its first ``probe_sequences`` are the probe set."""
+    p = get_profile(profile)
+    return heldout_dataset(task, p.num_heldout, seed=HELDOUT_SEED, seq_len=p.seq_len,
+                           vocab_size=p.vocab_size)
+
+
+PROTOCOLS = ("paper", "heldout")
+
+
+def evaluation_inputs(
+    task: str,
+    protocol: str,
+    profile: str = "paper",
+    *,
+    seed: int = DEFAULT_SEED,
+    epoch: int | None = None,
+    num_sequences: int | None = None,
+) -> torch.Tensor:
+    """The input sequences ``(N, T)`` of Tables 1-4 under ``protocol``.
+
+    ``"paper"``: rebuild the training set and loader of ``profile`` and ``seed``, and take
+    the first sequence of each of the first 50 batches (``num_sequences`` overrides 50) of
+    epoch ``epoch`` (default: the profile's epoch count, i.e. the pass after training).
+    ``"heldout"``: the first ``num_sequences`` (default: the profile's ``num_heldout``)
+    held-out sequences.
+    """
+    one_of(task, "task", TASKS, "tasks")
+    one_of(protocol, "protocol", PROTOCOLS, "protocols")
+    p = get_profile(profile)
+    if protocol == "heldout":
+        n = p.num_heldout if num_sequences is None else num_sequences
+        return heldout_dataset(task, n, seed=seed, seq_len=p.seq_len,
+                               vocab_size=p.vocab_size).inputs
+    if not isinstance(p, Profile):
+        raise ValueError(f"protocol='paper' rebuilds a finite training set; profile "
+                         f"{p.name!r} trains on fresh data")
+    train_set = make_dataset(task, p.num_train, seed=seed, seq_len=p.seq_len,
+                             vocab_size=p.vocab_size)
+    loader = ShuffledLoader(train_set, p.batch_size, seed=seed)
+    epoch = p.epochs if epoch is None else epoch
+    return paper_protocol_sequences(loader, epoch, 50 if num_sequences is None
+                                    else num_sequences).inputs

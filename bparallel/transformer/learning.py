@@ -1,4 +1,4 @@
-"""How fast a model learns, counting the models that do not (issue #33, items 2, 5 and 6).
+"""How fast a model learns, counting the models that do not.
 
 A learning curve is the held-out accuracy on the predictable positions after ``steps``
 optimiser steps (``curve_steps[0] = 0``: the untrained model). Its measures:
@@ -33,27 +33,23 @@ often the mode) and at 30% on histogram (the most likely count at each position,
 :func:`~.data.histogram_no_attention_ceiling`; all in ``tests/test_data.py``), so 0.9 needs
 the attention graph to carry the answer for all four.
 
-The proxies through training (item 6): :func:`probe_steps` is the log-spaced schedule
-``0, 50, 100, 200, 400, ...`` (and the budget), and :func:`training_probe` measures one
-model on the fixed probe sequences with the functions the chapters use
-(:func:`~bparallel.transformer.measure.defined_metrics`): per layer, Algorithm 1 and
-Algorithm 2 in both modes, Definition 2.7 and attention rollout.
+The probe schedule through training: :func:`probe_steps` is the log-spaced schedule
+``0, 50, 100, 200, 400, ...`` (and the budget); what is measured at those steps is
+:func:`~bparallel.transformer.measure.training_probe`.
+
+These are rules on curves of numbers: the module imports no model and no measure, so a run's
+design (:mod:`~bparallel.transformer.design`) can name its thresholds.
 """
 
 from __future__ import annotations
 
-import copy
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .._checks import nonnegative_int, positive_int, unit_interval
-from .data import FRESH_ONLY_TASKS, GRAPH_TASKS, SequenceDataset
-from .evaluation import evaluate_accuracy
-from .measure import MODES, defined_metrics
-from .model import Transformer
+from .data import FRESH_ONLY_TASKS, GRAPH_TASKS
 
 #: The held-out accuracy on the predictable positions at which a model has learned its task.
 LEARNING_THRESHOLD = dict.fromkeys((*GRAPH_TASKS, *FRESH_ONLY_TASKS), 0.9)
@@ -196,9 +192,6 @@ def learning_summary(
             "curve_area": area, "budget": int(budget), "in_a_row": int(in_a_row)}
 
 
-# --------------------------------------------------------------------------- probes
-
-
 def probe_steps(budget: int, first: int = 50) -> list[int]:
     """The log-spaced steps at which the proxies are recorded: ``0``, ``first``, then doubling
     (``50, 100, 200, 400, 800, ...``) while below ``budget``, and ``budget`` itself. A run
@@ -210,68 +203,3 @@ def probe_steps(budget: int, first: int = 50) -> list[int]:
         steps.append(s)
         s *= 2
     return [*steps, budget]
-
-
-#: The per-layer measures of :func:`training_probe`, each a list of ``L`` values.
-PROBE_LAYER_KEYS = tuple(
-    f"{name}.{mode}" for name in ("mixing_time", "fidelity", "worst_case") for mode in MODES
-) + ("rollout_min.weighted", "rollout_min.uniform")
-#: Its scalar measures, on the probe sequences.
-PROBE_SCALAR_KEYS = ("accuracy", "loss", "accuracy_predictable", "loss_predictable")
-
-
-def _finite_or_none(v: float) -> float | None:
-    return float(v) if math.isfinite(v) else None
-
-
-def _on_cpu(model: Transformer) -> Transformer:
-    """``model`` when it is on the CPU, else a copy of it there."""
-    if all(q.device.type == "cpu" for q in model.parameters()):
-        return model
-    return copy.deepcopy(model).cpu()
-
-
-def training_probe(
-    model: Transformer, probes: SequenceDataset, *, eps: float = 0.25, max_steps: int = 100,
-    horizon: int = 100,
-) -> dict[str, Any]:
-    """One model at one step of training, on the probe sequences (``N`` sequences of the
-    fixed held-out set): what the model does and what its attention graphs are.
-
-    Scalars (:data:`PROBE_SCALAR_KEYS`): held-out loss and accuracy on these sequences
-    (:func:`~bparallel.transformer.evaluation.evaluate_accuracy`). Per layer, lists of ``L``
-    floats (:data:`PROBE_LAYER_KEYS`), from one call of
-    :func:`~bparallel.transformer.measure.defined_metrics` (heads combined with the learned
-    weights ``w_h``):
-
-    - ``mixing_time.<mode>``: Algorithm 1, mean over the sequences (cutoff ``max_steps``);
-    - ``fidelity.<mode>``: Algorithm 2, the minimax fidelity in percent (paper mode: minimum
-      over all nodes; definition mode: over the non-sink nodes, Definition 3.5), mean over
-      the sequences, as :func:`~bparallel.transformer.measure.sequence_metrics` gives it;
-    - ``worst_case.<mode>``: Definition 2.7's mixing time at ``eps``, the median over the
-      sequences (it is heavy-tailed); ``None`` where that median is infinite (at least half
-      the sequences have a start that never mixes);
-    - ``rollout_min.weighted``, ``rollout_min.uniform``: ``T`` times the smallest share of
-      the last position traced to any input token by attention rollout after the layer
-      (1: every token counts equally; 0: a token is lost), heads weighted by ``w_h`` or
-      averaged, mean over the sequences (as the chapter's ``rollout_min``).
-
-    A few tenths of a second for 20 sequences of 100 tokens on one CPU thread. A model on a
-    GPU is measured as a CPU copy (the graph proxies are numpy arrays; the model is untouched).
-    """
-    model = _on_cpu(model)
-    ev = evaluate_accuracy(model, probes)
-    d = defined_metrics(model, probes.inputs, eps=eps, max_steps=max_steps, horizon=horizon)
-    out: dict[str, Any] = {k: float(ev[k]) for k in PROBE_SCALAR_KEYS}
-    phi = d["fidelity.node"]  # (L, N, T) percent
-    minimax = {"paper": phi.min(-1), "definition": phi[..., :-1].min(-1)}  # (L, N)
-    T = phi.shape[-1]
-    for mode in MODES:
-        out[f"mixing_time.{mode}"] = [float(v) for v in d[f"mixing_time.{mode}"].mean(-1)]
-        out[f"fidelity.{mode}"] = [float(v) for v in minimax[mode].mean(-1)]
-        out[f"worst_case.{mode}"] = [_finite_or_none(v)
-                                     for v in np.median(d[f"worst_case.{mode}"], axis=-1)]
-    for kind in ("weighted", "uniform"):
-        share = d[f"rollout.{kind}"]  # (L, N, T): the sink's rollout row after each layer
-        out[f"rollout_min.{kind}"] = [float(v) for v in T * share.min(-1).mean(-1)]
-    return out

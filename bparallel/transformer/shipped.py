@@ -16,10 +16,10 @@
   trains them, and its tolerances are those measured across CPU kernels
   (``tests/reference/noise/``).
 - :func:`ship_run` exports a finished paper run as weights-only files plus ``manifest.json``;
-  :func:`ship_checkpoint` ships one finished checkpoint (what a ``sweep`` job does).
+  :func:`ship` ships one finished run of either kind (what a ``sweep`` job does).
 
 Seeds share one manifest: seed 42, the paper's, is shipped as ``copy-h04`` (file
-``copy-h04.weights.pt``), any other seed as ``copy-h04-s43`` (:func:`shipped_name`);
+``copy-h04.weights.pt``), any other seed as ``copy-h04-s43`` (:func:`~.design.model_name`);
 :func:`shipped_seeds` lists what is shipped per configuration and ``load_shipped(seed=...)``
 loads one seed's 8 models. Unfinished runs are snapshotted into ``partial/seed-<S>/``
 (:func:`partial_path`) so that a later session can resume them.
@@ -27,7 +27,6 @@ loads one seed's 8 models. Unfinished runs are snapshotted into ``partial/seed-<
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -39,20 +38,33 @@ import torch
 from .._checks import one_of
 from .._io import file_lock
 from .checkpoints import (
+    CHECKPOINT_KINDS,
     LEGACY_ATTENTION_PATH,
     MANIFEST,
     WEIGHTS_FORMAT,
+    EpochCheckpoint,
+    RunCheckpoint,
+    export_weights,
+    load_checkpoint,
     load_weights,
     read_manifest,
     read_torch_file,
     updating_manifest,
 )
-from .data import PAPER_TASKS, TASKS, heldout_dataset
-from .design import DEFAULT_SEED, HEADS, Profile, get_profile, run_name, weights_path
-from .evaluation import evaluate_accuracy
-from .fresh import FRESH_CHECKPOINT_FORMAT, load_fresh_checkpoint
+from .data import PAPER_TASKS, TASKS
+from .design import (
+    DEFAULT_SEED,
+    HEADS,
+    FreshProfile,
+    Profile,
+    get_profile,
+    model_name,
+    run_name,
+    seeded_name,
+    weights_path,
+)
 from .model import Transformer
-from .train import CHECKPOINT_FORMAT, Checkpoint, export_weights, load_checkpoint, train
+from .train import train
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 MODELS_ROOT = ROOT / "models"  # models/<profile>/: one folder, one manifest per profile
@@ -87,16 +99,6 @@ def shipped_manifest(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> dict[str, 
     return read_manifest(shipped_dir)
 
 
-def _seeded(run: str, seed: int) -> str:
-    return run if seed == DEFAULT_SEED else f"{run}-s{seed}"
-
-
-def shipped_name(task: str, heads: int, seed: int = DEFAULT_SEED) -> str:
-    """Manifest key and file stem of a shipped model: ``"copy-h04"`` for seed 42 (the
-    paper's, named as before seeds were swept), ``"copy-h04-s43"`` for seed 43."""
-    return _seeded(run_name(task, heads), seed)
-
-
 def partial_path(
     shipped_dir: str | os.PathLike, task: str, heads: int, seed: int = DEFAULT_SEED
 ) -> Path:
@@ -122,12 +124,13 @@ def is_shipped(
     """Is the model ``name`` listed in the shipped manifest?
 
     ``name`` is a manifest key (``"copy-h04"``, ``"copy-h04-s43"``); with ``seed``, it is a
-    run name (``"copy-h04"``) and that seed's entry is looked up (:func:`shipped_name`).
+    run name (``"copy-h04"``) and that seed's entry is looked up (:func:`~.design.model_name`).
     """
     manifest = shipped_manifest(shipped_dir)
     if manifest is None:
         return False
-    entry = manifest["models"].get(name if seed is None else _seeded(name, seed))
+    key = name if seed is None else seeded_name(name, seed)
+    entry = manifest["models"].get(key)
     return entry is not None and (seed is None or entry.get("seed", DEFAULT_SEED) == seed)
 
 
@@ -158,7 +161,7 @@ def shipped_status(
         for heads in HEADS:
             name = run_name(task, heads)
             row: dict[str, Any] = {"model": name, "task": task, "heads": heads}
-            entry = shipped.get(shipped_name(task, heads, seed))
+            entry = shipped.get(model_name(task, heads, seed=seed))
             partial = find_partial(shipped_dir, task, heads, seed)
             if entry is not None:
                 row.update(status="shipped", epochs=entry["epochs"],
@@ -187,7 +190,7 @@ def shipped_complete(
     manifest = shipped_manifest(shipped_dir)
     if manifest is None:
         return False
-    return all(shipped_name(t, h, seed) in manifest["models"] for t in tasks for h in HEADS)
+    return all(model_name(t, h, seed=seed) in manifest["models"] for t in tasks for h in HEADS)
 
 
 def load_shipped(
@@ -208,7 +211,7 @@ def load_shipped(
     models, metas = {}, {}
     for task in tasks:
         for heads in HEADS:
-            name = shipped_name(task, heads, seed)
+            name = model_name(task, heads, seed=seed)
             entry = manifest["models"].get(name)
             if entry is None:
                 raise FileNotFoundError(f"{shipped_dir / MANIFEST} lists no model {name}")
@@ -232,7 +235,7 @@ QUICK_THREADS = 1
 def train_quick(
     tasks: Sequence[str], train_profile: str, folder: str | os.PathLike,
     threads: int | None = None,
-) -> dict[tuple[str, int], Checkpoint]:
+) -> dict[tuple[str, int], EpochCheckpoint]:
     """Every ``(task, heads)`` of ``tasks`` x :data:`HEADS` trained to ``train_profile`` in
     ``folder`` (resuming or reusing its checkpoints), under the folder's lock so that two
     chapters built side by side train each model once; the final checkpoints. ``threads``:
@@ -374,54 +377,24 @@ def seed_overview(
     return rows
 
 
-def _ship_into(
-    manifest: dict[str, Any], ck: Checkpoint, dest: Path, p: Profile, hardware: str | None
-) -> dict[str, Any]:
-    """Export ``ck``'s weights into ``dest`` and enter them in ``manifest`` (in memory)."""
-
-    task, heads, seed = ck.data["task"], ck.data["heads"], ck.data["seed"]
-    name = shipped_name(task, heads, seed)
+def _ship_into(manifest: dict[str, Any], ck: RunCheckpoint, dest: Path, name: str | None,
+               hardware: str | None) -> dict[str, Any]:
+    """Export ``ck``'s weights into ``dest`` and enter them in ``manifest`` (in memory): the
+    checkpoint kind's :meth:`~.checkpoints.RunCheckpoint.entry`, with file and SHA-256. The
+    same bytes already shipped keep their entry where the kind reuses it (a finite-data
+    run's held-out evaluation)."""
+    name = ck.name() if name is None else name
     file = f"{name}.weights.pt"
     sha = export_weights(ck, dest / file)
     known = manifest["models"].get(name)
-    if known and known.get("sha256") == sha and known.get("file") == file:
-        # Same bytes as already shipped: keep the recorded evaluation (2,000 sequences).
-        if hardware:
-            known["hardware"] = hardware
-        return known
-    held = heldout_dataset(task, p.num_heldout, seed=seed, seq_len=p.seq_len,
-                           vocab_size=p.vocab_size)
-    acc = evaluate_accuracy(ck.model(), held)
-    manifest["models"][name] = entry = {
-        "file": file, "sha256": sha, "task": task, "heads": heads, "seed": seed,
-        "profile": p.name, "epochs": ck.epoch,
-        "final_train_loss": ck.history["train_loss"][-1],
-        "heldout_accuracy": acc["accuracy"],
-        "heldout_accuracy_predictable": acc["accuracy_predictable"],
-        "torch_version": ck.data["torch_version"],
-        "hardware": hardware or ck.data["hardware"],
-        "attention_path": ck.attention_path,
-        "curve": learning_curve(ck.history),
-    }
+    same = known if known and known.get("sha256") == sha and known.get("file") == file else None
+    entry = ck.entry(reuse=same)
+    if entry is not same:
+        entry = {"file": file, "sha256": sha, **entry}
+    if hardware:
+        entry["hardware"] = hardware
+    manifest["models"][name] = entry
     return entry
-
-
-#: The per-epoch held-out measures a manifest entry keeps as the model's learning curve.
-CURVE_KEYS = ("heldout_loss", "heldout_loss_predictable", "heldout_accuracy_predictable")
-
-
-def learning_curve(history: dict[str, list[float]]) -> dict[str, list[float | None]]:
-    """The learning curve of a training history for a manifest entry: the held-out loss
-    (all positions and predictable ones) and accuracy on the predictable positions after
-    every epoch, to 6 significant digits; ``None`` where the history has no value."""
-    def clean(v: float) -> float | None:
-        return None if v is None or not math.isfinite(v) else float(f"{v:.6g}")
-
-    n = len(history["epoch"])
-    curve: dict[str, list[float | None]] = {"epoch": [int(e) for e in history["epoch"]]}
-    for key in CURVE_KEYS:
-        curve[key] = [clean(v) for v in history.get(key, [None] * n)]
-    return curve
 
 
 def ship_run(
@@ -431,10 +404,10 @@ def ship_run(
     hardware: str | None = None,
     profile: str | Profile = "paper",
 ) -> dict[str, Any]:
-    """Export every finished paper-profile checkpoint of ``run_dir`` as weights + manifest.
+    """Export every finished checkpoint of a finite-data ``run_dir`` as weights + manifest.
 
-    Only runs that reached the paper's epoch count are shipped, under the names of their
-    seed (:func:`shipped_name`); the manifest records profile, seed, hardware, torch
+    Only runs that reached the profile's epoch count are shipped, under the names of their
+    seed (:func:`~.design.model_name`); the manifest records profile, seed, hardware, torch
     version, epochs, final training loss, held-out accuracy and the SHA-256 of each file.
     Written atomically under a lock (concurrent shippers take turns); returns the manifest.
     A model whose exported weights hash to its manifest entry keeps that entry (it is not
@@ -449,40 +422,43 @@ def ship_run(
                 if not ckpt.is_file():
                     continue
                 ck = load_checkpoint(ckpt, task=task, heads=heads, profile=p)
-                if ck.epoch >= p.epochs:
-                    _ship_into(manifest, ck, dest, p, hardware)
+                if ck.finished(p):
+                    _ship_into(manifest, ck, dest, None, hardware)
     return manifest
 
 
-def ship_checkpoint(
+def ship(
     checkpoint: str | os.PathLike,
     dest: str | os.PathLike = SHIPPED_DIR,
     *,
-    profile: str | Profile = "paper",
+    profile: str | Profile | FreshProfile = "paper",
+    name: str | None = None,
     hardware: str | None = None,
 ) -> dict[str, Any]:
-    """Ship one finished checkpoint (any seed) into ``dest``; return its manifest entry.
-
-    As :func:`ship_run` for one model; a checkpoint short of the profile's epochs is refused.
+    """Ship one finished run of either kind (any seed) into ``dest``: its weights file
+    ``<name>.weights.pt`` and its entry in ``dest/manifest.json``, written under the
+    manifest's lock (:func:`~.checkpoints.updating_manifest`); return the entry. ``name``
+    defaults to :func:`~.design.model_name`. A run short of the profile's epochs, or short
+    of its budget and not converged, is refused.
     """
     dest, p = Path(dest), get_profile(profile)
     ck = load_checkpoint(checkpoint, profile=p)
-    if ck.epoch < p.epochs:
-        raise ValueError(f"checkpoint {checkpoint} is at epoch {ck.epoch} of {p.epochs}: "
-                         "only finished runs are shipped")
+    if not ck.finished(p):
+        raise ValueError(f"checkpoint {checkpoint} is at {p.unit} {ck.position} of "
+                         f"{ck.data.get('budget', getattr(p, 'epochs', None))}"
+                         f"{' and has not converged' if p.unit == 'step' else ''}: only "
+                         "finished runs are shipped")
     with updating_manifest(dest, p.name) as manifest:
-        entry = _ship_into(manifest, ck, dest, p, hardware)
-    return entry
+        return _ship_into(manifest, ck, dest, name, hardware)
 
 
 # --------------------------------------------------------------------------- loading any model file
 
 
 def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
-    """A model and its metadata from a weights file, a training checkpoint or a fresh-data
-    training checkpoint (:mod:`bparallel.transformer.fresh`).
-
-    The file's own ``format`` field decides which it is."""
+    """A model and its metadata from a weights file or a training checkpoint of either kind
+    (:func:`~.checkpoints.load_checkpoint`). The file's own ``format`` field decides which
+    it is."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"model file {path} does not exist")
@@ -490,17 +466,11 @@ def load_model(path: str | os.PathLike) -> tuple[Transformer, dict[str, Any]]:
     fmt = obj.get("format") if isinstance(obj, dict) else None
     if fmt == WEIGHTS_FORMAT:
         return load_weights(path)
-    if fmt == FRESH_CHECKPOINT_FORMAT:
-        ck = load_fresh_checkpoint(path)
-        return ck.model(), ck.meta()
-    if fmt != CHECKPOINT_FORMAT:
+    if fmt not in CHECKPOINT_KINDS:
         raise ValueError(f"model file {path} is neither a {WEIGHTS_FORMAT} nor a "
-                         f"{CHECKPOINT_FORMAT} or {FRESH_CHECKPOINT_FORMAT} file (found "
-                         f"{fmt!r})")
+                         f"{' or '.join(CHECKPOINT_KINDS)} file (found {fmt!r})")
     ck = load_checkpoint(path)
-    meta = {k: ck.data[k] for k in ("task", "heads", "seed", "profile", "epoch")}
-    meta["history"] = ck.history
-    return ck.model(), meta
+    return ck.model(), ck.meta()
 
 
 def load_run_models(

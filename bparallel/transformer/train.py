@@ -1,19 +1,31 @@
-"""Training of Section 4.1 on a fixed training set: profiles, the training loop, its
-checkpoints and their export.
+"""Training of Section 4: one loop for both kinds of data.
 
-Adam (lr 1e-3), batch 50, dropout 0.1, cross-entropy over every position, seed 42 (torch,
-numpy and python ``random``). Named profiles live in :data:`PROFILES` only.
+Adam (lr 1e-3), batch 50, dropout 0.1, cross-entropy over every position (or the
+predictable ones, ``Profile.loss_positions``), seeds fixed for torch, numpy and python
+``random``. :func:`train` runs one loop over the units of a schedule; the schedule is the
+profile's kind (:mod:`~bparallel.transformer.design`), and only it knows where batches come
+from and when the model is evaluated:
 
-A checkpoint is written atomically after every epoch (model, optimiser, all RNG states,
-the loader's state, histories, provenance); :func:`train` resumes from it and ends with
-bitwise the same weights as an uninterrupted run. Checkpoints and shipped weights load with
-``torch.load(..., weights_only=True)``. How these files are read and written, the RNG
-states and the weights files are :mod:`bparallel.transformer.checkpoints`, shared with
-training on fresh data.
+- **a finite training set, in epochs** (:class:`~.design.Profile`, the paper's): each unit is
+  one pass over the training set in the shuffled order of that epoch
+  (:class:`~.data.ShuffledLoader`); after every epoch the model is evaluated on the seed's
+  held-out set and a checkpoint is written;
+- **fresh data, in steps** (:class:`~.design.FreshProfile`): each unit is one step on the new
+  batch of that step (:func:`~.design.fresh_batch`); every ``eval_every`` steps (and at
+  step 0) the model is evaluated on the fixed held-out set and a checkpoint is written; at
+  the steps of :func:`~.learning.probe_steps` the proxies are recorded
+  (:func:`~.measure.training_probe`: their values go into the history, the weights of those
+  steps are not kept); training stops when the convergence rule holds
+  (:func:`~.learning.learning_summary`: ``"converged"``, ``"budget reached"`` or ``"not
+  learned"``) or at the budget. A run of ``budget_factor`` times the budget has its own
+  files, ``<name>-xK``, and starts from the plain run's checkpoint (the same stream: its
+  first ``B`` steps are that run, bitwise).
 
-This is training on a finite training set, in epochs (the paper's). Training on fresh data,
-a new batch every step, to convergence or a budget in steps (issue #33), is
-:mod:`bparallel.transformer.fresh`; it shares this module's names and helpers.
+The checkpoint (:mod:`~bparallel.transformer.checkpoints`, written atomically) holds the
+model, the optimiser, every RNG state, the schedule's state, the history and the machines the
+run trained on (a run resumed on another machine or torch, a GPU run continued on the CPU
+say, keeps both with the units of each). :func:`train` resumes from it and ends bitwise
+where an uninterrupted run would. Checkpoints load with ``torch.load(..., weights_only=True)``.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,119 +43,290 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from .._checks import nonnegative_int, one_of, positive_int
+from .._io import atomic_copy
 from .checkpoints import (
+    EpochCheckpoint,
     RunCheckpoint,
+    StepCheckpoint,
     atomic_torch_save,
+    load_checkpoint,
     on_cpu,
     rng_state,
     seed_everything,
     set_rng_state,
-    write_weights,
 )
-from .data import (
-    TASKS,
-    SequenceDataset,
-    ShuffledLoader,
-    heldout_dataset,
-    make_dataset,
-)
+from .data import TASKS, SequenceDataset, ShuffledLoader, heldout_dataset, make_dataset
 from .design import (
     DEFAULT_SEED,
+    FreshProfile,
     Profile,
+    arm_head_size,
+    arms_of,
     checkpoint_path,
+    fresh_batch,
+    fresh_heldout,
     get_profile,
     model_config,
     run_name,
 )
 from .evaluation import evaluate_accuracy
+from .learning import learning_summary, probe_steps
+from .measure import PROBE_LAYER_KEYS, PROBE_SCALAR_KEYS, training_probe
 from .model import ATTENTION_PATHS, Transformer
 from .runtime import hardware_string, num_threads, resolve_device
 
-CHECKPOINT_FORMAT = "bparallel-checkpoint-v1"
-# --------------------------------------------------------------------------- checkpoints
-
-
-class Checkpoint(RunCheckpoint):
-    """A loaded training checkpoint (see :func:`load_checkpoint`)."""
-
-    FORMAT = CHECKPOINT_FORMAT
-    KEYS = ("task", "heads", "seed", "profile", "profile_config", "model_config", "epoch",
-            "model", "optimizer", "rng", "loader", "history", "torch_version", "hardware")
-
-    @property
-    def epoch(self) -> int:
-        return int(self.data["epoch"])
-
-    @classmethod
-    def _profile(cls, profile: str | Profile) -> tuple[str, dict[str, Any], dict[str, Any]]:
-        p = get_profile(profile)
-        # a field added to Profile after a checkpoint was written has its default there
-        return p.name, p.settings(), Profile("", 1, 1, 1).settings()
-
-
-def load_checkpoint(
-    path: str | os.PathLike,
-    *,
-    task: str | None = None,
-    heads: int | None = None,
-    profile: str | Profile | None = None,
-    seed: int | None = None,
-) -> Checkpoint:
-    """Read and check a checkpoint; refuse one of another task, head count, profile, seed.
-
-    Raises ``FileNotFoundError`` when missing and ``ValueError`` naming the problem when the
-    file is corrupted, incomplete or does not match the requested run.
-    """
-    expect = {k: v for k, v in (("task", task), ("heads", heads), ("seed", seed))
-              if v is not None}
-    ck = Checkpoint.read(path, expect=expect, profile=profile)
-    if heads is not None and ck.data["model_config"].get("n_heads") != heads:
-        raise ValueError(
-            f"checkpoint {path} holds a model with {ck.data['model_config'].get('n_heads')} heads"
-        )
-    return ck
-
-
-# --------------------------------------------------------------------------- training
+_CURVE_KEYS = ("train_loss", "heldout_loss", "heldout_accuracy", "heldout_accuracy_predictable",
+               "heldout_loss_predictable", "seconds")
 
 
 @dataclass
 class TrainResult:
-    """What :func:`train` returns: the model (eval mode), its history and where it lives."""
+    """What :func:`train` returns: the model (eval mode), how far it trained (``position``:
+    its epoch or step), its history and where its checkpoint lives. Fresh-data runs also
+    have their ``budget`` and learning ``summary``."""
 
     model: Transformer
     task: str
     heads: int
     seed: int
-    profile: Profile
-    epoch: int
-    history: dict[str, list[float]] = field(default_factory=dict)
+    profile: Profile | FreshProfile
+    position: int
+    history: dict[str, Any] = field(default_factory=dict)
     checkpoint: Path | None = None
     resumed_from: int = 0
+    budget: int | None = None
+    summary: dict[str, Any] | None = None
+
+    @property
+    def epoch(self) -> int:
+        return self.position
+
+    @property
+    def step(self) -> int:
+        return self.position
+
+    @property
+    def outcome(self) -> str | None:
+        return None if self.summary is None else self.summary["outcome"]
+
+    def meta(self) -> dict[str, Any]:
+        """What a weights file of this model records (as :meth:`.RunCheckpoint.meta`)."""
+        cfg = self.model.config
+        out = {"task": self.task, "heads": self.heads, "seed": self.seed,
+               "profile": self.profile.name, self.profile.unit: self.position,
+               "torch_version": str(torch.__version__),
+               "hardware": hardware_string(next(self.model.parameters()).device),
+               "attention_path": self.model.attention_path}
+        if self.summary is not None:
+            out |= {"budget": self.budget, "head_size": cfg.head_dim, "arms": arms_of(cfg),
+                    **self.summary}
+        return {**out, "history": self.history}
 
 
 def ignore_unpredictable(dataset: SequenceDataset) -> SequenceDataset:
     """``dataset`` with the targets of unpredictable positions set to ``-100``,
     :func:`torch.nn.functional.cross_entropy`'s ``ignore_index``: the training loss then
-    averages over the predictable positions only (``Profile.loss_positions``)."""
+    averages over the predictable positions only (``loss_positions="predictable"``)."""
     targets = torch.where(dataset.mask, dataset.targets, torch.full_like(dataset.targets, -100))
     return SequenceDataset(dataset.task, dataset.inputs, targets, dataset.mask)
 
 
-def _new_history() -> dict[str, list[float]]:
-    keys = ("epoch", "train_loss", "heldout_loss", "heldout_accuracy",
-            "heldout_accuracy_predictable", "heldout_loss_predictable", "seconds")
-    return {k: [] for k in keys}
+# --------------------------------------------------------------------------- schedules
+
+
+class _Epochs:
+    """A finite training set, one unit an epoch (module docstring)."""
+
+    KIND = EpochCheckpoint
+
+    def __init__(self, task: str, p: Profile, seed: int, total: int, model: Transformer,
+                 progress: bool) -> None:
+        train_set = make_dataset(task, p.num_train, seed=seed, seq_len=p.seq_len,
+                                 vocab_size=p.vocab_size)
+        if p.loss_positions == "predictable":
+            train_set = ignore_unpredictable(train_set)
+        self.heldout = heldout_dataset(task, p.num_heldout, seed=seed, seq_len=p.seq_len,
+                                       vocab_size=p.vocab_size)
+        self.loader = ShuffledLoader(train_set, p.batch_size, seed=seed)
+        self.model, self.total, self.progress = model, total, progress
+        self.history: dict[str, Any] = {k: [] for k in ("epoch", *_CURVE_KEYS)}
+        self.done = False
+        self.loss_sum, self.count, self.t0 = 0.0, 0, 0.0
+
+    def restore(self, ck: RunCheckpoint) -> None:
+        self.loader.load_state_dict(ck.data["loader"])
+        self.history = {k: list(v) for k, v in ck.history.items()}
+        for key in ("epoch", *_CURVE_KEYS):  # a key added after the checkpoint was written
+            self.history.setdefault(key, [math.nan] * len(self.history["epoch"]))
+
+    def begin(self) -> None:
+        pass
+
+    def batches(self, epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        self.t0, self.loss_sum, self.count = time.perf_counter(), 0.0, 0
+        yield from tqdm(self.loader.batches(epoch), total=len(self.loader), leave=False,
+                        disable=not self.progress, desc=f"epoch {epoch + 1}")
+
+    def add(self, loss: float, n: int) -> None:
+        self.loss_sum += loss * n
+        self.count += n
+
+    def after(self, epoch: int) -> tuple[bool, dict[str, str]]:
+        """Evaluate after ``epoch`` epochs; a checkpoint after every epoch."""
+        self.loader.epoch = epoch
+        ev = evaluate_accuracy(self.model, self.heldout)
+        for key, value in (("epoch", epoch), ("train_loss", self.loss_sum / self.count),
+                           ("heldout_loss", ev["loss"]), ("heldout_accuracy", ev["accuracy"]),
+                           ("heldout_accuracy_predictable", ev["accuracy_predictable"]),
+                           ("heldout_loss_predictable", ev["loss_predictable"]),
+                           ("seconds", time.perf_counter() - self.t0)):
+            self.history[key].append(value)
+        return True, {"loss": f"{self.loss_sum / self.count:.3f}",
+                      "acc": f"{ev['accuracy']:.3f}"}
+
+    def state(self) -> dict[str, Any]:
+        return {"loader": self.loader.state_dict()}
+
+    def summary(self) -> None:
+        return None
+
+
+class _Steps:
+    """Fresh data, one unit a step (module docstring)."""
+
+    KIND = StepCheckpoint
+
+    def __init__(self, task: str, p: FreshProfile, seed: int, total: int, model: Transformer,
+                 head_size: int | None) -> None:
+        self.head_size = head_size
+        self.task, self.p, self.seed, self.total, self.model = task, p, seed, total, model
+        self.threshold = p.threshold_of(task)
+        self.schedule = set(probe_steps(total, p.probe_first))
+        self.heldout = fresh_heldout(task, p)
+        self.probe_set = self.heldout.subset(slice(0, p.probe_sequences))
+        self.history: dict[str, Any] = {k: [] for k in ("step", *_CURVE_KEYS)}
+        self.history["probe"] = {k: [] for k in ("step", *PROBE_SCALAR_KEYS, *PROBE_LAYER_KEYS)}
+        self.interval = {"loss_sum": 0.0, "count": 0}
+        self.done = False
+        self.t0 = 0.0
+
+    def restore(self, ck: RunCheckpoint) -> None:
+        self.history, self.interval = ck.history, dict(ck.data["interval"])
+
+    def summary(self) -> dict[str, Any]:
+        h = self.history
+        return learning_summary(h["step"], h["heldout_accuracy_predictable"],
+                                threshold=self.threshold, budget=self.total,
+                                patience=self.p.patience, tolerance=self.p.tolerance)
+
+    def _evaluate(self, step: int, seconds: float) -> None:
+        ev = evaluate_accuracy(self.model, self.heldout)
+        n = self.interval["count"]
+        for key, value in (("step", step),
+                           ("train_loss", self.interval["loss_sum"] / n if n else math.nan),
+                           ("heldout_loss", ev["loss"]), ("heldout_accuracy", ev["accuracy"]),
+                           ("heldout_accuracy_predictable", ev["accuracy_predictable"]),
+                           ("heldout_loss_predictable", ev["loss_predictable"]),
+                           ("seconds", seconds)):
+            self.history[key].append(value)
+        self.interval.update(loss_sum=0.0, count=0)
+
+    def _probe(self, step: int) -> None:
+        probes = self.history["probe"]
+        if probes["step"][-1:] == [step]:
+            return
+        values = training_probe(self.model, self.probe_set)
+        probes["step"].append(step)
+        for key, value in values.items():
+            probes[key].append(value)
+
+    def begin(self) -> None:
+        if not self.history["step"]:  # step 0: the untrained model
+            self._evaluate(0, 0.0)
+            self._probe(0)
+        self.done = self.summary()["outcome"] != "running"
+        self.t0 = time.perf_counter()
+
+    def batches(self, step: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        p = self.p
+        batch = fresh_batch(self.task, step, seed=self.seed, batch_size=p.batch_size,
+                            seq_len=p.seq_len, vocab_size=p.vocab_size)
+        if p.loss_positions == "predictable":
+            batch = ignore_unpredictable(batch)
+        yield batch.inputs, batch.targets
+
+    def add(self, loss: float, n: int) -> None:
+        self.interval["loss_sum"] += loss
+        self.interval["count"] += 1
+
+    def after(self, step: int) -> tuple[bool, dict[str, str] | None]:
+        """Evaluate every ``eval_every`` steps and at the budget, probe at the schedule's
+        steps and when the run stops, a checkpoint at every evaluation and at the stop."""
+        postfix = None
+        if step % self.p.eval_every == 0 or step == self.total:
+            now = time.perf_counter()  # seconds: the wall time since the last evaluation
+            self._evaluate(step, now - self.t0)
+            self.t0 = now
+            self.done = self.summary()["outcome"] != "running"
+            postfix = {"loss": f"{self.history['train_loss'][-1]:.3f}",
+                       "acc": f"{self.history['heldout_accuracy_predictable'][-1]:.3f}"}
+        if step in self.schedule or self.done:
+            self._probe(step)
+        return step % self.p.eval_every == 0 or self.done, postfix
+
+    def state(self) -> dict[str, Any]:
+        return {"head_size": self.head_size, "budget": self.total,
+                "interval": dict(self.interval)}
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def _segments(data: dict[str, Any] | None, start: int, unit: str, hardware: str,
+              torch_version: str) -> list[dict[str, Any]]:
+    """Where a run has trained: one segment ``{"from_<unit>", "hardware", "torch_version"}``
+    per machine and torch, in order. A checkpoint written before segments were kept counts
+    as one segment from 0 on its recorded machine; a run resumed on another machine or torch
+    starts a new segment at ``start``, so that neither machine is credited with the other's
+    work."""
+    key = f"from_{unit}"
+    if data is None:
+        return [{key: 0, "hardware": hardware, "torch_version": torch_version}]
+    segments = [dict(s) for s in data.get("segments") or
+                [{key: 0, "hardware": data["hardware"],
+                  "torch_version": data["torch_version"]}]]
+    last = segments[-1]
+    if (last["hardware"], last["torch_version"]) != (hardware, torch_version):
+        segments.append({key: start, "hardware": hardware, "torch_version": torch_version})
+    return segments
+
+
+def _joined(segments: list[dict[str, Any]], key: str, sep: str) -> str:
+    """The distinct values of ``key`` over ``segments``, in order of first use."""
+    return sep.join(dict.fromkeys(s[key] for s in segments))
+
+
+def _adopt(base: Path, target: Path, budget: int, **expect: Any) -> bool:
+    """Start a run of a larger budget from the plain-budget run's checkpoint ``base`` (checked
+    to be the same run: ``expect``, :func:`~.checkpoints.load_checkpoint`'s keywords)."""
+    if target.exists() or not base.is_file():
+        return False
+    if load_checkpoint(base, **expect).position > budget:
+        return False
+    atomic_copy(base, target)
+    return True
 
 
 def train(
     task: str,
     heads: int,
-    profile: str | Profile = "quick",
+    profile: str | Profile | FreshProfile = "quick",
     *,
+    arm: str = "width",
     out_dir: str | os.PathLike | None = None,
     seed: int = DEFAULT_SEED,
     epochs: int | None = None,
+    budget_factor: int = 1,
     stop_after: int | None = None,
     threads: int | None = None,
     progress: bool = True,
@@ -150,15 +334,19 @@ def train(
     attention_path: str | None = None,
     device: str | torch.device = "cpu",
 ) -> TrainResult:
-    """Train one model of Section 4.1 (``task`` in copy/cycle, ``heads`` heads).
+    """Train one model of Section 4 (``task``, ``heads`` heads) under ``profile``, of either
+    kind (module docstring).
 
-    ``epochs`` overrides the profile's epoch count. With ``out_dir``, a checkpoint is written
-    atomically after every epoch and an existing one is resumed (``resume=True``), so an
-    interrupted run ends bitwise where an uninterrupted one would. ``stop_after`` ends this
-    call after that many epochs (to simulate an interruption). ``threads``: torch threads
-    (default ``$BPARALLEL_THREADS`` or unchanged). ``attention_path`` (default ``"fused"``)
-    picks the training attention kernel (:mod:`bparallel.transformer.model`); a resumed run
-    keeps the path its checkpoint was trained with, and naming another one is refused.
+    ``epochs`` overrides a finite-data profile's epoch count; ``arm`` (``"width"``,
+    ``"head16"``, ``"inner256"``: :data:`~.design.ARMS`) and ``budget_factor`` (train ``K``
+    times the step budget) are for fresh-data profiles. With ``out_dir``, a checkpoint is
+    written atomically (module docstring) and an existing one is resumed (``resume=True``),
+    so an interrupted run ends bitwise where an uninterrupted one would. ``stop_after`` ends
+    this call after that many epochs or steps (to simulate an interruption). ``threads``:
+    torch threads (default ``$BPARALLEL_THREADS`` or unchanged). ``attention_path``
+    (default ``"fused"``) picks the training attention kernel
+    (:mod:`bparallel.transformer.model`); a resumed run keeps the path its checkpoint was
+    trained with, and naming another one is refused.
 
     ``device``: ``"cpu"`` (default) or ``"cuda"``. On the CPU a seed fixes every result
     and a resumed run is bitwise the uninterrupted one. On CUDA the initial weights, data
@@ -170,132 +358,113 @@ def train(
     """
     p = get_profile(profile)
     dev = resolve_device(device)
-    if attention_path is not None and attention_path not in ATTENTION_PATHS:
-        raise ValueError(
-            f"attention_path={attention_path!r}: valid paths are {list(ATTENTION_PATHS)}"
-        )
+    if attention_path is not None:
+        one_of(attention_path, "attention_path", ATTENTION_PATHS, "paths")
     path = attention_path or "fused"
     one_of(task, "task", TASKS, "tasks")
-    total = p.epochs if epochs is None else epochs
-    positive_int(total, "epochs")
+    if isinstance(p, FreshProfile):
+        if epochs is not None:
+            raise ValueError(f"epochs={epochs}: profile {p.name!r} trains on fresh data, in "
+                             "steps (give budget_factor)")
+        head_size = arm_head_size(arm, positive_int(heads, "heads"))
+        total = p.total(budget_factor)
+    else:
+        if arm != "width":
+            raise ValueError(f"arm={arm!r}: arms are for fresh-data profiles; {p.name!r} "
+                             "trains the paper's head size")
+        head_size, total = None, p.total(budget_factor) if epochs is None else epochs
+        positive_int(total, "epochs")
     if stop_after is not None:
         positive_int(stop_after, "stop_after")
     nonnegative_int(seed, "seed")
-    cfg = model_config(p, heads)  # validates heads
+    cfg = model_config(p, heads, head_size)  # validates heads
 
     with num_threads(threads):
         seed_everything(seed)
         model = Transformer(cfg).to(dev)  # initialised on the CPU: the same weights anywhere
         opt = torch.optim.Adam(model.parameters(), lr=p.lr)
-        train_set = make_dataset(task, p.num_train, seed=seed, seq_len=p.seq_len,
-                                 vocab_size=p.vocab_size)
-        if p.loss_positions == "predictable":
-            train_set = ignore_unpredictable(train_set)
-        heldout = heldout_dataset(task, p.num_heldout, seed=seed, seq_len=p.seq_len,
-                                  vocab_size=p.vocab_size)
-        loader = ShuffledLoader(train_set, p.batch_size, seed=seed)
-        history = _new_history()
-        start = 0
-        ckpt_file = None if out_dir is None else checkpoint_path(out_dir, task, heads)
+        run = (_Steps(task, p, seed, total, model, head_size) if isinstance(p, FreshProfile)
+               else _Epochs(task, p, seed, total, model, progress))
+        here = (hardware_string(dev), str(torch.__version__))
+        segments = _segments(None, 0, p.unit, *here)
+        start, ckpt_file = 0, None
+        if out_dir is not None:
+            ckpt_file = checkpoint_path(out_dir, task, heads, head_size, budget_factor)
+            if budget_factor > 1 and resume:
+                _adopt(checkpoint_path(out_dir, task, heads, head_size), ckpt_file, total,
+                       task=task, heads=heads, head_size=head_size, profile=p, seed=seed)
         if ckpt_file is not None and resume and ckpt_file.exists():
-            ck = load_checkpoint(ckpt_file, task=task, heads=heads, profile=p, seed=seed)
+            ck = load_checkpoint(ckpt_file, task=task, heads=heads, head_size=head_size,
+                                 profile=p, seed=seed)
             try:
                 model.load_state_dict(ck.data["model"])
                 opt.load_state_dict(ck.data["optimizer"])
             except (RuntimeError, ValueError, KeyError) as err:
                 raise ValueError(f"checkpoint {ckpt_file}: state does not fit: {err}") from err
-            trained_with = ck.attention_path
-            if attention_path is not None and attention_path != trained_with:
+            if attention_path is not None and attention_path != ck.attention_path:
                 raise ValueError(
-                    f"checkpoint {ckpt_file} was trained with attention_path={trained_with!r}; "
-                    f"resuming with {attention_path!r} would not continue the same run (the "
-                    "paths draw dropout masks differently): omit attention_path to keep it"
-                )
-            path = trained_with
+                    f"checkpoint {ckpt_file} was trained with attention_path="
+                    f"{ck.attention_path!r}; resuming with {attention_path!r} would not "
+                    "continue the same run (the paths draw dropout masks differently): omit "
+                    "attention_path to keep it")
+            path = ck.attention_path
             set_rng_state(ck.data["rng"], dev)
-            loader.load_state_dict(ck.data["loader"])
-            history = {k: list(v) for k, v in ck.history.items()}
-            for key in _new_history():  # a key added after the checkpoint was written
-                history.setdefault(key, [math.nan] * len(history["epoch"]))
-            start = ck.epoch
+            run.restore(ck)
+            start = ck.position
+            segments = _segments(ck.data, start, p.unit, *here)
             if start > total:
-                raise ValueError(
-                    f"checkpoint {ckpt_file} is at epoch {start}, beyond epochs={total}"
-                )
+                raise ValueError(f"checkpoint {ckpt_file} is at {p.unit} {start}, beyond "
+                                 f"the {'budget' if p.unit == 'step' else 'epochs='}{total}")
         model.attention_path = path
+        saved_at = start if start else None
+
+        def save(position: int) -> None:
+            nonlocal saved_at
+            if ckpt_file is None or saved_at == position:
+                return
+            saved_at = position
+            atomic_torch_save({
+                "format": run.KIND.FORMAT, "task": task, "heads": heads, "seed": seed,
+                "profile": p.name, "profile_config": p.to_dict(),
+                "model_config": cfg.to_dict(), p.unit: position, **run.state(),
+                "attention_path": path, "model": on_cpu(model.state_dict()),
+                "optimizer": on_cpu(opt.state_dict()), "rng": rng_state(dev),
+                "history": run.history, "segments": segments,
+                "torch_version": _joined(segments, "torch_version", ", "),
+                "hardware": _joined(segments, "hardware", "; "),
+            }, ckpt_file)
+
+        run.begin()
+        position = start
         end = total if stop_after is None else min(total, start + stop_after)
-        bar = tqdm(range(start, end), desc=run_name(task, heads), initial=start, total=total,
-                   disable=not progress, unit="epoch")
-        for epoch in bar:
-            t0 = time.perf_counter()
+        bar = tqdm(total=total, initial=start, desc=run_name(task, heads, head_size),
+                   disable=not progress, unit=p.unit)
+        while position < end and not run.done:
             model.train()
-            loss_sum, count = 0.0, 0
-            for x, y in tqdm(loader.batches(epoch), total=len(loader), leave=False,
-                             disable=not progress, desc=f"epoch {epoch + 1}"):
+            for x, y in run.batches(position):
                 x, y = x.to(dev), y.to(dev)  # (B, T) each
-                logits = model(x)  # (B, T, V)
-                loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
+                loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())  # logits (B, T, V)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
-                loss_sum += loss.item() * x.shape[0]
-                count += x.shape[0]
-            loader.epoch = epoch + 1
-            ev = evaluate_accuracy(model, heldout)
-            for key, value in (("epoch", epoch + 1), ("train_loss", loss_sum / count),
-                               ("heldout_loss", ev["loss"]),
-                               ("heldout_accuracy", ev["accuracy"]),
-                               ("heldout_accuracy_predictable", ev["accuracy_predictable"]),
-                               ("heldout_loss_predictable", ev["loss_predictable"]),
-                               ("seconds", time.perf_counter() - t0)):
-                history[key].append(value)
-            bar.set_postfix(loss=f"{loss_sum / count:.3f}", acc=f"{ev['accuracy']:.3f}")
-            if ckpt_file is not None:
-                atomic_torch_save({
-                    "format": CHECKPOINT_FORMAT, "task": task, "heads": heads, "seed": seed,
-                    "profile": p.name, "profile_config": p.to_dict(),
-                    "model_config": cfg.to_dict(), "epoch": epoch + 1, "attention_path": path,
-                    "model": on_cpu(model.state_dict()),
-                    "optimizer": on_cpu(opt.state_dict()),
-                    "rng": rng_state(dev), "loader": loader.state_dict(), "history": history,
-                    "torch_version": str(torch.__version__), "hardware": hardware_string(dev),
-                }, ckpt_file)
+                run.add(loss.item(), x.shape[0])
+            position += 1
+            bar.update(1)
+            checkpoint, postfix = run.after(position)
+            if postfix:
+                bar.set_postfix(**postfix)
+            if checkpoint:
+                save(position)
         bar.close()
+        save(position)  # stopped between evaluations (stop_after), or nothing was trained
     model.eval()
-    return TrainResult(model, task, heads, seed, p, end, history, ckpt_file, start)
-
-
-# --------------------------------------------------------------------------- shipping
-
-
-def export_weights(
-    source: Checkpoint | TrainResult | str | os.PathLike, path: str | os.PathLike
-) -> str:
-    """Write final weights only (no optimiser or RNG state), atomically; return the SHA-256.
-
-    ``source`` is a checkpoint file, a :class:`Checkpoint` or a :class:`TrainResult`.
-    """
-    if isinstance(source, (str, os.PathLike)):
-        source = load_checkpoint(source)
-    if isinstance(source, Checkpoint):
-        d = source.data
-        meta = {k: d[k] for k in ("task", "heads", "seed", "profile", "epoch", "torch_version",
-                                  "hardware")}
-        meta["attention_path"] = source.attention_path
-        meta["history"] = d["history"]
-        config, state = d["model_config"], d["model"]
-    else:
-        meta = {"task": source.task, "heads": source.heads, "seed": source.seed,
-                "profile": source.profile.name, "epoch": source.epoch,
-                "torch_version": str(torch.__version__),
-                "hardware": hardware_string(next(source.model.parameters()).device),
-                "attention_path": source.model.attention_path, "history": source.history}
-        config, state = source.model.config.to_dict(), source.model.state_dict()
-    return write_weights(path, config, state, meta)
+    return TrainResult(model, task, heads, seed, p, position, run.history, ckpt_file, start,
+                       total if isinstance(p, FreshProfile) else None, run.summary())
 
 
 def projected_hours(seconds_per_step: float, profile: str | Profile, models: int = 8) -> float:
-    """Wall time of ``models`` runs of ``profile`` at ``seconds_per_step``, in hours."""
+    """Wall time of ``models`` runs of the finite-data ``profile`` at ``seconds_per_step``,
+    in hours."""
     p = get_profile(profile)
     steps = p.epochs * math.ceil(p.num_train / p.batch_size)
     return models * steps * seconds_per_step / 3600.0

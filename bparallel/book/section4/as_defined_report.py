@@ -78,7 +78,7 @@ def defined_measures(bundle: Any, *, num_sequences: int, eps: float, max_steps: 
     ``(task, heads)``: :func:`~bparallel.transformer.measure.defined_metrics` (Definition
     2.7, Algorithms 1-2 in both modes, hitting times, rollout) on its first
     ``num_sequences`` held-out sequences, through the metrics cache."""
-    from ...transformer.measure import evaluation_inputs
+    from ...transformer.design import evaluation_inputs
 
     positive_int(num_sequences, "num_sequences")
     return measure_models(
@@ -106,7 +106,7 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
     ``reference_sequences`` for the means of mean ablation; through the metrics cache
     (``recorded``: the results recorded beside the shipped models, ``models/recorded/``,
     read before computing)."""
-    from ...transformer.measure import evaluation_inputs
+    from ...transformer.design import evaluation_inputs
 
     for name, value in (("skip", skip), ("num_sequences", num_sequences),
                         ("reference_sequences", reference_sequences)):

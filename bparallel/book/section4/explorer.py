@@ -16,7 +16,7 @@ one object into ``window.BPARALLEL_MODELS["<task>-hNN"]`` (:func:`model_data`):
   (:func:`bparallel.transformer.ablation.head_means` over ``reference_sequences`` held-out
   sequences that the page does not show);
 - ``sequences``: the first ``num_sequences`` held-out sequences of the task
-  (:func:`bparallel.transformer.measure.evaluation_inputs`), their targets and predictable
+  (:func:`bparallel.transformer.design.evaluation_inputs`), their targets and predictable
   positions (:mod:`bparallel.transformer.data`);
 - ``recorded``: for the first sequence, what the package computes, for the page's tests to
   compare with (:func:`recorded_values`): accuracy and mean logit margin on the predictable
@@ -56,15 +56,11 @@ from ..._checks import nonnegative_int, positive_int
 from ..._io import atomic_write_text
 from ...transformer.ablation import ablated, head_means, logit_margin
 from ...transformer.data import GRAPH_TASKS, PAPER_TASKS, make_targets, predictable
-from ...transformer.design import DEFAULT_SEED, HEADS, run_name
-from ...transformer.measure import (
-    defined_metrics,
-    evaluation_inputs,
-    model_head_weights,
-    sequence_metrics,
-)
+from ...transformer.design import DEFAULT_SEED, HEADS, evaluation_inputs, model_name, run_name
+from ...transformer.measure import defined_metrics, sequence_metrics
 from ...transformer.model import Transformer
-from ...transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest, shipped_name
+from ...transformer.patterns import model_head_weights
+from ...transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest
 from ..render.js_playground import JS_DIR, module_as_closure, style_block
 
 __all__ = [
@@ -151,7 +147,7 @@ def explorer_models(
         folder = _folder(task, root)
         manifest = shipped_manifest(folder)
         for h in heads:
-            name = shipped_name(task, h, seed)
+            name = model_name(task, h, seed=seed)
             entry = None if manifest is None else manifest["models"].get(name)
             if entry is None:
                 raise FileNotFoundError(f"the explorer offers {task} with {h} heads, seed "

@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...transformer.design import HEADS
-from ...transformer.fresh_design import ARMS, arm_head_dim
+from ...transformer.design import ARMS, HEADS, arm_head_dim
 from .graph_experiment import ARM_NAMES
 from .graph_tasks import head_study
 from .models import FreshRuns

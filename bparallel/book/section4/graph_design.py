@@ -1,4 +1,4 @@
-"""Chapter 12's design: its arms (:data:`~bparallel.transformer.fresh_design.ARMS`) as the page
+"""Chapter 12's design: its arms (:data:`~bparallel.transformer.design.ARMS`) as the page
 names them, the configurations of every arm with their head sizes and parameters, the seeds
 the design asks for, and how much of it is shipped (:func:`grid_rows`). The analysis of the
 runs is :mod:`bparallel.book.section4.graph_experiment`."""
@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...transformer.design import HEADS
-from ...transformer.fresh_design import ARMS, arm_head_dim
+from ...transformer.design import ARMS, HEADS, arm_head_dim
 from ...transformer.model import ModelConfig
 from .models import FreshRuns
 

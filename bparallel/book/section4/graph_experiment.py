@@ -1,8 +1,8 @@
 """Chapter 12's controlled experiment: heads or width, on fresh data (issue #33).
 
-The graph tasks' models of :mod:`bparallel.transformer.fresh` train on new sequences every
+The graph tasks' models of :func:`bparallel.transformer.train.train` train on new sequences every
 step, to convergence or a step budget, in two arms that separate head count from head size
-(:data:`~bparallel.transformer.fresh_design.ARMS`): *fixed width* (head size ``64/H``, the paper's
+(:data:`~bparallel.transformer.design.ARMS`): *fixed width* (head size ``64/H``, the paper's
 design, the same parameter count) and *fixed head size* (16 dimensions per head, the
 attention's inner width ``16H``). Every shipped run's manifest entry holds its learning curve
 and the proxies recorded through training (:func:`~bparallel.transformer.learning.training_probe`
@@ -37,8 +37,7 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
-from ...transformer.design import HEADS
-from ...transformer.fresh_design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS
+from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW
 from ..verdicts import Verdict
 from .graph_design import ARM_NAMES, DESIGN_SEEDS, configurations, design_models, grid_rows

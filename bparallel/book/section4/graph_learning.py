@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
-from ...transformer.design import HEADS
-from ...transformer.fresh_design import ARMS
+from ...transformer.design import ARMS, HEADS
 from ...transformer.learning import steps_to_threshold
 from .across_seeds_stats import hardware_kind
 from .graph_design import ARM_NAMES

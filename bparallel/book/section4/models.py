@@ -30,9 +30,8 @@ from ..._checks import one_of, positive_int
 from ...transformer import shipped
 from ...transformer.checkpoints import load_weights
 from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS, heldout_dataset
-from ...transformer.design import DEFAULT_SEED, HEADS
+from ...transformer.design import DEFAULT_SEED, HEADS, arms_of, get_profile
 from ...transformer.evaluation import evaluate_accuracy
-from ...transformer.fresh_design import arms_of, get_fresh_profile
 from ...transformer.model import ModelConfig
 from ...transformer.shipped import (
     MODELS_ROOT,
@@ -212,7 +211,7 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
         one_of(task, "tasks", FRESH_TASKS, "tasks trained on fresh data")
     runs = FreshRuns([])
     for task in tasks:
-        profile = get_fresh_profile(FRESH_PROFILES[task])
+        profile = get_profile(FRESH_PROFILES[task])
         runs.profiles[task] = {"profile": profile.name, "budget": profile.steps,
                                "threshold": profile.threshold_of(task),
                                "eval_every": profile.eval_every,

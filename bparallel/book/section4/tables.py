@@ -20,8 +20,8 @@ import numpy as np
 
 from ..._checks import one_of, positive_int
 from ...transformer.data import fresh_sequences
-from ...transformer.design import DEFAULT_SEED, get_profile
-from ...transformer.measure import MODES, PROTOCOLS, evaluation_inputs, sequence_metrics
+from ...transformer.design import DEFAULT_SEED, PROTOCOLS, evaluation_inputs, get_profile
+from ...transformer.measure import MODES, sequence_metrics
 from ...transformer.model import Transformer
 from .measures import measure_models
 

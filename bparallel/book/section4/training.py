@@ -16,7 +16,7 @@ from typing import Any
 
 from ...transformer.checkpoints import LEGACY_ATTENTION_PATH
 from ...transformer.data import PAPER_TASKS
-from ...transformer.design import HEADS, PROFILES, get_profile, model_config
+from ...transformer.design import HEADS, get_profile, model_config, profiles
 from ...transformer.model import ModelConfig, Transformer
 from ...transformer.shipped import MANIFEST, MODELS_ROOT, shipped_manifest, shipped_status
 
@@ -63,11 +63,12 @@ def parameter_rows() -> list[dict[str, Any]]:
 
 
 def profile_rows() -> list[dict[str, Any]]:
-    """The training profiles a reader can choose (:data:`~bparallel.transformer.design.PROFILES`,
-    hidden ones left out)."""
+    """The finite-data training profiles a reader can choose
+    (:func:`~bparallel.transformer.design.profiles`, hidden ones left out; chapter 12 shows
+    the fresh-data ones)."""
     return [{"profile": p.name, "training sequences": p.num_train, "epochs": p.epochs,
              "held-out sequences": p.num_heldout, "what for": p.description}
-            for p in PROFILES.values() if not p.hidden]
+            for p in map(get_profile, profiles("epoch"))]
 
 
 def machine_rows(models_root: str | os.PathLike = MODELS_ROOT) -> list[dict[str, Any]]:

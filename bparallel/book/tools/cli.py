@@ -21,22 +21,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...transformer.data import PAPER_TASKS, TASKS
-from ...transformer.design import DEFAULT_SEED, HEADS, PROFILES
+from ...transformer.design import DEFAULT_SEED, HEADS, PROFILES, profiles
 from ...transformer.model import ATTENTION_PATHS
 
 
 def _visible_profiles() -> list[str]:
-    return [name for name, p in PROFILES.items() if not p.hidden]
+    return profiles("epoch")
 
 
 def _check_profile(parser: argparse.ArgumentParser, name: str, fresh: bool = False) -> None:
-    """Refuse an unknown profile; ``fresh``: the fresh-data profiles count too (``sweep``)."""
-    from ...transformer.fresh_design import FRESH_PROFILES
-
-    if name in PROFILES or (fresh and name in FRESH_PROFILES):
+    """Refuse an unknown profile: a finite-data one, or, with ``fresh`` (``sweep``), either
+    kind."""
+    valid = profiles(None if fresh else "epoch")
+    if name in PROFILES and (fresh or PROFILES[name].unit == "epoch"):
         return
-    valid = _visible_profiles() + ([k for k, p in FRESH_PROFILES.items() if not p.hidden]
-                                   if fresh else [])
     parser.error(f"unknown profile {name!r}; valid profiles: {', '.join(valid)}")
 
 
@@ -75,8 +73,9 @@ def run_train(args: argparse.Namespace) -> int:
     process is training is refused.
     """
     from ..._io import file_lock, write_json
+    from ...transformer.checkpoints import export_weights
     from ...transformer.design import lock_path, run_name, weights_path
-    from ...transformer.train import export_weights, train
+    from ...transformer.train import train
 
     manifest_path = args.out_dir / "weights.json"
     manifest = {}
@@ -229,13 +228,12 @@ models/<profile>/ with the outcome, learning curve and the proxies through train
 
 def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``python -m bparallel sweep``."""
-    from ...transformer.fresh_design import ARMS, FRESH_PROFILES
+    from ...transformer.design import ARMS
     from .sweep import EXECUTORS, SLURM_TIME_MIN, SWEEP_DIR
 
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = SWEEP_EPILOG
-    visible = ", ".join(name for name, prof in PROFILES.items() if not prof.hidden)
-    fresh = ", ".join(name for name, prof in FRESH_PROFILES.items() if not prof.hidden)
+    visible, fresh = ", ".join(profiles("epoch")), ", ".join(profiles("step"))
     p.add_argument("--profile", required=True,
                    help=f"training profile, one of {visible}; on fresh data, one of {fresh}")
     p.add_argument("--tasks", nargs="+", default=None, choices=TASKS,

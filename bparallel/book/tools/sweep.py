@@ -14,16 +14,16 @@ A job (:func:`train_and_ship`) is idempotent: it skips a shipped model; otherwis
 the model's lock (a model locked by another job is left to that job), restores the committed
 snapshot when the run folder has no checkpoint, resumes the checkpoint (bitwise, as
 :func:`~bparallel.transformer.train.train` does), trains to the profile's last epoch and
-ships the model (:func:`~bparallel.transformer.shipped.ship_checkpoint`, which rewrites the manifest
+ships the model (:func:`~bparallel.transformer.shipped.ship`, which rewrites the manifest
 under a lock of its own). So a killed sweep, run again, picks up where it stopped, and a
 checkpoint that ``train --seed S --out-dir <runs>/<profile>/seed-S`` wrote is adopted.
 
-Fresh-data profiles (:data:`~bparallel.transformer.fresh_design.FRESH_PROFILES`, e.g.
-``induction-fresh``) train with :func:`~bparallel.transformer.fresh.train_fresh` (a budget in
-steps, stopped when converged) and ship with
-:func:`~bparallel.transformer.fresh.ship_fresh_checkpoint`, into ``models/<profile>/``. Their
-grid has arms too (``--arms width head16``): a model of the head16 arm is named with its
-head size, ``induction-h08-hs16[-s<S>]``; 4 heads of 16 is both arms' model, trained once.
+Fresh-data profiles (:class:`~bparallel.transformer.design.FreshProfile`, e.g.
+``induction-fresh``) train and ship the same way (a budget in steps, stopped when converged),
+into ``models/<profile>/``; the profile's kind answers what differs (what a run counts, its
+last epoch or budget, its arms). Their grid has arms too (``--arms width head16``): a
+model of the head16 arm is named with its head size, ``induction-h08-hs16[-s<S>]``; 4 heads
+of 16 is both arms' model, trained once.
 ``--budget-factor 5`` trains 5 times the budget (the runs that say "never" or "later" for a
 model that did not learn), as ``<name>-x5``, starting from the plain run's checkpoint.
 
@@ -46,26 +46,17 @@ from ..._checks import one_of, positive_int
 from ..._io import atomic_copy, file_lock, is_locked
 from ...transformer.data import TASKS
 from ...transformer.design import (
+    ARMS,
     DEFAULT_SEED,
     HEADS,
-    Profile,
-    model_config,
-    profile_tasks,
-)
-from ...transformer.fresh import ship_fresh_checkpoint, train_fresh
-from ...transformer.fresh_design import (
-    ARMS,
-    FRESH_PROFILES,
     FreshProfile,
+    Profile,
     arm_head_size,
     arm_of,
+    model_config,
 )
 from ...transformer.runtime import device_name
-from ...transformer.shipped import (
-    RUNS_DIR,
-    is_shipped,
-    ship_checkpoint,
-)
+from ...transformer.shipped import RUNS_DIR, is_shipped, ship
 from ...transformer.train import train
 from .sweep_runs import ModelRun, default_models_dir, sweep_profile
 from .sweep_status import format_status, shown_path, snapshot, sweep_status
@@ -96,7 +87,7 @@ def plan(
     seeds of one configuration train side by side and a configuration is complete (all its
     seeds shipped) as early as possible.
 
-    ``arms`` (fresh-data profiles; default both, :data:`~bparallel.transformer.fresh_design.ARMS`):
+    ``arms`` (fresh-data profiles; default all, :data:`~bparallel.transformer.design.ARMS`):
     a configuration in both arms (4 heads of 16) is planned once. ``budget_factor``:
     fresh-data runs of that many times the budget.
 
@@ -107,15 +98,10 @@ def plan(
     node).
     """
     p = sweep_profile(profile)
-    fresh = isinstance(p, FreshProfile)
-    tasks = list((p.tasks if fresh else profile_tasks(p)) if tasks is None else tasks)
+    tasks = list(p.tasks if tasks is None else tasks)
     heads, seeds = list(heads), list(seeds)
-    arms = list((ARMS if fresh else ("width",)) if arms is None else arms)
-    positive_int(budget_factor, "budget_factor")
-    if not fresh and (arms != ["width"] or budget_factor != 1):
-        raise ValueError(f"profile {p.name!r} trains on finite data: arms={arms} and "
-                         f"budget_factor={budget_factor} apply to fresh-data profiles "
-                         f"({', '.join(FRESH_PROFILES)}) only")
+    arms = list(p.arms if arms is None else arms)
+    p.total(budget_factor)  # a finite-data profile refuses a budget factor
     for name, values in (("tasks", tasks), ("heads", heads), ("seeds", seeds), ("arms", arms)):
         if not values:
             raise ValueError(f"{name}: give at least one")
@@ -128,11 +114,14 @@ def plan(
     for arm in arms:
         if arm not in ARMS:
             raise ValueError(f"arms: {arm!r} is not an arm; valid arms are {list(ARMS)}")
+    if not set(arms) <= set(p.arms):
+        raise ValueError(f"arms={arms}: profile {p.name!r} trains the arms {list(p.arms)} "
+                         "(the other arms are for fresh-data profiles)")
     configs: list[tuple[int, int | None]] = []  # (heads, head size), each once
     for h in heads:
         try:
             for arm in arms:
-                head_size = arm_head_size(arm, h) if fresh else None
+                head_size = arm_head_size(arm, h)
                 model_config(p, h, head_size)  # ModelConfig's check: e.g. divides the width
                 if (h, head_size) not in configs:
                     configs.append((h, head_size))
@@ -167,7 +156,7 @@ def _restore(run: ModelRun) -> bool:
         return False
     ck = run.load(snapshot)  # refuse another run's file before copying it
     atomic_copy(snapshot, run.checkpoint)
-    _say(run, f"restored {run.unit} {run.progress(ck)} from the snapshot {shown_path(snapshot)}")
+    _say(run, f"restored {run.unit} {ck.position} from the snapshot {shown_path(snapshot)}")
     return True
 
 
@@ -190,34 +179,23 @@ def train_and_ship(run: ModelRun) -> dict[str, Any]:
             return {**out, "status": "already shipped"}
         restored = _restore(run)
         t0 = time.perf_counter()
-        start = run.progress(run.load(run.checkpoint)) if run.checkpoint.exists() else 0
+        start = run.load(run.checkpoint).position if run.checkpoint.exists() else 0
         _say(run, f"training {run.unit}s {start} -> {run.total} in {shown_path(run.run_dir)}, "
                   f"torch threads {run.threads or 'default'}, device {run.device}")
-        if run.fresh:
-            arm = arm_of(run.heads, run.head_size)
-            result = train_fresh(run.task, run.heads, run.profile, arm=arm,
-                                 out_dir=run.run_dir, seed=run.seed,
-                                 budget_factor=run.budget_factor, threads=run.threads,
-                                 progress=False, device=run.device)
-            done, extra = result.step, {"steps": result.step, "outcome": result.outcome}
-            entry = ship_fresh_checkpoint(run.checkpoint, run.models_dir, profile=run.profile,
-                                          name=run.shipped_as)
-        else:
-            result = train(run.task, run.heads, run.profile, out_dir=run.run_dir,
-                           seed=run.seed, threads=run.threads, progress=False,
-                           device=run.device)
-            done, extra = result.epoch, {"epochs": result.epoch}
-            entry = ship_checkpoint(run.checkpoint, run.models_dir, profile=run.profile)
+        result = train(run.task, run.heads, run.profile, arm=arm_of(run.heads, run.head_size),
+                       out_dir=run.run_dir, seed=run.seed, budget_factor=run.budget_factor,
+                       threads=run.threads, progress=False, device=run.device)
+        entry = ship(run.checkpoint, run.models_dir, profile=run.profile, name=run.shipped_as)
+        outcome = run.load(run.checkpoint).outcome()
         seconds = time.perf_counter() - t0
         while (snapshot := run.find_partial()):
             snapshot.unlink()  # shipped: the snapshot has done its work
-        _say(run, f"{run.unit}s {result.resumed_from} -> {done} in {seconds:.0f} s; "
+        _say(run, f"{run.unit}s {result.resumed_from} -> {result.position} in {seconds:.0f} s; "
                   f"shipped as {shown_path(run.models_dir / entry['file'])}, held-out accuracy "
-                  f"{entry['heldout_accuracy']:.4f}"
-                  + (f", {entry['outcome']}" if run.fresh else "")
-                  + f", sha256 {entry['sha256']}")
+                  f"{entry['heldout_accuracy']:.4f}, {outcome}, sha256 {entry['sha256']}")
         return {**out, "status": "shipped", "resumed_from": result.resumed_from,
-                "restored": restored, **extra, "seconds": seconds,
+                "restored": restored, f"{run.unit}s": result.position, "outcome": outcome,
+                "seconds": seconds,
                 "sha256": entry["sha256"], "heldout_accuracy": entry["heldout_accuracy"]}
 
 

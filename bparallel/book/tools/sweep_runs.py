@@ -9,37 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ..._checks import one_of
+from ...transformer.checkpoints import RunCheckpoint, load_checkpoint
 from ...transformer.design import (
-    PROFILES,
+    DEFAULT_SEED,
+    FreshProfile,
     Profile,
     get_profile,
+    model_name,
+    run_name,
 )
-from ...transformer.fresh import load_fresh_checkpoint
-from ...transformer.fresh_design import (
-    FRESH_PROFILES,
-    FreshProfile,
-    fresh_model_name,
-    fresh_run_name,
-)
-from ...transformer.shipped import (
-    MODELS_ROOT,
-    find_partial,
-    shipped_name,
-)
-from ...transformer.train import load_checkpoint
+from ...transformer.shipped import MODELS_ROOT
 
 
 def sweep_profile(profile: str | Profile | FreshProfile) -> Profile | FreshProfile:
-    """The finite-data :class:`~bparallel.transformer.design.Profile` or the fresh-data
-    :class:`~bparallel.transformer.fresh_design.FreshProfile` named ``profile``."""
-    if isinstance(profile, (Profile, FreshProfile)):
-        return profile
-    one_of(profile, "profile", [*PROFILES, *FRESH_PROFILES], "profiles")
-    if profile in FRESH_PROFILES:
-        return FRESH_PROFILES[profile]
+    """The profile named ``profile``, of either kind (:func:`~.design.get_profile`)."""
     return get_profile(profile)
 
 
@@ -65,19 +49,12 @@ class ModelRun:
     budget_factor: int = 1
 
     @property
-    def fresh(self) -> bool:
-        return isinstance(self.profile, FreshProfile)
-
-    @property
     def name(self) -> str:
-        return fresh_run_name(self.task, self.heads, self.head_size, self.budget_factor)
+        return run_name(self.task, self.heads, self.head_size, self.budget_factor)
 
     @property
     def shipped_as(self) -> str:
-        if not self.fresh:
-            return shipped_name(self.task, self.heads, self.seed)
-        return fresh_model_name(self.task, self.heads, self.head_size, self.seed,
-                                self.budget_factor)
+        return model_name(self.task, self.heads, self.head_size, self.seed, self.budget_factor)
 
     @property
     def run_dir(self) -> Path:
@@ -85,8 +62,7 @@ class ModelRun:
 
     @property
     def checkpoint(self) -> Path:
-        """``<run_dir>/<name>.ckpt.pt`` (:func:`~bparallel.transformer.design.checkpoint_path`
-        for a finite-data run)."""
+        """``<run_dir>/<name>.ckpt.pt`` (:func:`~bparallel.transformer.design.checkpoint_path`)."""
         return self.run_dir / f"{self.name}.ckpt.pt"
 
     @property
@@ -97,12 +73,12 @@ class ModelRun:
     @property
     def unit(self) -> str:
         """What the run counts: ``"epoch"`` (finite data) or ``"step"`` (fresh data)."""
-        return "step" if self.fresh else "epoch"
+        return self.profile.unit
 
     @property
     def total(self) -> int:
         """The last epoch, or the step budget."""
-        return self.profile.steps * self.budget_factor if self.fresh else self.profile.epochs
+        return self.profile.total(self.budget_factor)
 
     def partial_path(self) -> Path:
         """Where its unfinished checkpoint is snapshotted, ``<models>/partial/seed-<S>/<name>
@@ -110,24 +86,17 @@ class ModelRun:
         return self.models_dir / "partial" / f"seed-{self.seed}" / f"{self.name}.ckpt.pt"
 
     def find_partial(self) -> Path | None:
-        """The committed snapshot of this run, if there is one (for a finite-data run, seed
-        42's older place too: :func:`~bparallel.transformer.shipped.find_partial`)."""
-        if not self.fresh:
-            return find_partial(self.models_dir, self.task, self.heads, self.seed)
-        return self.partial_path() if self.partial_path().is_file() else None
+        """The committed snapshot of this run, if there is one (seed 42's place of before
+        seeds were swept, ``partial/<name>.ckpt.pt``, counts too)."""
+        places = [self.partial_path()]
+        if self.seed == DEFAULT_SEED:
+            places.append(self.models_dir / "partial" / f"{self.name}.ckpt.pt")
+        return next((p for p in places if p.is_file()), None)
 
-    def load(self, path: Path) -> Any:
+    def load(self, path: Path) -> RunCheckpoint:
         """The checkpoint ``path``, checked to be this run's (``ValueError`` otherwise)."""
-        if not self.fresh:
-            return load_checkpoint(path, task=self.task, heads=self.heads,
-                                   profile=self.profile, seed=self.seed)
-        return load_fresh_checkpoint(path, task=self.task, heads=self.heads,
-                                     head_size=self.head_size, profile=self.profile,
-                                     seed=self.seed)
-
-    def progress(self, ck: Any) -> int:
-        """How far the checkpoint ``ck`` is: its epoch, or its step."""
-        return ck.step if self.fresh else ck.epoch
+        return load_checkpoint(path, task=self.task, heads=self.heads, head_size=self.head_size,
+                               profile=self.profile, seed=self.seed)
 
     def __str__(self) -> str:
         return f"{self.name} seed {self.seed}"

@@ -32,7 +32,8 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
     ``"partial"`` (a checkpoint in the run folder, else a committed snapshot, at ``epoch``),
     ``"pending"`` (nothing yet) or ``"invalid"`` (a checkpoint that is corrupted or of
     another run; ``error`` says which). A fresh-data run counts ``step`` instead of
-    ``epoch``, and has its ``outcome`` (converged, budget reached, not learned, running).
+    ``epoch``; ``outcome`` is the checkpoint kind's word (a fresh-data run's converged,
+    budget reached, not learned or running; a finite-data run's finished or running).
     """
     manifests: dict[Path, dict[str, Any]] = {}
     rows = []
@@ -43,16 +44,13 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
         unit = run.unit
         row: dict[str, Any] = {"seed": run.seed, "model": run.name, "status": "pending",
                                unit: 0, "of": run.total, "heldout_accuracy": None,
-                               "file": None}
-        if run.fresh:
-            row["outcome"] = None
+                               "file": None, "outcome": None}
         entry = manifests[run.models_dir].get(run.shipped_as)
         if entry is not None and entry.get("seed", DEFAULT_SEED) == run.seed:
             row.update(status="shipped", file=run.models_dir / entry["file"],
                        heldout_accuracy=entry["heldout_accuracy"])
             row[unit] = entry[f"{unit}s"]
-            if run.fresh:
-                row["outcome"] = entry["outcome"]
+            row["outcome"] = entry.get("outcome", "finished")
             rows.append(row)
             continue
         source = run.checkpoint if run.checkpoint.is_file() else run.find_partial()
@@ -65,9 +63,7 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
                 acc = ck.history["heldout_accuracy"]
                 row.update(status="partial", file=source,
                            heldout_accuracy=acc[-1] if acc else None)
-                row[unit] = run.progress(ck)
-                if run.fresh:
-                    row["outcome"] = ck.summary()["outcome"]
+                row[unit], row["outcome"] = ck.position, ck.outcome()
         if is_locked(run.lock):
             row["status"] = "running"
         rows.append(row)
@@ -75,17 +71,16 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
 
 
 def format_status(rows: Sequence[dict[str, Any]]) -> str:
-    """:func:`sweep_status` as a table, with a count per status (and, for fresh-data runs,
-    their outcome)."""
-    unit = "step" if rows and "step" in rows[0] else "epoch"
+    """:func:`sweep_status` as a table, with a count per status."""
+    unit = "step" if rows and "step" in rows[0] else "epoch"  # one profile: one unit
     width = max([10, *(len(r["model"]) for r in rows)])
     digits = max([4, *(len(str(r["of"])) for r in rows)])
     lines = [f"{'seed':>5}  {'model':<{width}} {'status':<10} {unit:>{2 * digits + 1}}  "
-             f"{'held-out':>8}  " + ("outcome         " if unit == "step" else "") + "file"]
+             f"{'held-out':>8}  {'outcome':<16}file"]
     for r in rows:
         acc = "" if r["heldout_accuracy"] is None else f"{r['heldout_accuracy']:.4f}"
         file = "" if r["file"] is None else shown_path(r["file"])
-        outcome = f"{r.get('outcome') or '':<16}" if unit == "step" else ""
+        outcome = f"{r.get('outcome') or '':<16}"
         lines.append(f"{r['seed']:>5}  {r['model']:<{width}} {r['status']:<10} "
                      f"{r[unit]:>{digits}}/{r['of']:<{digits}}  {acc:>8}  {outcome}{file}")
         if "error" in r:
@@ -114,6 +109,6 @@ def snapshot(runs: Sequence[ModelRun], echo: Callable[[str], object] = print) ->
             echo(f"[snapshot] {run}: not copied: {err}")
             continue
         dest = atomic_copy(run.checkpoint, run.partial_path())
-        echo(f"[snapshot] {run}: {run.unit} {run.progress(ck)}/{run.total} -> {shown_path(dest)}")
+        echo(f"[snapshot] {run}: {run.unit} {ck.position}/{run.total} -> {shown_path(dest)}")
         copies.append(dest)
     return copies
