@@ -1,6 +1,7 @@
 """scripts/exec_cache_stamp.sh: the fingerprint that decides when scripts/build_book.sh drops
 the notebook execution cache (whose own key is the notebook text only)."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,7 @@ STAMP = ROOT / "scripts" / "exec_cache_stamp.sh"
 def _stamp(root: Path) -> str:
     out = subprocess.run(["bash", str(STAMP), str(root)], capture_output=True, text=True,
                          check=True).stdout.strip()
-    assert len(out) == 64 and int(out, 16) >= 0
+    assert re.fullmatch(r"[0-9a-f]{64}", out), out
     return out
 
 

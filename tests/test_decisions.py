@@ -1,4 +1,4 @@
-"""No verdict hangs on the last bit of a float (issue #32): every threshold decision of the
+"""No verdict hangs on the last bit of a float: every threshold decision of the
 verdict code goes through :func:`bparallel.ranks.reaches`, and every recorded verdict input
 of the chapters sits clear of its threshold or was decided by that rule."""
 
@@ -53,26 +53,52 @@ def test_the_scan_sees_a_float_comparison(tmp_path):
     assert _threshold_comparisons(bad) == ["bad.py:2"]
 
 
-#: Recorded verdict inputs of the paper references and their thresholds.
+#: Recorded verdict inputs of the paper references (key prefixes) and the thresholds their
+#: medians are judged against (``statistics.RHO_HOLDS``, ``RHO_CONDITIONS``; the head
+#: impact's reliability ``importance.RELIABLE``).
 INPUTS = {"10_section4_as_defined": {"heads_claim.": (0.5, 0.2), "layers_claim.": (0.5, 0.2),
                                      "head_impact.": (0.8,)},
-          "12_graph_tasks": {"heads.": (0.5, 0.2), "agreement.": (0.5, 0.2)}}
+          "12_graph_tasks": {"heads.": (0.5, 0.2), "fresh.heads.": (0.5, 0.2)}}
+
+
+def _verdict_inputs(refs: dict, prefixes: dict) -> dict[str, list[tuple[float, float]]]:
+    """Per prefix, the ``(value, threshold)`` pairs of its recorded medians."""
+    out: dict[str, list[tuple[float, float]]] = {prefix: [] for prefix in prefixes}
+    for key, entry in refs.items():
+        if not key.endswith(".median"):
+            continue
+        prefix = max((p for p in prefixes if key.startswith(p)), key=len, default=None)
+        if prefix is not None:
+            out[prefix] += [(float(entry["value"]), t) for t in prefixes[prefix]]
+    return out
+
+
+def test_the_constants_above_are_the_codes_thresholds():
+    from bparallel.book.section4.statistics import RHO_CONDITIONS, RHO_HOLDS
+    from bparallel.transformer.importance import RELIABLE
+
+    assert (RHO_HOLDS, RHO_CONDITIONS, RELIABLE) == (0.5, 0.2, 0.8)
 
 
 @pytest.mark.parametrize("notebook", sorted(INPUTS))
 def test_recorded_inputs_near_a_threshold_are_decided_by_the_rule(notebook):
-    """A recorded median or reliability within 1e-9 of a threshold is on the threshold (the
-    values lie on a grid far coarser than that, bparallel.ranks), so the rule counts it as
-    reaching: perturbing it by 1e-12 either way changes no decision."""
+    """Every prefix names recorded medians (else this test would check nothing), and a
+    median within ``DECISION_TOL`` of a threshold is on the threshold (the values lie on a
+    grid far coarser than that, bparallel.ranks), so the rule counts it as reaching:
+    perturbing it by 1e-12 either way changes no decision."""
     refs = json.loads((ROOT / "tests" / "reference" / "paper" / f"{notebook}.json").read_text())
-    near = 0
-    for key, entry in refs.items():
-        for prefix, thresholds in INPUTS[notebook].items():
-            if not key.startswith(prefix) or not key.endswith((".median", "rho.median")):
-                continue
-            for t in thresholds:
-                v = float(entry["value"])
-                if abs(v - t) < ranks.DECISION_TOL:
-                    near += 1
-                    assert ranks.reaches(v - 1e-12, t) and ranks.reaches(v + 1e-12, t), key
-    assert near >= 0  # counted for the message of a failure above
+    found = _verdict_inputs(refs, INPUTS[notebook])
+    assert all(found.values()), f"prefixes naming no recorded median: " \
+        f"{[p for p, pairs in found.items() if not pairs]}"
+    for prefix, pairs in found.items():
+        for v, t in pairs:
+            if abs(v - t) < ranks.DECISION_TOL:
+                assert ranks.reaches(v - 1e-12, t) and ranks.reaches(v + 1e-12, t), prefix
+
+
+def test_the_reference_scan_finds_medians_by_their_longest_prefix():
+    refs = {"heads.x.median": {"value": 0.5}, "fresh.heads.x.median": {"value": 0.2},
+            "heads.x.p": {"value": 0.01}}
+    found = _verdict_inputs(refs, {"heads.": (0.5,), "fresh.heads.": (0.2,)})
+    assert found == {"heads.": [(0.5, 0.5)], "fresh.heads.": [(0.2, 0.2)]}
+    assert _verdict_inputs(refs, {"agreement.": (0.5,)}) == {"agreement.": []}

@@ -355,3 +355,12 @@ def test_no_name_of_the_transformer_floor_has_a_fresh_twin():
                    if (base := re.sub(r"^fresh_|_fresh$", "", n, flags=re.I)) != n
                    and base in public)
     assert not twins, f"names with a fresh twin: {twins}"
+
+
+def test_the_package_cites_equations_not_issues():
+    """Docstrings and comments say what and why; which issue asked for a change belongs in
+    the git history."""
+    cited = {p.relative_to(PACKAGE).as_posix(): hits for p in sorted(PACKAGE.rglob("*"))
+             if p.suffix in (".py", ".mjs", ".css")
+             and (hits := re.findall(r"[Ii]ssues? #?\d+", p.read_text()))}
+    assert not cited, f"issue numbers in the package: {cited}"

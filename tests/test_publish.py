@@ -18,15 +18,6 @@ def test_workflow_is_valid_against_the_github_schema():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_an_invalid_workflow_is_refused(tmp_path):
-    bad = tmp_path / "bad.yml"
-    bad.write_text("name: x\non: push\njobs:\n  build:\n    steps: []\n")  # no runs-on
-    done = subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
-         str(bad)], capture_output=True, text=True)
-    assert done.returncode != 0
-
-
 def test_workflow_runs_the_readme_commands_and_deploys_pages():
     flow = yaml.safe_load(WORKFLOW.read_text())
     build = flow["jobs"]["build"]["steps"]

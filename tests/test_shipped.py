@@ -4,8 +4,8 @@ import shutil
 import pytest
 import torch
 
-from bparallel.transformer import shipped as ex
 from bparallel.transformer import checkpoints
+from bparallel.transformer import shipped as ex
 from bparallel.transformer.checkpoints import EpochCheckpoint, rng_state
 from bparallel.transformer.data import PAPER_TASKS
 from bparallel.transformer.design import HEADS, PROFILES, model_config, model_name, run_name

@@ -31,7 +31,7 @@ graph (positions counted from 0 below):
   positions where two or more symbols share the largest count are masked as unpredictable.
 
 The aggregation task trained on fresh data only (:data:`FRESH_ONLY_TASKS`, no finite-data
-profile), the replacement of majority, which no head count learned (issue #33, item 4):
+profile), the replacement of majority, which no head count learned:
 
 - ``histogram`` (counting, the ``hist`` program of Weiss et al. 2021, "Thinking Like
   Transformers"): sequences drawn like majority's, from an alphabet of

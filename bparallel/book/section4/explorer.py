@@ -1,5 +1,5 @@
 """The model explorer: the shipped Transformers run in the page, with live head ablation and
-the paper's graph measures (issue 34).
+the paper's graph measures.
 
 The page runs each model in JavaScript (``bparallel/book/render/js/transformer.mjs``, the
 forward pass and the measures; ``explorer.mjs`` and ``explorer.css``, the interface), with
@@ -89,7 +89,7 @@ DATA_GLOBAL = "BPARALLEL_MODELS"
 #: The tasks the explorer offers: those with shipped finite-data models (``models/paper/``,
 #: ``models/<task>/``); the tasks trained on fresh data only have no such folder.
 EXPLORER_TASKS = PAPER_TASKS + GRAPH_TASKS
-#: Budgets of issue 34: every data file together, and the page before a model is chosen.
+#: Budgets: every data file together, and the page before a model is chosen.
 MAX_DATA_BYTES = 30 * 2**20
 MAX_PAGE_BYTES = 2**20
 #: The page's sources, in inlining order (each imports only those before it).
@@ -388,7 +388,7 @@ def export_models(
     with its ``file``, ``bytes`` and ``layers`` (what :func:`page_html` takes). Each model
     is loaded hash-checked (:func:`~bparallel.transformer.shipped.load_shipped`). Files are
     written atomically, readable by all (they are served with the book); ``ValueError`` if
-    together they exceed ``max_bytes`` (issue 34's 30 MB)."""
+    together they exceed ``max_bytes`` (30 MB)."""
     positive_int(max_bytes, "max_bytes")
     catalogue = explorer_models(tasks=tasks, heads=heads, seed=seed, models_root=models_root)
     out = Path(out_dir)

@@ -1,5 +1,5 @@
-"""Chapter 12's causal tests on the fresh-data models of its controlled experiment (issue
-#33): the one part of the experiment that loads and runs models (:mod:`.graph_experiment`
+"""Chapter 12's causal tests on the fresh-data models of its controlled experiment: the one
+part of the experiment that loads and runs models (:mod:`.graph_experiment`
 reads manifests only).
 
 - :func:`measure_heads`: one measuring pass per model (:func:`~.measures.measure_models`, the

@@ -1,4 +1,4 @@
-"""Chapter 12's controlled experiment: heads or width, on fresh data (issue #33).
+"""Chapter 12's controlled experiment: heads or width, on fresh data.
 
 The graph tasks' models of :func:`bparallel.transformer.train.train` train on new sequences every
 step, to convergence or a step budget, in two arms that separate head count from head size

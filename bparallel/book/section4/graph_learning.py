@@ -1,4 +1,4 @@
-"""Chapter 12's learning times on fresh data (issue #45, item 3): one rule for every run.
+"""Chapter 12's learning times on fresh data one rule for every run.
 
 A run's *learning time* is the first of
 :data:`~bparallel.transformer.learning.LEARNED_IN_A_ROW` held-out evaluations in a row at

@@ -1,4 +1,4 @@
-"""Chapter 12's horse race (issue #45, item 5): which single quantity best ranks the fresh-data
+"""Chapter 12's horse race: which single quantity best ranks the fresh-data
 runs of a task by how fast they learn?
 
 Every shipped run of a task, all arms and seeds together, is one item. Each candidate of

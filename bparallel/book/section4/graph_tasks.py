@@ -179,7 +179,7 @@ def head_count_change(rows: Sequence[Mapping[str, Any]], quantity: str, *, fewer
 
 
 #: The paired seeds (1 and 16 heads) a task needs before its change can test a claim: the
-#: design's three (issue #33). A task with fewer is *not testable* on its own line and set
+#: design's three. A task with fewer is *not testable* on its own line and set
 #: aside, never a reason to withhold the verdict of the tasks that did test the claim.
 MIN_PAIRED_SEEDS = 3
 

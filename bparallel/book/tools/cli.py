@@ -216,7 +216,7 @@ examples:
     python -m bparallel sweep --profile paper --seeds 42 43 44 45 46 --executor slurm \\
         --jobs 16 --slurm-partition cpu --slurm-time 240 --slurm-cpus-per-task 2
 
-fresh data (issue #33): each step 50 new sequences, a budget in steps, stopped when the
+fresh data: each step 50 new sequences, a budget in steps, stopped when the
 held-out accuracy has converged; both arms by default (width: head size 64/H, the paper's;
 head16: 16 dimensions per head), 4 heads of 16 trained once for both; shipped into
 models/<profile>/ with the outcome, learning curve and the proxies through training
