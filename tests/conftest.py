@@ -1,87 +1,22 @@
-"""Shared fixtures for the browser tests of the built book (tests/test_book_browser.py), and
-the fast tier: every browser test is marked ``slow`` (``pytest -m "not slow"`` skips them).
+"""Fixtures every folder of the tests shares, and the fast tier.
 
-A built book is required, not optional: without `_build/html` these fixtures *fail* and say
-to run `make book`, so a browser test can never pass by being skipped.
+The tests are arranged like the package: ``theory/`` (the theory layer), ``transformer/``
+(the Transformer floor), ``book/`` (the book layer: chapters' science, rendering, tools),
+``browser/`` (the built book and the widgets in headless Chromium; their fixtures are
+``browser/conftest.py``), and ``test_layers.py`` on the package as a whole.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import shutil
-import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HTML = ROOT / "_build" / "html"
-SCREENSHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM = os.environ.get("BPARALLEL_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-default-apps",
-    "--disable-domain-reliability",
-    "--disable-sync",
-    "--metrics-recording-only",
-    "--no-first-run",
-    "--no-default-browser-check",
-]
-
-
-@pytest.fixture(scope="session")
-def built_html() -> Path:
-    """`_build/html`, after checking that the book has been built."""
-    if not (HTML / "index.html").is_file():
-        pytest.fail(f"the book is not built ({HTML / 'index.html'} is missing): run `make book`")
-    return HTML
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # the stdlib signature
-        pass
-
-
-@pytest.fixture(scope="session")
-def book_server(built_html: Path):
-    """Serve `_build/html` on 127.0.0.1 at a free port; yields the base URL (ends with /)."""
-    handler = functools.partial(_QuietHandler, directory=str(built_html))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Headless Debian Chromium driven by Playwright (never `playwright install`)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as err:
-        pytest.fail(
-            f"playwright (Python) is not installed in this environment: {err}; run `make setup`"
-        )
-    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
-        pytest.fail(f"no Chromium at {CHROMIUM}: run `make setup` (installs Debian chromium)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="session")
-def screenshot_dir() -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return SCREENSHOTS
+#: The explorer's export as the book ships it: sequences shown, and reference sequences.
+EXPLORER_SEQUENCES = 8
+EXPLORER_REFERENCE_SEQUENCES = 100
 
 
 @pytest.fixture
@@ -96,14 +31,27 @@ def one_torch_thread():
 
 
 # ---------------------------------------------------------------------- the fast tier
-#: Test files whose every test is slow: they execute notebooks (papermill) or open the built
-#: book in a browser. Single slow tests elsewhere carry ``@pytest.mark.slow`` themselves.
-SLOW_FILES = {"test_book_browser.py", "test_js_playground_browser.py"}
+#: The folder whose every test is slow: it opens the built book and the widgets in a
+#: browser. Single slow tests elsewhere (notebook regressions) carry ``@pytest.mark.slow``.
+SLOW_FOLDER = ROOT / "tests" / "browser"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the browser tests (and every test of :data:`SLOW_FILES`) ``slow``, so that
-    ``pytest -m "not slow"`` is the fast tier: the package's own tests, in a few minutes."""
+    """Mark the browser tests (those marked ``browser`` and all of :data:`SLOW_FOLDER`)
+    ``slow``, so that ``pytest -m "not slow"`` is the fast tier: the package's own tests, in a
+    few minutes."""
     for item in items:
-        if item.get_closest_marker("browser") or item.path.name in SLOW_FILES:
+        if item.get_closest_marker("browser") or SLOW_FOLDER in item.path.parents:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def explorer_export(tmp_path_factory) -> tuple[Path, list[dict[str, Any]]]:
+    """Every model the explorer offers, exported once as the book exports them: the folder
+    of data files and the catalogue (``tests/book/test_explorer.py`` checks them against
+    torch and the package, ``tests/browser/test_explorer_browser.py`` opens them)."""
+    from bparallel.book.section4 import explorer
+
+    out = tmp_path_factory.mktemp("explorer-data")
+    return out, explorer.export_models(out, num_sequences=EXPLORER_SEQUENCES,
+                                       reference_sequences=EXPLORER_REFERENCE_SEQUENCES)

@@ -1,7 +1,7 @@
 """Section 2.1 in numbers: chapter support for "Feedforward graphs and their stationary
 distribution" (chapter 01).
 
-What the chapter shows, computed here and tested (``tests/test_feedforward_chapter.py``):
+What the chapter shows, computed here and tested (``tests/book/test_feedforward_chapter.py``):
 
 - :data:`FIGURE_1_EDGES`: a feedforward DAG on 5 nodes with a unique sink, as in the paper's
   Figure 1 (Definitions 2.1-2.2), and :data:`TWO_SINKS`, a 4-node graph without one;

@@ -1,6 +1,6 @@
 """Theorem 2.8 in numbers: chapter support for "Mixing time and Theorem 2.8" (chapter 02).
 
-What the chapter shows, computed here and tested (``tests/test_mixing_bound.py``):
+What the chapter shows, computed here and tested (``tests/book/test_mixing_bound.py``):
 
 - :func:`bound_vs_exact`: the exact mixing time of Definition 2.7 next to Theorem 2.8's
   bound ``2N/p`` (Eq. 3) on the path and the complete DAG, with :func:`bound_vs_exact_rows`

@@ -30,8 +30,8 @@ Learning thresholds (:data:`LEARNING_THRESHOLD`), on the held-out accuracy of th
 predictable positions: 0.9 for every graph task and for histogram. A model without
 attention is near chance on first and induction, near 45% on majority (the current token is
 often the mode) and at 30% on histogram (the most likely count at each position,
-:func:`~.data.histogram_no_attention_ceiling`; all in ``tests/test_data.py``), so 0.9 needs
-the attention graph to carry the answer for all four.
+:func:`~.data.histogram_no_attention_ceiling`; all in ``tests/transformer/test_data.py``), so
+0.9 needs the attention graph to carry the answer for all four.
 
 The probe schedule through training: :func:`probe_steps` is the log-spaced schedule
 ``0, 50, 100, 200, 400, ...`` (and the budget); what is measured at those steps is

@@ -14,7 +14,7 @@ from bparallel.book import verdicts
 from bparallel.book.render.markdown import cell, table
 from bparallel.book.verdicts import LABELS, MEANINGS, Verdict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CSS = ROOT / "book" / "_static" / "bparallel.css"
 
 

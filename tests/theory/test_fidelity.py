@@ -6,8 +6,7 @@ from hypothesis import strategies as st
 from bparallel import exact
 from bparallel import fidelity as fi
 from bparallel import graphs as g
-
-from ._ulps import assert_close_ulps
+from tests._ulps import assert_close_ulps
 
 
 def test_signal_at_sink_is_matrix_power_row():

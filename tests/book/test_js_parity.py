@@ -25,7 +25,7 @@ from bparallel.book.playground_link import config_of, decode_state, encode_state
 from bparallel.book.render.js_playground import inline_script, playground_html
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOYDAG = ROOT / "bparallel" / "book" / "render" / "js" / "toydag.mjs"
 ATOL = 1e-12
 NUM_RANDOM = 400

@@ -12,8 +12,7 @@ from bparallel import fidelity as fi
 from bparallel import graphs as g
 from bparallel import markov as mk
 from bparallel.book import claims
-
-from ._ulps import assert_frames_close_ulps
+from tests._ulps import assert_frames_close_ulps
 
 Q = Fraction(1, 4)
 

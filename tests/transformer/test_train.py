@@ -314,7 +314,7 @@ def test_weights_files_round_trip_the_head_size(tmp_path):
 
     from bparallel.transformer.model import ModelConfig, Transformer
 
-    shipped = Path(__file__).resolve().parents[1] / "models" / "paper" / "copy-h04.weights.pt"
+    shipped = Path(__file__).resolve().parents[2] / "models" / "paper" / "copy-h04.weights.pt"
     stored = torch.load(shipped, weights_only=True)["model_config"]
     assert "head_size" not in stored
     model, _ = checkpoints.load_weights(shipped)

@@ -1,5 +1,5 @@
 """``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.book.tools.cli);
-``sweep`` has its own tests (tests/test_sweep.py)."""
+``sweep`` has its own tests (tests/book/test_sweep.py)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ from hypothesis import strategies as st
 
 from bparallel import exact
 from bparallel import graphs as g
-
-from ._ulps import assert_close_ulps
+from tests._ulps import assert_close_ulps
 
 
 def test_walk_matrix_eq1_by_hand():

@@ -12,29 +12,10 @@ from scipy import stats
 from bparallel import proxies
 from bparallel.transformer import ablation as ab
 from bparallel.transformer import importance as im
-from bparallel.transformer.data import make_dataset
-from bparallel.transformer.model import ModelConfig, Transformer
 from bparallel.transformer.patterns import extract_patterns, model_head_weights
+from tests.transformer.tiny import D, H, L, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-L, H, T = 4, 4, 12
-D = 64 // H
-
-
-def _model(seed: int = 0, heads: int = H) -> Transformer:
-    torch.manual_seed(seed)
-    return Transformer(ModelConfig(n_heads=heads, seq_len=T)).eval()
-
-
-@pytest.fixture(scope="module")
-def model() -> Transformer:
-    return _model()
-
-
-@pytest.fixture(scope="module")
-def dataset():
-    return make_dataset("cycle", 30, seed=1, seq_len=T)
 
 
 def test_head_effects_are_the_single_removals(model, dataset):
@@ -59,7 +40,7 @@ def test_head_effects_are_the_single_removals(model, dataset):
 def test_a_silent_head_has_no_effect_under_either_removal(dataset):
     """Head 2 of layer 1 writes nothing (zero out-proj columns): removing it changes no
     logit, by zero or by its mean (which is zero too), and its gradient importance is 0."""
-    dead = _model(seed=5)
+    dead = tiny_model(seed=5)
     with torch.no_grad():
         dead.blocks[1].attn.out.weight[:, 2 * D : 3 * D] = 0
     for removal in im.REMOVALS:
@@ -74,7 +55,7 @@ def test_mean_removal_of_a_constant_head_changes_nothing(dataset):
     """A head whose value projection is zero outputs its bias at every position, for every
     sequence: its mean output is that same value, so mean ablation leaves the logits alone
     (up to the float sum of the mean), while zero ablation does not."""
-    m = _model(seed=6)
+    m = tiny_model(seed=6)
     with torch.no_grad():
         m.blocks[2].attn.v.weight[D : 2 * D] = 0  # head 1 of layer 2: value = bias only
     eff = im.head_effects(m, dataset, removal="mean", reference=dataset.inputs[:6],
@@ -246,7 +227,7 @@ def test_importance_study_parts(model, dataset):
     assert study["pruning"]["random"]["margin"].shape == (2, H + 1)
     assert study["pair"]["redundancy"].shape == (H * (H - 1) // 2, 20)
     assert study["pair"]["complementarity"].shape == (H * (H - 1) // 2, 20)
-    one = im.importance_study(_model(heads=1), data, reference=ref, num_random=1, batch_size=10)
+    one = im.importance_study(tiny_model(heads=1), data, reference=ref, num_random=1, batch_size=10)
     assert "pair" not in one and np.isnan(one["reliability"]["zero.margin"]).all()
     with pytest.raises(ValueError, match="removal='mean' needs reference"):
         im.head_effects(model, data, removal="mean")

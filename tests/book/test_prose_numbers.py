@@ -20,7 +20,7 @@ or a profile changes, silently. This test reads the prose of ``notebooks/*.md`` 
   rewriting, to be removed from the list as they are fixed (the test fails on a listed
   line that no longer holds a hit, so the list can only shrink).
 
-:func:`scan` is the scanner; ``python tests/test_prose_numbers.py`` prints its hits.
+:func:`scan` is the scanner; ``python tests/book/test_prose_numbers.py`` prints its hits.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def sources() -> list[Path]:
@@ -142,7 +142,7 @@ PHRASES: dict[str, list[tuple[str, str]]] = {
         ("0.8, not the 0.7999999999999999 that floating point computes",
          "a fixed worked example: Spearman's rho of four items with one swapped pair is exactly "
          "0.8, and the float scipy computes for it "
-         "(tests/test_ranks.py::test_one_swapped_pair_of_four_is_exactly_point_eight)"),
+         "(tests/theory/test_ranks.py::test_one_swapped_pair_of_four_is_exactly_point_eight)"),
     ],
     "12_graph_tasks.md": [
         ("Positions are counted from 0", "the chapter's indexing convention for positions, "
@@ -172,7 +172,8 @@ PHRASES: dict[str, list[tuple[str, str]]] = {
          "dimensions) per run", _DATED),
         ("drawn as 31-bit integers", "the width of the integers of the dropout mask: an "
          "implementation detail of bparallel.transformer.attention.drop_mask"),
-        ("autograd to 1e-12", "the tolerance of a test (tests/test_attention.py), quoted"),
+        ("autograd to 1e-12",
+         "the tolerance of a test (tests/transformer/test_attention.py), quoted"),
         ("1 thread, while another training job held the other core: a 16-head training step "
          "takes 0.315 s `fused`, 0.668 s `sdpa` and 0.817 s `explicit` (2.6x the explicit "
          "baseline; the target was 1.4x); at 1 head (`D = 64`) the three paths are within 10%.",
@@ -266,7 +267,7 @@ def test_no_number_typed_by_hand_in_prose():
     assert not hits, (
         f"{len(hits)} number(s) typed by hand in prose: glue them from the chapter's results "
         "(ChapterResults), or, for a label or a definition, add a category or a phrase with "
-        "its reason to tests/test_prose_numbers.py:\n" + "\n".join(map(str, hits)))
+        "its reason to tests/book/test_prose_numbers.py:\n" + "\n".join(map(str, hits)))
 
 
 def test_allow_lists_are_not_stale():

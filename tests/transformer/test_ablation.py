@@ -14,26 +14,9 @@ from bparallel.transformer import ablation as ab
 from bparallel.transformer.data import make_dataset
 from bparallel.transformer.evaluation import TokenScores, evaluate_accuracy
 from bparallel.transformer.model import ModelConfig, Transformer
+from tests.transformer.tiny import D, H, L, T
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-L, H, T = 4, 4, 12
-D = 64 // H
-
-
-def _model(seed: int = 0, heads: int = H) -> Transformer:
-    torch.manual_seed(seed)
-    return Transformer(ModelConfig(n_heads=heads, seq_len=T)).eval()
-
-
-@pytest.fixture(scope="module")
-def model() -> Transformer:
-    return _model()
-
-
-@pytest.fixture(scope="module")
-def dataset():
-    return make_dataset("cycle", 30, seed=1, seq_len=T)
 
 
 def _logits(model: Transformer, x: torch.Tensor, **kw) -> torch.Tensor:
