@@ -364,3 +364,26 @@ def test_the_package_cites_equations_not_issues():
              if p.suffix in (".py", ".mjs", ".css")
              and (hits := re.findall(r"[Ii]ssues? #?\d+", p.read_text()))}
     assert not cited, f"issue numbers in the package: {cited}"
+
+
+def test_the_javascript_modules_import_one_way_by_idea():
+    """The widgets' modules, one idea each (mathematics, random numbers, the playground's
+    state and links, Python export, then each interface), import only modules before them
+    in the inlining order; the model explorer's maths imports the mathematics, never the
+    playground's state or interface."""
+    from bparallel.book.render.js_playground import JS_DIR
+    from bparallel.book.render.js_playground import SOURCES as PLAYGROUND
+    from bparallel.book.section4.explorer import SOURCES as EXPLORER
+
+    def imports(name: str) -> set[str]:
+        text = (JS_DIR / name).read_text()
+        return {f"{m}.mjs" for m in re.findall(r'^import \{[^}]*\} from "\./(\w+)\.mjs";',
+                                               text, re.M)}
+
+    for sources in (PLAYGROUND, EXPLORER):
+        modules = [n for n in sources if n.endswith(".mjs")]
+        for i, name in enumerate(modules):
+            assert imports(name) <= set(modules[:i]), (name, imports(name))
+    assert imports("toydag.mjs") == set()
+    assert imports("transformer.mjs") == {"toydag.mjs", "random.mjs"}
+    assert len((JS_DIR / "toydag.mjs").read_text().splitlines()) <= MAX_MODULE_LINES

@@ -1,5 +1,5 @@
-"""The browser playground's JavaScript (`bparallel/book/render/js/toydag.mjs`) agrees with
-`bparallel`.
+"""The browser playground's JavaScript (`bparallel/book/render/js/`: toydag, random, state,
+python) agrees with `bparallel`.
 
 One Node process computes every configuration (presets and hundreds of seeded random head
 sets, some not feedforward, some without a unique sink, with varied beta, horizon and eps);
@@ -26,13 +26,17 @@ from bparallel.book.render.js_playground import inline_script, playground_html
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
 
 ROOT = Path(__file__).resolve().parents[2]
-TOYDAG = ROOT / "bparallel" / "book" / "render" / "js" / "toydag.mjs"
+JS = ROOT / "bparallel" / "book" / "render" / "js"
+#: The playground's modules below its interface: mathematics, random numbers, state and
+#: links, Python export. The drivers import them as one namespace ``t``.
+MODULES = [JS / f"{name}.mjs" for name in ("toydag", "random", "state", "python")]
+MODULE_URLS = json.dumps([m.as_uri() for m in MODULES])
 ATOL = 1e-12
 NUM_RANDOM = 400
 
 DRIVER = """
 import { readFileSync } from "node:fs";
-const t = await import(MODULE_URL);
+const t = Object.assign({}, ...(await Promise.all(MODULE_URLS.map((u) => import(u)))));
 const configs = JSON.parse(readFileSync(0, "utf8"));
 const out = configs.map((config) => {
   const result = t.compute(config);
@@ -49,11 +53,11 @@ process.stdout.write(JSON.stringify(out));
 
 
 def run_node(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Compute every configuration with toydag.mjs in one Node process."""
+    """Compute every configuration with the playground's modules in one Node process."""
     node = shutil.which("node")
     if node is None:
         pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
-    code = DRIVER.replace("MODULE_URL", json.dumps(TOYDAG.as_uri()))
+    code = DRIVER.replace("MODULE_URLS", MODULE_URLS)
     proc = subprocess.run(
         [node, "--input-type=module", "-e", code],
         input=json.dumps(configs),
@@ -225,7 +229,7 @@ def test_embedded_snippet_is_one_offline_module():
 
 FORMAT_DRIVER = """
 import { readFileSync } from "node:fs";
-const t = await import(MODULE_URL);
+const t = Object.assign({}, ...(await Promise.all(MODULE_URLS.map((u) => import(u)))));
 const values = JSON.parse(readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(values.map((x) => [
   t.pyFormatFixed(x, 2), t.pyFormatFixed(x, 3), t.pyFormatFixed(x, 4), t.pyFormatFixed(x, 5),
@@ -244,7 +248,7 @@ def test_number_formatting_matches_python():
     node = shutil.which("node")
     if node is None:
         pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
-    code = FORMAT_DRIVER.replace("MODULE_URL", json.dumps(TOYDAG.as_uri()))
+    code = FORMAT_DRIVER.replace("MODULE_URLS", MODULE_URLS)
     proc = subprocess.run([node, "--input-type=module", "-e", code], input=json.dumps(values),
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -268,7 +272,7 @@ def test_python_link_helpers():
 
 RESIZE_DRIVER = """
 import { readFileSync } from "node:fs";
-const t = await import(MODULE_URL);
+const t = Object.assign({}, ...(await Promise.all(MODULE_URLS.map((u) => import(u)))));
 const jobs = JSON.parse(readFileSync(0, "utf8"));
 const out = jobs.map(([config, sizes]) => {
   const state = t.normalizeState(config);
@@ -290,7 +294,7 @@ def test_node_count_changes_agree_with_python():
     node = shutil.which("node")
     if node is None:
         pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
-    code = RESIZE_DRIVER.replace("MODULE_URL", json.dumps(TOYDAG.as_uri()))
+    code = RESIZE_DRIVER.replace("MODULE_URLS", MODULE_URLS)
     proc = subprocess.run([node, "--input-type=module", "-e", code], input=json.dumps(jobs),
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -312,7 +316,7 @@ PLAYGROUND = ROOT / "bparallel" / "book" / "render" / "js" / "playground.mjs"
 
 CONVENTIONS_DRIVER = """
 import { readFileSync } from "node:fs";
-const t = await import(TOYDAG_URL);
+const t = Object.assign({}, ...(await Promise.all(MODULE_URLS.map((u) => import(u)))));
 const p = await import(PLAYGROUND_URL);
 const jobs = JSON.parse(readFileSync(0, "utf8"));
 const summary = (config) => {
@@ -345,7 +349,7 @@ def conventions() -> dict[str, Any]:
     node = shutil.which("node")
     if node is None:
         pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
-    code = (CONVENTIONS_DRIVER.replace("TOYDAG_URL", json.dumps(TOYDAG.as_uri()))
+    code = (CONVENTIONS_DRIVER.replace("MODULE_URLS", MODULE_URLS)
             .replace("PLAYGROUND_URL", json.dumps(PLAYGROUND.as_uri())))
     proc = subprocess.run([node, "--input-type=module", "-e", code],
                           input=json.dumps({"configs": configs, "beta": beta}),

@@ -1,16 +1,20 @@
 """The browser playground as one self-contained HTML snippet (no kernel, no network).
 
-The playground's sources are two ES modules and a stylesheet in ``bparallel/book/render/js/``:
-``toydag.mjs`` (the mathematics, importable by Node) and ``playground.mjs`` (the interface,
-which imports it), with ``playground.css`` after ``widget.css`` (what every in-page widget
-shares, the model explorer too: :func:`style_block`). They stay the single source of truth.
+The playground's sources are ES modules and a stylesheet in ``bparallel/book/render/js/``,
+one idea each: ``toydag.mjs`` (the mathematics: matrices, graphs, fidelity, mixing,
+Definition 2.7), ``random.mjs`` (seeded random numbers and random heads), ``state.mjs`` (the
+playground's state, presets, computation and links), ``python.mjs`` (numbers as Python
+prints them, a state as Python code) and ``playground.mjs`` (the interface), each importing
+only modules before it in :data:`SOURCES`; ``playground.css`` comes after ``widget.css``
+(what every in-page widget shares, the model explorer too: :func:`style_block`). They stay
+the single source of truth, and Node imports them as they are.
 
 A built book must work from a local file, and Chromium refuses to load ES modules over
 ``file://``. So :func:`playground_html` inlines everything into one page fragment: the
-stylesheet in a ``<style>``, and both modules in one ``<script type="module">``, where
-``toydag.mjs`` becomes a closure that returns its exported names as an object, and
-``playground.mjs``'s ``import { ... } from "./toydag.mjs"`` becomes a destructuring of that
-object. Nothing is fetched. In the book, ``notebooks/05_playground.md`` displays
+stylesheet in a ``<style>``, and the modules in one ``<script type="module">``
+(:func:`inline_modules`), each a closure that returns its exported names as an object,
+whose ``import { ... } from "./x.mjs"`` becomes a destructuring of the object of ``x``.
+Nothing is fetched. In the book, ``notebooks/05_playground.md`` displays
 ``IPython.display.HTML(playground_html())`` and myst-nb writes it into the page as is.
 
 A configuration to show first is passed as the JSON-ready dict of
@@ -25,7 +29,7 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,8 @@ __all__ = [
     "JS_DIR",
     "SOURCES",
     "module_as_closure",
+    "module_var",
+    "inline_modules",
     "source_hash",
     "style_block",
     "inline_script",
@@ -40,10 +46,11 @@ __all__ = [
 ]
 
 JS_DIR = Path(__file__).resolve().parent / "js"
-SOURCES = ("toydag.mjs", "playground.mjs", "widget.css", "playground.css")
+SOURCES = ("toydag.mjs", "random.mjs", "state.mjs", "python.mjs", "playground.mjs",
+           "widget.css", "playground.css")
 
 _EXPORT = re.compile(r"^export (function|const|let|class) (\w+)", re.M)
-_IMPORT = re.compile(r'^import \{([^}]*)\} from "\./toydag\.mjs";', re.M)
+_IMPORT = re.compile(r'^import \{([^}]*)\} from "\./(\w+)\.mjs";', re.M)
 
 
 def _read(name: str) -> str:
@@ -69,44 +76,56 @@ def style_block(stylesheet: str) -> str:
 
 
 def module_as_closure(source: str, var: str) -> str:
-    """An ES module's ``source`` as ``const var = (() => { ...; return {exports}; })();``
-    (``toydag.mjs`` here; the explorer inlines its three modules the same way)."""
+    """An ES module's ``source`` (its imports already read from earlier closures) as
+    ``const var = (() => { ...; return {exports}; })();``."""
     names = [m.group(2) for m in _EXPORT.finditer(source)]
     body = _EXPORT.sub(r"\1 \2", source)
     if re.search(r"^\s*(export|import)\b", body, re.M):
-        raise ValueError("toydag.mjs: only `export function|const|let|class NAME` is inlined")
+        raise ValueError(f"{var}: only `export function|const|let|class NAME` and "
+                         '`import { ... } from "./x.mjs"` are inlined')
     exports = ", ".join(names)
     return f"const {var} = (() => {{\n{body}\nreturn Object.freeze({{ {exports} }});\n}})();"
 
 
-def _importer_inlined(source: str, var: str) -> str:
-    """``playground.mjs`` with its toydag import read from ``var`` and ``export`` dropped."""
-    body, count = _IMPORT.subn(lambda m: f"const {{{m.group(1)}}} = {var};", source)
-    if count != 1:
-        raise ValueError('playground.mjs must import { ... } from "./toydag.mjs" exactly once')
-    body = _EXPORT.sub(r"\1 \2", body)
-    if re.search(r"^\s*(export|import)\b", body, re.M):
-        raise ValueError("playground.mjs: an import/export form the inliner does not handle")
-    return body
+def module_var(module: str) -> str:
+    """The name of the closure that holds the inlined module ``module`` (a file stem)."""
+    return f"__bp_{module}"
+
+
+def inline_modules(names: Sequence[str]) -> list[str]:
+    """The ES modules ``names`` of :data:`JS_DIR`, each as a closure
+    (:func:`module_as_closure`, named :func:`module_var`), in the order given: a module's
+    ``import { ... } from "./x.mjs"`` becomes ``const { ... } = __bp_x;``, so ``x`` must come
+    before it (a module imported later, or not at all, is refused)."""
+    done: list[str] = []
+    parts = []
+    for name in names:
+        def read_from(m: re.Match, importer: str = name) -> str:
+            if m.group(2) not in done:
+                raise ValueError(f"{importer} imports ./{m.group(2)}.mjs, which is not "
+                                 "inlined before it")
+            return f"const {{{m.group(1)}}} = {module_var(m.group(2))};"
+
+        stem = name.removesuffix(".mjs")
+        parts.append(module_as_closure(_IMPORT.sub(read_from, _read(name)), module_var(stem)))
+        done.append(stem)
+    return parts
 
 
 def inline_script(element_id: str = "bp-playground", *, use_hash: bool = True,
                   initial: Mapping[str, Any] | None = None) -> str:
     """The JavaScript of one ``<script type="module">``: both modules, then the mount call
     (``initial``: a configuration, :func:`bparallel.book.playground_link.config_of`)."""
-    var = "__bpToydag"
     options: dict[str, Any] = {"hash": use_hash}
     if initial is not None:
         options["initial"] = dict(initial)
+    modules = [n for n in SOURCES if n.endswith(".mjs")]
     parts = [
-        "// bparallel toy-DAG playground: bparallel/book/render/js/toydag.mjs + playground.mjs, "
+        f"// bparallel toy-DAG playground: bparallel/book/render/js/{{{','.join(modules)}}}, "
         "inlined",
-        module_as_closure(_read("toydag.mjs"), var),
-        "{",
-        _importer_inlined(_read("playground.mjs"), var),
-        f"mountPlayground(document.getElementById({json.dumps(element_id)}), "
-        f"{json.dumps(options)});",
-        "}",
+        *inline_modules(modules),
+        f"{module_var('playground')}.mountPlayground(document.getElementById("
+        f"{json.dumps(element_id)}), {json.dumps(options)});",
     ]
     script = "\n".join(parts)
     if re.search(r"</script|<!--", script, re.I):

@@ -61,7 +61,7 @@ from ...transformer.measure import defined_metrics, sequence_metrics
 from ...transformer.model import Transformer
 from ...transformer.patterns import model_head_weights
 from ...transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest
-from ..render.js_playground import JS_DIR, module_as_closure, style_block
+from ..render.js_playground import inline_modules, module_var, style_block
 
 __all__ = [
     "FORMAT",
@@ -93,7 +93,8 @@ EXPLORER_TASKS = PAPER_TASKS + GRAPH_TASKS
 MAX_DATA_BYTES = 30 * 2**20
 MAX_PAGE_BYTES = 2**20
 #: The page's sources, in inlining order (each imports only those before it).
-SOURCES = ("toydag.mjs", "transformer.mjs", "explorer.mjs", "widget.css", "explorer.css")
+SOURCES = ("toydag.mjs", "random.mjs", "state.mjs", "python.mjs", "transformer.mjs",
+           "explorer.mjs", "widget.css", "explorer.css")
 #: The measures' settings, as the book's tables use them (``transformer.mjs`` defaults).
 #: Held-out sequences a data file shows, and the further ones that average the head
 #: outputs of mean ablation.
@@ -419,31 +420,17 @@ def export_models(
 # --------------------------------------------------------------------------- the page
 
 
-_IMPORT = re.compile(r'^import \{([^}]*)\} from "\./([a-z]+)\.mjs";\n', re.M)
-
-
-def _read(name: str) -> str:
-    return (JS_DIR / name).read_text(encoding="utf-8")
-
-
-def _var(module: str) -> str:
-    return f"__bp_{module}"
-
-
 def inline_script(catalogue: Sequence[dict[str, Any]], data_url: str,
                   element_id: str = "bp-explorer") -> str:
-    """The JavaScript of the page's one ``<script type="module">``: ``toydag.mjs``,
-    ``transformer.mjs`` and ``explorer.mjs`` each as a closure (their ``import { ... } from
-    "./x.mjs"`` read from the closure before it), then the mount call with the catalogue
-    and the data files' address (relative to the page)."""
-    parts = ["// bparallel model explorer: toydag.mjs + transformer.mjs + explorer.mjs, inlined"]
-    for name in (n for n in SOURCES if n.endswith(".mjs")):
-        stem = name.removesuffix(".mjs")
-        body = _IMPORT.sub(lambda m: f"const {{{m.group(1)}}} = {_var(m.group(2))};\n",
-                           _read(name))
-        parts.append(module_as_closure(body, _var(stem)))
+    """The JavaScript of the page's one ``<script type="module">``: the modules of
+    :data:`SOURCES` each as a closure (:func:`~bparallel.book.render.js_playground.inline_modules`),
+    then the mount call with the catalogue and the data files' address (relative to the
+    page)."""
+    modules = [n for n in SOURCES if n.endswith(".mjs")]
+    parts = [f"// bparallel model explorer: {' + '.join(modules)}, inlined",
+             *inline_modules(modules)]
     options = {"models": list(catalogue), "dataUrl": data_url}
-    parts.append(f"{_var('explorer')}.mountExplorer(document.getElementById("
+    parts.append(f"{module_var('explorer')}.mountExplorer(document.getElementById("
                  f"{json.dumps(element_id)}), {json.dumps(options)});")
     script = "\n".join(parts)
     if re.search(r"</script|<!--", script, re.I):

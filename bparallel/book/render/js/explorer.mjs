@@ -17,7 +17,7 @@
  * `transformer.mjs`; this file draws. Text from a link is written with `textContent` only.
  */
 
-import { pyFormatFixed } from "./toydag.mjs";
+import { pyFormatFixed } from "./python.mjs";
 import {
   forward,
   freshSequence,

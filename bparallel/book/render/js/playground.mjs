@@ -18,15 +18,15 @@
  * tables (`NEVER_MIXES`, `bparallel.book.playground.NEVER_MIXES`). These helpers touch no
  * DOM, so Node imports this module and `tests/book/test_js_parity.py` checks them against Python.
  *
- * All mathematics is in `toydag.mjs`; this file only draws. Every user-supplied string
+ * All mathematics is in `toydag.mjs` and `state.mjs`; this file only draws. Every user-supplied string
  * (node labels come from the link) is written with `textContent`, never as HTML.
  */
 
+import { CAP_LOG2 } from "./toydag.mjs";
 import {
   MAX_HEADS,
   MAX_NODES,
   MIN_HEADS,
-  CAP_LOG2,
   PRESET_NAMES,
   compute,
   decodeState,
@@ -34,13 +34,12 @@ import {
   nodeLabels,
   normalizeState,
   presetState,
-  pyFormatFixed,
   setHeadCount,
   setNodeCount,
   setWeight,
-  toPython,
   toggleEdge,
-} from "./toydag.mjs";
+} from "./state.mjs";
+import { pyFormatFixed, toPython } from "./python.mjs";
 
 /** Matplotlib's tab10 colours, as `bparallel.book.playground.plot_signals` uses. */
 const COLORS = [

@@ -31,8 +31,15 @@
  */
 
 import {
-  isUpper, matVec, maxOf, minimaxFidelity, mixingTimeOfChain, mulberry32, nodeFidelity, sizeOf,
+  isUpper,
+  matVec,
+  maxOf,
+  minimaxFidelity,
+  mixingTimeOfChain,
+  nodeFidelity,
+  sizeOf,
 } from "./toydag.mjs";
+import { mulberry32 } from "./random.mjs";
 
 /** Data-file format this module reads (`bparallel.book.section4.explorer.FORMAT`). */
 export const FORMAT = 1;
