@@ -2,7 +2,7 @@
 JSON-ready configuration the in-page playground takes (:func:`config_of`), and as the text of
 the page's address fragment ``#pg=...`` (:func:`encode_state`, :func:`decode_state`,
 :func:`fragment`; the same text as ``encodeState`` / ``decodeState`` in
-``bparallel/book/render/js/toydag.mjs``), so a link can be made from, or read back into, a
+``bparallel/book/render/js/state.mjs``), so a link can be made from, or read back into, a
 state. The rendering room (:mod:`bparallel.book.render.js_playground`) takes configurations
 only.
 """
@@ -56,7 +56,7 @@ def js_number(x: float) -> str:
 
 def encode_state(state: PlaygroundState) -> str:
     """The compact text of the page's ``#pg=`` fragment (same as ``encodeState`` in
-    ``toydag.mjs``): ``v=1;n=4;T=20;e=0.25;b=0.5,0.5;h=2480,4180;l=u,v,w,tau``.
+    ``state.mjs``): ``v=1;n=4;T=20;e=0.25;b=0.5,0.5;h=2480,4180;l=u,v,w,tau``.
 
     Each head is its adjacency by sender row: row ``j`` is a bitmask of the receivers of
     ``j`` in ``ceil(n/4)`` hex digits.
