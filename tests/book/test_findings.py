@@ -1,4 +1,5 @@
-"""The README's findings table, generated from the intro and the paper references."""
+"""The findings at a glance (intro and README), generated from the intro's tables, and the
+intro's verdicts, generated from the paper references."""
 # ruff: noqa: E501  (the intro's table rows are long lines, as in book/intro.md)
 
 from __future__ import annotations
@@ -31,22 +32,43 @@ REFS = {"01_feedforward_graphs": {"share": {"value": 1.0}, "graphs": {"value": 1
         "08_proxies": {"x": {"value": 0.98765}}}
 
 
-def test_findings_rows_fill_glue_roles_and_links():
-    table = fd.findings_markdown(INTRO, REFS)
-    lines = table.splitlines()
-    assert lines[0] == "| Claim of the paper | Verdict | Key number | Chapter |"
-    assert lines[2] == "| Lemma 2.5: $1_\\tau$ | holds | 100% of 12,000 graphs | 01 |"
-    assert lines[3] == ("| More heads | holds with conditions | published code: up 0.99; as "
-                        "defined: see tbl-x | 08, 10 |")
-    assert len(lines) == 4
+def test_the_glance_sorts_claims_by_verdict_and_part(monkeypatch):
+    monkeypatch.setattr(fd, "PARTS", ("theory", "experiments"))
+    monkeypatch.setattr(fd, "SHORT", {"Lemma 2.5: $1_\\tau$": "Lemma 2.5", "More heads": "more"})
+    table = fd.glance_markdown(INTRO, readme=True).splitlines()
+    assert table[0] == "| Verdict | theory | experiments |"
+    assert table[2:] == ["| holds | Lemma 2.5 (01) | — |",
+                         "| holds with conditions | — | more (08) |"]
+    book = fd.glance_markdown(INTRO)
+    assert "| {verdict}`holds` | Lemma 2.5 ([01](../notebooks/01_feedforward_graphs.md)) | — |" \
+        in book and ":name: tbl-findings-glance" in book
+    # the glance, once written into the intro, is not read back as a part
+    written = fd.with_block(f"{fd.GLANCE_START}\n{fd.GLANCE_END}\n{INTRO}", fd.GLANCE_START,
+                            fd.GLANCE_END, book)
+    assert fd.glance_markdown(written, readme=True).splitlines() == table
 
 
-def test_a_glued_key_without_a_reference_is_named():
-    with pytest.raises(KeyError, match="08_proxies:x: glued in the intro but not in"):
-        fd.findings_markdown(INTRO, {"01_feedforward_graphs": REFS["01_feedforward_graphs"],
-                                     "08_proxies": {}})
-    with pytest.raises(ValueError, match="no findings table"):
-        fd.findings_markdown("no tables here", REFS)
+def test_a_claim_without_a_short_form_or_a_missing_part_is_named(monkeypatch):
+    monkeypatch.setattr(fd, "PARTS", ("theory", "experiments"))
+    monkeypatch.setattr(fd, "SHORT", {"More heads": "more"})
+    with pytest.raises(ValueError, match="'Lemma 2.5: \\$1_\\\\\\\\tau\\$' has no short form"):
+        fd.glance_markdown(INTRO)
+    with pytest.raises(ValueError, match="2 findings tables, not one per part \\(3\\)"):
+        monkeypatch.setattr(fd, "PARTS", ("a", "b", "c"))
+        fd.glance_markdown(INTRO)
+
+
+def test_every_claim_of_the_intro_has_a_short_form_and_the_glance_comes_first():
+    intro = fd.INTRO.read_text()
+    claims = [row[0] for rows in fd.table_rows(with_block_removed(intro)) for row in rows]
+    assert set(claims) == set(fd.SHORT)
+    assert all(len(short) <= 40 for short in fd.SHORT.values())
+    assert intro.index("(verdict-legend)=") < intro.index(fd.GLANCE_START) < intro.index(
+        ":name: tbl-findings\n")
+
+
+def with_block_removed(intro: str) -> str:
+    return fd.with_block(intro, fd.GLANCE_START, fd.GLANCE_END, "")
 
 
 def test_readme_block_is_replaced_between_markers():
