@@ -307,3 +307,35 @@ def test_node_count_change_keeps_the_sink_last(playground_page, book_server, bro
     finally:
         s.close()
     assert s.external == [] and s.problems == [], (s.external, s.problems)
+
+
+def test_the_first_view_explains_its_flag_and_fits_a_thumb(playground_page, browser):
+    """At 390 px: the default preset (Example 3.13 as the paper prints it) says why its
+    head 2 is flagged, every edge toggle is at least 40 px and every other control at least
+    24 px tall (WCAG 2.2 target size), and nothing overflows the page."""
+    context = browser.new_context(viewport={"width": 390, "height": 844},
+                                  service_workers="block")
+    problems: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(playground_page.as_uri(), wait_until="load", timeout=TIMEOUT_MS)
+        page.wait_for_selector('.bp-pg [data-bp="minimax-multi"]', timeout=TIMEOUT_MS)
+        notes = page.locator('.bp-pg [data-bp="notice"]').all_inner_texts()
+        assert any("as the paper prints it" in n and "Example 3.13 (code)" in n for n in notes)
+        sizes = page.evaluate("""() => {
+          const box = (e) => e.getBoundingClientRect();
+          const cells = [...document.querySelectorAll('.bp-pg .bp-pg-cell')].map(box);
+          const other = [...document.querySelectorAll(
+            '.bp-pg button:not(.bp-pg-cell), .bp-pg input, .bp-pg select')]
+            .filter((e) => box(e).width > 0).map(box);
+          return {cell: Math.min(...cells.map((b) => Math.min(b.width, b.height))),
+                  other: Math.min(...other.map((b) => b.height)),
+                  overflow: document.documentElement.scrollWidth};
+        }""")
+        assert sizes["cell"] >= 40, sizes
+        assert sizes["other"] >= 24, sizes
+        assert sizes["overflow"] <= 390, sizes
+    finally:
+        context.close()
+    assert not problems, problems

@@ -38,6 +38,7 @@ import {
   setNodeCount,
   setWeight,
   toggleEdge,
+  EXAMPLE_3_13_HEAD_2,
 } from "./state.mjs";
 import { pyFormatFixed, toPython } from "./python.mjs";
 
@@ -595,11 +596,32 @@ function updateHeads(ui, app) {
 
 // ----------------------------------------------------------------------------- outputs
 
-/** Warnings (not feedforward, extra sinks, unreadable link), each in its own line. */
+/**
+ * Why the first view is flagged: the default preset is Example 3.13 as the paper prints it,
+ * whose head 2 has a backward edge, so the paper's own head is not feedforward. A reader
+ * should know that this is the example, not the widget. Empty for a state without that head.
+ * @param {object} state a normalised state
+ * @returns {string}
+ */
+export function presetNote(state) {
+  const key = (edges) => JSON.stringify(edges.map(([j, i]) => `${j}>${i}`).sort());
+  const paper = key(EXAMPLE_3_13_HEAD_2.paper);
+  const h = state.heads.findIndex((edges) => key(edges) === paper);
+  if (state.n !== 4 || h < 0) return "";
+  const [u, v] = nodeLabels(state);
+  return `Head ${h + 1} is Example 3.13's head 2 as the paper prints it: its edge ${v}->${u} `
+    + "points backward, so the paper's own head is not feedforward and is flagged below. "
+    + "That is the example, not the widget: the preset \"Example 3.13 (code)\" loads the "
+    + "head 2 of the authors' code, which is feedforward.";
+}
+
+/** Warnings (not feedforward, extra sinks, unreadable link), each in its own line, after
+ * the notes (what was just done; why the paper's Example 3.13 is flagged). */
 function renderWarnings(ui, app) {
   const lines = [...(app.linkError ? [app.linkError] : []),
     ...(app.inputError ? [app.inputError] : []), ...app.result.warnings];
-  const notes = app.notice ? [el("p", { class: "bp-pg-note", "data-bp": "notice" }, [`\u2139 ${app.notice}`])] : [];
+  const said = [app.notice, presetNote(app.result.state)].filter(Boolean);
+  const notes = said.map((text) => el("p", { class: "bp-pg-note", "data-bp": "notice" }, [`\u2139 ${text}`]));
   ui.warnings.replaceChildren(
     ...notes,
     ...lines.map((text) => el("p", { class: "bp-pg-warning", "data-bp": "warning" }, [`\u26a0 ${text}`])),
