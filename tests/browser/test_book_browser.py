@@ -740,3 +740,27 @@ def test_one_verdict_per_claim_in_the_whole_book(built_html):
             seen.setdefault(key, (docname, verdict))
     assert rows > 20, f"only {rows} verdict rows found: did the tables change?"
     assert not clashes, f"claims with two verdicts: {clashes}"
+
+
+@pytest.mark.parametrize("mode", ["http", "file"])
+def test_a_query_in_the_address_of_a_content_page_logs_no_error(mode, built_html, book_server,
+                                                                 browser):
+    """A link such as ``intro.html?q=fidelity#sec`` (the search dialog's query carried to a
+    page) opens the page without a console error, keeping its fragment."""
+    query = "?q=fidelity#verdict-legend"
+    url = (book_server + "book/intro.html" + query if mode == "http"
+           else (built_html / "book" / "intro.html").as_uri() + query)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" and not
+                m.location.get("url", "").endswith("/favicon.ico") else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url)
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(1000)
+        assert page.evaluate("() => window.location.hash") == "#verdict-legend"
+    finally:
+        context.close()
+    assert errors == [], f"intro.html?q= ({mode}) logged console errors: {errors[:3]}"
