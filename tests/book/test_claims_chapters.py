@@ -14,7 +14,7 @@ from bparallel import graphs, markov
 from bparallel.book import claims
 from bparallel.book.claims import fidelity_report as fr
 from bparallel.book.claims import mixing_report as mr
-from bparallel.book.ensemble_design import EnsembleDesign, SectionStreams
+from bparallel.book.claims.ensemble_design import EnsembleDesign, SectionStreams
 from bparallel.book.render.markdown import frame_rows, frame_table, glue_frame, pipe_table
 
 EPS = 0.25

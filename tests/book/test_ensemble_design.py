@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bparallel.book import claims
-from bparallel.book.ensemble_design import SECTIONS, EnsembleDesign, SectionStreams
+from bparallel.book.claims.ensemble_design import SECTIONS, EnsembleDesign, SectionStreams
 from bparallel.ensembles import random_head_stacks
 
 TINY = EnsembleDesign(

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from ... import graphs
 from ...ensembles import FAMILIES, FidelityComparison, random_head_stacks
 from ..render.markdown import column_label
+from .ensemble_design import EnsembleDesign
 from .fidelity import (
     AMP_TOL,
     FEATURES,
@@ -49,7 +50,6 @@ from .labels import labelled, lazy_pandas
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..ensemble_design import EnsembleDesign
 
 __all__ = [
     "HISTOGRAM_KEYS",

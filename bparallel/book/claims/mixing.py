@@ -103,7 +103,7 @@ def theorem_2_8_draws(
     heads (Eq. 1) per density (``alpha`` None), ``num`` weighted heads
     (:func:`random_weighted_walk`), then ``num`` unweighted and ``num`` weighted pairs
     ``W`` of shape ``(num, 2, n, n)`` with ``alpha ~ Dirichlet(1, 1)``. Lazily, so that the
-    ensemble holds one batch at a time and a replay (:mod:`bparallel.book.ensemble_design`)
+    ensemble holds one batch at a time and a replay (:mod:`bparallel.book.claims.ensemble_design`)
     can consume the same draws without measuring them.
     """
     num = positive_int(num, "num")

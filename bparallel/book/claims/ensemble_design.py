@@ -7,8 +7,9 @@ chapter from one generator, section after section, in the order of :data:`SECTIO
 regression references hold those values. :class:`SectionStreams` keeps them: it gives each
 section a generator positioned where that single stream stood when the section began, by
 replaying the draws of the sections before it (the draws alone, without measuring them:
-:func:`~bparallel.book.claims.theorem_2_8_draws`, :func:`~bparallel.book.claims.head_set_draws`,
-:func:`~bparallel.book.claims.tradeoff_draws`). A chapter calls
+:func:`~bparallel.book.claims.mixing.theorem_2_8_draws`,
+:func:`~bparallel.book.claims.head_sets.head_set_draws`,
+:func:`~bparallel.book.claims.fidelity.tradeoff_draws`). A chapter calls
 :meth:`SectionStreams.check` after a section to prove it consumed exactly the draws the replay
 assumes, so the two can never drift apart silently.
 
@@ -22,8 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ensembles import random_head_stacks
-from . import claims
+from ...ensembles import random_head_stacks
+from .fidelity import tradeoff_draws
+from .head_sets import head_set_draws
+from .mixing import theorem_2_8_draws
 
 #: The sections of the ensemble study, in the order of the original single stream:
 #: Theorem 2.8 / Eq. 20 (``bound``) and the head-set mixing search (``mixing``) of Section 2,
@@ -98,21 +101,21 @@ class EnsembleDesign:
         """Consume exactly the draws the chapters make in ``section`` (see :data:`SECTIONS`),
         without measuring anything. ``best_head`` comes last and is never replayed."""
         if section == "bound":
-            for _ in claims.theorem_2_8_draws(self.bound_sizes, self.bound_densities,
+            for _ in theorem_2_8_draws(self.bound_sizes, self.bound_densities,
                                               self.bound_num, rng):
                 pass
         elif section == "mixing":
-            for _ in claims.head_set_draws(self.mixing_keys, self.search_num,
+            for _ in head_set_draws(self.mixing_keys, self.search_num,
                                            self.search_densities, rng):
                 pass
         elif section == "fidelity":
-            for _ in claims.head_set_draws(self.fidelity_keys, self.num_pairs,
+            for _ in head_set_draws(self.fidelity_keys, self.num_pairs,
                                            self.search_densities, rng):
                 pass
             random_head_stacks(self.num_pairs, 2, self.horizon_sweep_n, self.search_densities,
                                rng)
         elif section == "tradeoff":
-            for _ in claims.tradeoff_draws(self.tradeoff_sizes, self.tradeoff_densities,
+            for _ in tradeoff_draws(self.tradeoff_sizes, self.tradeoff_densities,
                                            self.tradeoff_num, rng):
                 pass
         else:
