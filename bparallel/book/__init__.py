@@ -9,8 +9,9 @@ Three rooms, one question each (where does a new helper go?):
   Sections 2-3 and their design, ``claims.ensemble_design``, chapters 03 and 06),
   ``fidelity_examples`` (04, 05), ``playground`` (the toy DAGs) and ``playground_link``
   (its #pg= links), ``section4`` (chapters 07-13, one module per chapter named after the
-  chapter's file, and the pieces several of them share: the published tables, Tables 1-6 measured, the statistics and verdict rules, chapter 12's model
-  collections; its docstring lists them), ``verdicts`` (the one verdict vocabulary). A
+  chapter's file, and the pieces several of them share: the published tables, Tables 1-6
+  measured, the statistics and verdict rules, chapter 12's model collections; its
+  docstring lists them), ``verdicts`` (the one verdict vocabulary). A
   helper that computes something a chapter shows goes here, in its chapter's module; what
   several chapters share goes in a module named for what it is.
 - **Rendering**, :mod:`bparallel.book.render`: tables, figures, glue and results files,
