@@ -62,13 +62,13 @@ SHORT: dict[str, str] = {
         "Remark 3.7, cross-head paths",
     "A mixing-fidelity trade-off": "mixing-fidelity trade-off",
     "The paper's Tables 1-6 measure attention that the tasks use":
-        "Tables 1-6 measure used attention",
-    "The paper's Tables 1-2: more heads mix faster": "Tables 1-2, more heads mix faster",
+        "paper's Tables 1-6 measure used attention",
+    "The paper's Tables 1-2: more heads mix faster": "paper's Tables 1-2: more heads mix faster",
     "The paper's Tables 3-4: more heads keep more fidelity":
-        "Tables 3-4, more heads keep fidelity",
-    "The paper's Tables 1-4 as published (the numbers)": "Tables 1-4, the numbers",
+        "paper's Tables 3-4: more heads keep fidelity",
+    "The paper's Tables 1-4 as published (the numbers)": "paper's Tables 1-4: the numbers",
     "The paper's Tables 5-6: in trained models the combination beats the best head":
-        "Tables 5-6, amplification",
+        "paper's Tables 5-6: amplification",
     "Algorithm 1 stands in for Definition 2.7": "Algorithm 1 for Definition 2.7",
     "Per-head fidelity says which heads matter (pruning)": "per-head fidelity for pruning",
     "The layers a task needs are the good graphs": "needed layers are good graphs",
