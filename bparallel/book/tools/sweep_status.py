@@ -43,8 +43,8 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
                 "models"]
         unit = run.unit
         row: dict[str, Any] = {"seed": run.seed, "model": run.name, "status": "pending",
-                               unit: 0, "of": run.total, "heldout_accuracy": None,
-                               "file": None, "outcome": None}
+                               "unit": unit, unit: 0, "of": run.total,
+                               "heldout_accuracy": None, "file": None, "outcome": None}
         entry = manifests[run.models_dir].get(run.shipped_as)
         if entry is not None and entry.get("seed", DEFAULT_SEED) == run.seed:
             row.update(status="shipped", file=run.models_dir / entry["file"],
@@ -72,7 +72,7 @@ def sweep_status(runs: Sequence[ModelRun]) -> list[dict[str, Any]]:
 
 def format_status(rows: Sequence[dict[str, Any]]) -> str:
     """:func:`sweep_status` as a table, with a count per status."""
-    unit = "step" if rows and "step" in rows[0] else "epoch"  # one profile: one unit
+    unit = rows[0]["unit"] if rows else "epoch"  # one profile: one unit
     width = max([10, *(len(r["model"]) for r in rows)])
     digits = max([4, *(len(str(r["of"])) for r in rows)])
     lines = [f"{'seed':>5}  {'model':<{width}} {'status':<10} {unit:>{2 * digits + 1}}  "
