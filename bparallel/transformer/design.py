@@ -65,6 +65,8 @@ HEADS = (1, 4, 8, 16)
 # the predictable ones only: the graph tasks' unpredictable positions (induction's first half)
 # carry no signal, and with them in the loss a model waits far longer to start learning.
 LOSS_POSITIONS = ("all", "predictable")
+#: The arms of fresh-data training (module docstring): the paper's head size, a fixed head
+#: size of 16, a fixed attention width of 256.
 ARMS = ("width", "head16", "inner256")
 ARM_HEAD_SIZE = 16  # the head16 arm's head size
 ARM_INNER_WIDTH = 256  # the inner256 arm's attention width, n_heads * head_size

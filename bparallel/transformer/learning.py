@@ -60,6 +60,7 @@ LEARNED_IN_A_ROW = 3
 TOLERANCE = 0.005
 #: ... of the best, for this many consecutive evaluations.
 PATIENCE = 5
+#: What a fresh-data run can end as (:func:`learning_summary`), ``"running"`` while it trains.
 OUTCOMES = ("converged", "budget reached", "not learned", "running")
 _SLACK = 1e-12  # comparisons of accuracies with a tolerance: exact to this
 
