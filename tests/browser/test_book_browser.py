@@ -640,12 +640,20 @@ def test_intro_findings_give_both_answers_and_their_evidence(built_html, browser
     assert heads[2:4] == ["With the published code", "Under the definitions"], heads
     text = section4.get_text(" ", strip=True)
     assert "reversed" in text and "reproduced (published code only)" in text
-    # the first screen: a heading, three sentences, then the findings
+    # the first screen: a heading, three sentences, a one-line legend of the six verdicts,
+    # then the findings at a glance (every claim by verdict and part, chapters linked)
     first = soup.select_one("main section")
     paragraphs = first.find_all("p", recursive=False)
     assert len(re.findall(r"\.(?:\s|$)", paragraphs[0].get_text(" ", strip=True))) == 3
-    box = paragraphs[0].find_next_sibling()
-    assert box is not None and box.select_one("table#tbl-findings") is not None
+    legend = paragraphs[0].find_next_sibling()
+    assert legend.name == "p" and len(legend.select(".bp-verdict")) == 6
+    box = legend.find_next_sibling()
+    glance = None if box is None else box.select_one("table#tbl-findings-glance")
+    assert glance is not None
+    rows = glance.select("tbody tr")
+    assert rows and all(len(r.select(".bp-verdict")) == 1 for r in rows)
+    assert len(glance.select("a[href*='notebooks/']")) >= sum(
+        len(tables[n].select("tbody tr")) for n in ("tbl-findings", "tbl-findings-section4"))
     page = _read(browser, html.as_uri(), 390)
     assert page["scrollW"] <= page["clientW"]
 

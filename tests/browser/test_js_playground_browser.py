@@ -321,7 +321,7 @@ def test_the_first_view_explains_its_flag_and_fits_a_thumb(playground_page, brow
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.goto(playground_page.as_uri(), wait_until="load", timeout=TIMEOUT_MS)
         page.wait_for_selector('.bp-pg [data-bp="minimax-multi"]', timeout=TIMEOUT_MS)
-        notes = page.locator('.bp-pg [data-bp="notice"]').all_inner_texts()
+        notes = page.locator('.bp-pg [data-bp="preset-note"]').all_inner_texts()
         assert any("as the paper prints it" in n and "Example 3.13 (code)" in n for n in notes)
         sizes = page.evaluate("""() => {
           const box = (e) => e.getBoundingClientRect();

@@ -620,8 +620,11 @@ export function presetNote(state) {
 function renderWarnings(ui, app) {
   const lines = [...(app.linkError ? [app.linkError] : []),
     ...(app.inputError ? [app.inputError] : []), ...app.result.warnings];
-  const said = [app.notice, presetNote(app.result.state)].filter(Boolean);
-  const notes = said.map((text) => el("p", { class: "bp-pg-note", "data-bp": "notice" }, [`\u2139 ${text}`]));
+  const preset = presetNote(app.result.state);
+  const notes = [
+    ...(app.notice ? [el("p", { class: "bp-pg-note", "data-bp": "notice" }, [`\u2139 ${app.notice}`])] : []),
+    ...(preset ? [el("p", { class: "bp-pg-note", "data-bp": "preset-note" }, [`\u2139 ${preset}`])] : []),
+  ];
   ui.warnings.replaceChildren(
     ...notes,
     ...lines.map((text) => el("p", { class: "bp-pg-warning", "data-bp": "warning" }, [`\u26a0 ${text}`])),
