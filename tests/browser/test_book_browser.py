@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -303,6 +304,14 @@ def test_page_renders_offline(docname, mode, built_html, book_server, browser, s
         )
 
 
+def _record_errors(page: Any, errors: list[str]) -> None:
+    """Append the page's console errors and uncaught exceptions to ``errors`` (over http the
+    browser also probes /favicon.ico by itself: not the page's request, not counted)."""
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" and not
+            m.location.get("url", "").endswith("/favicon.ico") else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+
 @pytest.mark.parametrize("mode", ["http", "file"])
 def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
     """Opened from file://, the search page says before its results why they have no text
@@ -314,10 +323,7 @@ def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
     errors: list[str] = []
     try:
         page = context.new_page()
-        # (over http the browser also probes /favicon.ico by itself: not the page's request)
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" and not
-                m.location.get("url", "").endswith("/favicon.ico") else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        _record_errors(page, errors)
         page.goto(url)
         page.wait_for_load_state("load")
         page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0",
@@ -762,9 +768,7 @@ def test_a_query_in_the_address_of_a_content_page_logs_no_error(mode, built_html
     errors: list[str] = []
     try:
         page = context.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" and not
-                m.location.get("url", "").endswith("/favicon.ico") else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        _record_errors(page, errors)
         page.goto(url)
         page.wait_for_load_state("load")
         page.wait_for_timeout(1000)

@@ -53,12 +53,13 @@ from ...transformer.design import (
     Profile,
     arm_head_size,
     arm_of,
+    get_profile,
     model_config,
 )
 from ...transformer.runtime import device_name
 from ...transformer.shipped import RUNS_DIR, is_shipped, ship
 from ...transformer.train import train
-from .sweep_runs import ModelRun, default_models_dir, sweep_profile
+from .sweep_runs import ModelRun, default_models_dir
 from .sweep_status import format_status, shown_path, snapshot, sweep_status
 
 EXECUTORS = ("local", "slurm", "debug")
@@ -97,7 +98,7 @@ def plan(
     ``device="cuda"`` is checked by the jobs, which may run on another machine (a Slurm GPU
     node).
     """
-    p = sweep_profile(profile)
+    p = get_profile(profile)
     tasks = list(p.tasks if tasks is None else tasks)
     heads, seeds = list(heads), list(seeds)
     arms = list(p.arms if arms is None else arms)

@@ -22,14 +22,9 @@ from ...transformer.design import (
 from ...transformer.shipped import MODELS_ROOT
 
 
-def sweep_profile(profile: str | Profile | FreshProfile) -> Profile | FreshProfile:
-    """The profile named ``profile``, of either kind (:func:`~.design.get_profile`)."""
-    return get_profile(profile)
-
-
 def default_models_dir(profile: str | Profile | FreshProfile) -> Path:
     """``models/<profile>`` in the repository: where a profile's models are shipped."""
-    return MODELS_ROOT / sweep_profile(profile).name
+    return MODELS_ROOT / get_profile(profile).name
 
 
 @dataclass(frozen=True)
