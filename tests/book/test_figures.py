@@ -84,3 +84,22 @@ def test_figure_names_are_unique():
     names = [mystnb["figure"].get("name") for _, _, mystnb in FIGURES]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     assert not duplicates, f"figure names used twice: {duplicates}"
+
+
+#: The chapters whose every figure the prose must cite where it makes its point (#46).
+READ_IN_PROSE = ("10_section4_as_defined", "11_across_seeds", "12_graph_tasks")
+
+
+def prose(text: str) -> str:
+    """``text`` without its code cells (a figure's own caption lives in its cell)."""
+    return re.sub(r"^```\{code-cell\}.*?^```[ \t]*$", "", text, flags=re.S | re.M)
+
+
+@pytest.mark.parametrize("stem", READ_IN_PROSE)
+def test_every_figure_of_the_late_chapters_is_cited_in_the_prose(stem):
+    path = ROOT / "notebooks" / f"{stem}.md"
+    names = [m["figure"]["name"] for _, m in figure_cells(path)]
+    assert names, f"{stem}: no figures found"
+    text = prose(path.read_text())
+    uncited = [n for n in names if f"{{numref}}`{n}`" not in text]
+    assert not uncited, f"{stem}: figures the prose never cites: {uncited}"

@@ -197,6 +197,7 @@ def test_claim_verdicts_one_row_per_arm_and_one_for_both(tmp_path):
     assert all(v["verdict"] is Verdict.NOT_TESTABLE for v in verdicts)  # one seed
     rows = fx.verdict_rows(verdicts)
     assert set(rows[0]) == {"claim", "arm", "verdict", "evidence"}
+    assert all(v["condition"] == "" for v in verdicts)  # no verdict holds with conditions
     out = fx.results(model_sets.fresh_runs(tmp_path), verdicts)
     assert out["verdict.speed"] == list(Verdict).index(Verdict.NOT_TESTABLE)
     assert out["fresh.induction.early_step"] == 800 and out["fresh.induction.models"] == 7
@@ -254,7 +255,8 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     # 4 x 16 is both arms' model: one row per arm, the same numbers
     assert [r["arm"] for r in rows] == ["fixed width", "fixed head size"]
     assert rows[0] | {"arm": ""} == rows[1] | {"arm": ""}
-    assert {"intact", "no attention", "layer 1 removed", "layer 4 removed"} <= set(rows[0])
+    assert {"intact (%)", "no attention (%)", "layer 1 removed (%)",
+            "layer 4 removed (%)"} <= set(rows[0])
     entry = runs.entries[0]
     (tmp_path / "models" / "induction-fresh" / entry["file"]).write_bytes(b"not weights")
     with pytest.raises(ValueError, match="SHA-256"):
@@ -414,3 +416,29 @@ def test_results_read_the_chapters_tests_as_computing_them_again_would(tmp_path)
     tests = fx.chapter_tests(runs)
     verdicts = fx.claim_verdicts(runs, 0.95, tests)
     assert fx.results(runs, verdicts, tests) == fx.results(runs, verdicts)
+
+
+def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_cell(
+        tmp_path, monkeypatch):
+    """Issue #45, item 4: where *holds with conditions* stays, the verdict cell says where
+    the claim holds, in a few words; other verdicts carry no condition."""
+    assert fx.condition_words(Verdict.HOLDS, ["induction"]) == ""
+    assert fx.condition_words(Verdict.HOLDS_WITH_CONDITIONS,
+                              ["induction, published code"]) == "only induction, published code"
+    row = {"claim": "c", "arm": "fixed width", "verdict": Verdict.HOLDS_WITH_CONDITIONS,
+           "evidence": "e", "condition": "only induction"}
+    cell = fx.verdict_rows([row])[0]["verdict"]
+    assert cell == "{verdict}`holds with conditions`: only induction"
+    assert fx.verdict_rows([{**row, "verdict": Verdict.FAILS, "condition": ""}])[0][
+        "verdict"] is Verdict.FAILS
+    # from runs: the arms combined hold with conditions exactly where an arm holds
+    quality = lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)  # noqa: E731
+    write(tmp_path, grid(learn=lambda h, hs, s: 1000 + 100 * h + 10 * (s - 42),
+                         quality=quality))
+    monkeypatch.setattr(fx, "_rank_verdict", lambda tests, prefix: (
+        Verdict.HOLDS if prefix == "across.width." else Verdict.NOT_SUPPORTED))
+    v = {v["slug"]: v for v in fx.claim_verdicts(model_sets.fresh_runs(tmp_path))}
+    assert v["rank_speed.width"]["verdict"] is Verdict.HOLDS
+    assert v["rank_speed"]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
+    assert v["rank_speed"]["condition"] == "only fixed width"
+    assert v["rank_speed.head16"]["condition"] == ""

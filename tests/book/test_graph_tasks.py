@@ -125,8 +125,8 @@ def test_layer_knockouts_per_task_and_head_count():
     rows = [_row("first", 4, s, accuracy_intact=1.0, knockout_L1=0.5 + 0.1 * k,
                  knockout_L2=0.9) for k, s in enumerate((42, 43))]
     (out,) = gt.layer_knockouts(rows)
-    assert out == {"task": "first", "heads": 4, "seeds": 2, "intact": "100.0",
-                   "layer 1 removed": "55.0", "layer 2 removed": "90.0"}
+    assert out == {"task": "first", "heads": 4, "seeds": 2, "intact (%)": "100.0",
+                   "layer 1 removed (%)": "55.0", "layer 2 removed (%)": "90.0"}
 
 
 def test_model_row_from_measures():

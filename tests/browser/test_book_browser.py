@@ -392,6 +392,28 @@ def test_every_table_is_numbered_and_captioned(docname, built_html):
             f"{docname}: caption not numbered by chapter: {text[:60]}"
 
 
+#: A cell that prints a whole number with a decimal zero ("100.0", "4,800.0").
+POINT_ZERO = re.compile(r"-?[\d,]+\.0")
+
+
+@pytest.mark.parametrize("docname", CAPTIONED)
+def test_no_table_prints_a_count_or_an_accuracy_as_n_point_0_without_a_unit(docname,
+                                                                          built_html):
+    """Issue #46, item 3: a percentage column says % in its header (then "100.0" reads as a
+    percent with one decimal); a cell reading "N.0" under a header without a unit is a count
+    printed as a float or an accuracy whose unit the reader must guess."""
+    bad = []
+    for t in _page_main(built_html, docname).find_all("table"):
+        heads = [th.get_text(" ", strip=True) for th in t.select("thead th")]
+        for tr in t.select("tbody tr"):
+            for j, td in enumerate(tr.find_all(["td", "th"])):
+                head = heads[j] if j < len(heads) else ""
+                text = td.get_text(" ", strip=True)
+                if POINT_ZERO.fullmatch(text) and "%" not in head:
+                    bad.append(f"{t.get('id') or '?'}: {head!r} = {text}")
+    assert not bad, f"{docname}: cells print N.0 without a unit: {bad[:8]}"
+
+
 def test_chapter_download_menu_offers_the_executed_notebook(built_html, book_server, browser):
     """A chapter's download menu links its executed notebook, which exists beside the page
     and holds the chapter's outputs (copied by scripts/build_book.sh, nothing re-run)."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._checks import one_of
 from ..verdicts import Verdict
 from ..verdicts import cell as verdict_cell
 
@@ -261,3 +262,33 @@ def latex_matrix(matrix: Any, name: str = "") -> str:
     body = " \\\\ ".join(" & ".join(latex_number(float(v)) for v in row) for row in rows)
     left = f"{name} = " if name else ""
     return f"$$\n{left}\\begin{{bmatrix}} {body} \\end{{bmatrix}}\n$$\n"
+
+
+#: The sampling profiles a theory chapter can be built at (its ``profile`` parameter).
+SAMPLING_PROFILES = ("quick", "paper")
+
+
+def profile_note(profile: str, notebook: str,
+                 sizes: Mapping[str, Mapping[str, int]]) -> str:
+    """The line that says at which profile a page was built, for a chapter that samples
+    (chapters 01-03 and 06): ``sizes`` maps what the page samples ("random graphs") to its
+    count per profile (``{"quick": 300, "paper": 3000}``); ``notebook`` is the page's stem,
+    for the command that runs it at the paper profile. The introduction's numbers that cite
+    the page are the ones it shows (they are glued from it)."""
+    one_of(profile, "profile", SAMPLING_PROFILES, "profiles")
+    if not re.fullmatch(r"\d\d_[a-z0-9_]+", notebook) or not sizes:
+        raise ValueError(f"notebook={notebook!r} and sizes={dict(sizes)!r}: a page's stem "
+                         "and at least one sample size are needed")
+    for what, per in sizes.items():
+        if set(per) != set(SAMPLING_PROFILES):
+            raise ValueError(f"sizes[{what!r}] must give a count for {SAMPLING_PROFILES}, "
+                             f"not {sorted(per)}")
+    shown = "; ".join(f"{per[profile]:,} {what}" for what, per in sizes.items())
+    other = "paper" if profile == "quick" else "quick"
+    there = "; ".join(f"{per[other]:,}" for per in sizes.values())
+    note = (f"**Built at the {profile} profile:** {shown} (the {other} profile: {there}). "
+            "The introduction's numbers that cite this page are the ones shown here.")
+    if profile == "quick":
+        note += (" To build it at the paper profile: `python -m bparallel regress --profile "
+                 f"paper --notebooks {notebook}`.")
+    return note

@@ -60,10 +60,10 @@ def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int]
                 layers = sorted(int(n[1:]) for n in mine[0] if n.startswith("L"))
                 row: dict[str, Any] = {"task": task, "arm": ARM_NAMES[arm], "heads": h,
                                        "seeds": len(mine)}
-                for name, label in (("none", "intact"), ("all", "no attention")):
+                for name, label in (("none", "intact (%)"), ("all", "no attention (%)")):
                     row[label] = f"{100 * np.mean([m[name]['accuracy'] for m in mine]):.1f}"
                 for la in layers:
-                    row[f"layer {la} removed"] = \
+                    row[f"layer {la} removed (%)"] = \
                         f"{100 * np.mean([m[f'L{la}']['accuracy'] for m in mine]):.1f}"
                 rows.append(row)
     return rows

@@ -39,7 +39,8 @@ import numpy as np
 from ... import ranks
 from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW
-from ..verdicts import Verdict
+from ..verdicts import Outcome, Verdict
+from ..verdicts import cell as verdict_cell
 from .graph_design import ARM_NAMES, DESIGN_SEEDS, configurations, design_models, grid_rows
 from .graph_learning import learning_rows, learning_time
 from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY, change_evidence, head_count_change, tally
@@ -368,6 +369,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
     ch, speed, pred = tests["changes"], tests["speed"], tests["prediction"]
     family_size = tests["family"]
     out = []
+    good = (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS)
     for slug, claim in CLAIMS.items():
         per_arm = {}
         # rank_within is one test over both arms' configurations: measured once, "both"
@@ -379,12 +381,16 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                     c["task"] + (f", {MODE_WORDS[c['quantity'].split('.')[-1]]}"
                                  if len(qs) > 1 else "") + f": {change_evidence(c)}"
                     for q in qs for c in ch[arm][q]) or "no task with 1 and 16 heads shipped"
+                where = [c["task"] + (f", {MODE_WORDS[c['quantity'].split('.')[-1]]}"
+                                      if len(qs) > 1 else "")
+                         for q in qs for c in ch[arm][q] if c["outcome"] == Outcome.AS_CLAIMED]
             elif slug == "speed":
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
                 verdict = over_tasks([s["verdict"] for s in per_task.values()])
                 evidence = "; ".join(f"{t}: mean ρ {s['mean']:.2f} over {s['cells']} "
                                      f"seed{'s' * (s['cells'] > 1)} ({fmt_decided(s)})"
                                      for t, s in per_task.items()) or "no complete seed"
+                where = [t for t, s in per_task.items() if s["verdict"] in good]
             else:
                 prefix = f"across.{arm}." if slug == "rank_speed" else "within."
                 per_task = {t: _rank_verdict(p, prefix) for t, p in pred.items()
@@ -392,27 +398,43 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                 verdict = over_tasks(list(per_task.values()))
                 evidence = "; ".join(f"{t}: {v.value}" for t, v in per_task.items()) or \
                     "fewer than three seeds per configuration"
-            per_arm[arm] = (verdict, evidence)
+                where = [t for t, v in per_task.items() if v in good]
+            per_arm[arm] = (verdict, evidence, where)
         if slug == "rank_within":
-            (verdict, evidence), = per_arm.values()
-            out.append({"slug": slug, "claim": claim, "arm": "both",
-                        "verdict": verdict, "evidence": evidence})
+            (verdict, evidence, where), = per_arm.values()
+            out.append({"slug": slug, "claim": claim, "arm": "both", "verdict": verdict,
+                        "evidence": evidence, "condition": condition_words(verdict, where)})
         else:
-            for arm, (verdict, evidence) in per_arm.items():
+            for arm, (verdict, evidence, where) in per_arm.items():
                 out.append({"slug": f"{slug}.{arm}", "claim": claim, "arm": ARM_NAMES[arm],
-                            "verdict": verdict, "evidence": evidence})
-            out.append({"slug": slug, "claim": claim, "arm": "both",
-                        "verdict": over_tasks([v for v, _ in per_arm.values()]),
+                            "verdict": verdict, "evidence": evidence,
+                            "condition": condition_words(verdict, where)})
+            verdict = over_tasks([v for v, _, _ in per_arm.values()])
+            out.append({"slug": slug, "claim": claim, "arm": "both", "verdict": verdict,
                         "evidence": "the arms combined (an arm that cannot test it yet "
-                                    "set aside)"})
+                                    "set aside)",
+                        "condition": condition_words(verdict, [
+                            ARM_NAMES[a] for a, (v, _, _) in per_arm.items() if v in good])})
     for row in out:
         row["family"] = family_size
     return out
 
 
+def condition_words(verdict: Verdict, where: Sequence[str]) -> str:
+    """The condition of a *holds with conditions* verdict in a few words: where the claim
+    holds (tasks, modes or arms, ``where``); empty for any other verdict."""
+    if verdict is not Verdict.HOLDS_WITH_CONDITIONS:
+        return ""
+    return "only " + ("; ".join(where) if where else "in part")
+
+
 def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The verdict table's rows: claim, arm, verdict, evidence."""
-    return [{k: v[k] for k in ("claim", "arm", "verdict", "evidence")} for v in verdicts]
+    """The verdict table's rows: claim, arm, verdict (with its condition in a few words
+    where it holds with conditions, :func:`condition_words`), evidence."""
+    return [{"claim": v["claim"], "arm": v["arm"],
+             "verdict": (verdict_cell(v["verdict"]) + f": {v['condition']}"
+                         if v.get("condition") else v["verdict"]),
+             "evidence": v["evidence"]} for v in verdicts]
 
 
 def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
@@ -422,7 +444,10 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
     task, arm and head count the runs that learned and the censored
     median steps (``fresh.<task>.<arm>.h<H>.{learned,runs,median_steps}``, the median
     absent when the median run did not learn), per task the early step, the budget and the
-    threshold, how many runs converged, reached the budget learned, or did not learn
+    threshold, the change from 1 to 16 heads of every quantity of :data:`CHANGE_CLAIMS`
+    with at least three paired seeds and its interval
+    (``fresh.<task>.change.<arm>.<quantity>.{mean,low,high}``), how many runs converged,
+    reached the budget learned, or did not learn
     (``fresh.<task>.outcome.{converged,budget_reached,not_learned}``), the speed
     tests' mean ρ and p-values, and the early-proxy tests' mean ρ, p-value and
     cells (:func:`prediction_tests`). ``tests``: :func:`chapter_tests` of ``runs``, whose speed and
@@ -436,6 +461,14 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
         out["fresh.holm_family"] = verdicts[0]["family"]
     out["fresh.design.models"] = design_models()
     out["fresh.in_a_row"] = LEARNED_IN_A_ROW
+    by_arm = tests["changes"] if tests else changes(runs)
+    for arm, by_q in by_arm.items():  # fresh.<task>.change.<arm>.<quantity>.{mean,low,high}
+        for q, cs in by_q.items():
+            for c in cs:
+                if c["seeds"] >= MIN_PAIRED_SEEDS:
+                    base = f"fresh.{c['task']}.change.{arm}.{q}"
+                    out.update({f"{base}.mean": c["change"], f"{base}.low": c["low"],
+                                f"{base}.high": c["high"]})
     for task, p in runs.profiles.items():
         for k in ("budget", "threshold", "eval_every", "patience", "tolerance", "batch_size",
                   "num_heldout", "probe_sequences", "probe_first"):

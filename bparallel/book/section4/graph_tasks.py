@@ -435,9 +435,9 @@ def layer_knockouts(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         layers = sorted(int(k.split("_L")[1]) for k in mine[0] if k.startswith("knockout_L"))
         intact = 100 * np.mean([r["accuracy_intact"] for r in mine])
         row: dict[str, Any] = {"task": task, "heads": heads, "seeds": len(mine),
-                               "intact": f"{intact:.1f}"}
+                               "intact (%)": f"{intact:.1f}"}
         for la in layers:
-            row[f"layer {la} removed"] = \
+            row[f"layer {la} removed (%)"] = \
                 f"{100 * np.mean([r[f'knockout_L{la}'] for r in mine]):.1f}"
         out.append(row)
     return out
