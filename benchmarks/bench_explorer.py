@@ -1,6 +1,7 @@
 """How long the model explorer takes to rerun a model, next to its 150 ms budget (issue 34).
 
-For the 1- and 16-head models of a task (default: cycle), exported as the book exports them
+For the models named (default: cycle with 1 and 16 heads, and chapter 12's widest 16-head
+fresh-data model, 16 heads of 16 on induction), exported as the book exports them
 (:func:`bparallel.book.section4.explorer.export_models`), on the first held-out sequence:
 
 - in Node, ``transformer.mjs``: one forward pass (``forward``), and one full recompute, what
@@ -12,7 +13,8 @@ For the 1- and 16-head models of a task (default: cycle), exported as the book e
 
 Medians over repeats after a warm-up, side by side. Usage::
 
-    .venv/bin/python benchmarks/bench_explorer.py [--task cycle] [--layer 3] [--repeats 30]
+    .venv/bin/python benchmarks/bench_explorer.py [--models cycle-h01 cycle-h16 ...]
+        [--layer 3] [--repeats 30]
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ import torch
 
 from bparallel import proxies
 from bparallel.book.section4 import explorer
+from bparallel.book.section4.explorer_catalogue import EXPLORER_TASKS, explorer_models
 from bparallel.transformer.ablation import ablated
-from bparallel.transformer.data import PAPER_TASKS, TASKS
+from bparallel.transformer.data import PAPER_TASKS
 from bparallel.transformer.patterns import model_head_weights
-from bparallel.transformer.shipped import MODELS_ROOT, load_shipped
+from bparallel.transformer.shipped import MODELS_ROOT, load_shipped, load_weights
 
 BUDGET_MS = 150.0
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,38 +119,60 @@ def time_python(model, inputs, layer: int, repeats: int) -> dict[str, list[float
     return {"forward": forward, "full": full}
 
 
+def torch_model(entry: dict) -> torch.nn.Module:
+    """The page's model of a catalogue entry in torch (weights rounded as the page's)."""
+    if entry["data"] == "fresh":
+        model, _ = load_weights(MODELS_ROOT / entry["folder"] / entry["weights"],
+                                sha256=entry["sha256"])
+    else:
+        task = entry["task"]
+        folder = MODELS_ROOT / ("paper" if task in PAPER_TASKS else task)
+        models, _ = load_shipped(folder, tasks=(task,))
+        model = models[(task, entry["heads"])]
+    return explorer.half_rounded(model)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", default="cycle", choices=TASKS)
+    parser.add_argument("--models", nargs="+",
+                        default=["cycle-h01", "cycle-h16", "induction-fresh-h16-hs16"])
     parser.add_argument("--layer", type=int, default=3, help="0-based layer measured")
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    folder = MODELS_ROOT / ("paper" if args.task in PAPER_TASKS else args.task)
-    models, _ = load_shipped(folder, tasks=(args.task,))
+    offered = {e["name"]: e for e in explorer_models()}
+    unknown = [m for m in args.models if m not in offered]
+    if unknown:
+        raise SystemExit(f"--models: {unknown} not offered; choose from {sorted(offered)}")
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
-        catalogue = explorer.export_models(tmp, tasks=[args.task], heads=[1, 16])
+        tasks = sorted({offered[m]["task"] for m in args.models
+                        if offered[m]["data"] == "finite"}, key=EXPLORER_TASKS.index)
+        fresh = sorted({offered[m]["task"] for m in args.models
+                        if offered[m]["data"] == "fresh"})
+        catalogue = explorer.export_models(tmp, tasks=tasks or ["copy"], heads=[1, 16],
+                                           fresh_tasks=fresh)
         for entry in catalogue:
+            if entry["name"] not in args.models:
+                continue
             data = explorer.read_data_script(Path(tmp) / entry["file"])
             inputs = torch.tensor(data["sequences"]["inputs"][0])
             js = time_node(Path(tmp) / entry["file"], args.layer, args.repeats)
-            py = time_python(models[(args.task, entry["heads"])], inputs, args.layer,
-                             args.repeats)
-            rows[entry["heads"]] = {k: statistics.median(v) for k, v in
-                                    {"js_forward": js["forward"], "js_full": js["full"],
-                                     "py_forward": py["forward"], "py_full": py["full"]}.items()}
-    print(f"model explorer, task {args.task}, layer {args.layer + 1} measured, one sequence "
-          f"of 100 tokens; medians over {args.repeats} repeats (ms)")
-    print(f"{'':44s}{'1 head':>10s}{'16 heads':>10s}")
+            py = time_python(torch_model(entry), inputs, args.layer, args.repeats)
+            rows[entry["name"]] = {k: statistics.median(v) for k, v in
+                                   {"js_forward": js["forward"], "js_full": js["full"],
+                                    "py_forward": py["forward"], "py_full": py["full"]}.items()}
+    print(f"model explorer, layer {args.layer + 1} measured, one sequence of 100 tokens; "
+          f"medians over {args.repeats} repeats (ms)")
+    print(f"{'':44s}" + "".join(f"{m:>26s}" for m in args.models))
     labels = {"js_forward": "JS forward pass (Node)",
               "js_full": "JS recompute: ablated forward + measures",
               "py_forward": "torch forward (float32, 1 thread)",
               "py_full": "torch + package measures (same work)"}
     for key, label in labels.items():
-        print(f"{label:44s}{rows[1][key]:10.1f}{rows[16][key]:10.1f}")
-    worst = max(rows[1]["js_full"], rows[16]["js_full"])
-    print(f"JS recompute / {BUDGET_MS:.0f} ms budget: {worst / BUDGET_MS:.2f} (worst of the two)")
+        print(f"{label:44s}" + "".join(f"{rows[m][key]:26.1f}" for m in args.models))
+    worst = max(rows[m]["js_full"] for m in args.models)
+    print(f"JS recompute / {BUDGET_MS:.0f} ms budget: {worst / BUDGET_MS:.2f} (worst of them)")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ optimiser steps (``curve_steps[0] = 0``: the untrained model). Its measures:
   model below the threshold never gets a number, so a model that
   never learns can neither look fast nor be averaged with those that did (what "epochs to
   99% of the final accuracy" did: 99% of 1.3% is reached early).
+- :func:`learning_time`: a shipped run's learning time by that rule, read off the curve its
+  manifest entry keeps.
 - :func:`learning_curve_area`: the area under the curve on ``[0, budget]`` divided by the
   budget, in ``[0, 1]``: 1 for a model at 100% from the first step, the mean accuracy over
   the budget otherwise. A run stopped by the convergence rule keeps its last value to the
@@ -43,7 +45,7 @@ design (:mod:`~bparallel.transformer.design`) can name its thresholds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -109,6 +111,22 @@ def steps_to_threshold(
         if window.all() and (window.size == k or held):
             return int(steps[i])
     return None
+
+
+def learning_time(entry: Mapping[str, Any]) -> int | None:
+    """The run's learning time: the first of
+    :data:`LEARNED_IN_A_ROW` evaluations in a row at its
+    task's threshold, read off the entry's curve by
+    :func:`steps_to_threshold` (the entry's own
+    ``steps_to_threshold`` where it has no curve); ``None`` when it never learned within its
+    budget (a right-censored time, never a number)."""
+    c = entry.get("curve")
+    if c is None:
+        v = entry.get("steps_to_threshold")
+        return None if v is None else int(v)
+    return steps_to_threshold(c["step"], c["heldout_accuracy_predictable"], entry["threshold"],
+                              budget=int(entry["budget"]),
+                              held=entry["outcome"] == "converged")
 
 
 def learning_curve_area(curve_steps: Sequence[int], accuracy: Sequence[float], budget: int

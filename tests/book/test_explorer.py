@@ -1,12 +1,14 @@
 """The model explorer's JavaScript (`bparallel/book/render/js/transformer.mjs`) agrees with
 torch and with `bparallel`, on the data files `bparallel.book.section4.explorer` exports.
 
-Every model the explorer offers (each task and head count of seed 42) is exported once; one
+Every model the explorer offers (each task and head count of seed 42, and chapter 12's
+fresh-data models of every arm) is exported once, its weights rounded to float16; one
 Node process loads every data file as the page does and runs the forward pass (intact, zero
 and mean ablation of some heads, every head removed) and the measures of every layer. It
 writes its logits and patterns as raw float64, which the tests compare:
 
-- with torch's float32 forward on the shipped weights (`ablation.ablated` for the masks,
+- with torch's float32 forward on the shipped weights rounded as the page's are
+  (`explorer.half_rounded`; `ablation.ablated` for the masks,
   mean ablation with head means recomputed here): logits and patterns within 1e-4
   absolute, argmax identical;
 - with the package's measures on the *same* patterns (`bparallel.proxies`): Algorithms 1-2
@@ -32,21 +34,24 @@ import torch
 
 from bparallel import proxies
 from bparallel.book.section4 import explorer
+from bparallel.book.section4 import explorer_catalogue as catalogue_of
 from bparallel.transformer.ablation import ablated, head_means
 from bparallel.transformer.data import TASKS, SequenceDataset
 from bparallel.transformer.design import HEADS, evaluation_inputs
 from bparallel.transformer.importance import head_effects
 from bparallel.transformer.patterns import model_head_weights
-from bparallel.transformer.shipped import MODELS_ROOT, load_shipped
+from bparallel.transformer.shipped import MODELS_ROOT, load_shipped, load_weights
 from tests.conftest import EXPLORER_REFERENCE_SEQUENCES, EXPLORER_SEQUENCES
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSFORMER = ROOT / "bparallel" / "book" / "render" / "js" / "transformer.mjs"
 TORCH_ATOL = 1e-4  # float32 torch against float64 JavaScript
 RTOL = 1e-9  # the same patterns through the package and through the JavaScript
-#: Models compared with torch: 1 and 16 heads of both paper tasks, and graph tasks.
+#: Models compared with torch: 1 and 16 heads of both paper tasks, graph tasks, and
+#: fresh-data models of chapter 12's three arms (the widest attention among them).
 TORCH_MODELS = ("copy-h01", "copy-h16", "cycle-h01", "cycle-h16", "first-h04", "induction-h16",
-                "majority-h08")
+                "majority-h08", "induction-fresh-h16-hs16", "histogram-fresh-h01-hs256",
+                "histogram-fresh-h16", "induction-fresh-h08-hs32")
 NUM_SEQUENCES = EXPLORER_SEQUENCES  # the export's defaults: what the book ships
 REFERENCE_SEQUENCES = EXPLORER_REFERENCE_SEQUENCES
 
@@ -130,14 +135,21 @@ def exported(explorer_export) -> tuple[Path, list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def shipped() -> dict[tuple[str, int], tuple[Any, dict[str, Any]]]:
-    """The float32 torch models and their metadata, by (task, heads)."""
+def shipped(exported) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """The page's models in float32 torch (the shipped weights rounded to float16,
+    ``explorer.half_rounded``) and their metadata, by the explorer's model name."""
+    _, catalogue = exported
     out = {}
-    for task in explorer.EXPLORER_TASKS:
+    for task in catalogue_of.EXPLORER_TASKS:
         folder = MODELS_ROOT / ("paper" if task in ("copy", "cycle") else task)
         models, metas = load_shipped(folder, tasks=(task,))
-        for key, model in models.items():
-            out[key] = (model.eval(), metas[key])
+        for (t, h), model in models.items():
+            out[f"{t}-h{h:02d}"] = (explorer.half_rounded(model), metas[(t, h)])
+    for e in catalogue:
+        if e["data"] == "fresh":
+            model, meta = load_weights(MODELS_ROOT / e["folder"] / e["weights"],
+                                       sha256=e["sha256"])
+            out[e["name"]] = (explorer.half_rounded(model), meta)
     return out
 
 
@@ -196,23 +208,36 @@ def data_of(exported, name: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the export
 
 
-def test_every_model_is_offered_and_within_the_size_budget(exported):
+def test_every_model_is_offered_and_within_the_size_budget(exported, shipped):
     folder, catalogue = exported
-    assert [(e["task"], e["heads"]) for e in catalogue] == [
-        (t, h) for t in explorer.EXPLORER_TASKS for h in HEADS]
+    finite = [e for e in catalogue if e["data"] == "finite"]
+    assert [(e["task"], e["heads"]) for e in finite] == [
+        (t, h) for t in catalogue_of.EXPLORER_TASKS for h in HEADS]
+    # chapter 12's fresh-data models: every arm and head count of seed 42, a configuration
+    # two arms share once (4 x 16: fixed width and head size; 16 x 16: head size and width)
+    fresh = [e for e in catalogue if e["data"] == "fresh"]
+    for task in catalogue_of.EXPLORER_FRESH_TASKS:
+        mine = {(e["heads"], e["head_size"]): e["arms"] for e in fresh if e["task"] == task}
+        assert set(mine) == {(1, 64), (4, 16), (8, 8), (16, 4), (1, 16), (8, 16), (16, 16),
+                             (1, 256), (4, 64), (8, 32)}, task
+        assert mine[(4, 16)] == ["fixed width", "fixed head size"]
+        assert mine[(16, 16)] == ["fixed head size", "fixed attention width"]
+    assert all(e["outcome"]["outcome"] in ("converged", "budget reached", "not learned")
+               for e in fresh)
     total = sum(e["bytes"] for e in catalogue)
     assert total == sum((folder / e["file"]).stat().st_size for e in catalogue)
     assert total <= explorer.MAX_DATA_BYTES, f"{total:,} bytes of data"
-    # the weights dominate: 172,800 float32 in base64 are 921,600 bytes per model; the head
-    # means, sequences and recorded values add about a fifth
-    per_model = 4 * 172_800 * 4 / 3
-    assert all(per_model < e["bytes"] < 1.3 * per_model for e in catalogue)
+    # the weights dominate: float16 in base64, 8/3 bytes per parameter; the head means,
+    # sequences and recorded values add at most about two fifths
+    for e in catalogue:
+        n = sum(p.numel() for p in shipped[e["name"]][0].parameters())
+        assert 8 / 3 * n < e["bytes"] < 1.45 * 8 / 3 * n, e["name"]
     assert all((folder / e["file"]).stat().st_mode & 0o044 == 0o044 for e in catalogue)
 
 
 def test_data_file_holds_what_the_page_needs(exported, shipped):
     data = data_of(exported, "majority-h04")
-    model, meta = shipped[("majority", 4)]
+    model, meta = shipped["majority-h04"]
     assert data["format"] == explorer.FORMAT and data["name"] == "majority-h04"
     assert (data["task"], data["heads"], data["seed"], data["profile"]) == ("majority", 4, 42,
                                                                             "majority")
@@ -225,17 +250,21 @@ def test_data_file_holds_what_the_page_needs(exported, shipped):
     inputs = evaluation_inputs("majority", "heldout", "majority", num_sequences=total)
     assert seq["inputs"] == inputs[:NUM_SEQUENCES].tolist()
     assert seq["reference"] == [NUM_SEQUENCES, total]
-    # the exported means are those of the reference sequences (float32, bit for bit)
-    means = np.frombuffer(base64.b64decode(data["head_means"]), dtype="<f4")
-    expected = head_means(model, inputs[NUM_SEQUENCES:]).numpy()
-    assert np.array_equal(means.reshape(expected.shape), expected)
-    # the weights, bit for bit
-    blob = np.frombuffer(base64.b64decode(data["weights"]), dtype="<f4")
+    # the exported means are those of the reference sequences, rounded to float16
+    means = np.frombuffer(base64.b64decode(data["head_means"]), dtype="<f2")
+    expected = head_means(model, inputs[NUM_SEQUENCES:]).to(torch.float16)
+    assert np.array_equal(means.reshape(expected.shape), expected.numpy())
+    expected = expected.to(torch.float32).numpy()
+    # the weights, bit for bit those of the rounded model; the rounding is float16's
+    blob = np.frombuffer(base64.b64decode(data["weights"]), dtype="<f2")
+    original, _ = load_shipped(MODELS_ROOT / "majority", tasks=("majority",))
     for name, tensor in model.state_dict().items():
         at = data["tensors"][name]
         assert at["shape"] == list(tensor.shape)
         got = blob[at["offset"] : at["offset"] + tensor.numel()].reshape(tensor.shape)
-        assert np.array_equal(got, tensor.numpy()), name
+        assert np.array_equal(got.astype(np.float32), tensor.numpy()), name
+        full = original[("majority", 4)].state_dict()[name].numpy()
+        np.testing.assert_allclose(got, full, rtol=2 ** -11, atol=2 ** -24, err_msg=name)
     # each head's recorded causal effect: (L, H), the package's float32 head study agrees
     effects = np.asarray(data["head_effects"])
     assert effects.shape == (4, 4) and np.isfinite(effects).all()
@@ -255,9 +284,10 @@ def test_the_data_file_sets_one_name_and_nothing_else(js):
 
 
 def torch_run(model, inputs, removed, fill):
-    """float32 torch logits (T, V) and patterns (L, H, T, T) with `removed` heads ablated."""
+    """torch logits (T, V) and patterns (L, H, T, T), in float64, with `removed` heads
+    ablated (``model``'s own precision: float32, or its float64 copy)."""
     L, H = model.config.n_layers, model.config.n_heads
-    mask = torch.ones(L, H)
+    mask = torch.ones(L, H, dtype=next(model.parameters()).dtype)
     for layer, h in removed or []:
         mask[layer, h] = 0
     with torch.no_grad(), ablated(model, mask, fill):
@@ -267,25 +297,35 @@ def torch_run(model, inputs, removed, fill):
 
 @pytest.mark.parametrize("name", TORCH_MODELS)
 def test_forward_and_ablation_match_torch(name, js, exported, shipped):
-    """Logits and patterns within 1e-4 of torch's float32, argmax identical, intact and
-    with heads removed by zero and mean ablation (the means recomputed here, independently
-    of the exported ones)."""
+    """Logits and patterns within 1e-4 of torch's float32 (logits: plus float32's relative
+    rounding, 1e-5 of the logit, which matters where logits reach 80), argmax identical,
+    intact and with heads removed by zero and mean ablation (the means recomputed here,
+    independently of the exported ones); and within 1e-9 of torch's float64 copy of the
+    same model, the precision the page computes in."""
     res, data = js[name], data_of(exported, name)
     task, H = res["entry"]["task"], res["entry"]["heads"]
-    model, _ = shipped[(task, H)]
+    model, _ = shipped[name]
     total = NUM_SEQUENCES + REFERENCE_SEQUENCES
     inputs = evaluation_inputs(task, "heldout", data["profile"], num_sequences=total)
-    means = head_means(model, inputs[NUM_SEQUENCES:])
+    means = head_means(model, inputs[NUM_SEQUENCES:]).to(torch.float16).to(torch.float32)
+    assert torch.equal(means, explorer.page_head_means(model, inputs[NUM_SEQUENCES:]))
     L, T, V = 4, inputs.shape[1], 256
     cases = [("intact", 0, None, None), ("zero", 1, removed_heads(H), None),
              ("mean", 1, removed_heads(H), means), ("zero-all", 1, all_heads(L, H), None),
              ("mean-all", 1, all_heads(L, H), means)]
+    twin = explorer._float64_copy(model)
     for k, (label, sequence, removed, fill) in enumerate(cases):
         logits, patterns = torch_run(model, inputs[sequence], removed, fill)
         js_logits = read_f64(f"{res['dump']}.{label}.logits", (T, V))
         js_patterns = read_f64(f"{res['dump']}.{label}.patterns", (L, H, T, T))
-        assert np.abs(js_logits - logits).max() <= TORCH_ATOL, label
+        np.testing.assert_allclose(js_logits, logits, rtol=1e-5, atol=TORCH_ATOL,
+                                   err_msg=label)
         assert np.abs(js_patterns - patterns).max() <= TORCH_ATOL, label
+        fill64 = None if fill is None else fill.double()
+        logits64, patterns64 = torch_run(twin, inputs[sequence], removed, fill64)
+        np.testing.assert_allclose(js_logits, logits64, rtol=1e-9, atol=1e-9, err_msg=label)
+        np.testing.assert_allclose(js_patterns, patterns64, rtol=1e-9, atol=1e-12,
+                                   err_msg=label)
         assert np.array_equal(js_logits.argmax(-1), logits.argmax(-1)), label
         assert res["runs"][k]["predictions"] == logits.argmax(-1).tolist(), label
 
@@ -303,7 +343,7 @@ def test_removing_every_head_of_cycle_16_changes_its_predictions(js):
 
 def test_head_weights_match_the_package(js, shipped):
     for name, res in js.items():
-        model, _ = shipped[(res["entry"]["task"], res["entry"]["heads"])]
+        model, _ = shipped[name]
         np.testing.assert_allclose(res["head_weights"], model_head_weights(model),
                                    rtol=1e-12, atol=0, err_msg=name)
 
@@ -359,7 +399,7 @@ def test_measures_match_the_package_on_the_same_patterns(js, shipped):
     bad = []
     for name, res in js.items():
         H = res["entry"]["heads"]
-        model, _ = shipped[(res["entry"]["task"], H)]
+        model, _ = shipped[name]
         patterns = read_f64(f"{res['dump']}.intact.patterns", (4, H, 100, 100))
         want = package_measures(patterns, model_head_weights(model))
         bad += compare(res["runs"][0]["layers"], want, name)
@@ -423,7 +463,7 @@ process.stdout.write(JSON.stringify(out));
 """
 
 
-@pytest.mark.parametrize("name", ["cycle-h04", "induction-h01"])
+@pytest.mark.parametrize("name", ["cycle-h04", "induction-h01", "histogram-fresh-h08-hs32"])
 def test_recorded_head_effects_are_what_the_page_computes(name, exported):
     """The effect shown under each head (recorded by the package on a float64 copy) is what
     the JavaScript gets by removing that head alone by mean ablation on every shown
@@ -455,7 +495,35 @@ def test_export_refuses_bad_choices(tmp_path):
     with pytest.raises(ValueError, match="over the budget"):
         explorer.export_models(tmp_path, tasks=["copy"], heads=[1], max_bytes=1000,
                                num_sequences=1, reference_sequences=1)
+    with pytest.raises(ValueError, match="fresh_tasks: 'majority' is not one of"):
+        catalogue_of.explorer_models(fresh_tasks=["majority"])
+    with pytest.raises(FileNotFoundError, match="histogram-fresh/manifest.json lists no model "
+                                                "histogram-h01-s7"):
+        catalogue_of.fresh_explorer_models("histogram", seed=7)
     assert not any(tmp_path.glob("*.js.*.tmp"))
+
+
+HALF_DRIVER = r"""
+const t = await import(MODULE_URL);
+const bits = Array.from({ length: 65536 }, (_, b) => b);
+process.stdout.write(JSON.stringify(bits.map((b) => {
+  const v = t.halfToNumber(b);
+  return Number.isFinite(v) ? v : String(v);
+})));
+"""
+
+
+def test_every_float16_decodes_as_numpy_reads_it():
+    """The page's half-precision decoder against numpy's, all 65,536 bit patterns (zeros,
+    subnormals, normals, infinities, NaN); the data files never hold the last two."""
+    got = run_node(driver(HALF_DRIVER), {})
+    want = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float64)
+    finite = np.isfinite(want)
+    pairs = list(zip(got, finite, strict=True))
+    assert np.array_equal(np.asarray([g for g, f in pairs if f]), want[finite])
+    assert {g for g, f in pairs if not f} == {"Infinity", "-Infinity", "NaN"}
+    with pytest.raises(ValueError, match="float16's range"):
+        explorer._float16_base64([1e6])
 
 
 def test_data_scripts_are_checked(tmp_path):
@@ -504,7 +572,7 @@ def test_javascript_refuses_bad_input_with_clear_errors(exported):
     folder, _ = exported
     out = run_node(driver(BAD_INPUT_DRIVER), {"file": str(folder / "cycle-h04.js")})
     expected = {
-        "format": "format 99: this page reads format 1",
+        "format": "format 99: this page reads format 2",
         "tensor": "unexpected [ln_f.weight]",
         "shape": "has shape [256,64], expected [256,32]",
         "token": "256 is not a token id in 0..255",
@@ -584,7 +652,8 @@ BAD_LINKS = (
 )
 
 
-def test_links_round_trip_and_export_as_python_reproduces_the_view(exported):
+@pytest.mark.parametrize("name", ["cycle-h04", "histogram-fresh-h04-hs64"])
+def test_links_round_trip_and_export_as_python_reproduces_the_view(name, exported):
     """A link decodes to the view it encodes; malformed or hostile links are refused with a
     reason; the "Export as Python" code, run here, gives the page's measures (the package's
     float32 model: within 1e-5 relative; Definition 2.7's steps may differ by rounding of
@@ -592,9 +661,10 @@ def test_links_round_trip_and_export_as_python_reproduces_the_view(exported):
     folder, catalogue = exported
     code = driver(VIEW_DRIVER).replace(
         "EXPLORER_URL", json.dumps((TRANSFORMER.parent / "explorer.mjs").as_uri()))
-    out = run_node(code, {"file": str(folder / "cycle-h04.js"), "models": catalogue,
+    code = code.replace("m=cycle-h04", f"m={name}")
+    out = run_node(code, {"file": str(folder / f"{name}.js"), "models": catalogue,
                           "links": list(BAD_LINKS)})
-    assert out["link"] == ("v=1;m=cycle-h04;s=1;l=2;w=custom;b=1,0.5,0,2;f=mean;"
+    assert out["link"] == (f"v=1;m={name};s=1;l=2;w=custom;b=1,0.5,0,2;f=mean;"
                            "x=0001.0000.000a.0000;p=7")
     assert all(out["bad"][link] for link in BAD_LINKS), out["bad"]
     namespace: dict[str, Any] = {}
@@ -602,7 +672,8 @@ def test_links_round_trip_and_export_as_python_reproduces_the_view(exported):
     exec(compile("results = {}\n" + python, "<export>", "exec"), namespace)  # noqa: S102
     for mode, (alg1, alg2, def27) in namespace["results"].items():
         assert math.isclose(float(alg1), out["measures"][f"mixing_time.{mode}"], rel_tol=1e-5)
-        assert math.isclose(float(alg2), out["measures"][f"fidelity.{mode}"], rel_tol=1e-5)
+        assert math.isclose(float(alg2), out["measures"][f"fidelity.{mode}"], rel_tol=1e-5,
+                            abs_tol=1e-6)  # a fidelity near 0 is all rounding
         assert math.isinf(def27) == (out["measures"][f"worst_case.{mode}"] is None)
     # the page's fresh induction sequence has the task's structure, and its targets are the
     # package's

@@ -15,7 +15,7 @@ from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import Verdict
 from bparallel.transformer.design import HEADS, PROFILES
-from bparallel.transformer.learning import probe_steps
+from bparallel.transformer.learning import learning_time, probe_steps
 
 BUDGET = 12000
 
@@ -102,7 +102,7 @@ def test_configurations_state_head_size_and_parameters():
 
 
 def test_a_run_that_never_learns_has_no_learning_time():
-    assert gl.learning_time(entry("induction", 16, 42, None)) is None
+    assert learning_time(entry("induction", 16, 42, None)) is None
     assert gl.censored_median([800, None, 1000]) == 1000
     assert gl.censored_median([None, None, 800]) is None  # the median run did not learn
     assert gl.censored_median([800, None]) is None
@@ -338,13 +338,13 @@ def test_the_learning_time_is_read_off_the_curve_by_the_in_a_row_rule(tmp_path):
     """learning_time reads the curve (three evaluations in a row at the threshold), not
     a number the manifest stored under an older rule; a touch and a fall is not learning."""
     e = entry("induction", 4, 42, 1000)
-    assert gl.learning_time(e) == 1000
+    assert learning_time(e) == 1000
     steps = list(range(0, 2001, 200))
     touch = [0.0, 0.2, 0.5, 0.91, 0.6, 0.92, 0.93, 0.95, 0.96, 0.96, 0.96]
     e = {**e, "steps_to_threshold": 600, "outcome": "budget reached",
          "curve": {"step": steps, "heldout_accuracy_predictable": touch}}
-    assert gl.learning_time(e) == 1000
-    assert gl.learning_time({**e, "curve": None, "steps_to_threshold": 600}) == 600
+    assert learning_time(e) == 1000
+    assert learning_time({**e, "curve": None, "steps_to_threshold": 600}) == 600
 
 
 def test_where_a_run_trained_and_how_runs_ended_are_on_the_page(tmp_path):

@@ -17,7 +17,9 @@
   ``graph_predictors``: its horse race of the design's quantities and the graph measures,
   and
   ``graph_causal``: its causal tests, which run the models;
-- ``explorer`` (13_explorer): the model explorer's data files and page.
+- ``explorer`` (13_explorer): the model explorer's data files and page, and
+  ``explorer_catalogue``: which models it offers (the finite-data models and chapter 12's
+  fresh-data ones), read from the manifests.
 
 Beneath them, what several chapters share, each named for what it is:
 
@@ -27,8 +29,8 @@ Beneath them, what several chapters share, each named for what it is:
 - ``statistics``: intervals across seeds, Holm, the noise floor and the verdict rules
   (10, 11, 12), and ``rank_tests``: the rank tests over cells it judges, each with the
   smallest effect it can find;
-- ``models``: chapter 12's model collections (graph-task models, fresh-data runs) and which
-  profile ``"auto"`` means for them;
+- ``models``: chapter 12's model collections (graph-task models, fresh-data runs, the names
+  of its arms) and which profile ``"auto"`` means for them;
 - ``measures``: the one call that measures a collection of models (one pass per model and
   set of sequences, through the metrics cache) for every chapter (08-12).
 

@@ -10,11 +10,13 @@ model (``fetch`` and wasm are refused on ``file://``; a script is not). A data f
 one object into ``window.BPARALLEL_MODELS["<task>-hNN"]`` (:func:`model_data`):
 
 - ``config`` (layers, heads, head size, widths, the RMSNorm's ``eps``) and every tensor of
-  the state dict as little-endian float32 in one base64 string, ``tensors`` giving each
-  one's offset and shape;
+  the state dict as little-endian float16 in one base64 string, ``tensors`` giving each
+  one's offset and shape. Half precision keeps the data of every model the page offers
+  within its budget: the page runs the model with its weights rounded to float16, and every
+  value recorded for it below is computed on that rounded model (:func:`half_rounded`);
 - ``head_means``: the per-position mean head outputs ``(L, T, A)`` of mean ablation
   (:func:`bparallel.transformer.ablation.head_means` over ``reference_sequences`` held-out
-  sequences that the page does not show);
+  sequences that the page does not show), float16 too;
 - ``sequences``: the first ``num_sequences`` held-out sequences of the task
   (:func:`bparallel.transformer.design.evaluation_inputs`), their targets and predictable
   positions (:mod:`bparallel.transformer.data`);
@@ -52,16 +54,17 @@ import numpy as np
 import torch
 
 from ... import proxies
-from ..._checks import nonnegative_int, positive_int
+from ..._checks import positive_int
 from ..._io import atomic_write_text
 from ...transformer.ablation import ablated, head_means, logit_margin
-from ...transformer.data import GRAPH_TASKS, PAPER_TASKS, make_targets, predictable
-from ...transformer.design import DEFAULT_SEED, HEADS, evaluation_inputs, model_name, run_name
+from ...transformer.data import make_targets, predictable
+from ...transformer.design import DEFAULT_SEED, HEADS, evaluation_inputs, run_name
 from ...transformer.measure import defined_metrics, sequence_metrics
 from ...transformer.model import Transformer
 from ...transformer.patterns import model_head_weights
-from ...transformer.shipped import MODELS_ROOT, load_shipped, shipped_manifest
+from ...transformer.shipped import MODELS_ROOT, load_shipped, load_weights
 from ..render.js_playground import inline_modules, module_var, style_block
+from .explorer_catalogue import EXPLORER_FRESH_TASKS, EXPLORER_TASKS, explorer_models, model_folder
 
 __all__ = [
     "FORMAT",
@@ -71,7 +74,9 @@ __all__ = [
     "NUM_SEQUENCES",
     "REFERENCE_SEQUENCES",
     "SOURCES",
-    "explorer_models",
+    "NAME",
+    "half_rounded",
+    "page_head_means",
     "model_data",
     "recorded_values",
     "recorded_head_effects",
@@ -83,12 +88,11 @@ __all__ = [
 ]
 
 #: The data-file format (``FORMAT`` in ``transformer.mjs``).
-FORMAT = 1
+FORMAT = 2
 #: The global object the data files assign into.
 DATA_GLOBAL = "BPARALLEL_MODELS"
-#: The tasks the explorer offers: those with shipped finite-data models (``models/paper/``,
-#: ``models/<task>/``); the tasks trained on fresh data only have no such folder.
-EXPLORER_TASKS = PAPER_TASKS + GRAPH_TASKS
+#: A data file's model name: ``<task>-hNN`` (finite data) or ``<task>-fresh-hNN[-hsS]``.
+NAME = re.compile(r"[a-z]+(?:-fresh)?-h\d\d(?:-hs\d{2,3})?")
 #: Budgets: every data file together, and the page before a model is chosen.
 MAX_DATA_BYTES = 30 * 2**20
 MAX_PAGE_BYTES = 2**20
@@ -108,67 +112,34 @@ _BLOCK_TENSORS = (
 )
 
 
-# --------------------------------------------------------------------------- the models
-
-
-def _folder(task: str, models_root: Path) -> Path:
-    """Where a task's models are shipped: ``models/paper/`` for copy and cycle, else
-    ``models/<task>/``."""
-    return models_root / ("paper" if task in PAPER_TASKS else task)
-
-
-def _check_choice(values: Sequence[Any], name: str, valid: Sequence[Any]) -> list[Any]:
-    values = list(values)
-    if not values:
-        raise ValueError(f"{name} is empty: choose at least one of {list(valid)}")
-    for v in values:
-        if v not in valid:
-            raise ValueError(f"{name}: {v!r} is not one of {list(valid)}")
-    if len(set(values)) != len(values):
-        raise ValueError(f"{name}: {values} repeats a value")
-    return values
-
-
-def explorer_models(
-    *, tasks: Sequence[str] = EXPLORER_TASKS, heads: Sequence[int] = HEADS,
-    seed: int = DEFAULT_SEED,
-    models_root: str | os.PathLike = MODELS_ROOT,
-) -> list[dict[str, Any]]:
-    """The models the explorer offers, one dict per (task, heads) in that order: ``name``
-    (``"cycle-h16"``, also the data file's stem), ``task``, ``heads``, ``seed``, ``profile``
-    (the training profile, whose held-out stream the page shows) and the manifest's
-    held-out accuracies. Read from the manifests; raises ``FileNotFoundError`` naming the
-    model when one is not shipped."""
-    tasks = _check_choice(tasks, "tasks", EXPLORER_TASKS)
-    heads = _check_choice(heads, "heads", HEADS)
-    nonnegative_int(seed, "seed")
-    root = Path(models_root)
-    out = []
-    for task in tasks:
-        folder = _folder(task, root)
-        manifest = shipped_manifest(folder)
-        for h in heads:
-            name = model_name(task, h, seed=seed)
-            entry = None if manifest is None else manifest["models"].get(name)
-            if entry is None:
-                raise FileNotFoundError(f"the explorer offers {task} with {h} heads, seed "
-                                        f"{seed}, but {folder.name}/manifest.json lists no "
-                                        f"model {name}")
-            out.append({
-                "name": run_name(task, h), "task": task, "heads": h, "seed": seed,
-                "profile": entry.get("profile", manifest.get("profile", "paper")),
-                "heldout_accuracy": entry["heldout_accuracy"],
-                "heldout_accuracy_predictable": entry["heldout_accuracy_predictable"],
-            })
-    return out
-
-
 # --------------------------------------------------------------------------- one model
 
 
-def _float32_base64(values: Any) -> str:
-    a = np.ascontiguousarray(np.asarray(values, dtype="<f4"))
+def _float16_base64(values: Any) -> str:
+    """``values`` as little-endian float16 in base64 (values beyond float16's range are an
+    error, never silently infinite)."""
+    a = np.asarray(values, dtype=np.float64)
+    if np.abs(a).max(initial=0.0) > np.finfo(np.float16).max:
+        raise ValueError("a value exceeds float16's range: it cannot be exported")
+    a = np.ascontiguousarray(a.astype("<f2"))
     return base64.b64encode(a.tobytes()).decode("ascii")
+
+
+def half_rounded(model: Transformer) -> Transformer:
+    """A copy of ``model`` (eval mode) with every parameter rounded to float16 and back: the
+    model the page runs, and the one every recorded value of its data file is computed on."""
+    twin = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        for p in twin.parameters():
+            p.copy_(p.to(torch.float16).to(p.dtype))
+    return twin
+
+
+def page_head_means(model: Transformer, reference: torch.Tensor) -> torch.Tensor:
+    """The head means of mean ablation as the page reads them:
+    :func:`~bparallel.transformer.ablation.head_means` of ``model`` over the ``reference``
+    sequences, rounded to float16 (float32 tensor ``(L, T, A)``)."""
+    return head_means(model, reference).to(torch.float16).to(torch.float32)
 
 
 def _norm_eps(model: Transformer) -> float:
@@ -190,7 +161,7 @@ def _config(model: Transformer) -> dict[str, Any]:
 
 
 def _tensors(model: Transformer) -> tuple[dict[str, dict[str, Any]], str]:
-    """Every state-dict tensor, ``{name: {offset, shape}}`` into one float32 base64 string;
+    """Every state-dict tensor, ``{name: {offset, shape}}`` into one float16 base64 string;
     a state dict with other tensors than ``transformer.mjs`` reads is refused."""
     state = model.state_dict()
     want = ["tok_emb.weight", "pos_emb.weight", "head.weight", "head.bias"]
@@ -206,7 +177,7 @@ def _tensors(model: Transformer) -> tuple[dict[str, dict[str, Any]], str]:
         index[name] = {"offset": offset, "shape": list(t.shape)}
         parts.append(t.reshape(-1))
         offset += t.size
-    return index, _float32_base64(np.concatenate(parts))
+    return index, _float16_base64(np.concatenate(parts))
 
 
 def _float64_copy(model: Transformer) -> Transformer:
@@ -314,11 +285,13 @@ def model_data(
     reference_sequences: int = REFERENCE_SEQUENCES,
 ) -> dict[str, Any]:
     """The object one data file holds (the module docstring lists its fields) for a shipped
-    ``model`` and its manifest entry ``meta`` (``task``, ``heads``, ``seed``, ``profile``).
+    ``model`` and its manifest entry ``meta`` (``task``, ``heads``, ``seed``, ``profile``;
+    a fresh-data model's catalogue entry adds ``name``, ``data``, ``arms`` and ``outcome``),
+    rounded to float16 first (:func:`half_rounded`).
 
     The held-out stream of the model's training profile gives ``num_sequences +
     reference_sequences`` sequences: the first ``num_sequences`` are shown, the others
-    average the head outputs of mean ablation."""
+    average the head outputs of mean ablation (rounded to float16 as the page reads them)."""
     positive_int(num_sequences, "num_sequences")
     positive_int(reference_sequences, "reference_sequences")
     task, seed = meta["task"], int(meta.get("seed", DEFAULT_SEED))
@@ -326,19 +299,22 @@ def model_data(
     total = num_sequences + reference_sequences
     inputs = evaluation_inputs(task, "heldout", profile, seed=seed, num_sequences=total)
     shown, reference = inputs[:num_sequences], inputs[num_sequences:]
-    model = model.eval()
+    model = half_rounded(model)
     index, weights = _tensors(model)
-    means = head_means(model, reference)
+    means = page_head_means(model, reference)
     return {
         "format": FORMAT,
-        "name": run_name(task, int(meta["heads"])),
+        "name": meta.get("name") or run_name(task, int(meta["heads"])),
+        "data": meta.get("data", "finite"),
         "task": task, "heads": int(meta["heads"]), "seed": seed, "profile": profile,
-        "manifest": {k: meta.get(k) for k in ("epochs", "heldout_accuracy",
-                                              "heldout_accuracy_predictable", "sha256")},
+        "manifest": {**{k: meta.get(k) for k in ("epochs", "heldout_accuracy",
+                                                 "heldout_accuracy_predictable", "sha256")},
+                     **{k: meta[k] for k in ("arms", "outcome", "head_size", "weights")
+                        if k in meta}},
         "config": _config(model),
         "tensors": index,
         "weights": weights,
-        "head_means": _float32_base64(means.numpy()),
+        "head_means": _float16_base64(means.numpy()),
         "sequences": {
             "protocol": "heldout", "num_drawn": total,
             "reference": [num_sequences, total],
@@ -356,8 +332,9 @@ def data_script(data: dict[str, Any]) -> str:
     """A data file's text: ``(window.BPARALLEL_MODELS = ...)["<name>"] = {...};``. The object
     is JSON (``Infinity`` allowed, a JavaScript global); nothing else is executed."""
     name = data.get("name")
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z]+-h\d\d", name):
-        raise ValueError(f"data name {name!r}: expected '<task>-hNN'")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ValueError(f"data name {name!r}: expected '<task>-hNN' or "
+                         "'<task>-fresh-hNN[-hsS]'")
     body = json.dumps(data, separators=(",", ":"), allow_nan=True)
     target = f"window.{DATA_GLOBAL}"
     return f"({target} = {target} || {{}})[{json.dumps(name)}] = {body};\n"
@@ -366,7 +343,7 @@ def data_script(data: dict[str, Any]) -> str:
 def read_data_script(path: str | os.PathLike) -> dict[str, Any]:
     """The object a data file written by :func:`data_script` holds (tests, tools)."""
     text = Path(path).read_text(encoding="utf-8")
-    m = re.match(r'\(window\.\w+ = window\.\w+ \|\| \{\}\)\["([a-z]+-h\d\d)"\] = ', text)
+    m = re.match(r'\(window\.\w+ = window\.\w+ \|\| \{\}\)\["(' + NAME.pattern + r')"\] = ', text)
     if m is None or not text.endswith(";\n"):
         raise ValueError(f"{path} is not an explorer data file")
     return json.loads(text[m.end() : -2])
@@ -378,20 +355,24 @@ def export_models(
     tasks: Sequence[str] = EXPLORER_TASKS,
     heads: Sequence[int] = HEADS,
     seed: int = DEFAULT_SEED,
+    fresh_tasks: Sequence[str] = EXPLORER_FRESH_TASKS,
     models_root: str | os.PathLike = MODELS_ROOT,
     num_sequences: int = NUM_SEQUENCES,
     reference_sequences: int = REFERENCE_SEQUENCES,
     max_bytes: int = MAX_DATA_BYTES,
 ) -> list[dict[str, Any]]:
-    """Write one data file per model the explorer offers (:func:`explorer_models`; by default
-    every task and head count of the first seed) into ``out_dir``, as ``<task>-hNN.js``
+    """Write one data file per model the explorer offers
+    (:func:`~.explorer_catalogue.explorer_models`; by default every task and head count of
+    the first seed, and the fresh-data models of
+    :data:`~.explorer_catalogue.EXPLORER_FRESH_TASKS`) into ``out_dir``, as ``<name>.js``
     (:func:`model_data`, :func:`data_script`); returns the catalogue, one dict per model
     with its ``file``, ``bytes`` and ``layers`` (what :func:`page_html` takes). Each model
     is loaded hash-checked (:func:`~bparallel.transformer.shipped.load_shipped`). Files are
     written atomically, readable by all (they are served with the book); ``ValueError`` if
     together they exceed ``max_bytes`` (30 MB)."""
     positive_int(max_bytes, "max_bytes")
-    catalogue = explorer_models(tasks=tasks, heads=heads, seed=seed, models_root=models_root)
+    catalogue = explorer_models(tasks=tasks, heads=heads, seed=seed, fresh_tasks=fresh_tasks,
+                                models_root=models_root)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(models_root)
@@ -399,11 +380,18 @@ def export_models(
     total = 0
     for entry in catalogue:
         task = entry["task"]
-        if task not in loaded:  # every head count of the task, each hash-checked
-            loaded[task] = load_shipped(_folder(task, root), seed, tasks=(task,))
-        models, metas = loaded[task]
-        key = (task, entry["heads"])
-        data = model_data(models[key], metas[key], num_sequences=num_sequences,
+        if entry["data"] == "fresh":  # one file, hash-checked
+            model, meta = load_weights(root / entry["folder"] / entry["weights"],
+                                       sha256=entry["sha256"])
+            meta = {**meta, **{k: entry[k] for k in ("name", "data", "task", "heads", "seed",
+                                                     "profile", "arms", "outcome",
+                                                     "head_size", "weights")}}
+        else:
+            if task not in loaded:  # every head count of the task, each hash-checked
+                loaded[task] = load_shipped(model_folder(task, root), seed, tasks=(task,))
+            models, metas = loaded[task]
+            model, meta = models[(task, entry["heads"])], metas[(task, entry["heads"])]
+        data = model_data(model, meta, num_sequences=num_sequences,
                           reference_sequences=reference_sequences)
         text = data_script(data)
         file = f"{entry['name']}.js"
@@ -447,16 +435,16 @@ def page_html(
     """The explorer as one self-contained HTML fragment (styles, container, module script)
     for a chapter to display; ``data_url`` is where :func:`export_models` wrote the data
     files, relative to the page (or absolute), ending in ``/``; ``catalogue`` the models
-    offered (default: :func:`explorer_models`). Nothing is loaded until a model is chosen,
-    and then only its data file, by a ``<script>`` element."""
+    offered (default: :func:`~.explorer_catalogue.explorer_models`). Nothing is loaded until
+    a model is chosen, and then only its data file, by a ``<script>`` element."""
     if not re.fullmatch(r"[A-Za-z0-9_./:-]*/", data_url):
         raise ValueError(f"data_url={data_url!r}: expected a folder address ending in '/' "
                          "(letters, digits, '_', '.', '/', ':', '-')")
     if not re.fullmatch(r"[A-Za-z][\w-]*", element_id):
         raise ValueError(f"element_id={element_id!r}: expected an HTML id")
     models = explorer_models() if catalogue is None else catalogue
-    keep = ("name", "task", "heads", "seed", "profile", "heldout_accuracy",
-            "heldout_accuracy_predictable", "bytes", "layers")
+    keep = ("name", "data", "task", "heads", "head_size", "seed", "profile", "arms",
+            "outcome", "heldout_accuracy", "heldout_accuracy_predictable", "bytes", "layers")
     models = [{k: m[k] for k in keep if k in m} for m in models]
     noscript = ("<noscript>The model explorer runs the Transformers in the page and needs "
                 "JavaScript.</noscript>")

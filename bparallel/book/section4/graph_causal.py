@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 
 from ...transformer.design import ARMS, HEADS, arm_head_dim
-from .graph_experiment import ARM_NAMES
 from .graph_tasks import head_study
-from .models import FreshRuns
+from .models import ARM_NAMES, FreshRuns
 from .statistics import head_claims, scored_cells
 
 

@@ -1,7 +1,8 @@
-"""Chapter 12's design: its arms (:data:`~bparallel.transformer.design.ARMS`) as the page
-names them, the configurations of every arm with their head sizes and parameters, the seeds
-the design asks for, and how much of it is shipped (:func:`grid_rows`). The analysis of the
-runs is :mod:`bparallel.book.section4.graph_experiment`."""
+"""Chapter 12's design: its arms (:data:`~bparallel.transformer.design.ARMS`, named as
+:data:`~.models.ARM_NAMES`), the configurations of every arm with their head sizes and
+parameters, the seeds the design asks for, and how much of it is shipped
+(:func:`grid_rows`). The analysis of the runs is
+:mod:`bparallel.book.section4.graph_experiment`."""
 
 from __future__ import annotations
 
@@ -9,13 +10,10 @@ from typing import Any
 
 from ...transformer.design import ARMS, HEADS, arm_head_dim
 from ...transformer.model import ModelConfig
-from .models import FreshRuns
+from .models import ARM_NAMES, FreshRuns
 
 #: The seeds the design asks for per (task, arm, heads).
 DESIGN_SEEDS = (42, 43, 44)
-#: How the page names the arms.
-ARM_NAMES = {"width": "fixed width", "head16": "fixed head size",
-             "inner256": "fixed attention width"}
 
 
 def configurations(d_model: int = 64) -> list[dict[str, Any]]:

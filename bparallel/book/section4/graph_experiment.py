@@ -38,13 +38,13 @@ import numpy as np
 
 from ... import ranks
 from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
-from ...transformer.learning import LEARNED_IN_A_ROW
+from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
-from .graph_design import ARM_NAMES, DESIGN_SEEDS, configurations, design_models, grid_rows
-from .graph_learning import learning_rows, learning_time
+from .graph_design import DESIGN_SEEDS, configurations, design_models, grid_rows
+from .graph_learning import learning_rows
 from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY, change_evidence, head_count_change, tally
-from .models import FreshRuns
+from .models import ARM_NAMES, FreshRuns
 from .rank_tests import exact_rank_test
 from .statistics import (
     across_tasks,

@@ -3,11 +3,11 @@
 A run's *learning time* is the first of
 :data:`~bparallel.transformer.learning.LEARNED_IN_A_ROW` held-out evaluations in a row at
 its task's threshold, read off the curve its manifest entry keeps
-(:func:`learning_time`); a run that never learns has none (right-censored), and no run is
-extended past its budget. Per configuration, :func:`learning_rows` and
-:func:`learning_table` give the runs that learned, their times, the censored median, the
-curve area, the final accuracy, how many converged, and the machines they trained on
-(:func:`trained_on`).
+(:func:`~bparallel.transformer.learning.learning_time`); a run that never learns has none
+(right-censored), and no run is extended past its budget. Per configuration,
+:func:`learning_rows` and :func:`learning_table` give the runs that learned, their times,
+the censored median, the curve area, the final accuracy, how many converged, and the
+machines they trained on (:func:`trained_on`).
 """
 
 from __future__ import annotations
@@ -20,26 +20,9 @@ import numpy as np
 
 from ... import ranks
 from ...transformer.design import ARMS, HEADS
-from ...transformer.learning import steps_to_threshold
+from ...transformer.learning import learning_time
 from .across_seeds_stats import hardware_kind
-from .graph_design import ARM_NAMES
-from .models import FreshRuns
-
-
-def learning_time(entry: Mapping[str, Any]) -> int | None:
-    """The run's learning time: the first of
-    :data:`~bparallel.transformer.learning.LEARNED_IN_A_ROW` evaluations in a row at its
-    task's threshold, read off the entry's curve by
-    :func:`~bparallel.transformer.learning.steps_to_threshold` (the entry's own
-    ``steps_to_threshold`` where it has no curve); ``None`` when it never learned within its
-    budget (a right-censored time, never a number)."""
-    c = entry.get("curve")
-    if c is None:
-        v = entry.get("steps_to_threshold")
-        return None if v is None else int(v)
-    return steps_to_threshold(c["step"], c["heldout_accuracy_predictable"], entry["threshold"],
-                              budget=int(entry["budget"]),
-                              held=entry["outcome"] == "converged")
+from .models import ARM_NAMES, FreshRuns
 
 
 def censored_median(times: Sequence[int | None]) -> float | None:

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..._checks import positive_int
 from ...ranks import spearman
+from ...transformer.learning import learning_time
 from .graph_experiment import early_step, probe_at
-from .graph_learning import learning_time
 from .models import FreshRuns
 
 #: Candidate -> (how the page names it, its sign: +1 larger is better/faster by the claims

@@ -163,6 +163,9 @@ def paper_models(models_dir: str | os.PathLike = MODELS_ROOT / "paper",
 # --------------------------------------------------------------------------- the fresh-data runs
 
 
+#: How the pages name chapter 12's arms (:data:`~bparallel.transformer.design.ARMS`).
+ARM_NAMES = {"width": "fixed width", "head16": "fixed head size",
+             "inner256": "fixed attention width"}
 #: The fresh-data profile of each task that trains on fresh data (``models/<profile>/``).
 FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh",
                   "histogram": "histogram-fresh"}

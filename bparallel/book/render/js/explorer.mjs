@@ -1,7 +1,8 @@
 /**
  * @file explorer.mjs: the model explorer as a web page component, no kernel needed.
  *
- * `mountExplorer(root, {models, dataUrl})` fills `root` with controls (task, head count,
+ * `mountExplorer(root, {models, dataUrl})` fills `root` with controls (task and training data,
+ * model: a head count, or for chapter 12's fresh-data models a head count, head size and arm;
  * sequence: held-out, fresh or typed; layer; how the heads are weighted; zero or mean
  * ablation; log colour scale) and outputs that follow every change: the sequence with
  * target and prediction per position (right or wrong), accuracy and margin, the combined
@@ -12,7 +13,8 @@
  * when the model is chosen, so the page works from `file://`.
  *
  * The view lives in the address fragment (`#ex=...`, {@link encodeView}), parsed field by
- * field against fixed patterns, never evaluated; "Export as Python" writes the code that
+ * field against fixed patterns, never evaluated, and applied again when the address changes
+ * (an edited link in an open tab needs no reload); "Export as Python" writes the code that
  * reproduces the view with the package ({@link toPython}). All mathematics is in
  * `transformer.mjs`; this file draws. Text from a link is written with `textContent` only.
  */
@@ -29,11 +31,42 @@ import {
 } from "./transformer.mjs";
 
 const HASH_KEY = "#ex=";
-const NAME = /^[a-z]+-h\d\d$/;
+const NAME = /^[a-z]+(-fresh)?-h\d\d(-hs\d{2,3})?$/;
 const WEIGHTINGS = ["learned", "uniform", "custom"];
 const FILLS = ["zero", "mean"];
 const MAX_TYPED = 100;
 const LOG_FLOOR = 1e-6; // the log colour scale spans 1e-6 .. 1
+
+/** The task menu's entry of a model: its task, and for a fresh-data model `<task>-fresh`. */
+export function groupOf(m) {
+  return m.data === "fresh" ? `${m.task}-fresh` : m.task;
+}
+
+/** How the task menu names a group of `models`. */
+function groupLabel(group, models) {
+  const [task, fresh] = group.split("-");
+  if (fresh) return `${task}, fresh data (chapter 12)`;
+  return models.some((m) => m.data === "fresh" && m.task === task) ? `${task}, finite set` : task;
+}
+
+/** How the model menu names a model: its head count, and for a fresh-data model the head size and arms. */
+export function modelLabel(m) {
+  const heads = `${m.heads} head${m.heads > 1 ? "s" : ""}`;
+  return m.data === "fresh" ? `${heads} of ${m.head_size} (${(m.arms || []).join(", ")})` : heads;
+}
+
+/** A fresh-data model's outcome in words (chapter 12's rule), or "" for a finite-data model. */
+export function outcomeText(m) {
+  const o = m.outcome;
+  if (!o) return "";
+  const steps = (n) => n.toLocaleString("en-US");
+  const learned = o.learned_at === null
+    ? `never held ${Math.round(100 * o.threshold)}% for three evaluations in a row`
+    : `learned at step ${steps(o.learned_at)}`;
+  const end = o.outcome === "converged" ? `converged at step ${steps(o.converged_at)}`
+    : `censored at the budget of ${steps(o.budget)} steps`;
+  return `${learned}; ${end}`;
+}
 
 // ------------------------------------------------------------------ the view and links
 
@@ -162,7 +195,8 @@ export function decodeView(text, models) {
  */
 export function toPython(view, data, tokens) {
   const { task, heads, seed, profile } = data;
-  const folder = ["copy", "cycle"].includes(task) ? "paper" : task;
+  const fresh = data.data === "fresh";
+  const folder = fresh ? `${task}-fresh` : ["copy", "cycle"].includes(task) ? "paper" : task;
   const [first, total] = data.sequences.reference;
   const removed = [];
   view.removed.forEach((row, l) => row.forEach((r, h) => r && removed.push(`mask[${l}, ${h}] = 0`)));
@@ -171,13 +205,17 @@ export function toPython(view, data, tokens) {
     "import numpy as np",
     "import torch",
     "from bparallel import proxies",
-    "from bparallel.transformer.ablation import ablated, head_means",
+    "from bparallel.book.section4.explorer import half_rounded, page_head_means",
+    "from bparallel.transformer.ablation import ablated",
     "from bparallel.transformer.design import evaluation_inputs",
     "from bparallel.transformer.patterns import model_head_weights",
-    "from bparallel.transformer.shipped import MODELS_ROOT, load_shipped",
-    "",
-    `models, _ = load_shipped(MODELS_ROOT / ${JSON.stringify(folder)}, ${seed}, tasks=(${JSON.stringify(task)},))`,
-    `model = models[(${JSON.stringify(task)}, ${heads})]`,
+    ...(fresh
+      ? ["from bparallel.transformer.shipped import MODELS_ROOT, load_weights", "",
+        `model, _ = load_weights(MODELS_ROOT / ${JSON.stringify(folder)} / ${JSON.stringify(data.manifest.weights)})`]
+      : ["from bparallel.transformer.shipped import MODELS_ROOT, load_shipped", "",
+        `models, _ = load_shipped(MODELS_ROOT / ${JSON.stringify(folder)}, ${seed}, tasks=(${JSON.stringify(task)},))`,
+        `model = models[(${JSON.stringify(task)}, ${heads})]`]),
+    "model = half_rounded(model)  # the page's model: weights rounded to half precision",
     `inputs = evaluation_inputs(${JSON.stringify(task)}, "heldout", ${JSON.stringify(profile)}, seed=${seed}, num_sequences=${total})`,
     held
       ? `x = inputs[${view.seq}:${view.seq + 1}]  # held-out sequence ${view.seq + 1}`
@@ -185,7 +223,7 @@ export function toPython(view, data, tokens) {
     `mask = torch.ones(${view.removed.length}, ${heads})  # 1 keeps a head, 0 removes it`,
     ...removed,
     view.fill === "mean"
-      ? `fill = head_means(model, inputs[${first}:${total}])  # mean ablation`
+      ? `fill = page_head_means(model, inputs[${first}:${total}])  # mean ablation, as the page`
       : "fill = None  # zero ablation",
     "with torch.no_grad(), ablated(model, mask, fill):",
     "    logits, patterns = model(x, return_attention=True)",
@@ -412,6 +450,19 @@ export function mountExplorer(root, options) {
     }
   }
   show(first);
+  if (useHash) {
+    window.addEventListener("hashchange", () => {
+      const text = readHash();
+      if (text === null || (app.view && text === encodeView(app.view))) return;
+      try {
+        const view = decodeView(text, models);
+        ui.linkError.textContent = "";
+        show(view);
+      } catch (err) {
+        ui.linkError.textContent = `This link's view could not be read (${err.message}); the view is unchanged.`;
+      }
+    });
+  }
   return app;
 }
 
@@ -439,10 +490,11 @@ function writeHash(view) {
 function buildSkeleton(root, models) {
   root.replaceChildren();
   root.classList.add("bp-widget", "bp-ex", "tex2jax_ignore", "mathjax_ignore");
-  const tasks = [...new Set(models.map((m) => m.task))];
+  const groups = [...new Set(models.map(groupOf))];
   const ui = {};
-  ui.task = el("select", { "aria-label": "task", "data-bp": "task" }, tasks.map((t) => option(t, t)));
-  ui.heads = el("select", { "aria-label": "number of heads", "data-bp": "heads" });
+  ui.task = el("select", { "aria-label": "task and training data", "data-bp": "task" },
+    groups.map((g) => option(g, groupLabel(g, models))));
+  ui.heads = el("select", { "aria-label": "model: number of heads", "data-bp": "heads" });
   ui.seq = el("select", { "aria-label": "sequence", "data-bp": "sequence" });
   ui.seed = el("input", { type: "number", min: 0, step: 1, "aria-label": "seed of the fresh sequence", "data-bp": "seed", hidden: true });
   ui.typed = el("input", { type: "text", size: 28, placeholder: "tokens 0-255, e.g. 5 17 5 9", "aria-label": "typed tokens", "data-bp": "typed", hidden: true });
@@ -456,7 +508,7 @@ function buildSkeleton(root, models) {
   ui.log = el("input", { type: "checkbox", "data-bp": "log" });
   const label = (text, input) => el("label", {}, [text, input]);
   ui.controls = el("div", { class: "bp-row bp-ex-controls" }, [
-    label("task ", ui.task), label("heads ", ui.heads), label("sequence ", ui.seq), ui.seed, ui.typed,
+    label("task ", ui.task), label("model ", ui.heads), label("sequence ", ui.seq), ui.seed, ui.typed,
     label("layer ", ui.layer), label("weights ", ui.weights), label("removed heads: ", ui.fill),
     label("log colours ", ui.log),
   ]);
@@ -467,6 +519,11 @@ function buildSkeleton(root, models) {
   ui.pyButton = el("button", { type: "button", text: "Export as Python", "data-bp": "export-python" });
   ui.actions = el("div", { class: "bp-row" }, [ui.restore, ui.removeLayer, ui.removeAll, ui.linkButton, ui.pyButton]);
   ui.status = el("p", { class: "bp-ex-status", role: "status", "data-bp": "status" });
+  ui.layerNote = el("p", {
+    class: "bp-ex-muted", "data-bp": "layer-note",
+    text: "Removing a layer's heads leaves that layer's own pattern and measures unchanged: its attention is computed " +
+      "from its input, which its heads do not touch; the layers after it change.",
+  });
   ui.linkError = el("p", { class: "bp-ex-warn", "data-bp": "link-error" });
   ui.summary = el("div", { class: "bp-ex-summary", "data-bp": "summary" });
   ui.strip = el("div", { class: "bp-ex-strip", "data-bp": "strip", role: "list", "aria-label": "the sequence: token per position, right or wrong" });
@@ -478,7 +535,7 @@ function buildSkeleton(root, models) {
   ui.code = el("textarea", { class: "bp-ex-code", rows: 14, readonly: true, hidden: true, "data-bp": "python", "aria-label": "Python code" });
   ui.exportStatus = el("span", { class: "bp-ex-muted", "data-bp": "export-status" });
   root.append(
-    ui.controls, ui.actions, ui.status, ui.linkError, ui.summary, ui.strip,
+    ui.controls, ui.actions, ui.layerNote, ui.status, ui.linkError, ui.summary, ui.strip,
     el("div", { class: "bp-ex-split" }, [
       el("figure", { class: "bp-ex-fig" }, [ui.combined, el("figcaption", { "data-bp": "combined-caption" })]),
       el("div", { class: "bp-ex-side" }, [ui.measures, ui.row, ui.tip]),
@@ -490,9 +547,10 @@ function buildSkeleton(root, models) {
 
 function syncControls(ui, app, models) {
   const { view, data } = app;
-  ui.task.value = data.task;
-  ui.heads.replaceChildren(...models.filter((m) => m.task === data.task)
-    .map((m) => option(m.heads, `${m.heads} head${m.heads > 1 ? "s" : ""}`, m.heads === data.heads)));
+  const entry = models.find((m) => m.name === view.model);
+  ui.task.value = groupOf(entry);
+  ui.heads.replaceChildren(...models.filter((m) => groupOf(m) === groupOf(entry))
+    .map((m) => option(m.name, modelLabel(m), m.name === entry.name)));
   const n = data.sequences.inputs.length;
   ui.seq.replaceChildren(
     ...Array.from({ length: n }, (_, k) => option(k, `held-out ${k + 1}`)),
@@ -511,14 +569,15 @@ function syncControls(ui, app, models) {
 }
 
 function wireControls(ui, app, models, { show, rerun }) {
-  const switchModel = (task, heads) => {
-    const entry = models.find((m) => m.task === task && m.heads === heads) || models.find((m) => m.task === task);
+  const switchModel = (group, name, heads) => {
+    const mine = models.filter((m) => groupOf(m) === group);
+    const entry = mine.find((m) => m.name === name) || mine.find((m) => m.heads === heads) || mine[0];
     const view = { ...defaultView(entry), layer: app.view.layer, fill: app.view.fill, log: app.view.log };
     if (app.view.weights !== "custom") view.weights = app.view.weights;
     show(view);
   };
-  ui.task.addEventListener("change", () => switchModel(ui.task.value, app.data ? app.data.heads : 16));
-  ui.heads.addEventListener("change", () => switchModel(ui.task.value, Number(ui.heads.value)));
+  ui.task.addEventListener("change", () => switchModel(ui.task.value, null, app.data ? app.data.heads : 16));
+  ui.heads.addEventListener("change", () => switchModel(ui.task.value, ui.heads.value, null));
   ui.seq.addEventListener("change", () => {
     const v = ui.seq.value;
     const { view } = app;
@@ -662,8 +721,11 @@ function render(ui, app) {
   const T = app.tokens.length;
   const intactM = app.intactMeasures[`${view.layer}|${view.weights}|${view.beta}`];
   if (view.pos >= T) view.pos = T - 1;
-  ui.status.textContent = `${data.name}: task ${data.task}, ${data.heads} head${data.heads > 1 ? "s" : ""}, seed ${data.seed}; ` +
-    `held-out accuracy ${pct(data.manifest.heldout_accuracy_predictable)} on the predictable positions (the manifest's).`;
+  const outcome = data.manifest.outcome ? `; ${outcomeText(data.manifest)}` : "";
+  ui.status.textContent = `${data.name}: task ${data.task}, ${data.data === "fresh" ? "trained on fresh data" : "trained on a finite set"}, ` +
+    `${data.heads} head${data.heads > 1 ? "s" : ""} of ${data.config.head_dim}, seed ${data.seed}; ` +
+    `held-out accuracy ${pct(data.manifest.heldout_accuracy_predictable)} on the predictable positions (the manifest's)${outcome}. ` +
+    "Weights in half precision.";
   // scores and the sequence strip
   const scores = (out) => sequenceScores(out, app.targets, app.predictable);
   const now = scores(current);

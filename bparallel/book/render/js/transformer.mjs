@@ -42,7 +42,7 @@ import {
 import { mulberry32 } from "./random.mjs";
 
 /** Data-file format this module reads (`bparallel.book.section4.explorer.FORMAT`). */
-export const FORMAT = 1;
+export const FORMAT = 2;
 /** Defaults of the measures, as the book's tables use them (`max_steps`, `horizon`, `eps`). */
 export const MAX_STEPS = 100;
 export const HORIZON = 100;
@@ -63,19 +63,38 @@ const BLOCK_TENSORS = [
 // ------------------------------------------------------------------------ loading
 
 /**
- * Little-endian float32 values from base64 text, as float64 (exact).
+ * One IEEE 754 half-precision number from its 16 bits, exactly (every float16 is a float64).
+ * @param {number} bits 0 .. 65535
+ * @returns {number}
+ */
+export function halfToNumber(bits) {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  if (exponent === 0) return sign * fraction * 2 ** -24; // zero and subnormals
+  if (exponent === 31) return fraction ? NaN : sign * Infinity;
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+let HALVES = null; // every float16's value, by its bits (built once)
+
+/**
+ * Little-endian float16 values from base64 text, as float64 (exact): the data files' weights
+ * and head means (`bparallel.book.section4.explorer`, format 2).
  * @param {string} text base64
  * @returns {Float64Array}
  */
-export function decodeFloat32(text) {
-  if (typeof text !== "string") throw new Error("expected base64 text of float32 values");
+export function decodeFloat16(text) {
+  if (typeof text !== "string") throw new Error("expected base64 text of float16 values");
   const binary = atob(text);
-  if (binary.length % 4) throw new Error(`base64 holds ${binary.length} bytes, not a multiple of 4`);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  const view = new DataView(bytes.buffer);
-  const out = new Float64Array(bytes.length / 4);
-  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(4 * i, true);
+  if (binary.length % 2) throw new Error(`base64 holds ${binary.length} bytes, not a multiple of 2`);
+  if (!HALVES) HALVES = Float64Array.from({ length: 65536 }, (_, b) => halfToNumber(b));
+  const out = new Float64Array(binary.length / 2);
+  for (let i = 0; i < out.length; i++) {
+    const value = HALVES[binary.charCodeAt(2 * i) | (binary.charCodeAt(2 * i + 1) << 8)];
+    if (!Number.isFinite(value)) throw new Error(`value ${i} is not finite`);
+    out[i] = value;
+  }
   return out;
 }
 
@@ -107,7 +126,7 @@ export function loadModel(data) {
   }
   const { nLayers: L, dModel: C, dMlp: M, vocabSize: V, seqLen: T } = config;
   const A = config.nHeads * config.headDim; // the attention's inner width
-  const flat = decodeFloat32(data.weights);
+  const flat = decodeFloat16(data.weights);
   const want = {
     "tok_emb.weight": [V, C], "pos_emb.weight": [T, C], "head.weight": [V, C], "head.bias": [V],
   };
@@ -149,7 +168,7 @@ export function loadModel(data) {
   }
   let headMeans = null;
   if (data.head_means) {
-    headMeans = decodeFloat32(data.head_means);
+    headMeans = decodeFloat16(data.head_means);
     if (headMeans.length !== L * T * A) {
       throw new Error(`model data: head_means holds ${headMeans.length} values, expected L*T*A = ${L * T * A}`);
     }
