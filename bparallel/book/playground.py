@@ -300,10 +300,26 @@ def compute(state: PlaygroundState) -> PlaygroundResult:
 # --------------------------------------------------------------------------- drawing
 def plot_signals(result: PlaygroundResult, *, percent: bool = True, axes: Any = None) -> Any:
     """Figure 3 style: one panel per head and one for the combination; signal at the sink
-    per node over time, with the minimax fidelity as a dashed line. Returns the figure."""
+    per node over time, with the minimax fidelity as a dashed line. Drawn (when ``axes`` is
+    not given) two panels a row with text of
+    :data:`~bparallel.book.render.plotting.style.PHONE_FONT_PT`, so that it reads on a
+    phone as on a wide screen. Returns the figure."""
     import matplotlib.pyplot as plt
 
     from .render.plotting import TEXT_WIDTH  # the book's figure style
+    from .render.plotting.style import PHONE_FONT_PT
+
+    if axes is None:  # the chapter's figure: two panels a row, text that reads at 390 px
+        with plt.rc_context({"font.size": PHONE_FONT_PT, "legend.fontsize": PHONE_FONT_PT - 2,
+                             "axes.titlesize": PHONE_FONT_PT}):
+            panels = len(result.head_signals) + 1
+            cols = min(2, panels)
+            rows = -(-panels // cols)
+            fig, grid = plt.subplots(rows, cols, figsize=(TEXT_WIDTH, 3.4 * rows),
+                                     sharey=True, squeeze=False)
+            for ax in grid.flat[panels:]:
+                ax.set_visible(False)
+            return plot_signals(result, percent=percent, axes=list(grid.flat[:panels]))
 
     st, rep = result.state, result.report
     panels = [
@@ -311,16 +327,7 @@ def plot_signals(result: PlaygroundResult, *, percent: bool = True, axes: Any = 
     ]
     panels.append(("multi-head", result.multi_signal, rep.multi_minimax))
     scale = 100.0 if percent else 1.0
-    if axes is None:  # at most three panels a row, the rows as wide as the text column
-        cols = min(3, len(panels))
-        rows = -(-len(panels) // cols)
-        fig, grid = plt.subplots(rows, cols, figsize=(TEXT_WIDTH, 2.6 * rows), sharey=True,
-                                 squeeze=False)
-        for ax in grid.flat[len(panels):]:
-            ax.set_visible(False)
-        axes = grid.flat[:len(panels)]
-    else:
-        fig = axes[0].figure
+    fig = axes[0].figure
     t = np.arange(st.horizon + 1)
     labels = st.node_labels
     colors = plt.get_cmap("tab10")

@@ -38,11 +38,11 @@ class Verdict(enum.StrEnum):
     - ``HOLDS_WITH_CONDITIONS``, "holds with conditions": true only under a condition the
       paper does not state, or only in part of the cases; the condition is written beside
       the verdict (Theorem 2.8 for epsilon >= e^-2; "more heads mix faster" in most layers;
-      0.5 in Example 3.13 as a supremum that is never attained).
-    - ``REPRODUCED_PUBLISHED_ONLY``, "reproduced (published code only)": the authors'
-      published code reproduces the paper's numbers or trend, but computed as the paper
-      defines the quantities the claim does not hold or reverses. Use it only where both
-      readings were computed, and show both answers.
+      0.5 in Example 3.13 as a supremum that is never attained). "Published code only" is
+      such a condition: the authors' published code reproduces the paper's numbers or
+      trend, while computed as the paper defines the quantities the claim is unresolved
+      (where the definitions reverse it, the verdict *fails*, the published code's answer
+      a note beside it). Both answers are shown.
     - ``NOT_SUPPORTED``, "not supported": the test could have confirmed the claim and did
       not (the effect is absent or too weak, or the proposed mechanism is not what the data
       show), but it does not contradict the claim as stated: a "can" or "may" claim, an
@@ -56,7 +56,6 @@ class Verdict(enum.StrEnum):
 
     HOLDS = "holds"
     HOLDS_WITH_CONDITIONS = "holds with conditions"
-    REPRODUCED_PUBLISHED_ONLY = "reproduced (published code only)"
     NOT_SUPPORTED = "not supported"
     FAILS = "fails"
     NOT_TESTABLE = "not testable"
@@ -122,7 +121,6 @@ class Outcome(enum.StrEnum):
 _SLUGS = {
     Verdict.HOLDS: "holds",
     Verdict.HOLDS_WITH_CONDITIONS: "holds-with-conditions",
-    Verdict.REPRODUCED_PUBLISHED_ONLY: "reproduced-published-only",
     Verdict.NOT_SUPPORTED: "not-supported",
     Verdict.FAILS: "fails",
     Verdict.NOT_TESTABLE: "not-testable",
@@ -136,10 +134,8 @@ MEANINGS: dict[Verdict, str] = {
     Verdict.HOLDS: "tested, and true as the paper states it in every case tested.",
     Verdict.HOLDS_WITH_CONDITIONS: (
         "true only under a condition the paper does not state, or in part of the cases; "
-        "the condition is given beside it."),
-    Verdict.REPRODUCED_PUBLISHED_ONLY: (
-        "the authors' published code reproduces the paper's numbers, but computed as the "
-        "paper defines them the claim does not hold or reverses."),
+        "the condition is given beside it (for instance *published code only*: the "
+        "authors' code reproduces the claim, the paper's definitions do not)."),
     Verdict.NOT_SUPPORTED: (
         "the test could have confirmed the claim and did not, without contradicting it as "
         "stated (an effect too weak, a mechanism the data do not show)."),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from bparallel.book.section4 import graph_causal as fc
@@ -442,3 +443,74 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
     assert v["rank_speed"]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
     assert v["rank_speed"]["condition"] == "only fixed width"
     assert v["rank_speed.head16"]["condition"] == ""
+
+
+def test_the_partial_rank_correlation_holds_the_configuration():
+    """A measure that only says which configuration a run has adds nothing once the
+    configuration is held (partial rho undefined: nothing varies within); one that ranks
+    the seeds within every configuration as the outcome does gets 1, whatever the
+    configurations' order; with one group it is Spearman's rho; against scipy's Pearson of
+    the demeaned average ranks, an independent computation."""
+    from scipy.stats import pearsonr, rankdata
+
+    from bparallel.book.section4.graph_predictors import partial_rank_correlation as prc
+    from bparallel.ranks import spearman
+
+    groups = np.repeat(["a", "b", "c"], 4)
+    seed_effect = np.tile([0.1, 0.3, 0.2, 0.4], 3)
+    config_effect = np.repeat([3.0, 1.0, 2.0], 4)
+    outcome = config_effect + seed_effect
+    assert math.isnan(prc(config_effect, outcome, groups))  # the design alone: nothing added
+    assert prc(-config_effect + seed_effect, outcome, groups) == pytest.approx(1.0)
+    assert prc(-seed_effect, outcome, groups) == pytest.approx(-1.0)
+    one = np.zeros(12)
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=12), rng.normal(size=12)
+    assert prc(x, y, one) == pytest.approx(float(spearman(x, y)))
+    rx, ry = rankdata(x), rankdata(y)
+    for g in np.unique(groups):
+        rx[groups == g] -= rx[groups == g].mean()
+        ry[groups == g] -= ry[groups == g].mean()
+    assert prc(x, y, groups) == pytest.approx(pearsonr(rx, ry)[0], abs=1e-12)
+    with pytest.raises(ValueError, match="1-D of one length"):
+        prc(x, y[:5], groups)
+
+
+def test_the_horse_race_says_what_a_measure_adds_beyond_the_design(tmp_path):
+    """Proxies set by the configuration alone: their plain rho can be large, their partial
+    rho with the configuration held is undefined or none; proxies that follow the seeds
+    within each configuration get a partial rho with an interval."""
+    from bparallel.book.section4 import graph_predictors as gp
+
+    write(tmp_path, grid(seeds=(42, 43, 44, 45),
+                         learn=lambda h, hs, s: 3000 - 150 * h - 40 * (s - 42),
+                         quality=lambda h, hs, s: 10.0 - 0.1 * h + 0.01 * (s - 42)))
+    rows = gp.horse_race(model_sets.fresh_runs(tmp_path), "induction", samples=200)
+    graph = [r for r in rows if r["kind"] == "graph" and r["rho"] is not None]
+    assert graph and all(r["partial"] is None or -1 <= r["partial"] <= 1 for r in graph)
+    assert all(r["partial"] is None for r in rows if r["kind"] == "design")
+    held = [r for r in graph if r["partial"] is not None and r["outcome"] == "speed"]
+    assert held, "no partial rho: the within-configuration spread was lost"
+    assert all(r["partial_low"] <= r["partial"] <= r["partial_high"] for r in held)
+    out = gp.results({"induction": rows})
+    assert any(k.endswith(".partial.rho") for k in out)
+
+
+def test_before_learning_means_no_run_above_its_no_attention_ceiling(tmp_path):
+    """Issue #45, item 5: the early step is before any run reached its threshold *and*
+    where no run is more than EARLY_MARGIN above what a model without attention gets (0 for
+    induction): one run already at 30% at step 400 moves the early step back to 200."""
+    runs_grid = grid()
+    write(tmp_path, runs_grid)
+    before = fx.early_step(model_sets.fresh_runs(tmp_path), "induction")
+    # the first run learns at step 1,000 (one head): the last probe before it
+    assert before == max(s for s in runs_grid[0]["probes"]["step"] if s < 1000)
+    e = runs_grid[5]
+    k = e["probes"]["step"].index(before)
+    e["probes"]["accuracy_predictable"][k] = fx.EARLY_MARGIN + 0.25  # above the ceiling
+    write(tmp_path, runs_grid)
+    after = fx.early_step(model_sets.fresh_runs(tmp_path), "induction")
+    assert after == max(s for s in e["probes"]["step"] if s < before)
+    e["probes"]["accuracy_predictable"][k] = fx.EARLY_MARGIN  # at the limit: still before
+    write(tmp_path, runs_grid)
+    assert fx.early_step(model_sets.fresh_runs(tmp_path), "induction") == before

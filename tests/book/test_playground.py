@@ -130,8 +130,13 @@ def test_table_and_plot():
     assert [row["node"] for row in rows] == ["u", "v", "w"]
     assert rows[1]["head 1 phi"] == pytest.approx(0.375) and rows[1]["head 1 t"] == 3
     fig = pg.plot_signals(r)
-    assert len(fig.axes) == 3
-    assert "37.5" in fig.axes[0].get_title()
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(shown) == 3  # two heads and the combination, two panels a row
+    assert "37.5" in shown[0].get_title()
+    # drawn to read on a phone: its text at PHONE_FONT_PT, the legend 2 pt smaller
+    from bparallel.book.render.plotting.style import PHONE_FONT_PT
+    assert shown[0].title.get_fontsize() == PHONE_FONT_PT
+    assert shown[-1].get_legend().get_texts()[0].get_fontsize() == PHONE_FONT_PT - 2
 
 
 def test_draw_dag_smoke():

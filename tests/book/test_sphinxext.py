@@ -73,7 +73,7 @@ def test_book_bibtex_takes_its_url_from_the_configuration(tmp_path):
 def test_first_mention_of_the_published_code_links_to_it(tmp_path):
     page = ("# The published code\n\n"                       # a heading: not linked
             "```{code-block} text\nthe published code\n```\n\n"  # code: not linked
-            "A {verdict}`reproduced (published code only)` badge.\n\n"  # a badge: not linked
+            "A {verdict}`holds with conditions` badge.\n\n"  # a badge's text: never linked
             "**The authors' published code** differs. The published code again.\n")
     html, warnings = _render(page, tmp_path, conf=f"bparallel_published_code_url = {URL!r}\n")
     assert not warnings.strip(), warnings

@@ -43,7 +43,14 @@ from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
 from .graph_design import DESIGN_SEEDS, configurations, design_models, grid_rows
 from .graph_learning import learning_rows
-from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY, change_evidence, head_count_change, tally
+from .graph_tasks import (
+    MIN_PAIRED_SEEDS,
+    SUMMARY,
+    change_evidence,
+    head_count_change,
+    no_attention_ceiling,
+    tally,
+)
 from .models import ARM_NAMES, FreshRuns
 from .rank_tests import exact_rank_test
 from .statistics import (
@@ -114,16 +121,33 @@ def probe_at(entry: Mapping[str, Any], step: int | None = None) -> dict[str, flo
     return out
 
 
+#: How far above what a model without attention gets (:func:`~.graph_tasks.no_attention_ceiling`)
+#: a run's probe accuracy may be at the early step: "before learning" means that no run
+#: has yet learned more than a model could without its attention, give or take 5 points.
+EARLY_MARGIN = 0.05
+_CEILINGS: dict[str, float] = {}
+
+
 def early_step(runs: FreshRuns, task: str) -> int | None:
-    """The last probe step before any run of ``task`` reached its threshold: the proxies
-    there are measured before learning, for every run. ``None`` without runs, or when some
-    run reached it at its first probe."""
+    """The last probe step *before learning*: before any run of ``task`` reached its
+    threshold, and where no run's probe accuracy on the predictable positions is more than
+    :data:`EARLY_MARGIN` above the task's no-attention ceiling; the proxies there are
+    measured before learning, for every run. ``None`` without runs, or when no common probe
+    step qualifies."""
     entries = runs.of(task)
     if not entries:
         return None
+    if task not in _CEILINGS:
+        _CEILINGS[task] = no_attention_ceiling(task)
+    limit = _CEILINGS[task] + EARLY_MARGIN
     first = min((t for t in map(learning_time, entries) if t is not None), default=None)
     common = set.intersection(*(set(e["probes"]["step"]) for e in entries))
-    before = [s for s in common if first is None or s < first]
+
+    def before_learning(step: int) -> bool:
+        return all(e["probes"]["accuracy_predictable"][e["probes"]["step"].index(step)]
+                   <= limit for e in entries)
+
+    before = [s for s in common if (first is None or s < first) and before_learning(s)]
     return max(before) if before else None
 
 
@@ -461,6 +485,7 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
         out["fresh.holm_family"] = verdicts[0]["family"]
     out["fresh.design.models"] = design_models()
     out["fresh.in_a_row"] = LEARNED_IN_A_ROW
+    out["fresh.early_margin"] = EARLY_MARGIN
     by_arm = tests["changes"] if tests else changes(runs)
     for arm, by_q in by_arm.items():  # fresh.<task>.change.<arm>.<quantity>.{mean,low,high}
         for q, cs in by_q.items():
@@ -477,6 +502,7 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
         step = early_step(runs, task)
         if step is not None:
             out[f"fresh.{task}.early_step"] = step
+            out[f"fresh.{task}.early_ceiling"] = _CEILINGS[task]
         for r in learning_rows(runs, task):
             base = f"fresh.{task}.{r['arm']}.h{r['heads']}"
             out[f"{base}.learned"] = r["learned"]

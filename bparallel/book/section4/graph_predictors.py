@@ -12,7 +12,11 @@ interval resamples seeds (every run of a drawn seed enters together, so the runs
 a seed's data stream move as one), :data:`SAMPLES` times, seeded: a percentile interval.
 
 A graph measure that ranks the runs no better than the design quantities does not add to
-them; one whose interval excludes 0 on the wrong side ranks them backwards.
+them; one whose interval excludes 0 on the wrong side ranks them backwards. Whether it adds
+to the design at all is its *partial* rank correlation with the configuration held
+(:func:`partial_rank_correlation`: the ranks of measure and outcome, each less its
+configuration's mean rank, correlated), with an interval from the same resampled seeds: only
+the differences between runs of one configuration (seeds) are left to explain.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..._checks import positive_int
-from ...ranks import spearman
+from ...ranks import doubled_ranks, spearman
 from ...transformer.learning import learning_time
 from .graph_experiment import early_step, probe_at
 from .models import FreshRuns
@@ -76,19 +80,51 @@ def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarra
     return out, np.array([e["seed"] for e in entries])
 
 
+def partial_rank_correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float:
+    """Spearman's rho of ``x`` and ``y`` with ``groups`` held (a partial rank correlation
+    with group fixed effects): the ranks of each, less the mean rank of its group,
+    correlated (Pearson). NaN when nothing varies within the groups."""
+    x, y, groups = np.asarray(x, float), np.asarray(y, float), np.asarray(groups)
+    if not x.shape == y.shape == groups.shape or x.ndim != 1:
+        raise ValueError(f"x, y and groups must be 1-D of one length, not {x.shape}, "
+                         f"{y.shape}, {groups.shape}")
+    rx = np.asarray(doubled_ranks(x), dtype=np.float64) / 2  # average ranks, exact ties
+    ry = np.asarray(doubled_ranks(y), dtype=np.float64) / 2
+    for g in np.unique(groups):
+        at = groups == g
+        rx[at] -= rx[at].mean()
+        ry[at] -= ry[at].mean()
+    sx, sy = np.sqrt((rx * rx).sum()), np.sqrt((ry * ry).sum())
+    if sx < 1e-9 or sy < 1e-9:
+        return math.nan
+    return float((rx * ry).sum() / (sx * sy))
+
+
+def _interval(boot: np.ndarray, level: float) -> tuple[float | None, float | None]:
+    boot = boot[np.isfinite(boot)]
+    if not boot.size:
+        return None, None
+    low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
 def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int = 0,
                level: float = 0.95) -> list[dict[str, Any]]:
     """Per candidate of :data:`CANDIDATES` and outcome of :data:`OUTCOMES`: Spearman's rho
     over every run of ``task`` (``rho``), and its ``level`` percentile interval over
-    ``samples`` resamplings of the seeds (``low``, ``high``); ``None`` values where the
-    candidate is undefined (no early step yet, or a constant column). Rows ordered by
-    candidate, then outcome; ``kind`` is ``"design"`` or ``"graph"``."""
+    ``samples`` resamplings of the seeds (``low``, ``high``); for a graph measure also its
+    partial rank correlation with the configuration held (``partial``, ``partial_low``,
+    ``partial_high``, :func:`partial_rank_correlation`; ``None`` for the design's own
+    quantities, which the configuration fixes). ``None`` values where the candidate is
+    undefined (no early step yet, or a constant column). Rows ordered by candidate, then
+    outcome; ``kind`` is ``"design"`` or ``"graph"``."""
     positive_int(samples, "samples")
     if not 0 < level < 1:
         raise ValueError(f"level={level!r}: expected a number in (0, 1)")
     cols, seeds = _items(runs, task)
     if seeds.size < 3:
         return []
+    configs = np.array([f"{e['heads']}x{e['head_size']}" for e in runs.of(task)])
     distinct = np.unique(seeds)
     rng = np.random.default_rng(seed)
     draws = [np.concatenate([np.nonzero(seeds == s)[0]
@@ -103,14 +139,20 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
             rho = float(spearman(x[ok], y[ok])) if ok.sum() > 2 else math.nan
             boot = np.array([float(spearman(x[d], y[d])) for d in draws]) if math.isfinite(rho) \
                 else np.array([math.nan])
-            boot = boot[np.isfinite(boot)]
-            low, high = (np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
-                         if boot.size else (math.nan, math.nan))
+            low, high = _interval(boot, level)
+            partial = p_low = p_high = None
+            if name not in DESIGN and math.isfinite(rho):
+                held = partial_rank_correlation(x[ok], y[ok], configs[ok])
+                if math.isfinite(held):
+                    partial = held
+                    p_low, p_high = _interval(np.array(
+                        [partial_rank_correlation(x[d], y[d], configs[d]) for d in draws]),
+                        level)
             rows.append({"task": task, "candidate": name, "label": label,
                          "kind": "design" if name in DESIGN else "graph", "outcome": outcome,
                          "rho": rho if math.isfinite(rho) else None,
-                         "low": float(low) if math.isfinite(low) else None,
-                         "high": float(high) if math.isfinite(high) else None,
+                         "low": low, "high": high, "partial": partial,
+                         "partial_low": p_low, "partial_high": p_high,
                          "runs": int(ok.sum())})
     return rows
 
@@ -125,7 +167,9 @@ def best(rows: list[Mapping[str, Any]], outcome: str, kind: str | None = None
 
 
 def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, float]:
-    """``race.<task>.<candidate>.<outcome>.{rho,low,high}`` for every defined row."""
+    """``race.<task>.<candidate>.<outcome>.{rho,low,high}`` for every defined row, and
+    ``race.<task>.<candidate>.<outcome>.partial.{rho,low,high}`` for a graph measure's
+    partial rank correlation with the configuration held."""
     out: dict[str, float] = {}
     for task, rows in rows_by_task.items():
         for r in rows:
@@ -135,7 +179,13 @@ def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, fl
             out[f"{base}.rho"] = r["rho"]
             if r["low"] is not None:
                 out[f"{base}.low"], out[f"{base}.high"] = r["low"], r["high"]
+            if r.get("partial") is not None:
+                out[f"{base}.partial.rho"] = r["partial"]
+                if r["partial_low"] is not None:
+                    out[f"{base}.partial.low"] = r["partial_low"]
+                    out[f"{base}.partial.high"] = r["partial_high"]
     return out
 
 
-__all__ = ["CANDIDATES", "DESIGN", "OUTCOMES", "SAMPLES", "best", "horse_race", "results"]
+__all__ = ["CANDIDATES", "DESIGN", "OUTCOMES", "SAMPLES", "best", "horse_race",
+           "partial_rank_correlation", "results"]

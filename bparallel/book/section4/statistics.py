@@ -369,17 +369,18 @@ def over_tasks(verdicts: Sequence[Verdict]) -> Verdict:
 
 def both_modes(published: Verdict, defined: Verdict) -> Verdict:
     """One verdict from the published code's answer and the definitions': the common one;
-    :attr:`~Verdict.REPRODUCED_PUBLISHED_ONLY` when only the published code's holds;
-    :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when only the definitions' does (the condition:
-    as defined) or both hold in part; else the weaker of the two negatives (not supported
-    before fails, testable before not)."""
+    :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when only one of them holds (the condition:
+    *published code only*, or *as defined*) or both hold in part, except that a claim the
+    definitions reverse *fails* whatever the published code gives (a verdict is never kinder
+    than its evidence; the published code's answer is the note beside it); else the weaker
+    of the two negatives (not supported before fails, testable before not)."""
     good = {Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS}
     if published is defined:
         return published
     if published in good and defined in good:
         return Verdict.HOLDS_WITH_CONDITIONS
     if published in good:
-        return Verdict.REPRODUCED_PUBLISHED_ONLY
+        return Verdict.FAILS if defined is Verdict.FAILS else Verdict.HOLDS_WITH_CONDITIONS
     if defined in good:
         return Verdict.HOLDS_WITH_CONDITIONS
     if Verdict.NOT_SUPPORTED in (published, defined):

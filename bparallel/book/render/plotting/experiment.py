@@ -262,8 +262,10 @@ def plot_horse_race(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Any:
     """The horse race: one panel per task, one line per candidate (the design's quantities
     above, the graph measures at the early step below, a rule between them), Spearman's rho
     of the candidate with the speed (filled circle) and with the curve area (open square),
-    each with its interval over resampled seeds, and a line at 0 (no ranking). ``rows``: per
-    task, :func:`bparallel.book.section4.graph_predictors.horse_race`. Returns the figure."""
+    and for a graph measure its partial rho with the curve area, the configuration held
+    (orange triangle), each with its interval over resampled seeds, and a line at 0 (no
+    ranking). ``rows``: per task, :func:`bparallel.book.section4.graph_predictors.horse_race`.
+    Returns the figure."""
     import matplotlib.pyplot as plt
 
     tasks = [t for t, r in rows.items() if r]
@@ -284,6 +286,11 @@ def plot_horse_race(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Any:
             if r["low"] is not None:
                 ax.plot([r["low"], r["high"]], [y, y], color="C0", lw=1.2)
             ax.plot(r["rho"], y, marker=marker, ms=5, mfc=fill, mec="C0", ls="none")
+            if r["outcome"] == "area" and r.get("partial") is not None:
+                y = y_of[r["label"]] - 0.4
+                if r["partial_low"] is not None:
+                    ax.plot([r["partial_low"], r["partial_high"]], [y, y], color="C1", lw=1.2)
+                ax.plot(r["partial"], y, marker="^", ms=5, color="C1", ls="none")
         split = sum(kinds[label] == "design" for label in labels)
         ax.axhline(len(labels) - split - 0.5, color="0.6", lw=0.8)
         ax.axvline(0, color="0.3", lw=0.8, ls=":")
@@ -292,8 +299,10 @@ def plot_horse_race(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Any:
         ax.set_title(task, fontsize=9)
     handles = [plt.Line2D([], [], color="C0", marker="o", ls="-", label="speed"),
                plt.Line2D([], [], color="C0", marker="s", mfc="none", ls="-",
-                          label="curve area")]
-    fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=8,
+                          label="curve area"),
+               plt.Line2D([], [], color="C1", marker="^", ls="-",
+                          label="curve area, configuration held")]
+    fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=8,
                frameon=False)
     fig.supxlabel("Spearman ρ with learning over every run (right: ranks the fast runs first)",
                   fontsize=9)

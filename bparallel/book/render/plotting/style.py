@@ -13,6 +13,11 @@ TEXT_WIDTH = 7.0
 #: The smallest font size (points) in the book's figures: at the drawn size 8 pt is 10.7 px.
 MIN_FONT_PT = 8
 
+#: The font size (points) of a figure that must read on a phone too: at 390 px a
+#: text-width figure is shown at about 0.53 of its drawn size, so 14 pt (18.7 px drawn)
+#: reads at about 10 px there, and its smallest text (legends, 12 pt) at about 8.5 px.
+PHONE_FONT_PT = 14
+
 #: A scatter with more points than this is drawn as an image inside the SVG (thousands of
 #: markers would make a page of megabytes); text, lines and axes stay vectors.
 RASTERIZE_ABOVE = 500
