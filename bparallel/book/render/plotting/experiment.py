@@ -75,15 +75,25 @@ def plot_learning_by_heads(rows: Mapping[str, Sequence[Mapping[str, Any]]],
             low.plot(hs, [100 * finite[task][h] for h in hs], marker="D", color="C2",
                      label="5,000 sequences, 60 epochs")
             low.set_ylim(0, 105)
+        elif finite:  # a task trained on fresh data only: say so, draw no empty axes
+            low = axes[2, col]
+            low.set_axis_off()
+            low.text(0.5, 0.5, f"{task}: trained on\nfresh data only", ha="center",
+                     va="center", fontsize=9, color="0.4", transform=low.transAxes)
 
         for ax in axes[:, col]:
             _heads_axis(ax)
+    # the curve areas are compared across tasks: one range for every panel of the row
+    areas = [100 * r["area"] for t in tasks for r in rows[t]]
+    low_area = 10 * math.floor(min(areas) / 10)
+    for ax in axes[1]:
+        ax.set_ylim(low_area, 100)
     axes[0, 0].set_ylabel("steps to threshold", fontsize=9)
     axes[1, 0].set_ylabel("curve area (%)", fontsize=9)
     if finite:
         axes[2, 0].set_ylabel("final accuracy,\nfinite data (%)", fontsize=9)
     handles, labels = axes[1, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
+    fig.legend(handles, labels, loc="outside upper center", ncol=2, fontsize=8)
     return fig
 
 
@@ -130,7 +140,7 @@ def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int]
                 labels.append(lb)
     order = sorted(range(len(labels)), key=lambda k: int(labels[k].split()[0]))
     fig.legend([handles[k] for k in order], [labels[k] for k in order],
-               loc="outside lower center", ncol=4, fontsize=8)
+               loc="outside upper center", ncol=4, fontsize=8)
     return fig
 
 
@@ -188,7 +198,7 @@ def plot_proxies_through_training(
     for ax in axes[-1]:
         ax.set_xlabel("training step")
     fig.legend(*_config_legend(sorted(heads_seen), [a for a in ARM_STYLE if a in arms_seen]),
-               loc="outside lower center", ncol=3, fontsize=8)
+               loc="outside upper center", ncol=3, fontsize=8)
     return fig
 
 
@@ -251,7 +261,7 @@ def plot_proxies_by_heads(summary: Sequence[Mapping[str, Any]]) -> Any:
         ax.set_title(title, fontsize=9)
         _heads_axis(ax)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=len(tasks), fontsize=8)
+    fig.legend(handles, labels, loc="outside upper center", ncol=len(tasks), fontsize=8)
     return fig
 
 

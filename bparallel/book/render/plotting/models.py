@@ -83,7 +83,7 @@ def plot_best_head_vs_combined(panels: dict[str, Any]) -> Any:
         ax.set_xlabel("best head (%)")
     axes[0, 0].set_ylabel("combined heads (%)")
     handles, names = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", ncol=3)
+    fig.legend(handles, names, loc="outside upper center", ncol=3)
     return fig
 
 
@@ -179,7 +179,7 @@ def plot_definition_vs_proxy(rows: Sequence[Mapping[str, Any]], *, cutoff: int =
     keys += [Line2D([], [], color="k", marker="o", label="Def. 2.7 (median)"),
              Line2D([], [], color="k", ls="--", marker="s", label="Alg. 1 (mean)"),
              Line2D([], [], color="gray", ls=":", label=f"cutoff M = {cutoff}")]
-    fig.legend(handles=keys, loc="outside lower center", ncol=4, fontsize="small")
+    fig.legend(handles=keys, loc="outside upper center", ncol=4, fontsize="small")
     return fig
 
 
@@ -257,7 +257,7 @@ def plot_pruning_curves(
             if row == len(metrics) - 1:
                 ax.set_xlabel("heads kept per layer")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8)
+    fig.legend(handles, labels, loc="outside upper center", ncol=3, fontsize=8)
     return fig
 
 
@@ -388,5 +388,5 @@ def plot_head_count_changes(
                    markeredgewidth=1.5, lw=2, label=o)
             for o, (c, m, filled) in OUTCOME_STYLE.items() if o in seen]
     keys.append(Line2D([], [], color="#2f8a47", alpha=0.25, lw=8, label="the claimed side"))
-    fig.legend(handles=keys, loc="outside lower center", ncol=3)
+    fig.legend(handles=keys, loc="outside upper center", ncol=3)
     return fig
