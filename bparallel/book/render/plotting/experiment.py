@@ -252,7 +252,9 @@ def plot_proxies_by_heads(summary: Sequence[Mapping[str, Any]]) -> Any:
                            for r in rows])
             hi = np.array([scale * r[f"{q}.high"] if r.get(f"{q}.high") is not None
                            else np.nan for r in rows])
-            err = np.vstack([np.nan_to_num(y - np.maximum(lo, 0 if not log else y * 1e-3)),
+            # a log panel counts steps: no interval reaches below one step, the least a
+            # walk takes (a t-interval over three seeds of a skewed time can)
+            err = np.vstack([np.nan_to_num(y - np.maximum(lo, 1.0 if log else 0.0)),
                              np.nan_to_num(hi - y)])
             ax.errorbar(h, y, yerr=np.maximum(err, 0), marker="o", ms=4, capsize=2,
                         color=f"C{i}", label=task)
