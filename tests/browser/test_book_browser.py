@@ -722,7 +722,7 @@ def test_intro_findings_give_both_answers_and_their_evidence(built_html, browser
     paragraphs = first.find_all("p", recursive=False)
     assert len(re.findall(r"\.(?:\s|$)", paragraphs[0].get_text(" ", strip=True))) == 3
     legend = paragraphs[0].find_next_sibling()
-    assert legend.name == "p" and len(legend.select(".bp-verdict")) == 6
+    assert legend.name == "p" and len(legend.select(".bp-verdict")) == len(Verdict)
     box = legend.find_next_sibling()
     glance = None if box is None else box.select_one("table#tbl-findings-glance")
     assert glance is not None
