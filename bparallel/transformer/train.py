@@ -317,6 +317,17 @@ def _adopt(base: Path, target: Path, budget: int, **expect: Any) -> bool:
     return True
 
 
+def initial_model(profile: str | Profile | FreshProfile, heads: int,
+                  head_size: int | None = None, seed: int = DEFAULT_SEED) -> Transformer:
+    """The weights a run of ``seed`` starts from, as :func:`train` draws them (on the CPU,
+    after ``seed_everything(seed)``): the untrained model of ``profile``'s configuration
+    with ``heads`` heads of ``head_size`` (``None``: ``d_model / heads``)."""
+    cfg = model_config(get_profile(profile), heads, head_size)
+    nonnegative_int(seed, "seed")
+    seed_everything(seed)
+    return Transformer(cfg)
+
+
 def train(
     task: str,
     heads: int,
@@ -380,8 +391,7 @@ def train(
     cfg = model_config(p, heads, head_size)  # validates heads
 
     with num_threads(threads):
-        seed_everything(seed)
-        model = Transformer(cfg).to(dev)  # initialised on the CPU: the same weights anywhere
+        model = initial_model(p, heads, head_size, seed).to(dev)  # the same weights anywhere
         opt = torch.optim.Adam(model.parameters(), lr=p.lr)
         run = (_Steps(task, p, seed, total, model, head_size) if isinstance(p, FreshProfile)
                else _Epochs(task, p, seed, total, model, progress))

@@ -514,3 +514,31 @@ def test_before_learning_means_no_run_above_its_no_attention_ceiling(tmp_path):
     e["probes"]["accuracy_predictable"][k] = fx.EARLY_MARGIN  # at the limit: still before
     write(tmp_path, runs_grid)
     assert fx.early_step(model_sets.fresh_runs(tmp_path), "induction") == before
+
+
+def test_the_initial_model_is_the_one_a_shipped_run_started_from():
+    """``initial_model`` draws the weights ``train`` starts from: the step-0 probe a
+    shipped fresh-data run recorded while training (every arm's kind of configuration) is
+    what the probe measures on ``initial_model`` of the same profile, heads, head size and
+    seed; so the condition number at step 0 is the run's own."""
+    from bparallel.transformer.design import fresh_heldout
+    from bparallel.transformer.measure import training_probe
+    from bparallel.transformer.train import initial_model
+
+    runs = model_sets.fresh_runs()
+    picked = {}
+    for e in runs.of("induction"):
+        picked.setdefault((e["heads"], e["head_size"]), e)
+    for key in ((1, 256), (16, 4), (8, 16)):
+        e = picked[key]
+        probes = fresh_heldout("induction", e["profile"]).subset(
+            slice(0, e["probe_sequences"]))  # the probe set, as train takes it
+        model = initial_model(e["profile"], e["heads"], e["model_config"].get("head_size"),
+                              e["seed"])
+        got = training_probe(model.eval(), probes)
+        k = e["probes"]["step"].index(0)
+        assert got["loss"] == pytest.approx(e["probes"]["loss"][k], rel=1e-4), key
+        assert got["fidelity.definition"] == pytest.approx(
+            e["probes"]["fidelity.definition"][k], rel=1e-4), key
+    with pytest.raises(ValueError, match="seed"):
+        initial_model("induction-fresh", 4, None, -1)

@@ -3,11 +3,15 @@ runs of a task by how fast they learn?
 
 Every shipped run of a task, all arms and seeds together, is one item. Each candidate of
 :data:`CANDIDATES` is either part of the design (head count, head size, the attention's
-width, parameters) or a graph measure recorded at the task's early step, before any run
+width, parameters), a graph measure recorded at the task's early step, before any run
 learned (:func:`~.graph_experiment.early_step`; Algorithm 1 and minimax fidelity in both
-modes, Definition 2.7, attention rollout), signed so that larger is better by the paper's
-claims. Its score is Spearman's rho with each outcome of :data:`OUTCOMES`: the speed (minus
-the learning time, a run that never learned ranked last, tied) and the curve area. The
+modes, Definition 2.7, attention rollout), or the conditioning of the concatenated heads'
+outputs at initialization (:func:`initial_conditioning`, the quantity Saratchandran et al.
+relate to the head count; the runs' probes did not record it, but a seed fixes the initial
+weights), signed so that larger is better by the paper's claims (smaller for the
+condition number). Its score is Spearman's rho with each outcome of :data:`OUTCOMES`: the
+speed (minus the learning time, a run that never learned ranked last, tied) and the curve
+area. The
 interval resamples seeds (every run of a drawn seed enters together, so the runs that share
 a seed's data stream move as one), :data:`SAMPLES` times, seeded: a percentile interval.
 
@@ -26,10 +30,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import torch
 
 from ..._checks import positive_int
 from ...ranks import doubled_ranks, spearman
+from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
+from ...transformer.train import initial_model
 from .graph_experiment import early_step, probe_at
 from .models import FreshRuns
 
@@ -47,12 +54,56 @@ CANDIDATES = {
         ("fidelity.paper", "fidelity, published code", +1),
         ("fidelity.definition", "fidelity, as defined", +1),
         ("rollout_min", "rollout minimum", +1))},
+    "conditioning": ("condition number at step 0", -1),
 }
 #: The design's candidates (the rest are graph measures at the early step).
 DESIGN = ("heads", "head_size", "width", "parameters")
 #: The outcomes each candidate is scored against.
 OUTCOMES = {"speed": "speed (minus the learning time)", "area": "curve area"}
 SAMPLES = 2000
+
+
+_HELDOUT: dict[tuple[str, str], Any] = {}
+
+
+def initial_conditioning(entry: Mapping[str, Any]) -> float:
+    """How well conditioned a run's attention is before training: per layer, the condition
+    number (largest over smallest singular value) of the concatenated heads' outputs, the
+    output projection's input ``(N T, A)``, on the run's probe sequences, for the weights the
+    run started from (:func:`~bparallel.transformer.train.initial_model` of its profile,
+    heads, head size and seed); the mean over layers of its base-10 logarithm. Singular
+    values below float32's resolution of the largest (``sigma_max * max(N T, A) * eps``, as
+    ``numpy.linalg.matrix_rank`` counts rank) are rounding and left out, so that no ranking
+    hangs on the last bits of a float. NaN for an entry without a model configuration (a
+    manifest written by hand)."""
+    cfg = entry.get("model_config")
+    if not cfg or "profile" not in entry:
+        return math.nan
+    key = (entry["task"], entry["profile"])
+    if key not in _HELDOUT:
+        _HELDOUT[key] = fresh_heldout(*key).inputs
+    inputs = _HELDOUT[key][: int(entry.get("probe_sequences", 20))]
+    model = initial_model(entry["profile"], entry["heads"], cfg.get("head_size"),
+                          entry["seed"]).eval()
+    outs: list[torch.Tensor] = []
+    hooks = [b.attn.out.register_forward_pre_hook(lambda mod, args: outs.append(args[0]))
+             for b in model.blocks]
+    try:
+        with torch.no_grad():
+            model(inputs)
+    finally:
+        for h in hooks:
+            h.remove()
+    logs = []
+    for y in outs:
+        x = y.reshape(-1, y.shape[-1])
+        sv = torch.linalg.svdvals(x.to(torch.float64))
+        # the numerically nonzero spectrum: a value below float32's resolution of the largest
+        # is rounding, not conditioning (one head wider than d_model has rank d_model at most)
+        tol = float(sv[0]) * max(x.shape) * float(torch.finfo(torch.float32).eps)
+        kept = sv[sv > tol]
+        logs.append(math.log10(float(kept[0] / kept[-1])))
+    return float(np.mean(logs))
 
 
 def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -68,7 +119,9 @@ def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarra
         cols["parameters"].append(e["num_parameters"])
         probe = probe_at(e, step) if step is not None else {}
         for name in CANDIDATES:
-            if name not in DESIGN:
+            if name == "conditioning":
+                cols[name].append(initial_conditioning(e))
+            elif name not in DESIGN:
                 cols[name].append(probe.get(name, math.nan))
         t = learning_time(e)
         cols["speed"].append(-1e300 if t is None else -float(t))
@@ -188,4 +241,4 @@ def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, fl
 
 
 __all__ = ["CANDIDATES", "DESIGN", "OUTCOMES", "SAMPLES", "best", "horse_race",
-           "partial_rank_correlation", "results"]
+           "initial_conditioning", "partial_rank_correlation", "results"]
