@@ -54,7 +54,7 @@ CANDIDATES = {
         ("fidelity.paper", "fidelity, published code", +1),
         ("fidelity.definition", "fidelity, as defined", +1),
         ("rollout_min", "rollout minimum", +1))},
-    "conditioning": ("condition number at step 0", -1),
+    "conditioning": ("condition number before training", -1),
 }
 #: The design's candidates (the rest are graph measures at the early step).
 DESIGN = ("heads", "head_size", "width", "parameters")
