@@ -431,6 +431,7 @@ def test_amplification_and_claims_over_seeds():
     claims_definition = surviving_claims(
         effects["definition"], amplification_across_seeds(by_seed, mode="definition"))
     out = across_seeds.seed_claims_results(claims)
+    index = list(Verdict).index
     # fidelity: nothing holds and nothing reverses, so not supported (the one rule)
     assert out == {"claims.units": 3, "claims.survives": 1, "claims.partly": 1,
                    "claims.fails": 0, "claims.not_supported": 1, "claims.mixing.copy.holds": 1,
@@ -439,9 +440,13 @@ def test_amplification_and_claims_over_seeds():
                    "claims.amplification.copy.units": 2,
                    "claims.mixing.copy.holds_uncorrected": 1,
                    "claims.fidelity.copy.holds_uncorrected": 0,
-                   "verdict.mixing.copy": 0, "verdict.mixing": 0,
-                   "verdict.fidelity.copy": 3, "verdict.fidelity": 3,
-                   "verdict.amplification.copy": 1, "verdict.amplification": 1}
+                   # verdicts are recorded as their index in Verdict
+                   "verdict.mixing.copy": index(Verdict.HOLDS),
+                   "verdict.mixing": index(Verdict.HOLDS),
+                   "verdict.fidelity.copy": index(Verdict.NOT_SUPPORTED),
+                   "verdict.fidelity": index(Verdict.NOT_SUPPORTED),
+                   "verdict.amplification.copy": index(Verdict.HOLDS_WITH_CONDITIONS),
+                   "verdict.amplification": index(Verdict.HOLDS_WITH_CONDITIONS)}
     table = across_seeds.seed_claims_table(claims, claims_definition)
     assert table[0]["verdict: published code"] is Verdict.HOLDS
     assert table[0]["verdict: definitions"] is Verdict.FAILS
