@@ -736,3 +736,35 @@ def test_the_javascript_tasks_are_the_packages():
             assert len(x) == data.SEQ_LEN and all(0 <= v < data.VOCAB_SIZE for v in x)
             if task in ("majority", "histogram"):
                 assert 2 <= len(set(x)) <= out[task], (task, x)
+
+
+OUTCOME_DRIVER = r"""
+import { readFileSync } from "node:fs";
+const ex = await import(EXPLORER_URL);
+const models = JSON.parse(readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(models.map((m) => [m.name, ex.outcomeText(m)])));
+"""
+
+
+def test_the_page_states_each_fresh_models_outcome_by_the_chapters_rule(exported):
+    """The status line's outcome (``outcomeText``) reads the catalogue: the learning step,
+    or the rule's own count of evaluations in a row for a run that never learned, and
+    convergence or the budget that censored it; nothing for a finite-data model."""
+    _, catalogue = exported
+    code = OUTCOME_DRIVER.replace(
+        "EXPLORER_URL", json.dumps((TRANSFORMER.parent / "explorer.mjs").as_uri()))
+    text = dict(run_node(code, catalogue))
+    by_name = {e["name"]: e for e in catalogue}
+    assert text["cycle-h16"] == ""
+    never = [n for n, e in by_name.items() if e["data"] == "fresh"
+             and e["outcome"]["learned_at"] is None]
+    assert never, "no fresh model that never learned: the check would be vacuous"
+    for name in never:
+        o = by_name[name]["outcome"]
+        assert text[name] == (f"never held 90% for {o['in_a_row']} evaluations in a row; "
+                              f"censored at the budget of {o['budget']:,} steps"), name
+    converged = next(n for n, e in by_name.items() if e["data"] == "fresh"
+                     and e["outcome"]["outcome"] == "converged")
+    o = by_name[converged]["outcome"]
+    assert text[converged] == (f"learned at step {o['learned_at']:,}; "
+                               f"converged at step {o['converged_at']:,}")

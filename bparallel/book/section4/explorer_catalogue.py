@@ -22,7 +22,7 @@ from ...transformer.design import (
     model_name,
     run_name,
 )
-from ...transformer.learning import learning_time
+from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ...transformer.model import ModelConfig
 from ...transformer.shipped import MODELS_ROOT, shipped_manifest
 from .models import ARM_NAMES, FRESH_PROFILES
@@ -90,7 +90,7 @@ def explorer_models(
                                         f"model {name}")
             out.append({
                 "name": run_name(task, h), "data": "finite", "task": task, "heads": h,
-                "head_size": int(entry.get("model_config", {}).get("head_size") or 64 // h),
+                "head_size": ModelConfig(**entry.get("model_config", {"n_heads": h})).head_dim,
                 "seed": seed,
                 "profile": entry.get("profile", manifest.get("profile", "paper")),
                 "heldout_accuracy": entry["heldout_accuracy"],
@@ -136,6 +136,7 @@ def fresh_explorer_models(task: str, *, seed: int = DEFAULT_SEED,
                 "heldout_accuracy": entry["heldout_accuracy"],
                 "heldout_accuracy_predictable": entry["heldout_accuracy_predictable"],
                 "outcome": {"outcome": entry["outcome"], "learned_at": learning_time(entry),
+                            "in_a_row": entry.get("in_a_row", LEARNED_IN_A_ROW),
                             "converged_at": entry.get("converged_at"),
                             "budget": entry["budget"], "steps": entry["steps"],
                             "threshold": entry["threshold"]},

@@ -125,7 +125,6 @@ def probe_at(entry: Mapping[str, Any], step: int | None = None) -> dict[str, flo
 #: a run's probe accuracy may be at the early step: "before learning" means that no run
 #: has yet learned more than a model could without its attention, give or take 5 points.
 EARLY_MARGIN = 0.05
-_CEILINGS: dict[str, float] = {}
 
 
 def early_step(runs: FreshRuns, task: str) -> int | None:
@@ -137,9 +136,7 @@ def early_step(runs: FreshRuns, task: str) -> int | None:
     entries = runs.of(task)
     if not entries:
         return None
-    if task not in _CEILINGS:
-        _CEILINGS[task] = no_attention_ceiling(task)
-    limit = _CEILINGS[task] + EARLY_MARGIN
+    limit = no_attention_ceiling(task) + EARLY_MARGIN
     first = min((t for t in map(learning_time, entries) if t is not None), default=None)
     common = set.intersection(*(set(e["probes"]["step"]) for e in entries))
 
@@ -401,13 +398,12 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
             if slug in CHANGE_CLAIMS:
                 qs = CHANGE_CLAIMS[slug]
                 verdict = _change_verdict(ch[arm], qs)
-                evidence = "; ".join(
-                    c["task"] + (f", {MODE_WORDS[c['quantity'].split('.')[-1]]}"
-                                 if len(qs) > 1 else "") + f": {change_evidence(c)}"
-                    for q in qs for c in ch[arm][q]) or "no task with 1 and 16 heads shipped"
-                where = [c["task"] + (f", {MODE_WORDS[c['quantity'].split('.')[-1]]}"
-                                      if len(qs) > 1 else "")
-                         for q in qs for c in ch[arm][q] if c["outcome"] == Outcome.AS_CLAIMED]
+                modes = len(qs) > 1
+                evidence = "; ".join(f"{_place(c, modes)}: {change_evidence(c)}"
+                                     for q in qs for c in ch[arm][q]) \
+                    or "no task with 1 and 16 heads shipped"
+                where = [_place(c, modes) for q in qs for c in ch[arm][q]
+                         if c["outcome"] == Outcome.AS_CLAIMED]
             elif slug == "speed":
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
                 verdict = over_tasks([s["verdict"] for s in per_task.values()])
@@ -442,6 +438,12 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
     for row in out:
         row["family"] = family_size
     return out
+
+
+def _place(change: Mapping[str, Any], modes: bool) -> str:
+    """A change's task, and its mode when the claim is judged in both (``modes``)."""
+    return change["task"] + (f", {MODE_WORDS[change['quantity'].split('.')[-1]]}"
+                             if modes else "")
 
 
 def condition_words(verdict: Verdict, where: Sequence[str]) -> str:
@@ -502,7 +504,7 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
         step = early_step(runs, task)
         if step is not None:
             out[f"fresh.{task}.early_step"] = step
-            out[f"fresh.{task}.early_ceiling"] = _CEILINGS[task]
+            out[f"fresh.{task}.early_ceiling"] = no_attention_ceiling(task)
         for r in learning_rows(runs, task):
             base = f"fresh.{task}.{r['arm']}.h{r['heads']}"
             out[f"{base}.learned"] = r["learned"]

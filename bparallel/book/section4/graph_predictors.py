@@ -25,6 +25,7 @@ the differences between runs of one configuration (seeds) are left to explain.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -63,7 +64,10 @@ OUTCOMES = {"speed": "speed (minus the learning time)", "area": "curve area"}
 SAMPLES = 2000
 
 
-_HELDOUT: dict[tuple[str, str], Any] = {}
+@functools.cache
+def _heldout_inputs(task: str, profile: str) -> torch.Tensor:
+    """The fixed held-out inputs of ``task`` under a fresh-data ``profile``, built once."""
+    return fresh_heldout(task, profile).inputs
 
 
 def initial_conditioning(entry: Mapping[str, Any]) -> float:
@@ -79,10 +83,8 @@ def initial_conditioning(entry: Mapping[str, Any]) -> float:
     cfg = entry.get("model_config")
     if not cfg or "profile" not in entry:
         return math.nan
-    key = (entry["task"], entry["profile"])
-    if key not in _HELDOUT:
-        _HELDOUT[key] = fresh_heldout(*key).inputs
-    inputs = _HELDOUT[key][: int(entry.get("probe_sequences", 20))]
+    inputs = _heldout_inputs(entry["task"], entry["profile"])[
+        : int(entry.get("probe_sequences", 20))]
     model = initial_model(entry["profile"], entry["heads"], cfg.get("head_size"),
                           entry["seed"]).eval()
     outs: list[torch.Tensor] = []

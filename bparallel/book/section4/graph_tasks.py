@@ -11,6 +11,7 @@ Definition 2.7, attention rollout, the knockouts and the head measures of
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -231,6 +232,7 @@ def head_verdicts(head_tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]
 
 # --------------------------------------------------------------------------- the chapter's steps
 
+@functools.cache  # a pure function of its arguments, asked again by every early step
 def no_attention_ceiling(task: str, num: int = 500, seed: int = DEFAULT_SEED) -> float:
     """The most a model without attention gets right on ``task``'s predictable held-out
     positions. It knows the current token and its position only: for histogram the most

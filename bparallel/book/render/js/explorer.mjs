@@ -61,7 +61,7 @@ export function outcomeText(m) {
   if (!o) return "";
   const steps = (n) => n.toLocaleString("en-US");
   const learned = o.learned_at === null
-    ? `never held ${Math.round(100 * o.threshold)}% for three evaluations in a row`
+    ? `never held ${Math.round(100 * o.threshold)}% for ${o.in_a_row} evaluations in a row`
     : `learned at step ${steps(o.learned_at)}`;
   const end = o.outcome === "converged" ? `converged at step ${steps(o.converged_at)}`
     : `censored at the budget of ${steps(o.budget)} steps`;
