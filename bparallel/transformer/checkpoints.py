@@ -371,6 +371,11 @@ class StepCheckpoint(RunCheckpoint):
     def step(self) -> int:
         return self.position
 
+    @classmethod
+    def _defaults(cls) -> dict[str, Any]:
+        # a field added to FreshProfile after a checkpoint was written has its default there
+        return FreshProfile("", ("first",), 1, 1).settings()
+
     @property
     def budget(self) -> int:
         return int(self.data["budget"])
@@ -415,11 +420,13 @@ class StepCheckpoint(RunCheckpoint):
         ``probes`` (:func:`~.measure.training_probe` at every probed step: scalars, and lists
         of one value per layer). Floats to 6 significant digits, ``None`` for NaN and inf.
         ``hardware`` and ``torch_version`` name every machine and torch the run trained on; a
-        run that moved (resumed elsewhere) also has ``segments``, which steps each trained.
-        Cheap to compute: ``reuse`` is ignored."""
+        run that moved (resumed elsewhere) also has ``segments``, which steps each trained; a
+        run whose learning rate decays, its ``lr_schedule``. Cheap to compute: ``reuse`` is
+        ignored."""
         d, cfg, h = self.data, self.config(), self.history
         pc = d["profile_config"]
         moved = len(d.get("segments") or ()) > 1
+        schedule = pc.get("lr_schedule", "constant")
         return {
             "task": d["task"], "heads": d["heads"], "head_size": cfg.head_dim,
             "arms": arms_of(cfg), "seed": d["seed"], "profile": d["profile"],
@@ -437,6 +444,7 @@ class StepCheckpoint(RunCheckpoint):
             "curve": {k: _clean(list(h[k])) for k in self.CURVE_KEYS},
             "probes": {k: _clean(list(v)) for k, v in h["probe"].items()},
             **({"segments": self.segments()} if moved else {}),
+            **({"lr_schedule": schedule} if schedule != "constant" else {}),
             "budget_factor": self.budget_factor(),
         }
 

@@ -38,6 +38,7 @@ keeps every cached measure.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -68,6 +69,10 @@ LOSS_POSITIONS = ("all", "predictable")
 #: The arms of fresh-data training (module docstring): the paper's head size, a fixed head
 #: size of 16, a fixed attention width of 256.
 ARMS = ("width", "head16", "inner256")
+#: How a fresh-data run's learning rate moves over its budget: ``"constant"`` (Section 4.1's
+#: Adam at 1e-3 throughout) or ``"cosine"`` (from 1e-3 to 0 at the budget along a half
+#: cosine, :meth:`FreshProfile.lr_at`; Loshchilov & Hutter 2017).
+LR_SCHEDULES = ("constant", "cosine")
 ARM_HEAD_SIZE = 16  # the head16 arm's head size
 ARM_INNER_WIDTH = 256  # the inner256 arm's attention width, n_heads * head_size
 HELDOUT_SEED = DEFAULT_SEED  # the fixed held-out set of every fresh-data run
@@ -145,7 +150,8 @@ class FreshProfile(Recipe):
     the task's :data:`~.learning.LEARNING_THRESHOLD`; ``num_heldout``: the fixed held-out
     set; ``probe_sequences``: how many of its sequences the probes measure; ``probe_first``:
     the first step after 0 of the log-spaced probe schedule (:func:`~.learning.probe_steps`).
-    The loss is taken over the predictable positions (``loss_positions``).
+    The loss is taken over the predictable positions (``loss_positions``). ``lr_schedule``
+    (:data:`LR_SCHEDULES`): the learning rate over the budget, :meth:`lr_at`.
     """
 
     name: str
@@ -159,6 +165,7 @@ class FreshProfile(Recipe):
     probe_sequences: int = 20
     probe_first: int = 50
     loss_positions: str = field(default="predictable", kw_only=True)
+    lr_schedule: str = field(default="constant", kw_only=True)
 
     unit = "step"
     arms = ARMS
@@ -179,6 +186,19 @@ class FreshProfile(Recipe):
         unit_interval(self.tolerance, "tolerance", closed=True)
         if self.threshold is not None:
             unit_interval(self.threshold, "threshold", closed=True)
+        one_of(self.lr_schedule, "lr_schedule", LR_SCHEDULES, "schedules")
+
+    def lr_at(self, step: int, total: int) -> float:
+        """The learning rate of step ``step`` (0-based: the ``step + 1``-th update) of a run
+        whose budget is ``total`` steps: ``lr`` throughout (``"constant"``), or
+        ``lr (1 + cos(pi step / total)) / 2`` (``"cosine"``: ``lr`` at the first step, 0 at
+        the budget)."""
+        total = positive_int(total, "total")
+        if not 0 <= step < total:
+            raise ValueError(f"step={step}: must lie in [0, total={total})")
+        if self.lr_schedule == "constant":
+            return self.lr
+        return self.lr * 0.5 * (1.0 + math.cos(math.pi * step / total))
 
     def threshold_of(self, task: str) -> float:
         """The learning threshold of ``task`` under this profile."""
@@ -200,7 +220,12 @@ class FreshProfile(Recipe):
                 if k not in ("steps", "description", "hidden")}
 
     def total(self, budget_factor: int = 1) -> int:
-        return self.steps * positive_int(budget_factor, "budget_factor")
+        if positive_int(budget_factor, "budget_factor") != 1 and self.lr_schedule != "constant":
+            raise ValueError(f"budget_factor={budget_factor}: profile {self.name!r} decays its "
+                             f"learning rate over its budget ({self.lr_schedule}), so a longer "
+                             "run is another schedule, not a continuation: give the profile "
+                             "more steps")
+        return self.steps * budget_factor
 
 
 PROFILES: dict[str, Profile | FreshProfile] = {
@@ -253,6 +278,14 @@ PROFILES: dict[str, Profile | FreshProfile] = {
     "histogram-fresh": FreshProfile(
         "histogram-fresh", ("histogram",), steps=12000, eval_every=200,
         description="counting the current token (histogram) on fresh data: up to 12,000 steps",
+    ),
+    # The pilot of a settling recipe: histogram's runs at a constant rate keep oscillating
+    # around the threshold and none converges within 12,000 steps; the same runs (seed,
+    # batches, starting weights) with the rate decayed to 0 at the budget.
+    "histogram-cosine": FreshProfile(
+        "histogram-cosine", ("histogram",), steps=12000, eval_every=200, lr_schedule="cosine",
+        description="histogram on fresh data, the learning rate decayed along a cosine to 0 "
+                    "at 12,000 steps (pilot)",
     ),
     "fresh-quick": FreshProfile(
         "fresh-quick", GRAPH_TASKS, steps=300, eval_every=50, patience=3, num_heldout=200,

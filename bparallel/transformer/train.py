@@ -1,6 +1,7 @@
 """Training of Section 4: one loop for both kinds of data.
 
-Adam (lr 1e-3), batch 50, dropout 0.1, cross-entropy over every position (or the
+Adam (lr 1e-3; a fresh-data profile may decay it over its budget, ``FreshProfile.lr_at``),
+batch 50, dropout 0.1, cross-entropy over every position (or the
 predictable ones, ``Profile.loss_positions``), seeds fixed for torch, numpy and python
 ``random``. :func:`train` runs one loop over the units of a schedule; the schedule is the
 profile's kind (:mod:`~bparallel.transformer.design`), and only it knows where batches come
@@ -426,6 +427,7 @@ def train(
                 raise ValueError(f"checkpoint {ckpt_file} is at {p.unit} {start}, beyond "
                                  f"the {'budget' if p.unit == 'step' else 'epochs='}{total}")
         model.attention_path = path
+        decays = isinstance(p, FreshProfile) and p.lr_schedule != "constant"
         saved_at = start if start else None
 
         def save(position: int) -> None:
@@ -456,6 +458,9 @@ def train(
                 loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())  # logits (B, T, V)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
+                if decays:  # the schedule's rate of this step (FreshProfile.lr_at)
+                    for group in opt.param_groups:
+                        group["lr"] = p.lr_at(position, total)
                 opt.step()
                 run.add(loss.item(), x.shape[0])
             position += 1

@@ -244,3 +244,58 @@ def test_an_unfinished_run_is_not_shipped(tmp_path):
     res = train("majority", 1, TINY, out_dir=tmp_path, stop_after=3, progress=False)
     with pytest.raises(ValueError, match="is at step 3 of 12 and has not converged"):
         ship(res.checkpoint, tmp_path / "models", profile=TINY)
+
+
+def test_a_cosine_schedule_decays_the_rate_to_zero_at_the_budget():
+    """FreshProfile.lr_at against its closed form: lr at the first step, lr/2 halfway, 0 at
+    the budget (never reached: the last step is total - 1); constant: lr throughout."""
+    cos = dataclasses.replace(TINY, name="t", lr_schedule="cosine")
+    assert cos.lr_at(0, 12) == 1e-3 and cos.lr_at(6, 12) == pytest.approx(5e-4, rel=1e-15)
+    assert cos.lr_at(11, 12) == pytest.approx(1e-3 * (1 + math.cos(math.pi * 11 / 12)) / 2)
+    rates = [cos.lr_at(s, 1200) for s in range(1200)]
+    # strictly decreasing, positive
+    assert all(a > b > 0 for a, b in zip(rates[:-1], rates[1:], strict=True))
+    assert {TINY.lr_at(s, 12) for s in range(12)} == {1e-3}
+    for bad, message in ((12, r"step=12: must lie in \[0, total=12\)"),
+                         (-1, r"step=-1: must lie")):
+        with pytest.raises(ValueError, match=message):
+            cos.lr_at(bad, 12)
+    with pytest.raises(ValueError, match="lr_schedule='linear'"):
+        dataclasses.replace(TINY, lr_schedule="linear")
+    with pytest.raises(ValueError, match="budget_factor=2: profile 't' decays its learning"):
+        cos.total(2)
+    assert PROFILES["histogram-cosine"].lr_schedule == "cosine"
+    assert PROFILES["histogram-cosine"].settings() == {
+        **PROFILES["histogram-fresh"].settings(), "name": "histogram-cosine",
+        "lr_schedule": "cosine"}
+
+
+def test_a_cosine_run_uses_the_schedule_and_resumes_bitwise(tmp_path):
+    """The optimiser steps at the schedule's rate (its last step at ``lr_at(11, 12)``, and
+    the weights differ from the constant-rate run of the same seed and batches); a kill
+    between two evaluations resumes bitwise; the manifest entry names the schedule; a constant-rate checkpoint (written before the schedule existed: no
+    ``lr_schedule`` in its settings) still loads under a constant profile."""
+    cos = dataclasses.replace(TINY, name="fresh-tiny-cos", lr_schedule="cosine")
+    straight = train("first", 4, cos, out_dir=tmp_path / "a", progress=False)
+    const = train("first", 4, TINY, progress=False)
+    assert not _same_state(straight.model.state_dict(), const.model.state_dict())
+    ck = load_checkpoint(straight.checkpoint, profile=cos).data
+    assert [g["lr"] for g in ck["optimizer"]["param_groups"]] == [cos.lr_at(11, 12)]
+    first = train("first", 4, cos, out_dir=tmp_path / "b", stop_after=6, progress=False)
+    assert first.step == 6
+    _scramble()
+    resumed = train("first", 4, cos, out_dir=tmp_path / "b", progress=False)
+    assert resumed.resumed_from == 6
+    assert _same_state(straight.model.state_dict(), resumed.model.state_dict())
+    entry = load_checkpoint(straight.checkpoint).entry()
+    assert entry["lr_schedule"] == "cosine"
+    plain = train("first", 1, TINY, out_dir=tmp_path / "c", progress=False)
+    assert "lr_schedule" not in load_checkpoint(plain.checkpoint).entry()
+    data = torch.load(plain.checkpoint, weights_only=True)
+    del data["profile_config"]["lr_schedule"]
+    torch.save(data, plain.checkpoint)
+    load_checkpoint(plain.checkpoint, profile=TINY)  # the default: constant
+    with pytest.raises(ValueError, match=r"other settings of profile 'fresh-tiny': "
+                                         r"\['lr_schedule'\]"):
+        load_checkpoint(plain.checkpoint, profile=dataclasses.replace(TINY,
+                                                                      lr_schedule="cosine"))

@@ -242,11 +242,13 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
                    help="head counts (default: 1 4 8 16)")
     p.add_argument("--arms", nargs="+", default=None, choices=ARMS,
-                   help="fresh-data profiles: width (head size 64/H, the paper's) and/or "
-                        "head16 (16 dimensions per head at every head count); default both")
+                   help="fresh-data profiles: width (head size 64/H, the paper's), head16 (16 "
+                        "dimensions per head at every head count) and/or inner256 (an "
+                        "attention width of 256 split into H heads); default all three")
     p.add_argument("--budget-factor", type=int, default=1, metavar="K",
-                   help="fresh-data profiles: train K times the step budget, shipped as "
-                        "<name>-xK and started from the plain run's checkpoint (default 1)")
+                   help="fresh-data profiles of a constant learning rate: train K times the "
+                        "step budget, shipped as <name>-xK and started from the plain run's "
+                        "checkpoint (default 1)")
     p.add_argument("--seeds", type=int, nargs="+", default=[DEFAULT_SEED], metavar="S",
                    help="seeds (default: 42, the paper's)")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
