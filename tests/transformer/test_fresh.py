@@ -273,8 +273,9 @@ def test_a_cosine_schedule_decays_the_rate_to_zero_at_the_budget():
 def test_a_cosine_run_uses_the_schedule_and_resumes_bitwise(tmp_path):
     """The optimiser steps at the schedule's rate (its last step at ``lr_at(11, 12)``, and
     the weights differ from the constant-rate run of the same seed and batches); a kill
-    between two evaluations resumes bitwise; the manifest entry names the schedule; a constant-rate checkpoint (written before the schedule existed: no
-    ``lr_schedule`` in its settings) still loads under a constant profile."""
+    between two evaluations resumes bitwise; the manifest entry names the schedule; a
+    constant-rate checkpoint written before the schedule existed (no ``lr_schedule`` in its
+    settings) still loads under a constant profile."""
     cos = dataclasses.replace(TINY, name="fresh-tiny-cos", lr_schedule="cosine")
     straight = train("first", 4, cos, out_dir=tmp_path / "a", progress=False)
     const = train("first", 4, TINY, progress=False)
