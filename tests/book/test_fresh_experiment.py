@@ -84,12 +84,13 @@ def test_fresh_runs_reads_manifests_and_knows_the_grid(tmp_path):
     assert runs.seeds("induction", "width") == [42] == runs.seeds("induction", "head16")
     assert runs.seeds("majority", "width") == [] and runs.of("majority") == []
     (ind, maj, hist) = fx.grid_rows(runs)
-    # the design: 10 configurations (three arms, 4 x 16 and 16 x 16 shared) x 3 seeds
-    assert ind["models shipped"] == "7 of 30" and maj["models shipped"] == "0 of 30"
+    # the design: 10 configurations (three arms, 4 x 16 and 16 x 16 shared) x 5 seeds
+    assert ind["models shipped"] == "7 of 50" and maj["models shipped"] == "0 of 50"
     assert maj["complete seeds, fixed width"] == "none yet"
     assert ind["complete seeds, fixed attention width"] == "none yet"
-    assert hist["task"] == "histogram" and hist["models shipped"] == "0 of 30"
-    assert fx.design_models() == 30 and fx.results(runs, [])["fresh.design.models"] == 30
+    assert hist["task"] == "histogram" and hist["models shipped"] == "0 of 50"
+    assert fx.design_models() == 50 and fx.results(runs, [])["fresh.design.models"] == 50
+    assert fx.design_configurations() == 10  # 4 x 3 arms, 4 x 16 and 16 x 16 shared
     with pytest.raises(ValueError, match="tasks='first'"):
         model_sets.fresh_runs(tmp_path, tasks=("first",))
 

@@ -78,7 +78,8 @@ def test_proxies_through_training_mean_over_seeds_and_the_early_step():
     t_mix = panels["Def. 2.7 T_mix (steps)"].lines[0].get_ydata()
     assert fig.axes[0].get_ylabel() == "induction"  # the task names its row
     assert math.isnan(t_mix[0]) and t_mix[1] == 4.0  # an infinite time is not drawn
-    assert any(ln.get_xdata()[0] == 50 for ln in fid.lines[2:])  # the early step
+    # the early step, dash-dotted: dotted lines are the fixed attention width's
+    assert [(ln.get_xdata()[0], ln.get_linestyle()) for ln in fid.lines[2:]] == [(50, "-.")]
     with pytest.raises(ValueError, match="nothing to draw"):
         pe.plot_proxies_through_training({})
 

@@ -1,10 +1,11 @@
 """Chapter 12's controlled experiment: heads or width, on fresh data.
 
 The graph tasks' models of :func:`bparallel.transformer.train.train` train on new sequences every
-step, to convergence or a step budget, in two arms that separate head count from head size
+step, to convergence or a step budget, in three arms that separate head count from head size
 (:data:`~bparallel.transformer.design.ARMS`): *fixed width* (head size ``64/H``, the paper's
-design, the same parameter count) and *fixed head size* (16 dimensions per head, the
-attention's inner width ``16H``). Every shipped run's manifest entry holds its learning curve
+design, the same parameter count), *fixed head size* (16 dimensions per head, the
+attention's inner width ``16H``) and *fixed attention width* (an inner width of 256 split
+into ``H`` heads: the same parameters and attention width at every head count). Every shipped run's manifest entry holds its learning curve
 and the proxies recorded through training (:func:`~bparallel.transformer.learning.training_probe`
 at log-spaced steps), so this module reads manifests only: no model is loaded or measured,
 and the chapter's part that uses it takes a second.
@@ -21,10 +22,11 @@ What it computes, per task and arm:
   :func:`~.rank_tests.exact_rank_test`);
 - :func:`final_rows` and :func:`bparallel.book.section4.graph_tasks.head_count_change`: the
   change of the proxies and of the accuracy from 1 to 16 heads, paired by seed;
-- :func:`prediction_tests`: do the proxies, recorded *before* any model of the task has
-  learned it (:func:`early_step`), rank the models by their later learning speed, across
-  head counts with the arm held fixed (cells: seeds) and within a configuration across seeds
-  (cells: configurations);
+- :func:`~.graph_early.prediction_tests` (:mod:`~.graph_early`, re-exported here with the
+  design's names of :mod:`~.graph_design` for the chapter): do the proxies, recorded
+  *before* any model of the task has learned it (:func:`~.graph_early.early_step`), rank
+  the models by their later learning speed, across head counts with the arm held fixed
+  (cells: seeds) and within a configuration across seeds (cells: configurations);
 - :func:`claim_verdicts`: the chapter's verdicts, per arm and combined.
 """
 
@@ -36,12 +38,27 @@ from typing import Any
 
 import numpy as np
 
-from ... import ranks
 from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
-from .graph_design import DESIGN_SEEDS, configurations, design_models, grid_rows
+from .graph_design import (
+    DESIGN_SEEDS,
+    configurations,
+    design_configurations,
+    design_models,
+    grid_rows,
+)
+from .graph_early import (
+    EARLY_MARGIN,
+    PROXIES,
+    PROXY_NAMES,
+    early_step,
+    prediction_table,
+    prediction_tests,
+    probe_at,
+    proxy_curves,
+)
 from .graph_learning import learning_rows
 from .graph_tasks import (
     MIN_PAIRED_SEEDS,
@@ -62,18 +79,6 @@ from .statistics import (
     over_tasks,
     rank_claim_verdict,
 )
-
-#: The proxies followed through training: manifest probe key -> (column, direction of "better"
-#: by the paper's claims: -1 a time, +1 a share).
-PROXIES = {
-    "mixing_time.paper": ("mixing.paper", -1),
-    "mixing_time.definition": ("mixing.definition", -1),
-    "worst_case.definition": ("t_mix", -1),
-    "fidelity.paper": ("fidelity.paper", +1),
-    "fidelity.definition": ("fidelity.definition", +1),
-    "rollout_min.weighted": ("rollout_min", +1),
-}
-
 
 # --------------------------------------------------------------------------- learning speed
 
@@ -102,52 +107,6 @@ def speed_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-# --------------------------------------------------------------------------- proxies
-
-
-def probe_at(entry: Mapping[str, Any], step: int | None = None) -> dict[str, float]:
-    """The run's recorded probe at ``step`` (``None``: its last), layer means: accuracy on
-    the predictable positions and every proxy of :data:`PROXIES` (``t_mix``: the median over
-    layers of Definition 2.7's median mixing time, infinite where it never mixes)."""
-    probes = entry["probes"]
-    steps = list(probes["step"])
-    i = len(steps) - 1 if step is None else steps.index(step)
-    out = {"step": steps[i], "accuracy": float(probes["accuracy_predictable"][i])}
-    for key, (name, _) in PROXIES.items():
-        layers = [math.inf if v is None else float(v) for v in probes[key][i]]
-        out[name] = (ranks.median(layers) if all(map(math.isfinite, layers))
-                     else float(np.median(layers))) if name == "t_mix" \
-            else float(np.mean(layers))
-    return out
-
-
-#: How far above what a model without attention gets (:func:`~.graph_tasks.no_attention_ceiling`)
-#: a run's probe accuracy may be at the early step: "before learning" means that no run
-#: has yet learned more than a model could without its attention, give or take 5 points.
-EARLY_MARGIN = 0.05
-
-
-def early_step(runs: FreshRuns, task: str) -> int | None:
-    """The last probe step *before learning*: before any run of ``task`` reached its
-    threshold, and where no run's probe accuracy on the predictable positions is more than
-    :data:`EARLY_MARGIN` above the task's no-attention ceiling; the proxies there are
-    measured before learning, for every run. ``None`` without runs, or when no common probe
-    step qualifies."""
-    entries = runs.of(task)
-    if not entries:
-        return None
-    limit = no_attention_ceiling(task) + EARLY_MARGIN
-    first = min((t for t in map(learning_time, entries) if t is not None), default=None)
-    common = set.intersection(*(set(e["probes"]["step"]) for e in entries))
-
-    def before_learning(step: int) -> bool:
-        return all(e["probes"]["accuracy_predictable"][e["probes"]["step"].index(step)]
-                   <= limit for e in entries)
-
-    before = [s for s in common if (first is None or s < first) and before_learning(s)]
-    return max(before) if before else None
-
-
 def final_rows(runs: FreshRuns, task: str, arm: str) -> list[dict[str, Any]]:
     """Per run of ``task`` in ``arm``: the last probe (:func:`probe_at`) with the final
     held-out accuracy (on the fixed held-out set, ``accuracy``), keyed like chapter 12's
@@ -174,83 +133,6 @@ def changes(runs: FreshRuns, level: float = 0.95) -> dict[str, dict[str, list[di
         out[arm] = {q: head_count_change(rows, q, level=level)
                     for qs in CHANGE_CLAIMS.values() for q in qs}
     return out
-
-
-def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
-    """Do the proxies at :func:`early_step` rank runs by their later learning speed? Speed
-    here is the learning-curve area (the mean held-out accuracy over the budget: larger is
-    faster, a run that never learns is low, and unlike the steps to the threshold, read on
-    the evaluation grid, it does not tie between seeds that learn within one evaluation
-    interval). For each proxy of :data:`PROXIES` (signed so that larger is better),
-    :func:`~.rank_tests.exact_rank_test` over cells:
-
-    - ``across.<arm>.<proxy>``: one cell per complete seed, its four head counts;
-    - ``within.<proxy>``: one cell per configuration (arm, heads) with three seeds or more,
-      its seeds.
-    """
-    step = early_step(runs, task)
-    out: dict[str, dict[str, Any]] = {}
-
-    def key_of(e: Mapping[str, Any], name: str, sign: int) -> float:
-        v = sign * probe_at(e, step)[name]
-        return float(np.clip(v, -1e300, 1e300))
-
-    for name, sign in PROXIES.values():
-        for arm in ARMS:
-            pairs = []
-            for seed in runs.seeds(task, arm) if step is not None else []:
-                by = {e["heads"]: e for e in runs.of(task, arm) if e["seed"] == seed}
-                pairs.append((np.array([key_of(by[h], name, sign) for h in HEADS]),
-                              np.array([float(by[h]["curve_area"]) for h in HEADS])))
-            test = exact_rank_test(pairs)
-            out[f"across.{arm}.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
-        pairs = []
-        configs = {(e["heads"], e["head_size"]) for e in runs.of(task)} if step is not None \
-            else set()
-        for heads, hs in sorted(configs):
-            mine = [e for e in runs.of(task) if (e["heads"], e["head_size"]) == (heads, hs)]
-            if len(mine) >= 3:
-                pairs.append((np.array([key_of(e, name, sign) for e in mine]),
-                              np.array([float(e["curve_area"]) for e in mine])))
-        test = exact_rank_test(pairs)
-        out[f"within.{name}"] = {**test, "verdict": rank_claim_verdict(test)}
-    return out
-
-
-#: How the prediction table names the proxies of :data:`PROXIES`.
-PROXY_NAMES = {"mixing.paper": "Algorithm 1, published code",
-               "mixing.definition": "Algorithm 1, as defined",
-               "t_mix": "Definition 2.7", "fidelity.paper": "minimax fidelity, published code",
-               "fidelity.definition": "minimax fidelity, as defined",
-               "rollout_min": "rollout minimum"}
-
-
-def _test_cell(test: Mapping[str, Any]) -> str:
-    if not test["cells"]:
-        return "—"
-    return (f"mean ρ {test['mean']:.2f} (p {test['p']:.3f}, {test['cells']} "
-            f"cell{'s' * (test['cells'] > 1)})")
-
-
-def prediction_table(runs: FreshRuns) -> list[dict[str, Any]]:
-    """:func:`prediction_tests` as the page shows them: per task and proxy, the mean rho
-    over cells (proxy against curve area) with its exact two-sided p-value and number of
-    cells,
-    across head counts in each arm and within configurations."""
-    rows = []
-    for task in runs.profiles:
-        step = early_step(runs, task)
-        if step is None:
-            continue
-        tests = prediction_tests(runs, task)
-        for _, (name, _) in PROXIES.items():
-            row: dict[str, Any] = {"task": task, "proxy at the early step": PROXY_NAMES[name]}
-            for arm in ARMS:
-                t = tests[f"across.{arm}.{name}"]
-                row[f"across heads, {ARM_NAMES[arm]}"] = _test_cell(t)
-            row["within configurations"] = _test_cell(tests[f"within.{name}"])
-            rows.append(row)
-    return rows
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -466,7 +348,8 @@ def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
             tests: Mapping[str, Any] | None = None) -> dict[str, float]:
     """The chapter's recorded values: ``verdict.<slug>[.<arm>]`` (the verdict's index in
-    :class:`Verdict`), the models the design asks of a task (``fresh.design.models``), per
+    :class:`Verdict`), the models the design asks of a task (``fresh.design.models``: its
+    ``configurations`` x ``seeds``), per
     task, arm and head count the runs that learned and the censored
     median steps (``fresh.<task>.<arm>.h<H>.{learned,runs,median_steps}``, the median
     absent when the median run did not learn), per task the early step, the budget and the
@@ -486,6 +369,8 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
     if verdicts:  # the tests Holm's correction runs over (chapter_family)
         out["fresh.holm_family"] = verdicts[0]["family"]
     out["fresh.design.models"] = design_models()
+    out["fresh.design.configurations"] = design_configurations()
+    out["fresh.design.seeds"] = len(DESIGN_SEEDS)
     out["fresh.in_a_row"] = LEARNED_IN_A_ROW
     out["fresh.early_margin"] = EARLY_MARGIN
     by_arm = tests["changes"] if tests else changes(runs)
@@ -525,21 +410,6 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
                 if t["cells"]:  # fresh.<task>.{across.<arm>,within}.<proxy>.{mean,p,cells}
                     for k in ("mean", "p", "cells"):
                         out[f"fresh.{task}.{key}.{k}"] = t[k]
-    return out
-
-
-def proxy_curves(runs: FreshRuns, task: str) -> dict[tuple[str, int, int], dict[str, list]]:
-    """Per run of ``task`` keyed ``(arm, heads, seed)`` (a run of both arms under each):
-    the probe steps and, per step, accuracy and every proxy (:func:`probe_at`), as
-    :func:`bparallel.book.render.plotting.plot_proxies_through_training` takes them."""
-    out = {}
-    for arm in ARMS:
-        for e in runs.of(task, arm):
-            series: dict[str, list] = {}
-            for s in e["probes"]["step"]:
-                for k, v in probe_at(e, s).items():
-                    series.setdefault(k, []).append(v)
-            out[(arm, e["heads"], e["seed"])] = series
     return out
 
 
@@ -587,7 +457,8 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
 
 __all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS", "PROXIES",
            "PROXY_NAMES", "RANK_PROXIES", "SUMMARY_WORDS", "changes", "chapter_tests",
-           "claim_verdicts", "condition_rows", "configurations", "design_models", "early_step",
+           "claim_verdicts", "condition_rows", "configurations", "design_configurations",
+           "design_models", "early_step", "EARLY_MARGIN",
            "family_table", "final_rows", "finite_accuracy", "grid_rows", "learning_curves",
            "prediction_table", "prediction_tests", "probe_at", "proxy_curves", "results",
            "speed_tests", "verdict_rows"]

@@ -4,7 +4,7 @@ runs of a task by how fast they learn?
 Every shipped run of a task, all arms and seeds together, is one item. Each candidate of
 :data:`CANDIDATES` is either part of the design (head count, head size, the attention's
 width, parameters), a graph measure recorded at the task's early step, before any run
-learned (:func:`~.graph_experiment.early_step`; Algorithm 1 and minimax fidelity in both
+learned (:func:`~.graph_early.early_step`; Algorithm 1 and minimax fidelity in both
 modes, Definition 2.7, attention rollout), or the conditioning of the concatenated heads'
 outputs at initialization (:func:`initial_conditioning`, the quantity Saratchandran et al.
 relate to the head count; the runs' probes did not record it, but a seed fixes the initial
@@ -38,7 +38,7 @@ from ...ranks import doubled_ranks, spearman
 from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
 from ...transformer.train import initial_model
-from .graph_experiment import early_step, probe_at
+from .graph_early import early_step, probe_at
 from .models import FreshRuns
 
 #: Candidate -> (how the page names it, its sign: +1 larger is better/faster by the claims

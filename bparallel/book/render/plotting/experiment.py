@@ -160,8 +160,9 @@ def plot_proxies_through_training(
     per task two rows of panels, one per quantity of :data:`PROXY_PANELS`, one colour per
     head count, the arm by the line style (mean over seeds; layer means, Definition 2.7 the
     median over layers). ``curves``: per task,
-    :func:`bparallel.book.section4.graph_experiment.proxy_curves`; ``early_steps``: per task, the
-    step whose proxies predict, drawn as a dotted vertical line. Returns the figure."""
+    :func:`bparallel.book.section4.graph_early.proxy_curves`; ``early_steps``: per task, the
+    step whose proxies predict, drawn as a grey dash-dotted vertical line (the arms' dotted
+    style is the fixed attention width's). Returns the figure."""
     import matplotlib.pyplot as plt
 
     tasks = [t for t, c in curves.items() if c]
@@ -189,7 +190,7 @@ def plot_proxies_through_training(
                 ax.plot(steps, y, ls=ARM_STYLE[arm][0], marker=ARM_STYLE[arm][1], ms=3,
                         color=f"C{HEAD_COUNTS.index(heads)}")
             if early_steps.get(task) is not None:
-                ax.axvline(early_steps[task], color="0.5", lw=0.8, ls=":")
+                ax.axvline(early_steps[task], color="0.5", lw=1.0, ls="-.")
             ax.set_xscale("symlog", linthresh=100, linscale=0.5)
             ax.set_xticks([0, 100, 1000, 10000], ["0", "100", "1,000", "10,000"])
             ax.minorticks_off()
