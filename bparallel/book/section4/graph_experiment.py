@@ -1,14 +1,15 @@
 """Chapter 12's controlled experiment: heads or width, on fresh data.
 
-The graph tasks' models of :func:`bparallel.transformer.train.train` train on new sequences every
-step, to convergence or a step budget, in three arms that separate head count from head size
-(:data:`~bparallel.transformer.design.ARMS`): *fixed width* (head size ``64/H``, the paper's
-design, the same parameter count), *fixed head size* (16 dimensions per head, the
-attention's inner width ``16H``) and *fixed attention width* (an inner width of 256 split
-into ``H`` heads: the same parameters and attention width at every head count). Every shipped run's manifest entry holds its learning curve
-and the proxies recorded through training (:func:`~bparallel.transformer.learning.training_probe`
-at log-spaced steps), so this module reads manifests only: no model is loaded or measured,
-and the chapter's part that uses it takes a second.
+The graph tasks' models of :func:`bparallel.transformer.train.train` train on new sequences
+every step, to convergence or a step budget, in three arms that separate head count from
+head size (:data:`~bparallel.transformer.design.ARMS`): *fixed width* (head size ``64/H``,
+the paper's design, the same parameter count), *fixed head size* (16 dimensions per head,
+the attention's inner width ``16H``) and *fixed attention width* (an inner width of 256
+split into ``H`` heads: the same parameters and attention width at every head count). Every
+shipped run's manifest entry holds its learning curve and the proxies recorded through
+training (:func:`~bparallel.transformer.learning.training_probe` at log-spaced steps), so
+this module reads manifests only: no model is loaded or measured, and the chapter's part
+that uses it takes a second.
 
 What it computes, per task and arm:
 
