@@ -543,3 +543,72 @@ def test_the_initial_model_is_the_one_a_shipped_run_started_from():
             e["probes"]["fidelity.definition"][k], rel=1e-4), key
     with pytest.raises(ValueError, match="seed"):
         initial_model("induction-fresh", 4, None, -1)
+
+
+def _with_curve(e, acc, **extra):
+    """``e`` with the held-out curve ``acc`` (one evaluation every 200 steps from 0)."""
+    return {**e, "curve": {"step": [200 * i for i in range(len(acc))],
+                           "heldout_accuracy_predictable": list(acc)},
+            "heldout_accuracy_predictable": acc[-1], **extra}
+
+
+def test_settle_spread_is_the_range_of_the_last_evaluations():
+    e = _with_curve(entry("histogram", 1, 42, 800), [0.3] * 5 + [0.88, 0.93, 0.90, 0.91])
+    assert gl.settle_spread(e, 3) == pytest.approx(0.03)  # 0.93 - 0.90
+    assert gl.settle_spread(e, 4) == pytest.approx(0.05)  # 0.93 - 0.88
+    assert gl.settle_spread(e, 9) == pytest.approx(0.63)
+    with pytest.raises(ValueError, match="window=10: the run has 9 evaluations"):
+        gl.settle_spread(e, 10)
+    with pytest.raises(ValueError, match="window"):
+        gl.settle_spread(e, 0)
+
+
+def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
+    """Pilot runs (models/histogram-cosine) beside the shipped runs of the same
+    configuration and seed: the task's recipe first; a pilot that repeats no shipped run,
+    or trained to another budget, is refused; the page's table and recorded values."""
+    moving = [0.3] * 40 + [0.88, 0.93, 0.86, 0.92, 0.89, 0.94, 0.87, 0.91, 0.90, 0.93, 0.88]
+    settled = [0.3] * 40 + [0.88, 0.92, 0.93, 0.940, 0.944, 0.946, 0.947, 0.947, 0.948,
+                            0.948, 0.948]
+    base = [_with_curve(entry("histogram", h, 42, 8000), moving, outcome="budget reached")
+            for h in (1, 4, 8)]
+    write(tmp_path, base, profile="histogram-fresh")
+    pilot = [_with_curve(entry("histogram", 1, 42, 8000), settled, outcome="converged",
+                         converged_at=10000, lr_schedule="cosine"),
+             _with_curve(entry("histogram", 4, 42, None), [0.3] * 51, outcome="not learned",
+                         lr_schedule="cosine")]
+    write(tmp_path, pilot, profile="histogram-cosine")
+    runs = model_sets.fresh_runs(tmp_path)
+    pilots = model_sets.fresh_runs(tmp_path, profiles=model_sets.RECIPE_PILOTS)
+    assert list(pilots.profiles) == ["histogram"] and len(pilots.entries) == 2
+    pairs = gl.recipe_pairs(runs, pilots)
+    assert [(p["heads"], p["head_size"], p["seed"]) for p in pairs] == [(1, 64, 42),
+                                                                         (4, 16, 42)]
+    one = pairs[0]["recipes"]
+    assert [r["recipe"] for r in one] == ["constant", "cosine"]
+    assert [r["outcome"] for r in one] == ["budget reached", "converged"]
+    assert one[0]["spread"] == pytest.approx(0.94 - 0.86)  # the last ten evaluations
+    assert one[1]["spread"] == pytest.approx(0.948 - 0.92)
+    out = gl.recipe_results(pairs)
+    assert out["fresh.pilot.histogram.runs"] == 2
+    assert (out["fresh.pilot.histogram.constant.converged"],
+            out["fresh.pilot.histogram.pilot.converged"]) == (0, 1)
+    assert (out["fresh.pilot.histogram.constant.learned"],
+            out["fresh.pilot.histogram.pilot.learned"]) == (2, 1)
+    assert out["fresh.pilot.histogram.pilot.spread_min"] == 0.0  # the flat, unlearned run
+    rows = gl.recipe_table(pairs)
+    assert len(rows) == 4 and rows[1]["recipe"] == "rate decayed (cosine)"
+    assert rows[1]["converged at (step)"] == "10,000" and rows[0]["converged at (step)"] == "—"
+    assert rows[3]["learned at (step)"] == "—" and rows[1]["final accuracy (%)"] == "94.8"
+    # refused: a pilot run of a configuration never shipped, or of another budget
+    write(tmp_path, [*pilot, _with_curve(entry("histogram", 16, 43, None), [0.3] * 51,
+                                         lr_schedule="cosine")], profile="histogram-cosine")
+    with pytest.raises(ValueError, match=r"\('histogram', 16, 4, 43\) repeats no shipped"):
+        gl.recipe_pairs(runs, model_sets.fresh_runs(tmp_path,
+                                                    profiles=model_sets.RECIPE_PILOTS))
+    write(tmp_path, [{**pilot[0], "budget": 24000}], profile="histogram-cosine")
+    with pytest.raises(ValueError, match="trained 24,000 steps, the run it repeats 12,000"):
+        gl.recipe_pairs(runs, model_sets.fresh_runs(tmp_path,
+                                                    profiles=model_sets.RECIPE_PILOTS))
+    with pytest.raises(ValueError, match="tasks='induction'"):
+        model_sets.fresh_runs(tmp_path, tasks=("induction",), profiles=model_sets.RECIPE_PILOTS)

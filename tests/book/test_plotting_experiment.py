@@ -102,3 +102,29 @@ def test_proxies_by_heads_one_line_per_task_with_intervals():
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["copy", "induction"]
     with pytest.raises(ValueError, match="summary is empty"):
         pe.plot_proxies_by_heads([])
+
+
+def test_recipe_pilot_one_panel_per_run_with_threshold_and_convergence():
+    def recipe(name, acc, outcome):
+        return {"recipe": name, "label": name, "outcome": outcome,
+                "curve": {"step": [0, 200, 400], "accuracy": acc}}
+
+    pairs = [{"task": "histogram", "heads": h, "head_size": 64 // h, "seed": 42,
+              "recipes": [recipe("constant", [0.3, 0.9, 0.85], "budget reached"),
+                          recipe("cosine", [0.3, 0.9, 0.95], "converged")]}
+             for h in (1, 4, 8)]
+    fig = pe.plot_recipe_pilot(pairs, 0.9)
+    drawn = [ax for ax in fig.axes if ax.axison]
+    assert [ax.get_title() for ax in drawn] == ["histogram, 1 x 64, seed 42",
+                                                "histogram, 4 x 16, seed 42",
+                                                "histogram, 8 x 8, seed 42"]
+    assert len(fig.axes) == 4 and not fig.axes[3].axison  # two panels a row, one left blank
+    ax = drawn[0]
+    curves = [ln for ln in ax.lines if len(ln.get_xdata()) == 3]
+    assert np.allclose(curves[1].get_ydata(), [30, 90, 95])  # percent
+    dots = [ln for ln in ax.lines if ln.get_marker() == "o"]
+    assert [(d.get_xdata()[0], d.get_ydata()[0]) for d in dots] == [(400, 95)]  # converged
+    assert any(ln.get_linestyle() == "--" and ln.get_ydata()[0] == 90 for ln in ax.lines)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["constant", "cosine"]
+    with pytest.raises(ValueError, match="no piloted run"):
+        pe.plot_recipe_pilot([], 0.9)

@@ -8,6 +8,11 @@ its task's threshold, read off the curve its manifest entry keeps
 :func:`learning_rows` and :func:`learning_table` give the runs that learned, their times,
 the censored median, the curve area, the final accuracy, how many converged, and the
 machines they trained on (:func:`trained_on`).
+
+A recipe's pilot (:data:`~.models.RECIPE_PILOTS`) repeats some runs with one change of
+recipe; :func:`recipe_pairs` sets each pilot run beside the run it repeats, with what says
+whether a run settled: its outcome, and the spread of its last :data:`SETTLE_WINDOW`
+evaluations (:func:`settle_spread`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
+from ..._checks import positive_int
 from ...transformer.design import ARMS, HEADS
 from ...transformer.learning import learning_time
 from .across_seeds_stats import hardware_kind
@@ -99,5 +105,105 @@ def trained_on(entry: Mapping[str, Any]) -> str:
     return hardware_kind(hardware) if hardware else "not recorded"
 
 
-__all__ = ["censored_median", "learning_rows", "learning_table", "learning_time",
-           "trained_on"]
+# --------------------------------------------------------------------------- a recipe's pilot
+
+
+#: The last evaluations whose spread says whether a run has settled: ten, the last 2,000
+#: steps of a run evaluated every 200.
+SETTLE_WINDOW = 10
+
+
+def settle_spread(entry: Mapping[str, Any], window: int = SETTLE_WINDOW) -> float:
+    """The largest less the smallest held-out accuracy (predictable positions) over the
+    run's last ``window`` evaluations: how much it still moves. A run stopped by the
+    convergence rule keeps its last accuracy to the budget (as its curve area does), so its
+    window is its last ``window`` evaluations as recorded."""
+    window = positive_int(window, "window")
+    acc = list(entry["curve"]["heldout_accuracy_predictable"])
+    if len(acc) < window:
+        raise ValueError(f"window={window}: the run has {len(acc)} evaluations")
+    tail = acc[-window:]
+    return float(max(tail) - min(tail))
+
+
+#: How the page names a recipe.
+RECIPE_WORDS = {"constant": "constant rate", "cosine": "rate decayed (cosine)"}
+
+
+def _recipe(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
+    return {"recipe": name, "label": RECIPE_WORDS[name], "outcome": entry["outcome"],
+            "learned_at": learning_time(entry),
+            "converged_at": entry.get("converged_at"),
+            "accuracy": float(entry["heldout_accuracy_predictable"]),
+            "area": float(entry["curve_area"]), "spread": settle_spread(entry),
+            "curve": {"step": list(entry["curve"]["step"]),
+                      "accuracy": list(entry["curve"]["heldout_accuracy_predictable"])}}
+
+
+def recipe_pairs(runs: FreshRuns, pilot: FreshRuns) -> list[dict[str, Any]]:
+    """Each run of ``pilot`` (:func:`~.models.fresh_runs` of :data:`~.models.RECIPE_PILOTS`)
+    beside the run of ``runs`` it repeats (same task, head count, head size and seed):
+    ``task``, ``heads``, ``head_size``, ``seed``, ``arms`` and ``recipes``, the task's
+    recipe first and the pilot's second, each with its name (``"constant"`` or the pilot's
+    ``lr_schedule``) and words (``label``, :data:`RECIPE_WORDS`), outcome, learning time,
+    step of convergence, final accuracy, curve area, :func:`settle_spread` and curve.
+    ``ValueError`` for a pilot run that repeats no shipped run, or that trained to another
+    budget."""
+    out = []
+    for p in pilot.entries:
+        key = (p["task"], p["heads"], p["head_size"], p["seed"])
+        twin = [e for e in runs.of(p["task"])
+                if (e["task"], e["heads"], e["head_size"], e["seed"]) == key]
+        if not twin:
+            raise ValueError(f"pilot run {key} repeats no shipped run of the task's recipe")
+        if twin[0]["budget"] != p["budget"]:
+            raise ValueError(f"pilot run {key} trained {p['budget']:,} steps, the run it "
+                             f"repeats {twin[0]['budget']:,}: not one change of recipe")
+        out.append({"task": p["task"], "heads": p["heads"], "head_size": p["head_size"],
+                    "seed": p["seed"], "arms": p["arms"],
+                    "recipes": [_recipe(twin[0], twin[0].get("lr_schedule", "constant")),
+                                _recipe(p, p.get("lr_schedule", "constant"))]})
+    return out
+
+
+def recipe_table(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`recipe_pairs` as the page shows them: a row per run and recipe."""
+    rows = []
+    for p in pairs:
+        for r in p["recipes"]:
+            rows.append({
+                "task": p["task"], "heads x head size": f"{p['heads']} x {p['head_size']}",
+                "seed": p["seed"], "recipe": r["label"],
+                "outcome": r["outcome"],
+                "learned at (step)": "—" if r["learned_at"] is None else f"{r['learned_at']:,}",
+                "converged at (step)": ("—" if r["converged_at"] is None
+                                        else f"{int(r['converged_at']):,}"),
+                "final accuracy (%)": f"{100 * r['accuracy']:.1f}",
+                f"spread, last {SETTLE_WINDOW} evaluations (points)":
+                    f"{100 * r['spread']:.1f}",
+                "curve area": f"{r['area']:.3f}"})
+    return rows
+
+
+def recipe_results(pairs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The pilot's recorded values, per task: its runs (``fresh.pilot.<task>.runs``), and per
+    recipe (``constant`` and the pilot's) the runs that converged and learned, and the
+    smallest and largest :func:`settle_spread` (``fresh.pilot.<task>.<recipe>.{converged,
+    learned,spread_min,spread_max}``); ``fresh.pilot.settle_window``."""
+    out: dict[str, float] = {"fresh.pilot.settle_window": SETTLE_WINDOW}
+    for task in dict.fromkeys(p["task"] for p in pairs):
+        mine = [p for p in pairs if p["task"] == task]
+        out[f"fresh.pilot.{task}.runs"] = len(mine)
+        for i in (0, 1):
+            rs = [p["recipes"][i] for p in mine]
+            key = f"fresh.pilot.{task}.{'constant' if i == 0 else 'pilot'}"
+            out[f"{key}.converged"] = sum(r["outcome"] == "converged" for r in rs)
+            out[f"{key}.learned"] = sum(r["learned_at"] is not None for r in rs)
+            out[f"{key}.spread_min"] = min(r["spread"] for r in rs)
+            out[f"{key}.spread_max"] = max(r["spread"] for r in rs)
+    return out
+
+
+__all__ = ["RECIPE_WORDS", "SETTLE_WINDOW", "censored_median", "learning_rows",
+           "learning_table", "learning_time", "recipe_pairs", "recipe_results",
+           "recipe_table", "settle_spread", "trained_on"]

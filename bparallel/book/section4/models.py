@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,6 +171,12 @@ FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh",
                   "histogram": "histogram-fresh"}
 
 
+#: Pilots of another training recipe (chapter 12): per task, the fresh-data profile whose
+#: runs repeat some of the task's runs (the same configurations, seeds, batches and starting
+#: weights) with only the recipe changed: histogram's learning rate decayed to 0 at the
+#: budget (:data:`~bparallel.transformer.design.LR_SCHEDULES`).
+RECIPE_PILOTS = {"histogram": "histogram-cosine"}
+
 #: The tasks of the experiment, in the book's order.
 FRESH_TASKS = tuple(t for t in (*GRAPH_TASKS, *FRESH_ONLY_TASKS) if t in FRESH_PROFILES)
 
@@ -207,14 +213,19 @@ class FreshRuns:
 
 
 def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
-               tasks: Sequence[str] = FRESH_TASKS) -> FreshRuns:
-    """Every shipped fresh-data run of ``tasks``, read from ``models/<profile>/manifest.json``
-    (:data:`FRESH_PROFILES`); a task without a manifest has no entries."""
+               tasks: Sequence[str] | None = None,
+               profiles: Mapping[str, str] = FRESH_PROFILES) -> FreshRuns:
+    """Every shipped fresh-data run of ``tasks`` (default: every task of ``profiles``), read
+    from ``models/<profile>/manifest.json``, the profile of each task from ``profiles``
+    (:data:`FRESH_PROFILES`, or :data:`RECIPE_PILOTS` for the pilots' runs); a task without
+    a manifest has no entries."""
+    mine = [t for t in FRESH_TASKS if t in profiles]  # in the book's order
+    tasks = tuple(mine) if tasks is None else tasks
     for task in tasks:
-        one_of(task, "tasks", FRESH_TASKS, "tasks trained on fresh data")
+        one_of(task, "tasks", mine, "tasks trained on fresh data under these profiles")
     runs = FreshRuns([])
     for task in tasks:
-        profile = get_profile(FRESH_PROFILES[task])
+        profile = get_profile(profiles[task])
         runs.profiles[task] = {"profile": profile.name, "budget": profile.steps,
                                "threshold": profile.threshold_of(task),
                                "eval_every": profile.eval_every,

@@ -19,6 +19,7 @@ from .experiment import (
     plot_learning_by_heads,
     plot_proxies_by_heads,
     plot_proxies_through_training,
+    plot_recipe_pilot,
 )
 from .models import (
     OUTCOME_STYLE,
@@ -76,6 +77,7 @@ __all__ = [
     "plot_learning_by_heads",
     "plot_proxies_by_heads",
     "plot_proxies_through_training",
+    "plot_recipe_pilot",
     "plot_binomial_bound",
     "plot_bound_vs_exact",
     "plot_combination_mixing",

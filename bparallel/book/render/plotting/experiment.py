@@ -144,6 +144,40 @@ def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int]
     return fig
 
 
+def plot_recipe_pilot(pairs: Sequence[Mapping[str, Any]], threshold: float) -> Any:
+    """A recipe's pilot: one panel per piloted run, the held-out accuracy (predictable
+    positions) against training steps under the task's recipe (grey) and the pilot's
+    (colour), the learning threshold dashed, a run's convergence marked by a dot at the step
+    it stopped. ``pairs``: :func:`bparallel.book.section4.graph_learning.recipe_pairs`;
+    ``threshold``: a fraction. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not pairs:
+        raise ValueError("pairs is empty: no piloted run to draw")
+    cols = min(2, len(pairs))
+    rows = -(-len(pairs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(TEXT_WIDTH, 2.6 * rows + 0.6),
+                             squeeze=False, sharey=True, layout="constrained")
+    styles = ({"color": "0.55", "lw": 1.0}, {"color": "C3", "lw": 1.4})
+    for ax, p in zip(axes.flat, pairs, strict=False):
+        for style, r in zip(styles, p["recipes"], strict=True):
+            steps, acc = r["curve"]["step"], 100 * np.asarray(r["curve"]["accuracy"])
+            ax.plot(steps, acc, label=r["label"], **style)
+            if r["outcome"] == "converged":
+                ax.plot(steps[-1], acc[-1], "o", ms=5, color=style["color"])
+        ax.axhline(100 * threshold, color="0.3", lw=0.8, ls="--")
+        ax.set_title(f"{p['task']}, {p['heads']} x {p['head_size']}, seed {p['seed']}",
+                     fontsize=9)
+        ax.set_xlabel("training step")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("held-out accuracy (%)")
+    for ax in list(axes.flat)[len(pairs):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=2, fontsize=8)
+    return fig
+
+
 #: The panels of :func:`plot_proxies_through_training`: key, title, scale.
 PROXY_PANELS = (("accuracy", "accuracy (%)", 100.0),
                 ("fidelity.definition", "φ_min as defined (%)", 1.0),
@@ -215,7 +249,7 @@ def _config_legend(heads: Sequence[int], arms: Sequence[str]) -> tuple[list, lis
 
 
 __all__ = ["ARM_STYLE", "PROXY_PANELS", "plot_fresh_learning_curves", "plot_learning_by_heads",
-           "plot_proxies_through_training"]
+           "plot_proxies_through_training", "plot_recipe_pilot"]
 
 
 #: The panels of :func:`plot_proxies_by_heads`: quantity of an across-seeds summary, title,
