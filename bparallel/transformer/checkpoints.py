@@ -521,17 +521,18 @@ def load_weights(
     return model.eval(), dict(data.get("meta", {}))
 
 
-def export_weights(source: Any, path: str | os.PathLike) -> str:
-    """Write a run's final weights (no optimiser or RNG state) and its ``meta()``,
-    atomically; return the SHA-256. ``source``: a checkpoint of either kind, its file, or a
-    :class:`~bparallel.transformer.train.TrainResult`."""
+def export_weights(source: RunCheckpoint | str | os.PathLike, path: str | os.PathLike) -> str:
+    """Write a run's final weights (no optimiser or RNG state) and what its checkpoint
+    records (:meth:`RunCheckpoint.meta`: every machine and torch it trained on),
+    atomically; return the SHA-256. ``source``: a checkpoint of either kind, or its file
+    (a run trained without ``out_dir`` has none: it is not shipped)."""
     if isinstance(source, (str, os.PathLike)):
         source = load_checkpoint(source)
-    if isinstance(source, RunCheckpoint):
-        config, state = source.data["model_config"], source.data["model"]
-    else:
-        config, state = source.model.config.to_dict(), source.model.state_dict()
-    return write_weights(path, config, state, source.meta())
+    if not isinstance(source, RunCheckpoint):
+        raise ValueError(f"source={type(source).__name__}: give a checkpoint or its file "
+                         "(train with out_dir to have one)")
+    return write_weights(path, source.data["model_config"], source.data["model"],
+                         source.meta())
 
 
 # --------------------------------------------------------------------------- manifests

@@ -62,7 +62,6 @@ from .design import (
     FreshProfile,
     Profile,
     arm_head_size,
-    arms_of,
     checkpoint_path,
     fresh_batch,
     fresh_heldout,
@@ -109,19 +108,6 @@ class TrainResult:
     @property
     def outcome(self) -> str | None:
         return None if self.summary is None else self.summary["outcome"]
-
-    def meta(self) -> dict[str, Any]:
-        """What a weights file of this model records (as :meth:`.RunCheckpoint.meta`)."""
-        cfg = self.model.config
-        out = {"task": self.task, "heads": self.heads, "seed": self.seed,
-               "profile": self.profile.name, self.profile.unit: self.position,
-               "torch_version": str(torch.__version__),
-               "hardware": hardware_string(next(self.model.parameters()).device),
-               "attention_path": self.model.attention_path}
-        if self.summary is not None:
-            out |= {"budget": self.budget, "head_size": cfg.head_dim, "arms": arms_of(cfg),
-                    **self.summary}
-        return {**out, "history": self.history}
 
 
 def ignore_unpredictable(dataset: SequenceDataset) -> SequenceDataset:

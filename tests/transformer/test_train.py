@@ -12,7 +12,7 @@ from torch import nn
 
 from bparallel.transformer import checkpoints, design, runtime, shipped
 from bparallel.transformer import train as tr
-from bparallel.transformer.checkpoints import sha256_file
+from bparallel.transformer.checkpoints import load_checkpoint, sha256_file
 from bparallel.transformer.data import make_dataset
 from bparallel.transformer.evaluation import TokenScores, evaluate_accuracy
 
@@ -130,8 +130,12 @@ def test_export_and_load_weights(tmp_path):
         checkpoints.load_weights(path, sha256="0" * 64)
     with pytest.raises(FileNotFoundError):
         checkpoints.load_weights(tmp_path / "nope.pt")
-    # the same digest from the in-memory result
-    assert checkpoints.export_weights(res, tmp_path / "w2.pt") == sha256_file(tmp_path / "w2.pt")
+    # the checkpoint's file gives the same bytes; an in-memory result has no machines'
+    # record to ship, and is refused
+    assert checkpoints.export_weights(load_checkpoint(res.checkpoint), tmp_path / "w2.pt") \
+        == digest
+    with pytest.raises(ValueError, match="source=TrainResult: give a checkpoint"):
+        checkpoints.export_weights(res, tmp_path / "w3.pt")
     # load_model reads both kinds of file, told apart by their content, not their names
     assert shipped.load_model(res.checkpoint)[1]["heads"] == 8
     assert shipped.load_model(path)[1]["heads"] == 8
@@ -319,8 +323,8 @@ def test_weights_files_round_trip_the_head_size(tmp_path):
     assert "head_size" not in stored
     model, _ = checkpoints.load_weights(shipped)
     assert model.config.head_size is None and model.config.head_dim == 16
-    res = tr.train("copy", 4, "tiny", epochs=1, progress=False)
-    checkpoints.export_weights(res, tmp_path / "w.pt")
+    res = tr.train("copy", 4, "tiny", out_dir=tmp_path, epochs=1, progress=False)
+    checkpoints.export_weights(res.checkpoint, tmp_path / "w.pt")
     assert torch.load(tmp_path / "w.pt", weights_only=True)["model_config"].keys() == stored.keys()
     # a model of 16 dimensions per head at 8 heads: config and weights come back
     torch.manual_seed(0)

@@ -95,7 +95,7 @@ def run_train(args: argparse.Namespace) -> int:
                                progress=not args.no_progress,
                                attention_path=args.attention_path, device=args.device)
             path = weights_path(args.out_dir, task, heads)
-            digest = export_weights(result, path)
+            digest = export_weights(result.checkpoint, path)
             h = result.history
             manifest[run_name(task, heads)] = {
                 "file": path.name, "sha256": digest, "task": task, "heads": heads,
