@@ -194,8 +194,8 @@ def test_claim_verdicts_one_row_per_arm_and_one_for_both(tmp_path):
         assert slug in slugs
         if slug != "rank_within":
             assert {f"{slug}.width", f"{slug}.head16", f"{slug}.inner256"} <= set(slugs)
-    both = [v for v in verdicts if v["arm"] == "both"]
-    assert [v["slug"] for v in both] == list(fx.CLAIMS)
+    together = [v for v in verdicts if v["arm"] == fx.ALL_ARMS == "all arms"]
+    assert [v["slug"] for v in together] == list(fx.CLAIMS)
     assert all(v["verdict"] is Verdict.NOT_TESTABLE for v in verdicts)  # one seed
     rows = fx.verdict_rows(verdicts)
     assert set(rows[0]) == {"claim", "arm", "verdict", "evidence"}
@@ -433,6 +433,14 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
     assert cell == "{verdict}`holds with conditions`: only induction"
     assert fx.verdict_rows([{**row, "verdict": Verdict.FAILS, "condition": ""}])[0][
         "verdict"] is Verdict.FAILS
+    # the arms together: where an arm holds, or each arm's own conditions
+    HWC, H, F = Verdict.HOLDS_WITH_CONDITIONS, Verdict.HOLDS, Verdict.FAILS
+    assert fx.arms_condition(HWC, {"width": HWC, "head16": H, "inner256": HWC}) == \
+        "in every arm, with that arm's conditions"
+    assert fx.arms_condition(HWC, {"width": Verdict.NOT_SUPPORTED, "head16": H,
+                                   "inner256": HWC}) == \
+        "only fixed head size; fixed attention width"
+    assert fx.arms_condition(F, {"width": F, "head16": H, "inner256": HWC}) == ""
     # from runs: the arms combined hold with conditions exactly where an arm holds
     quality = lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)  # noqa: E731
     write(tmp_path, grid(learn=lambda h, hs, s: 1000 + 100 * h + 10 * (s - 42),

@@ -259,10 +259,14 @@ def _rank_row(test: str, task: str, arm: str, t: Mapping[str, Any]) -> dict[str,
             "outcome": t["verdict"].value if hasattr(t["verdict"], "value") else t["verdict"]}
 
 
+#: The verdict rows' arm for the arms together.
+ALL_ARMS = "all arms"
+
+
 def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                    tests: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Per claim of :data:`CLAIMS` and arm: the verdict and its evidence; per claim, one row
-    with ``arm`` "both" whose verdict combines the arms
+    with ``arm`` :data:`ALL_ARMS` whose verdict combines the arms
     (:func:`bparallel.book.section4.statistics.across_tasks`). Claims are judged per task: a
     task that cannot test a claim yet (fewer than three paired seeds, or models not all
     shipped in an arm) is named *not testable* in the evidence and set aside
@@ -276,7 +280,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
     good = (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS)
     for slug, claim in CLAIMS.items():
         per_arm = {}
-        # rank_within is one test over both arms' configurations: measured once, "both"
+        # rank_within is one test over every arm's configurations: measured once, ALL_ARMS
         for arm in (ARMS if slug != "rank_within" else ARMS[:1]):
             if slug in CHANGE_CLAIMS:
                 qs = CHANGE_CLAIMS[slug]
@@ -305,7 +309,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
             per_arm[arm] = (verdict, evidence, where)
         if slug == "rank_within":
             (verdict, evidence, where), = per_arm.values()
-            out.append({"slug": slug, "claim": claim, "arm": "both", "verdict": verdict,
+            out.append({"slug": slug, "claim": claim, "arm": ALL_ARMS, "verdict": verdict,
                         "evidence": evidence, "condition": condition_words(verdict, where)})
         else:
             for arm, (verdict, evidence, where) in per_arm.items():
@@ -313,11 +317,11 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                             "verdict": verdict, "evidence": evidence,
                             "condition": condition_words(verdict, where)})
             verdict = over_tasks([v for v, _, _ in per_arm.values()])
-            out.append({"slug": slug, "claim": claim, "arm": "both", "verdict": verdict,
+            out.append({"slug": slug, "claim": claim, "arm": ALL_ARMS, "verdict": verdict,
                         "evidence": "the arms combined (an arm that cannot test it yet "
                                     "set aside)",
-                        "condition": condition_words(verdict, [
-                            ARM_NAMES[a] for a, (v, _, _) in per_arm.items() if v in good])})
+                        "condition": arms_condition(verdict, {a: v for a, (v, _, _)
+                                                              in per_arm.items()})})
     for row in out:
         row["family"] = family_size
     return out
@@ -335,6 +339,17 @@ def condition_words(verdict: Verdict, where: Sequence[str]) -> str:
     if verdict is not Verdict.HOLDS_WITH_CONDITIONS:
         return ""
     return "only " + ("; ".join(where) if where else "in part")
+
+
+def arms_condition(verdict: Verdict, by_arm: Mapping[str, Verdict]) -> str:
+    """The condition of the arms' common verdict: the arms where the claim holds (with or
+    without conditions), or, when it holds with conditions in every arm, that each arm's
+    row says which."""
+    held = [ARM_NAMES[a] for a, v in by_arm.items()
+            if v in (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS)]
+    if verdict is Verdict.HOLDS_WITH_CONDITIONS and len(held) == len(by_arm):
+        return "in every arm, with that arm's conditions"
+    return condition_words(verdict, held)
 
 
 def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -456,10 +471,10 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-__all__ = ["ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "MODE_WORDS", "PROXIES",
-           "PROXY_NAMES", "RANK_PROXIES", "SUMMARY_WORDS", "changes", "chapter_tests",
-           "claim_verdicts", "condition_rows", "configurations", "design_configurations",
-           "design_models", "early_step", "EARLY_MARGIN",
-           "family_table", "final_rows", "finite_accuracy", "grid_rows", "learning_curves",
-           "prediction_table", "prediction_tests", "probe_at", "proxy_curves", "results",
-           "speed_tests", "verdict_rows"]
+__all__ = ["ALL_ARMS", "ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "EARLY_MARGIN",
+           "MODE_WORDS", "PROXIES", "PROXY_NAMES", "RANK_PROXIES", "SUMMARY_WORDS",
+           "arms_condition", "changes", "chapter_tests", "claim_verdicts",
+           "condition_rows", "configurations", "design_configurations", "design_models",
+           "early_step", "family_table", "final_rows", "finite_accuracy", "grid_rows",
+           "learning_curves", "prediction_table", "prediction_tests", "probe_at",
+           "proxy_curves", "results", "speed_tests", "verdict_rows"]
