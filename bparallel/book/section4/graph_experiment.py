@@ -366,6 +366,7 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
     """The chapter's recorded values: ``verdict.<slug>[.<arm>]`` (the verdict's index in
     :class:`Verdict`), the models the design asks of a task (``fresh.design.models``: its
     ``configurations`` x ``seeds``), per
+    task the complete seeds of its arm with fewest (``fresh.<task>.seeds_min``), per
     task, arm and head count the runs that learned and the censored
     median steps (``fresh.<task>.<arm>.h<H>.{learned,runs,median_steps}``, the median
     absent when the median run did not learn), per task the early step, the budget and the
@@ -402,6 +403,8 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
                   "num_heldout", "probe_sequences", "probe_first"):
             out[f"fresh.{task}.{k}"] = p[k]
         out[f"fresh.{task}.models"] = len(runs.of(task))
+        # the complete seeds of the arm that has fewest (every head count shipped)
+        out[f"fresh.{task}.seeds_min"] = min(len(runs.seeds(task, arm)) for arm in ARMS)
         step = early_step(runs, task)
         if step is not None:
             out[f"fresh.{task}.early_step"] = step
