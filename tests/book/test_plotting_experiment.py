@@ -120,8 +120,10 @@ def test_recipe_pilot_one_panel_per_run_with_threshold_and_convergence():
                                                 "histogram, 8 x 8, seed 42"]
     assert len(fig.axes) == 4 and not fig.axes[3].axison  # two panels a row, one left blank
     ax = drawn[0]
-    curves = [ln for ln in ax.lines if len(ln.get_xdata()) == 3]
-    assert np.allclose(curves[1].get_ydata(), [30, 90, 95])  # percent
+    curves = [ln for ln in ax.lines if len(ln.get_xdata()) == 2]  # the second half
+    assert np.allclose(curves[1].get_xdata(), [200, 400])
+    assert np.allclose(curves[1].get_ydata(), [90, 95])  # percent
+    assert ax.get_ylim() == (80, 100)  # 85 the lowest shown, floored to a multiple of 5
     dots = [ln for ln in ax.lines if ln.get_marker() == "o"]
     assert [(d.get_xdata()[0], d.get_ydata()[0]) for d in dots] == [(400, 95)]  # converged
     assert any(ln.get_linestyle() == "--" and ln.get_ydata()[0] == 90 for ln in ax.lines)

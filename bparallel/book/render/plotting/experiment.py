@@ -147,10 +147,14 @@ def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int]
 def plot_recipe_pilot(pairs: Sequence[Mapping[str, Any]], threshold: float) -> Any:
     """A recipe's pilot: one panel per piloted run, the held-out accuracy (predictable
     positions) against training steps under the task's recipe (grey) and the pilot's
-    (colour), the learning threshold dashed, a run's convergence marked by a dot at the step
-    it stopped. ``pairs``: :func:`bparallel.book.section4.graph_learning.recipe_pairs`;
-    ``threshold``: a fraction. Returns the figure."""
+    (colour), over the second half of training (where the recipes differ most; the first
+    half is chapter 12's figure of every curve), the learning threshold dashed, a run's
+    convergence marked by a dot at the step it stopped. ``pairs``:
+    :func:`bparallel.book.section4.graph_learning.recipe_pairs`; ``threshold``: a fraction.
+    Returns the figure."""
     import matplotlib.pyplot as plt
+
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 
     if not pairs:
         raise ValueError("pairs is empty: no piloted run to draw")
@@ -160,12 +164,20 @@ def plot_recipe_pilot(pairs: Sequence[Mapping[str, Any]], threshold: float) -> A
                              squeeze=False, sharey=True, layout="constrained")
     styles = ({"color": "0.55", "lw": 1.0}, {"color": "C3", "lw": 1.4})
     for ax, p in zip(axes.flat, pairs, strict=False):
+        start = max(r["curve"]["step"][-1] for r in p["recipes"]) / 2
+        low = 100.0 * threshold
         for style, r in zip(styles, p["recipes"], strict=True):
-            steps, acc = r["curve"]["step"], 100 * np.asarray(r["curve"]["accuracy"])
-            ax.plot(steps, acc, label=r["label"], **style)
+            steps = np.asarray(r["curve"]["step"], dtype=float)
+            acc = 100 * np.asarray(r["curve"]["accuracy"], dtype=float)
+            shown = steps >= start
+            ax.plot(steps[shown], acc[shown], label=r["label"], **style)
+            low = min(low, float(acc[shown].min()) if shown.any() else low)
             if r["outcome"] == "converged":
                 ax.plot(steps[-1], acc[-1], "o", ms=5, color=style["color"])
         ax.axhline(100 * threshold, color="0.3", lw=0.8, ls="--")
+        ax.set_ylim(5 * math.floor(low / 5 - 0.2), 100)
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_title(f"{p['task']}, {p['heads']} x {p['head_size']}, seed {p['seed']}",
                      fontsize=9)
         ax.set_xlabel("training step")
