@@ -153,7 +153,6 @@ def plot_recipe_pilot(pairs: Sequence[Mapping[str, Any]], threshold: float) -> A
     :func:`bparallel.book.section4.graph_learning.recipe_pairs`; ``threshold``: a fraction.
     Returns the figure."""
     import matplotlib.pyplot as plt
-
     from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 
     if not pairs:
