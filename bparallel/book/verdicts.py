@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "legend"]
+__all__ = ["HOLDING", "LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "legend"]
 
 
 class Verdict(enum.StrEnum):
@@ -125,6 +125,9 @@ _SLUGS = {
     Verdict.FAILS: "fails",
     Verdict.NOT_TESTABLE: "not-testable",
 }
+
+#: The verdicts that say a claim holds, with or without a condition.
+HOLDING = frozenset({Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS})
 
 #: The words of the closed set, in the legend's order.
 LABELS: tuple[str, ...] = tuple(v.value for v in Verdict)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
-from ..verdicts import Outcome, Verdict
+from ..verdicts import HOLDING, Outcome, Verdict
 from ..verdicts import cell as verdict_cell
 from .graph_design import (
     DESIGN_SEEDS,
@@ -173,7 +173,7 @@ def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdic
     def best(names: Sequence[str]) -> Verdict:
         order = list(Verdict)
         vs = [tests[f"{prefix}{n}"]["verdict"] for n in names]
-        good = [v for v in vs if v in (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS)]
+        good = [v for v in vs if v in HOLDING]
         return min(good, key=order.index) if good else across_tasks(vs)
 
     return both_modes(best(("mixing.paper", "fidelity.paper")),
@@ -277,7 +277,6 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
     ch, speed, pred = tests["changes"], tests["speed"], tests["prediction"]
     family_size = tests["family"]
     out = []
-    good = (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS)
     for slug, claim in CLAIMS.items():
         per_arm = {}
         # rank_within is one test over every arm's configurations: measured once, ALL_ARMS
@@ -297,7 +296,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                 evidence = "; ".join(f"{t}: mean ρ {s['mean']:.2f} over {s['cells']} "
                                      f"seed{'s' * (s['cells'] > 1)} ({fmt_decided(s)})"
                                      for t, s in per_task.items()) or "no complete seed"
-                where = [t for t, s in per_task.items() if s["verdict"] in good]
+                where = [t for t, s in per_task.items() if s["verdict"] in HOLDING]
             else:
                 prefix = f"across.{arm}." if slug == "rank_speed" else "within."
                 per_task = {t: _rank_verdict(p, prefix) for t, p in pred.items()
@@ -305,7 +304,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                 verdict = over_tasks(list(per_task.values()))
                 evidence = "; ".join(f"{t}: {v.value}" for t, v in per_task.items()) or \
                     "fewer than three seeds per configuration"
-                where = [t for t, v in per_task.items() if v in good]
+                where = [t for t, v in per_task.items() if v in HOLDING]
             per_arm[arm] = (verdict, evidence, where)
         if slug == "rank_within":
             (verdict, evidence, where), = per_arm.values()
@@ -345,8 +344,7 @@ def arms_condition(verdict: Verdict, by_arm: Mapping[str, Verdict]) -> str:
     """The condition of the arms' common verdict: the arms where the claim holds (with or
     without conditions), or, when it holds with conditions in every arm, that each arm's
     row says which."""
-    held = [ARM_NAMES[a] for a, v in by_arm.items()
-            if v in (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS)]
+    held = [ARM_NAMES[a] for a, v in by_arm.items() if v in HOLDING]
     if verdict is Verdict.HOLDS_WITH_CONDITIONS and len(held) == len(by_arm):
         return "in every arm, with that arm's conditions"
     return condition_words(verdict, held)

@@ -27,7 +27,7 @@ from scipy import stats
 from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RELIABLE, head_test, reliability
-from ..verdicts import Outcome, Verdict
+from ..verdicts import HOLDING, Outcome, Verdict
 from .rank_tests import smallest_mean_rho, smallest_rho, two_sided_rank_test
 
 # --------------------------------------------------------------------------- across seeds
@@ -351,7 +351,7 @@ def across_tasks(verdicts: Sequence[Verdict]) -> Verdict:
         return vs[0]
     if Verdict.FAILS in vs:
         return Verdict.FAILS
-    if {Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS} & set(vs):
+    if HOLDING & set(vs):
         return Verdict.HOLDS_WITH_CONDITIONS
     if set(vs) == {Verdict.NOT_TESTABLE}:
         return Verdict.NOT_TESTABLE
@@ -374,14 +374,13 @@ def both_modes(published: Verdict, defined: Verdict) -> Verdict:
     definitions reverse *fails* whatever the published code gives (a verdict is never kinder
     than its evidence; the published code's answer is the note beside it); else the weaker
     of the two negatives (not supported before fails, testable before not)."""
-    good = {Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS}
     if published is defined:
         return published
-    if published in good and defined in good:
+    if published in HOLDING and defined in HOLDING:
         return Verdict.HOLDS_WITH_CONDITIONS
-    if published in good:
+    if published in HOLDING:
         return Verdict.FAILS if defined is Verdict.FAILS else Verdict.HOLDS_WITH_CONDITIONS
-    if defined in good:
+    if defined in HOLDING:
         return Verdict.HOLDS_WITH_CONDITIONS
     if Verdict.NOT_SUPPORTED in (published, defined):
         return Verdict.NOT_SUPPORTED
