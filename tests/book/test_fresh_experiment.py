@@ -271,6 +271,8 @@ def test_prediction_table_and_evidence_words(tmp_path):
     runs = model_sets.fresh_runs(tmp_path)
     rows = fx.prediction_table(runs)
     assert len(rows) == len(fx.PROXIES)  # induction only: majority has no runs
+    # the chapter's tests already run give the same table
+    assert fx.prediction_table(runs, fx.chapter_tests(runs)["prediction"]) == rows
     fid = next(r for r in rows if r["proxy at the early step"] == "minimax fidelity, as defined")
     assert fid["across heads, fixed width"].startswith("mean ρ 1.00 (p ")
     assert fid["across heads, fixed width"].endswith(", 1 cell)")

@@ -36,7 +36,6 @@ PROXIES = {
 }
 
 
-
 def probe_at(entry: Mapping[str, Any], step: int | None = None) -> dict[str, float]:
     """The run's recorded probe at ``step`` (``None``: its last), layer means: accuracy on
     the predictable positions and every proxy of :data:`PROXIES` (``t_mix``: the median over
@@ -78,7 +77,6 @@ def early_step(runs: FreshRuns, task: str) -> int | None:
 
     before = [s for s in common if (first is None or s < first) and before_learning(s)]
     return max(before) if before else None
-
 
 
 def prediction_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
@@ -137,17 +135,19 @@ def _test_cell(test: Mapping[str, Any]) -> str:
             f"cell{'s' * (test['cells'] > 1)})")
 
 
-def prediction_table(runs: FreshRuns) -> list[dict[str, Any]]:
+def prediction_table(runs: FreshRuns,
+                     prediction: Mapping[str, Mapping[str, Any]] | None = None
+                     ) -> list[dict[str, Any]]:
     """:func:`prediction_tests` as the page shows them: per task and proxy, the mean rho
     over cells (proxy against curve area) with its exact two-sided p-value and number of
-    cells,
-    across head counts in each arm and within configurations."""
+    cells, across head counts in each arm and within configurations. ``prediction``: per
+    task, :func:`prediction_tests` of ``runs`` already run (the chapter's tests hold them),
+    read rather than run again."""
     rows = []
     for task in runs.profiles:
-        step = early_step(runs, task)
-        if step is None:
+        if early_step(runs, task) is None:
             continue
-        tests = prediction_tests(runs, task)
+        tests = prediction[task] if prediction is not None else prediction_tests(runs, task)
         for _, (name, _) in PROXIES.items():
             row: dict[str, Any] = {"task": task, "proxy at the early step": PROXY_NAMES[name]}
             for arm in ARMS:
@@ -156,7 +156,6 @@ def prediction_table(runs: FreshRuns) -> list[dict[str, Any]]:
             row["within configurations"] = _test_cell(tests[f"within.{name}"])
             rows.append(row)
     return rows
-
 
 
 def proxy_curves(runs: FreshRuns, task: str) -> dict[tuple[str, int, int], dict[str, list]]:

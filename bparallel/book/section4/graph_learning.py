@@ -130,7 +130,8 @@ def settle_spread(entry: Mapping[str, Any], window: int = SETTLE_WINDOW) -> floa
 RECIPE_WORDS = {"constant": "constant rate", "cosine": "rate decayed (cosine)"}
 
 
-def _recipe(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
+def _recipe(entry: Mapping[str, Any]) -> dict[str, Any]:
+    name = entry.get("lr_schedule", "constant")  # an entry names a decaying schedule only
     return {"recipe": name, "label": RECIPE_WORDS[name], "outcome": entry["outcome"],
             "learned_at": learning_time(entry),
             "converged_at": entry.get("converged_at"),
@@ -161,8 +162,7 @@ def recipe_pairs(runs: FreshRuns, pilot: FreshRuns) -> list[dict[str, Any]]:
                              f"repeats {twin[0]['budget']:,}: not one change of recipe")
         out.append({"task": p["task"], "heads": p["heads"], "head_size": p["head_size"],
                     "seed": p["seed"], "arms": p["arms"],
-                    "recipes": [_recipe(twin[0], twin[0].get("lr_schedule", "constant")),
-                                _recipe(p, p.get("lr_schedule", "constant"))]})
+                    "recipes": [_recipe(twin[0]), _recipe(p)]})
     return out
 
 
