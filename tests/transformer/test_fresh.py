@@ -268,6 +268,12 @@ def test_a_cosine_schedule_decays_the_rate_to_zero_at_the_budget():
     assert PROFILES["histogram-cosine"].settings() == {
         **PROFILES["histogram-fresh"].settings(), "name": "histogram-cosine",
         "lr_schedule": "cosine"}
+    # the budget's pilot: the same runs, the rate decayed over three times the budget
+    long = PROFILES["histogram-cosine-36k"]
+    assert long.settings() == {**PROFILES["histogram-cosine"].settings(),
+                               "name": "histogram-cosine-36k"}
+    assert long.total() == 3 * PROFILES["histogram-cosine"].total() == 36000
+    assert long.lr_at(18000, long.total()) == pytest.approx(long.lr / 2, rel=1e-12)
 
 
 def test_a_cosine_run_uses_the_schedule_and_resumes_bitwise(tmp_path):
