@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ensembles import random_head_stacks
+from ..render.results import PROFILES
 from .fidelity import tradeoff_draws
 from .head_sets import head_set_draws
 from .mixing import theorem_2_8_draws
@@ -33,8 +34,6 @@ from .mixing import theorem_2_8_draws
 #: amplification (``fidelity``) and the trade-off (``tradeoff``) of Section 3, then Eqs. 16-19
 #: (``best_head``, Section 2).
 SECTIONS = ("bound", "mixing", "fidelity", "tradeoff", "best_head")
-
-PROFILES = ("quick", "paper")
 
 
 @dataclass(frozen=True)

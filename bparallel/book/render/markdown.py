@@ -19,6 +19,7 @@ import numpy as np
 from ..._checks import one_of
 from ..verdicts import Verdict
 from ..verdicts import cell as verdict_cell
+from .results import PROFILES
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -264,10 +265,6 @@ def latex_matrix(matrix: Any, name: str = "") -> str:
     return f"$$\n{left}\\begin{{bmatrix}} {body} \\end{{bmatrix}}\n$$\n"
 
 
-#: The sampling profiles a theory chapter can be built at (its ``profile`` parameter).
-SAMPLING_PROFILES = ("quick", "paper")
-
-
 def profile_note(profile: str, notebook: str,
                  sizes: Mapping[str, Mapping[str, int]]) -> str:
     """The line that says at which profile a page was built, for a chapter that samples
@@ -275,13 +272,13 @@ def profile_note(profile: str, notebook: str,
     count per profile (``{"quick": 300, "paper": 3000}``); ``notebook`` is the page's stem,
     for the command that runs it at the paper profile. The introduction's numbers that cite
     the page are the ones it shows (they are glued from it)."""
-    one_of(profile, "profile", SAMPLING_PROFILES, "profiles")
+    one_of(profile, "profile", PROFILES, "profiles")
     if not re.fullmatch(r"\d\d_[a-z0-9_]+", notebook) or not sizes:
         raise ValueError(f"notebook={notebook!r} and sizes={dict(sizes)!r}: a page's stem "
                          "and at least one sample size are needed")
     for what, per in sizes.items():
-        if set(per) != set(SAMPLING_PROFILES):
-            raise ValueError(f"sizes[{what!r}] must give a count for {SAMPLING_PROFILES}, "
+        if set(per) != set(PROFILES):
+            raise ValueError(f"sizes[{what!r}] must give a count for {PROFILES}, "
                              f"not {sorted(per)}")
     shown = "; ".join(f"{per[profile]:,} {what}" for what, per in sizes.items())
     other = "paper" if profile == "quick" else "quick"

@@ -16,6 +16,12 @@ import numpy as np
 
 from ..._io import atomic_write_text
 
+#: The profiles a chapter is built and its results recorded at: ``quick`` (CI and the book's
+#: builds) and ``paper`` (the paper's sizes); each has its own regression references. A
+#: theory chapter samples at the profile's sizes, a Section 4 chapter reads the models
+#: trained at it.
+PROFILES = ("quick", "paper")
+
 
 def flatten(values: Mapping, prefix: str = "") -> dict[str, float]:
     """Flatten nested mappings into ``{"a.b.c": number}``; reject non-numbers and NaN."""

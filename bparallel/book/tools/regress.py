@@ -39,10 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from ..._io import atomic_write_text
-from ..render.results import load_results
+from ..render.results import PROFILES, load_results
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository
-PROFILES = ("quick", "paper")
 DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
 STAGGER_S = 2.0
 KERNEL_START_TIMEOUT_S = 180  # papermill's default, 60 s, is short on a loaded 2-core machine
