@@ -19,15 +19,18 @@ One level below a verdict, the outcome of one measured change across seeds (a la
 :class:`Outcome`: a statistical result per cell, which the verdicts tally.
 
 The vocabulary is closed: the browser tests check that every verdict on every page is one of
-:data:`LABELS`. Conditions ("for epsilon >= e^-2", "in most layers") are not part of a
-verdict; they go beside it, in the key number or the prose.
+:data:`LABELS`. Conditions ("for epsilon >= e^-2", "in 3 of 4 layers") are not part of a
+verdict's word; they follow it in the same cell, ``{verdict}`holds with conditions`: in 3 of
+4 layers`` (:func:`cell`, which refuses a *holds with conditions* cell without its
+condition), and the key number beside it gives the evidence.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 
-__all__ = ["HOLDING", "LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "legend"]
+__all__ = ["HOLDING", "LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "condition", "legend"]
 
 
 class Verdict(enum.StrEnum):
@@ -137,7 +140,7 @@ MEANINGS: dict[Verdict, str] = {
     Verdict.HOLDS: "tested, and true as the paper states it in every case tested.",
     Verdict.HOLDS_WITH_CONDITIONS: (
         "true only under a condition the paper does not state, or in part of the cases; "
-        "the condition is given beside it (for instance *published code only*: the "
+        "the condition follows it in a few words (for instance *published code only*: the "
         "authors' code reproduces the claim, the paper's definitions do not)."),
     Verdict.NOT_SUPPORTED: (
         "the test could have confirmed the claim and did not, without contradicting it as "
@@ -149,11 +152,49 @@ MEANINGS: dict[Verdict, str] = {
 }
 
 
-def cell(verdict: Verdict | str) -> str:
+def cell(verdict: Verdict | str, condition: str = "") -> str:
     """A verdict cell for a MyST table or a sentence: the role ``{verdict}`<word>```, which
-    the book's Sphinx extension renders as the colour-coded badge. ``verdict`` is a
-    :class:`Verdict` or its word (anything else is a ``ValueError``)."""
-    return f"{{verdict}}`{Verdict.parse(verdict).value}`"
+    the book's Sphinx extension renders as the colour-coded badge, followed by
+    ``condition`` where there is one (``"{verdict}`holds with conditions`: in 3 of 4
+    layers"``). ``verdict`` is a :class:`Verdict` or its word (anything else is a
+    ``ValueError``).
+
+    A *holds with conditions* cell names its condition in a few words (:func:`condition`):
+    without one it says nothing a reader can use, so an empty ``condition`` is a
+    ``ValueError`` for it; for any other verdict a condition is a note (*fails*: "as defined;
+    the published code reproduces it")."""
+    v = Verdict.parse(verdict)
+    if not isinstance(condition, str):
+        raise ValueError(f"condition={condition!r}: expected a few words of text")
+    words = " ".join(condition.split())
+    if v is Verdict.HOLDS_WITH_CONDITIONS and not words:
+        raise ValueError(f"condition={condition!r}: a verdict of {v.value!r} names its "
+                         "condition in its cell, in a few words (where or when it holds)")
+    return f"{{verdict}}`{v.value}`" + (f": {words}" if words else "")
+
+
+def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part: str) -> str:
+    """The condition of a claim's verdict over parts (tasks, arms, modes, layers) in a few
+    words, for :func:`cell`: empty unless the verdict is *holds with conditions*; then the
+    parts where the claim holds, "only copy; cycle"; where it holds in every part, the parts
+    where only with conditions, "in every task; with conditions in cycle", or, when that is
+    every part, "in every task, with that task's conditions" (each part's row says which);
+    ``part`` names one part ("task", "arm")."""
+    v = Verdict.parse(verdict)
+    if v is not Verdict.HOLDS_WITH_CONDITIONS:
+        return ""
+    if not isinstance(part, str) or not part.strip():
+        raise ValueError(f"part={part!r}: name one part (\"task\", \"arm\")")
+    held = [name for name, pv in by_part.items() if Verdict.parse(pv) in HOLDING]
+    if by_part and len(held) == len(by_part):
+        partly = [name for name, pv in by_part.items()
+                  if Verdict.parse(pv) is Verdict.HOLDS_WITH_CONDITIONS]
+        if len(partly) < len(by_part):
+            words = " and ".join([", ".join(partly[:-1]), partly[-1]] if len(partly) > 1
+                                 else partly)
+            return f"in every {part}; with conditions in {words}"
+        return f"in every {part}, with that {part}'s conditions"
+    return "only " + ("; ".join(held) if held else "in part")
 
 
 def legend() -> str:

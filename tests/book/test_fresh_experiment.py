@@ -14,7 +14,7 @@ from bparallel.book.section4 import graph_experiment as fx
 from bparallel.book.section4 import graph_learning as gl
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
-from bparallel.book.verdicts import Verdict
+from bparallel.book.verdicts import Outcome, Verdict
 from bparallel.transformer.design import HEADS, PROFILES
 from bparallel.transformer.learning import learning_time, probe_steps
 
@@ -312,8 +312,9 @@ def test_fresh_head_tests_key_by_head_size_and_never_pool_tasks():
     verdicts = gt.head_verdicts(tests)
     # majority's fidelity ranks the heads significantly backwards: a reversal fails
     assert verdicts["induction"] is Verdict.HOLDS and verdicts["majority"] is Verdict.FAILS
-    row = gt.heads_verdict(tests, models="fresh-data models", arm="both (fresh data)")
-    assert row["arm"] == "both (fresh data)" and row["evidence"].startswith("fresh-data models; ")
+    row = gt.heads_verdict(tests, models="fresh-data models", arm="all arms (fresh data)")
+    assert row["arm"] == "all arms (fresh data)"
+    assert row["evidence"].startswith("fresh-data models; ")
 
 
 def test_a_task_short_of_three_seeds_never_changes_another_tasks_verdicts(tmp_path):
@@ -438,6 +439,8 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
     # the arms together: where an arm holds, or each arm's own conditions
     HWC, H, F = Verdict.HOLDS_WITH_CONDITIONS, Verdict.HOLDS, Verdict.FAILS
     assert fx.arms_condition(HWC, {"width": HWC, "head16": H, "inner256": HWC}) == \
+        "in every arm; with conditions in fixed width and fixed attention width"
+    assert fx.arms_condition(HWC, {"width": HWC, "head16": HWC, "inner256": HWC}) == \
         "in every arm, with that arm's conditions"
     assert fx.arms_condition(HWC, {"width": Verdict.NOT_SUPPORTED, "head16": H,
                                    "inner256": HWC}) == \
@@ -622,3 +625,17 @@ def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
                                                     profiles=model_sets.RECIPE_PILOTS))
     with pytest.raises(ValueError, match="tasks='induction'"):
         model_sets.fresh_runs(tmp_path, tasks=("induction",), profiles=model_sets.RECIPE_PILOTS)
+
+
+def test_where_a_change_claim_holds_names_a_task_once_when_every_mode_holds():
+    """A claim judged in both modes that holds on induction in both reads "only induction",
+    not "induction, published code; induction, as defined"."""
+    A, N = Outcome.AS_CLAIMED, Outcome.NOT_RESOLVED
+    qs = ("fidelity.paper", "fidelity.definition")
+    changes = {q: [{"task": "induction", "quantity": q, "outcome": A},
+                   {"task": "histogram", "quantity": q,
+                    "outcome": A if q.endswith("paper") else N}] for q in qs}
+    assert fx._holding_places(changes, qs) == ["induction", "histogram, published code"]
+    assert fx._holding_places({"t_mix": changes["fidelity.paper"]}, ("t_mix",)) == \
+        ["induction", "histogram"]
+    assert fx._holding_places({q: [] for q in qs}, qs) == []

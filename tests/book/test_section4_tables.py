@@ -448,8 +448,13 @@ def test_amplification_and_claims_over_seeds():
                    "verdict.amplification.copy": index(Verdict.HOLDS_WITH_CONDITIONS),
                    "verdict.amplification": index(Verdict.HOLDS_WITH_CONDITIONS)}
     table = across_seeds.seed_claims_table(claims, claims_definition)
-    assert table[0]["verdict: published code"] is Verdict.HOLDS
-    assert table[0]["verdict: definitions"] is Verdict.FAILS
+    assert table[0]["verdict: published code"] == "{verdict}`holds`"
+    assert table[0]["verdict: definitions"] == "{verdict}`fails`"
+    # holding with conditions, the cell says where: the units that hold
+    assert claims[2]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
+    assert table[2]["verdict: published code"] == \
+        "{verdict}`holds with conditions`: in 1 of 2 cells"
+    assert all(c["condition"] == "" for c in claims[:2])
     assert table[2]["published code: holds in"] == "1 of 2"
     assert table[2]["definitions: holds in"] == "0 of 2"
     with pytest.raises(ValueError, match="pair up"):

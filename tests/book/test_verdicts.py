@@ -37,11 +37,61 @@ def test_parse_refuses_words_outside_the_vocabulary(bad):
 
 def test_one_function_renders_a_verdict_cell_in_tables_and_prose():
     assert verdicts.cell(Verdict.FAILS) == "{verdict}`fails`"
-    assert verdicts.cell("holds with conditions") == "{verdict}`holds with conditions`"
+    assert verdicts.cell("holds with conditions", "only  copy") == \
+        "{verdict}`holds with conditions`: only copy"
+    assert verdicts.cell(Verdict.FAILS, "as defined") == "{verdict}`fails`: as defined"
     with pytest.raises(ValueError, match="vocabulary"):
         verdicts.cell("holds as a supremum")
     # markdown.table turns a Verdict into the same cell; a plain string stays text
     assert cell(Verdict.NOT_TESTABLE) == verdicts.cell(Verdict.NOT_TESTABLE)
+
+
+@pytest.mark.parametrize("condition", ["", "  ", None, 3])
+def test_holds_with_conditions_never_stands_without_its_condition(condition):
+    """Issue #45: 19 of 33 verdicts read "holds with conditions" and the phrase stopped
+    telling a reader anything; the cell names the condition, in tables made by code too."""
+    with pytest.raises(ValueError, match="condition="):
+        verdicts.cell(Verdict.HOLDS_WITH_CONDITIONS, condition)
+    with pytest.raises(ValueError, match="condition="):
+        table([{"claim": "x", "verdict": Verdict.HOLDS_WITH_CONDITIONS}], caption="c",
+              name="tbl-x")
+
+
+def test_the_condition_of_a_claim_over_parts():
+    H, HWC, NS = Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS, Verdict.NOT_SUPPORTED
+    assert verdicts.condition(HWC, {"copy": H, "cycle": NS}, "task") == "only copy"
+    assert verdicts.condition(HWC, {"copy": H, "cycle": HWC, "first": NS}, "task") == \
+        "only copy; cycle"
+    assert verdicts.condition(HWC, {"copy": HWC, "cycle": H}, "task") == \
+        "in every task; with conditions in copy"
+    assert verdicts.condition(HWC, {"a": HWC, "b": HWC, "c": HWC, "d": H}, "arm") == \
+        "in every arm; with conditions in a, b and c"
+    assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task") == \
+        "in every task, with that task's conditions"
+    assert verdicts.condition(H, {"copy": H}, "task") == ""
+    assert verdicts.condition(Verdict.FAILS, {"copy": H, "cycle": Verdict.FAILS}, "task") == ""
+    with pytest.raises(ValueError, match="part="):
+        verdicts.condition(HWC, {"copy": H}, " ")
+
+
+_BARE = re.compile(r"\|\s*\{verdict\}`holds with conditions`\s*\|")
+
+
+def test_no_page_has_a_verdict_cell_holding_with_conditions_without_its_condition():
+    """Every hand-written table of the book (the introduction's findings, the chapters'
+    summaries) names the condition in the verdict cell; the glance, a tally by verdict, is
+    the one table whose verdict column is a heading."""
+    from bparallel.book.tools.findings import GLANCE_END, GLANCE_START, with_block
+
+    bare = []
+    for path in [*sorted((ROOT / "book").glob("*.md")),
+                 *sorted((ROOT / "notebooks").glob("*.md"))]:
+        text = path.read_text()
+        if GLANCE_START in text:
+            text = with_block(text, GLANCE_START, GLANCE_END, "")
+        bare += [f"{path.name}:{text[:m.start()].count(chr(10)) + 1}"
+                 for m in _BARE.finditer(text)]
+    assert not bare, f"verdict cells without their condition: {bare}"
     text = table([{"claim": "Eq. 5", "verdict": Verdict.HOLDS},
                   {"claim": "Eq. 20", "verdict": Verdict.FAILS}], caption="c", name="tbl-v")
     inner = "\n".join(line for line in text.splitlines() if line.startswith("|"))

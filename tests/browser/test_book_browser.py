@@ -471,7 +471,7 @@ READING_JS = """(verdictLabels) => {
         if (!cell) continue;
         const badges = cell.querySelectorAll('.bp-verdict');
         out.verdictCells.push({table: t.id, head: h, text: cell.textContent.trim(),
-                               badges: badges.length,
+                               glance: !!t.closest('.bp-glance'), badges: badges.length,
                                badge: badges.length ? badges[0].textContent.trim() : ''});
       }
     });
@@ -556,14 +556,18 @@ MAX_CONDITION = 80
 
 
 def verdict_cell_reads(cell: dict) -> bool:
-    """A verdict cell holds one badge and nothing else, or, after a *holds with conditions*
-    its condition and after a *fails* its note ("published code only"), in a few words
-    following a colon (issue #45: the condition in the verdict cell itself)."""
+    """A verdict cell holds one badge and, after a *holds with conditions*, its condition
+    (never the badge alone: issue #45, the condition in the verdict cell itself), after a
+    *fails* at most its note ("as defined; the published code reproduces it"), in a few words
+    following a colon; other verdicts stand alone. The glance table's first column, a
+    heading per verdict (``glance``), holds the badge alone."""
     if cell["badges"] != 1 or not cell["text"].startswith(cell["badge"]):
         return False
     rest = cell["text"][len(cell["badge"]):]
+    if cell.get("glance"):
+        return not rest
     if not rest:
-        return True
+        return cell["badge"] != "holds with conditions"
     words = rest.removeprefix(":").strip()
     return (cell["badge"] in ("holds with conditions", "fails") and rest.startswith(":")
             and 0 < len(words) <= MAX_CONDITION)
@@ -571,7 +575,10 @@ def verdict_cell_reads(cell: dict) -> bool:
 
 def test_a_verdict_cell_is_one_verdict_and_at_most_its_condition():
     cell = {"badges": 1, "badge": "holds with conditions"}
-    assert verdict_cell_reads({**cell, "text": "holds with conditions"})
+    assert not verdict_cell_reads({**cell, "text": "holds with conditions"})  # which ones?
+    assert verdict_cell_reads({**cell, "text": "holds with conditions", "glance": True})
+    assert not verdict_cell_reads({**cell, "text": "holds with conditions: x", "glance": True})
+    assert verdict_cell_reads({"badges": 1, "badge": "fails", "text": "fails"})
     assert verdict_cell_reads({**cell, "text": "holds with conditions: only induction"})
     assert not verdict_cell_reads({**cell, "text": "holds with conditions and more"})
     assert not verdict_cell_reads({**cell, "text": "holds with conditions: " + "x" * 81})

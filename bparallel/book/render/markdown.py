@@ -29,7 +29,8 @@ def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
 
     ``None`` reads "—"; a NaN is refused (say what it means instead); ``|`` is escaped; a
     :class:`~bparallel.book.verdicts.Verdict` becomes its colour-coded verdict cell
-    (:func:`bparallel.book.verdicts.cell`); a bool reads "yes" or "no"."""
+    (:func:`bparallel.book.verdicts.cell`; a bare *holds with conditions* is refused: give
+    the row ``verdicts.cell(verdict, condition)``); a bool reads "yes" or "no"."""
     if value is None:
         text = "—"
     elif isinstance(value, Verdict):

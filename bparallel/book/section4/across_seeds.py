@@ -19,6 +19,7 @@ from typing import Any
 from ..._checks import positive_int
 from ...transformer.design import HEADS
 from ..verdicts import Outcome, Verdict
+from ..verdicts import cell as verdict_cell
 from .across_seeds_stats import changes_by_seed, hardware_kind, odd_seed_out, outside_tail
 from .published import MODE_NAMES
 from .statistics import across_tasks, fmt_interval, fmt_p
@@ -347,7 +348,7 @@ def seed_claims_table(claims: Sequence[Mapping[str, Any]],
                          f"({len(claims_definition)}) must pair up row by row")
     return [{"claim": c["claim"], "task": c["task"], "seeds": c["seeds"],
              "published code: holds in": _holds(c),
-             "verdict: published code": c["verdict"],
+             "verdict: published code": verdict_cell(c["verdict"], c.get("condition", "")),
              "definitions: holds in": _holds(d),
-             "verdict: definitions": d["verdict"]}
+             "verdict: definitions": verdict_cell(d["verdict"], d.get("condition", ""))}
             for c, d in zip(claims, claims_definition, strict=True)]

@@ -161,7 +161,9 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
     shown beside it, labelled), goes ``against`` the claim (reversed) or is ``undecided``. For "the
     combination beats its best head" (rows of :func:`amplification_across_seeds`): in how
     many (heads, layer) cells it wins in every seed (``holds``), in none (``against``), in
-    some (``undecided``). ``verdict`` (:class:`~bparallel.book.verdicts.Verdict`): holds
+    some (``undecided``). ``verdict`` (:class:`~bparallel.book.verdicts.Verdict`) and its
+    ``condition`` (the verdict cell's, "in 3 of 4 layers"; empty unless it holds with
+    conditions): holds
     when every layer (cell) goes the claimed way in every seed, fails when none does, holds
     with conditions otherwise; with one seed, not testable (nothing can survive seeds that
     were not trained)."""
@@ -187,6 +189,8 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
                             n, count[Outcome.AS_CLAIMED],
                             count[Outcome.AGAINST] + count[Outcome.AGAINST_ONE_SEED],
                             len(rows))})
+            out[-1]["condition"] = _condition(out[-1]["verdict"], count[Outcome.AS_CLAIMED],
+                                              len(rows), "layers")
     for task in sorted({r["task"] for r in amplification}):
         rows = [r for r in amplification if r["task"] == task]
         n = min(r["seeds"] for r in rows)
@@ -196,7 +200,15 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
                     "seeds": n, "units": len(rows), "holds": every, "against": none,
                     "undecided": len(rows) - every - none,
                     "verdict": _claim_verdict(n, every, none, len(rows))})
+        out[-1]["condition"] = _condition(out[-1]["verdict"], every, len(rows), "cells")
     return out
+
+
+def _condition(verdict: Verdict, holding: int, units: int, unit: str) -> str:
+    """The verdict cell's condition of a claim over units: "in 3 of 4 layers" where it holds
+    with conditions, else empty."""
+    return (f"in {holding} of {units} {unit}" if verdict is Verdict.HOLDS_WITH_CONDITIONS
+            else "")
 
 
 def _claim_verdict(seeds: int, holding: int, against: int, units: int) -> Verdict:

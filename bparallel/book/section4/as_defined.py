@@ -18,15 +18,21 @@ from ... import ranks
 from ...transformer.ablation import rank_correlation
 from ...transformer.importance import RELIABLE
 from ..verdicts import Verdict
+from ..verdicts import cell as verdict_cell
+from ..verdicts import condition as verdict_condition
 from .rank_tests import two_sided_rank_test
 from .statistics import (
     across_tasks,
     both_modes,
     holm_family,
+    modes_condition,
     noise_floor,
     rank_claim_verdict,
+    rank_condition,
     threshold_verdict,
 )
+
+HWC = Verdict.HOLDS_WITH_CONDITIONS
 
 #: Display labels of the columns of :func:`definition_rows`.
 LABELS = {
@@ -370,14 +376,18 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
     tasks = sorted({r["task"] for r in rows})
     head_tests, layers, _ = chapter_family(head_tests, layers)
 
-    def add(slug: str, per_task: Mapping[str, tuple[Verdict, str, str]], evidence: str,
+    def add(slug: str, per_task: Mapping[str, tuple[Verdict, str, str, str]], evidence: str,
             overall: tuple[str, str] | None = None) -> None:
-        for task, (verdict, published, defined) in per_task.items():
+        for task, (verdict, published, defined, condition) in per_task.items():
             out.append({"slug": slug, "claim": CLAIMS[slug], "task": task, "verdict": verdict,
+                        "condition": condition if verdict is HWC else "",
                         "published": published, "defined": defined, "evidence": evidence})
         if overall is not None and len(per_task) > 1:
+            verdict = across_tasks([v[0] for v in per_task.values()])
             out.append({"slug": slug, "claim": CLAIMS[slug], "task": ALL_TASKS,
-                        "verdict": across_tasks([v for v, _, _ in per_task.values()]),
+                        "verdict": verdict,
+                        "condition": verdict_condition(
+                            verdict, {t: v[0] for t, v in per_task.items()}, "task"),
                         "published": overall[0], "defined": overall[1],
                         "evidence": evidence})
 
@@ -386,21 +396,24 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
         mine = [v for v in heads if v["task"] == task]
         faster = sum(v["faster"] for v in mine)
         mixing[task] = (threshold_verdict(faster / len(mine), 1.0, 0.5), "see chapter 08",
-                        f"16 heads faster in {faster} of {len(mine)} layers")
+                        f"16 heads faster in {faster} of {len(mine)} layers",
+                        f"in {faster} of {len(mine)} layers")
     add("mixing", mixing, "{numref}`tbl-heads-verdicts`", ("per task", "per task"))
 
     order_rho = proxy_order_rho(rows)
     add("proxy", {ALL_TASKS: (
         threshold_verdict(order_rho, 2.0, 0.7), "— (never computes Definition 2.7)",
         f"same order (Spearman {order_rho:.2f} over (model, layer) cells); up to "
-        f"{max(r['starts_beyond_cutoff'] for r in rows):.0%} of starts beyond M")},
+        f"{max(r['starts_beyond_cutoff'] for r in rows):.0%} of starts beyond M",
+        "in order, truncated at M")},
         "{numref}`tbl-definition-vs-proxy`")
 
     rollout = {}
     for task in tasks:
         rho = ranks.median([r["rollout_fidelity_rho"] for r in rows if r["task"] == task])
         rollout[task] = (threshold_verdict(rho, ROLLOUT_HOLDS, ROLLOUT_CONDITIONS), "—",
-                         f"median Spearman {rho:.2f} with attention rollout")
+                         f"median Spearman {rho:.2f} with attention rollout",
+                         f"loosely (median ρ below {ROLLOUT_HOLDS:g})")
     add("rollout", rollout, "{numref}`tbl-rollout-fidelity`", ("—", "per task"))
 
     used = {}
@@ -415,7 +428,8 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
         text = (f"{needs} of {len(mine)} models need attention; with none, accuracy "
                 f"{_span(acc, '.1%')}, margin {_span(margin, '.1f')} → {_span(cut, '.1f')} "
                 "logits")
-        used[task] = (verdict, "the same knockouts", text)
+        used[task] = (verdict, "the same knockouts", text,
+                      f"in {needs} of {len(mine)} models")
     add("uses_attention", used, "{numref}`tbl-knockouts`",
         ("the same knockouts", "per task"))
 
@@ -426,7 +440,8 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
         if paper is None or defined is None:
             continue
         per_head[task] = (both_modes(paper["verdict"], defined["verdict"]),
-                          _fmt_test(paper), _fmt_test(defined))
+                          _fmt_test(paper), _fmt_test(defined),
+                          modes_condition(paper["verdict"], defined["verdict"]))
     add("heads", per_head, "{numref}`tbl-ablation`", ("per task", "per task"))
 
     per_layer = {}
@@ -436,7 +451,7 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
             continue
         per_layer[task] = (tests["fidelity"]["verdict"], "—",
                            f"fidelity: {_fmt_test(tests['fidelity'])}; −T_mix: "
-                           f"{_fmt_test(tests['speed'])}")
+                           f"{_fmt_test(tests['speed'])}", rank_condition(tests["fidelity"]))
     add("layers", per_layer, "{numref}`tbl-layers`", ("—", "per task"))
 
     per_pair = {}
@@ -452,7 +467,8 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
         rspan = _span((min(r["mean"] for r in red), max(r["mean"] for r in red)), "+.3f")
         per_pair[task] = (verdict, "the same ablations",
                           f"complementarity positive in {up} of {len(comp)} models "
-                          f"({span} logits); redundancy {rspan} logits")
+                          f"({span} logits); redundancy {rspan} logits",
+                          f"in {up} of {len(comp)} models")
     add("pairs", per_pair, "{numref}`tbl-synergy`", ("the same ablations", "per task"))
     return out
 
@@ -475,6 +491,7 @@ def verdict_results(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 def verdict_table(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The rows of :func:`claim_verdicts` as the chapter shows them."""
-    return [{"claim (Section 4)": v["claim"], "task": v["task"], "verdict": v["verdict"],
+    return [{"claim (Section 4)": v["claim"], "task": v["task"],
+             "verdict": verdict_cell(v["verdict"], v.get("condition", "")),
              "published code": v["published"], "as defined": v["defined"],
              "evidence": v["evidence"]} for v in verdicts]

@@ -16,6 +16,7 @@ from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
 from ..render.markdown import fmt_steps
+from ..verdicts import cell as verdict_cell
 from .as_defined import (
     LABELS,
     PAIR_EFFECTS,
@@ -26,7 +27,7 @@ from .as_defined import (
     uses_attention,
 )
 from .measures import measure_models
-from .statistics import RHO_CONDITIONS, RHO_HOLDS
+from .statistics import RHO_CONDITIONS, RHO_HOLDS, rank_condition
 
 #: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
 DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",
@@ -318,7 +319,7 @@ def claims_table(tests: Sequence[Mapping[str, Any]], key: str) -> list[dict[str,
              "p": "—" if not t["cells"] else _fmt_p(t["p"]),
              "p after Holm": "—" if t.get("p_holm") is None else _fmt_p(t["p_holm"]),
              "smallest possible p": "—" if not t["cells"] else _fmt_p(t["p_min"]),
-             "verdict": t["verdict"]} for t in tests]
+             "verdict": verdict_cell(t["verdict"], rank_condition(t))} for t in tests]
 
 
 def verdict_rules() -> dict[str, float]:

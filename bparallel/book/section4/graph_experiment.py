@@ -43,6 +43,7 @@ from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ..verdicts import HOLDING, Outcome, Verdict
 from ..verdicts import cell as verdict_cell
+from ..verdicts import condition as verdict_condition
 from .graph_design import (
     DESIGN_SEEDS,
     configurations,
@@ -288,8 +289,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                 evidence = "; ".join(f"{_place(c, modes)}: {change_evidence(c)}"
                                      for q in qs for c in ch[arm][q]) \
                     or "no task with 1 and 16 heads shipped"
-                where = [_place(c, modes) for q in qs for c in ch[arm][q]
-                         if c["outcome"] == Outcome.AS_CLAIMED]
+                where = _holding_places(ch[arm], qs)
             elif slug == "speed":
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
                 verdict = over_tasks([s["verdict"] for s in per_task.values()])
@@ -326,6 +326,22 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
     return out
 
 
+def _holding_places(changes: Mapping[str, Sequence[Mapping[str, Any]]],
+                    quantities: Sequence[str]) -> list[str]:
+    """Where the changes of ``quantities`` go the claimed way, in a few words: a task, with
+    the mode when the claim is judged in several and it holds in only some of them
+    ("induction, published code"); a task where it holds in every mode reads once
+    ("induction")."""
+    held: dict[str, list[Mapping[str, Any]]] = {}
+    for q in quantities:
+        for c in changes[q]:
+            if c["outcome"] == Outcome.AS_CLAIMED:
+                held.setdefault(c["task"], []).append(c)
+    return [task if len(cs) == len(quantities) else
+            "; ".join(_place(c, len(quantities) > 1) for c in cs)
+            for task, cs in held.items()]
+
+
 def _place(change: Mapping[str, Any], modes: bool) -> str:
     """A change's task, and its mode when the claim is judged in both (``modes``)."""
     return change["task"] + (f", {MODE_WORDS[change['quantity'].split('.')[-1]]}"
@@ -341,20 +357,17 @@ def condition_words(verdict: Verdict, where: Sequence[str]) -> str:
 
 
 def arms_condition(verdict: Verdict, by_arm: Mapping[str, Verdict]) -> str:
-    """The condition of the arms' common verdict: the arms where the claim holds (with or
-    without conditions), or, when it holds with conditions in every arm, that each arm's
-    row says which."""
-    held = [ARM_NAMES[a] for a, v in by_arm.items() if v in HOLDING]
-    if verdict is Verdict.HOLDS_WITH_CONDITIONS and len(held) == len(by_arm):
-        return "in every arm, with that arm's conditions"
-    return condition_words(verdict, held)
+    """The condition of the arms' common verdict (:func:`bparallel.book.verdicts.condition`
+    over the arms): the arms where the claim holds (with or without conditions), or, when it
+    holds with conditions in every arm, that each arm's row says which."""
+    return verdict_condition(verdict, {ARM_NAMES[a]: v for a, v in by_arm.items()}, "arm")
 
 
 def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The verdict table's rows: claim, arm, verdict (with its condition in a few words
     where it holds with conditions, :func:`condition_words`), evidence."""
     return [{"claim": v["claim"], "arm": v["arm"],
-             "verdict": (verdict_cell(v["verdict"]) + f": {v['condition']}"
+             "verdict": (verdict_cell(v["verdict"], v["condition"])
                          if v.get("condition") else v["verdict"]),
              "evidence": v["evidence"]} for v in verdicts]
 

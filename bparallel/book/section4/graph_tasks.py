@@ -38,7 +38,10 @@ from ...transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
 )
+from ..render.results import PROFILES
 from ..verdicts import Outcome, Verdict
+from ..verdicts import cell as verdict_cell
+from ..verdicts import condition as verdict_condition
 from .measures import measure_models
 from .models import GraphModels, paper_models
 from .statistics import (
@@ -49,6 +52,7 @@ from .statistics import (
     fmt_interval,
     fmt_p,
     head_claims,
+    modes_condition,
     paired_effect,
     scored_cells,
     seed_interval,
@@ -370,7 +374,7 @@ def paper_beside(profile: str, *, models_root: str | os.PathLike = MODELS_ROOT,
     :class:`GraphModels`' with their metadata: for a resolved ``profile`` of ``"paper"``
     the shipped paper-profile models (:func:`paper_models`), for ``"quick"`` the book's
     quick-profile models (seed 42, trained by the build when absent)."""
-    one_of(profile, "profile", ("quick", "paper"), "resolved profiles")
+    one_of(profile, "profile", PROFILES, "resolved profiles")
     if profile == "paper":
         return paper_models(Path(models_root) / "paper")
     from ...transformer.shipped import book_models
@@ -520,8 +524,9 @@ def heads_verdict(head_tests: Sequence[Mapping[str, Any]], *,
     per-task verdicts as evidence, on the ``models`` the tests measured (in the row's
     ``arm`` column)."""
     per_task = head_verdicts(head_tests)
-    return {"claim": HEADS_CLAIM, "arm": arm,
-            "verdict": across_tasks(list(per_task.values())),
+    verdict = across_tasks(list(per_task.values()))
+    return {"claim": HEADS_CLAIM, "arm": arm, "verdict": verdict,
+            "condition": verdict_condition(verdict, per_task, "task"),
             "evidence": f"{models}; " + ("; ".join(
                 f"{task}: {v.value}" for task, v in per_task.items()) or "no reliable cell")}
 
@@ -541,7 +546,8 @@ def head_table(head_tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             t = by[key]
             row[name] = ("—" if not t["cells"] else
                          f"ρ {t['median']:.2f} (p {t['p']:.3f})")
-        row["verdict"] = verdict
+        row["verdict"] = verdict_cell(verdict, modes_condition(
+            by["fidelity.paper"]["verdict"], by["fidelity.definition"]["verdict"]))
         rows.append(row)
     return rows
 

@@ -387,6 +387,20 @@ def both_modes(published: Verdict, defined: Verdict) -> Verdict:
     return Verdict.FAILS if Verdict.FAILS in (published, defined) else Verdict.NOT_TESTABLE
 
 
+def modes_condition(published: Verdict, defined: Verdict) -> str:
+    """The condition of :func:`both_modes` in a few words (the verdict cell's,
+    :func:`bparallel.book.verdicts.cell`): empty unless the two answers combine to *holds
+    with conditions*; then the modes in which the claim holds, each "weakly" where it holds
+    with conditions itself: "published code only", "as defined only", "published code;
+    as defined, weakly"."""
+    if both_modes(published, defined) is not Verdict.HOLDS_WITH_CONDITIONS:
+        return ""
+    held = [name + (", weakly" if v is Verdict.HOLDS_WITH_CONDITIONS else "")
+            for name, v in (("published code", published), ("as defined", defined))
+            if v in HOLDING]
+    return held[0] + " only" if len(held) == 1 else "; ".join(held)
+
+
 # ------------------------------------------------------------- noise floor and per-head claims
 
 
@@ -488,3 +502,14 @@ def rank_claim_verdict(test: Mapping[str, float], *, cells_needed: int = 3,
     if test.get("mean", test["median"]) < 0:  # the direction of the test's own statistic
         return Verdict.FAILS
     return threshold_verdict(test["median"], RHO_HOLDS, RHO_CONDITIONS)
+
+
+def rank_condition(test: Mapping[str, Any]) -> str:
+    """The condition of a rank claim's verdict (the test's ``verdict``, else
+    :func:`rank_claim_verdict` of it) in a few words: empty unless the claim holds with
+    conditions, i.e. the rankings agree significantly but weakly (a median rho between
+    :data:`RHO_CONDITIONS` and :data:`RHO_HOLDS`); then "weakly (median ρ below 0.5)"."""
+    verdict = test.get("verdict") or rank_claim_verdict(test)
+    if Verdict.parse(verdict) is not Verdict.HOLDS_WITH_CONDITIONS:
+        return ""
+    return f"weakly (median ρ below {RHO_HOLDS:g})"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._io import atomic_write_text
-from ..verdicts import Verdict
+from ..verdicts import Verdict, cell
 
 ROOT = Path(__file__).resolve().parents[3]
 INTRO = ROOT / "book" / "intro.md"
@@ -125,7 +125,8 @@ INTRO_VERDICTS: dict[str, tuple[str, str]] = {
     "... and rank the seeds of one configuration": ("12_graph_tasks", "verdict.rank_within"),
     "Per-head fidelity says which heads do the work": ("12_graph_tasks", "verdict.heads"),
 }
-_ROW = re.compile(r"^\| (?P<claim>[^|]+?) \| \{verdict\}`(?P<verdict>[^`]+)` \|", re.M)
+_ROW = re.compile(r"^\| (?P<claim>[^|]+?) \| \{verdict\}`(?P<verdict>[^`]+)`"
+                  r"(?P<condition>: [^|]+?)? \|", re.M)
 
 
 def recorded_verdict(claim: str, references: Mapping[str, Mapping[str, Any]]) -> Verdict:
@@ -140,8 +141,11 @@ def recorded_verdict(claim: str, references: Mapping[str, Mapping[str, Any]]) ->
 
 def intro_with_verdicts(intro: str, references: Mapping[str, Mapping[str, Any]]) -> str:
     """``intro`` with the verdict cell of every row of :data:`INTRO_VERDICTS` written from
-    the chapter's recorded verdict; a listed claim missing from the intro is a
-    ``ValueError``."""
+    the chapter's recorded verdict, its condition or note kept where the verdict stays the
+    same. A ``ValueError`` for a listed claim missing from the intro, and for a row whose
+    words no longer fit its verdict, which a person must rewrite: a condition or note
+    beside a verdict that changed, or a *holds with conditions* without its condition
+    (:func:`bparallel.book.verdicts.cell`)."""
     seen = set()
 
     def row(m: re.Match) -> str:
@@ -150,7 +154,12 @@ def intro_with_verdicts(intro: str, references: Mapping[str, Mapping[str, Any]])
             return m.group(0)
         seen.add(claim)
         verdict = recorded_verdict(claim, references)
-        return f"| {m.group('claim')} | {{verdict}}`{verdict.value}` |"
+        words = (m.group("condition") or "").removeprefix(": ")
+        if words and Verdict.parse(m.group("verdict")) is not verdict:
+            raise ValueError(f"the intro's row {claim!r} reads {m.group('verdict')!r} with "
+                             f"{words!r}, but the chapter now records {verdict.value!r}: "
+                             "rewrite the row's condition and key number")
+        return f"| {m.group('claim')} | {cell(verdict, words)} |"
 
     out = _ROW.sub(row, intro)
     missing = set(INTRO_VERDICTS) - seen
