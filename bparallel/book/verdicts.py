@@ -179,7 +179,8 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
     parts where the claim holds, "only copy; cycle"; where it holds in every part, the parts
     where only with conditions, "in every task; with conditions in cycle", or, when that is
     every part, "in every task, with that task's conditions" (each part's row says which);
-    ``part`` names one part ("task", "arm")."""
+    ``part`` names one part ("task", "arm"). A ``ValueError`` where every part holds without
+    a condition (their common verdict is *holds*, not ``verdict``)."""
     v = Verdict.parse(verdict)
     if v is not Verdict.HOLDS_WITH_CONDITIONS:
         return ""
@@ -189,11 +190,15 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
     if by_part and len(held) == len(by_part):
         partly = [name for name, pv in by_part.items()
                   if Verdict.parse(pv) is Verdict.HOLDS_WITH_CONDITIONS]
-        if len(partly) < len(by_part):
-            words = " and ".join([", ".join(partly[:-1]), partly[-1]] if len(partly) > 1
-                                 else partly)
-            return f"in every {part}; with conditions in {words}"
-        return f"in every {part}, with that {part}'s conditions"
+        if not partly:
+            raise ValueError(f"by_part={dict(by_part)!r}: every {part} holds without a "
+                             f"condition, so the claim holds; verdict={v.value!r} does not "
+                             "fit it")
+        if len(partly) == len(by_part):
+            return f"in every {part}, with that {part}'s conditions"
+        words = partly[0] if len(partly) == 1 else \
+            f"{', '.join(partly[:-1])} and {partly[-1]}"
+        return f"in every {part}; with conditions in {words}"
     return "only " + ("; ".join(held) if held else "in part")
 
 

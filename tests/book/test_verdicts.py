@@ -70,6 +70,8 @@ def test_the_condition_of_a_claim_over_parts():
         "in every task, with that task's conditions"
     assert verdicts.condition(H, {"copy": H}, "task") == ""
     assert verdicts.condition(Verdict.FAILS, {"copy": H, "cycle": Verdict.FAILS}, "task") == ""
+    with pytest.raises(ValueError, match="every task holds without a condition"):
+        verdicts.condition(HWC, {"copy": H, "cycle": H}, "task")  # their verdict is holds
     with pytest.raises(ValueError, match="part="):
         verdicts.condition(HWC, {"copy": H}, " ")
 

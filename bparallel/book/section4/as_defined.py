@@ -32,8 +32,6 @@ from .statistics import (
     threshold_verdict,
 )
 
-HWC = Verdict.HOLDS_WITH_CONDITIONS
-
 #: Display labels of the columns of :func:`definition_rows`.
 LABELS = {
     "task": "task", "heads": "heads", "layer": "layer",
@@ -380,7 +378,8 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
             overall: tuple[str, str] | None = None) -> None:
         for task, (verdict, published, defined, condition) in per_task.items():
             out.append({"slug": slug, "claim": CLAIMS[slug], "task": task, "verdict": verdict,
-                        "condition": condition if verdict is HWC else "",
+                        "condition": (condition if verdict is Verdict.HOLDS_WITH_CONDITIONS
+                                      else ""),
                         "published": published, "defined": defined, "evidence": evidence})
         if overall is not None and len(per_task) > 1:
             verdict = across_tasks([v[0] for v in per_task.values()])
