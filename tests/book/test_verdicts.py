@@ -134,3 +134,22 @@ def test_config_loads_the_extension_and_the_stylesheet():
     assert "bparallel.book.render.sphinxext" in sphinx["extensions"]
     assert "bparallel.css" in sphinx["html_css_files"]
     assert "cards.js" in sphinx["html_js_files"]
+
+
+def test_the_conditions_of_both_modes_and_of_a_rank_claim():
+    """The verdict cells' words for chapters 10 and 12: where a claim judged in both modes
+    holds, and a rank claim that holds only weakly."""
+    from bparallel.book.section4.statistics import (RHO_CONDITIONS, RHO_HOLDS,
+                                                    modes_condition, rank_condition)
+
+    H, HWC, NS, F = (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS, Verdict.NOT_SUPPORTED,
+                     Verdict.FAILS)
+    assert modes_condition(H, NS) == "published code only"
+    assert modes_condition(NS, HWC) == "as defined only, weakly"
+    assert modes_condition(H, HWC) == "published code; as defined, weakly"
+    assert modes_condition(H, H) == "" and modes_condition(H, F) == ""  # holds; fails
+    weak = {"cells": 6, "p_min": 0.001, "p": 0.01, "median": (RHO_CONDITIONS + RHO_HOLDS) / 2}
+    assert rank_condition(weak) == f"weakly (median ρ below {RHO_HOLDS:g})"
+    assert rank_condition({**weak, "median": RHO_HOLDS + 0.1}) == ""  # holds
+    assert rank_condition({**weak, "p": 0.5}) == ""  # not supported
+    assert rank_condition({**weak, "verdict": Verdict.NOT_TESTABLE}) == ""  # its own verdict

@@ -391,14 +391,16 @@ def modes_condition(published: Verdict, defined: Verdict) -> str:
     """The condition of :func:`both_modes` in a few words (the verdict cell's,
     :func:`bparallel.book.verdicts.cell`): empty unless the two answers combine to *holds
     with conditions*; then the modes in which the claim holds, each "weakly" where it holds
-    with conditions itself: "published code only", "as defined only", "published code;
-    as defined, weakly"."""
+    with conditions itself: "published code only", "as defined only, weakly", "published
+    code; as defined, weakly"."""
     if both_modes(published, defined) is not Verdict.HOLDS_WITH_CONDITIONS:
         return ""
-    held = [name + (", weakly" if v is Verdict.HOLDS_WITH_CONDITIONS else "")
+    held = [(name, ", weakly" if v is Verdict.HOLDS_WITH_CONDITIONS else "")
             for name, v in (("published code", published), ("as defined", defined))
             if v in HOLDING]
-    return held[0] + " only" if len(held) == 1 else "; ".join(held)
+    if len(held) == 1:
+        return f"{held[0][0]} only{held[0][1]}"
+    return "; ".join(name + weakly for name, weakly in held)
 
 
 # ------------------------------------------------------------- noise floor and per-head claims
