@@ -139,8 +139,12 @@ def test_config_loads_the_extension_and_the_stylesheet():
 def test_the_conditions_of_both_modes_and_of_a_rank_claim():
     """The verdict cells' words for chapters 10 and 12: where a claim judged in both modes
     holds, and a rank claim that holds only weakly."""
-    from bparallel.book.section4.statistics import (RHO_CONDITIONS, RHO_HOLDS,
-                                                    modes_condition, rank_condition)
+    from bparallel.book.section4.statistics import (
+        RHO_CONDITIONS,
+        RHO_HOLDS,
+        modes_condition,
+        rank_condition,
+    )
 
     H, HWC, NS, F = (Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS, Verdict.NOT_SUPPORTED,
                      Verdict.FAILS)
