@@ -6,7 +6,8 @@
 #
 # Each WAVE is a list of `python -m bparallel sweep` argument strings separated by ';', the
 # sweeps of one wave run at once (one process per job, one torch thread each, all on GPU 0);
-# wave k+1 starts when wave k's first sweep ends. At SECONDS every sweep is stopped (a
+# wave k+1 starts when wave k's first sweep ends; a sweep written `nice:ARGS` runs at the
+# lowest CPU priority (it takes what the others leave of the cores). At SECONDS every sweep is stopped (a
 # fresh-data run keeps its last evaluation's checkpoint, a paper run its last epoch), each
 # profile's unfinished checkpoints are snapshot into models/<profile>/partial/, and the
 # manifests, the new weights and the snapshots are packed, in that order of priority, into
@@ -45,11 +46,12 @@ $py -c "import torch, bparallel, submitit; print('torch', torch.__version__, tor
 
 profiles=()
 sweep() {  # one sweep in the background; its profile is remembered for the snapshot
-  local args="$1"
+  local args="$1" prio=()
+  if [ "${args#nice:}" != "$args" ]; then args="${args#nice:}"; prio=(nice -n 19); fi
   profiles+=("$(sed -E 's/.*--profile +([^ ]+).*/\1/' <<<"$args")")
   echo "[device] $(( $(date +%s) - start )) s: sweep $args"
   # shellcheck disable=SC2086
-  setsid $py -m bparallel sweep $args --executor local --threads 1 --device "${DEVICE:-cuda}" &
+  setsid "${prio[@]}" $py -m bparallel sweep $args --executor local --threads 1 --device "${DEVICE:-cuda}" &
 }
 for wave in "$@"; do
   pids=()
@@ -68,7 +70,8 @@ echo "[device] $(( $(date +%s) - start )) s: stopping every sweep"
 pkill -TERM -f "bparallel sweep"; pkill -TERM -f submitit; sleep 5
 pkill -KILL -f "bparallel sweep"; pkill -KILL -f submitit; sleep 1
 for p in $(printf '%s\n' "${profiles[@]}" | sort -u); do
-  arms=(); [ "${p%-fresh}" != "$p" ] && arms=(--arms width head16 inner256)
+  # a fresh-data profile (any but the finite-data ones) snapshots every arm
+  case "$p" in paper|quick|tiny|first) arms=() ;; *) arms=(--arms width head16 inner256) ;; esac
   $py -m bparallel sweep --profile "$p" --seeds 42 43 44 45 46 "${arms[@]}" --snapshot
   $py -m bparallel sweep --profile "$p" --seeds 42 43 44 45 46 "${arms[@]}" --status | tail -2
 done
