@@ -461,3 +461,27 @@ def test_amplification_and_claims_over_seeds():
         across_seeds.seed_claims_table(claims, claims_definition[:1])
     with pytest.raises(ValueError, match="unknown claim"):
         across_seeds.seed_claims_results([{**claims[0], "claim": "more heads are better"}])
+
+
+def test_the_machine_check_is_read_as_its_numbers_say():
+    """Chapter 11's words on the seed trained alone follow the binomial tail: 'no sign'
+    above the level, 'stands apart' below it (seed 42 outside the four GPU seeds' range in
+    11 of 16 cells, chance 40%: the paper profile's five seeds)."""
+    from bparallel.book.section4.across_seeds_stats import outside_tail
+
+    base = {"hardware.seed": 42, "hardware.cells": 16, "hardware.same_sign": 14,
+            "hardware.outside_chance": 2 / 5}
+    apart = {**base, "hardware.outside": 11, "hardware.outside_tail": outside_tail(11, 16, 5)}
+    assert apart["hardware.outside_tail"] == pytest.approx(0.0191, abs=1e-4)
+    words = across_seeds.hardware_reading(apart, alpha=0.05)
+    assert "stands apart" in words["summary"] and "11 of 16 cells" in words["summary"]
+    assert "40%" in words["summary"] and "p = 0.02" in words["summary"]
+    assert "no sign" not in words["summary"] + words["conclusion"]
+    assert "14 of 16" in words["conclusion"]
+    alike = {**base, "hardware.outside": 7, "hardware.outside_tail": outside_tail(7, 16, 5)}
+    words = across_seeds.hardware_reading(alike, alpha=0.05)
+    assert "no sign" in words["summary"] and "stands apart" not in words["summary"]
+    assert words["summary"].endswith(f"(p = {alike['hardware.outside_tail']:.2f})")
+    assert "nothing to compare" in across_seeds.hardware_reading({}, alpha=0.05)["summary"]
+    with pytest.raises(ValueError, match="alpha"):
+        across_seeds.hardware_reading(apart, alpha=1.5)

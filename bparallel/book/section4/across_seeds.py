@@ -190,6 +190,45 @@ def hardware_results(odd: Sequence[Mapping[str, Any]], *, seed: int, n_seeds: in
             "hardware.outside_tail": outside_tail(outside, len(odd), n_seeds)}
 
 
+def hardware_reading(results: Mapping[str, float], *, alpha: float) -> dict[str, str]:
+    """What chapter 11 concludes from its machine check, in words that follow the numbers
+    (:func:`hardware_results` and :func:`interval_results`' ``hardware.outside_chance``):
+    ``"summary"``, the clause of the chapter's summary box, and ``"conclusion"``, the
+    sentences after the check's table. The odd seed stands apart when the binomial tail of
+    its outside count is below ``alpha`` (cells taken as independent, which the layers of
+    one model are not, so the tail is a guide, not a test of the family). With one seed
+    (no check) both say there is nothing to compare."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha!r}: expected a level strictly between 0 and 1")
+    if "hardware.cells" not in results:
+        return {"summary": "with one seed there is nothing to compare it with",
+                "conclusion": "With one seed there is nothing to compare it with."}
+    seed, cells = int(results["hardware.seed"]), int(results["hardware.cells"])
+    outside, tail = int(results["hardware.outside"]), float(results["hardware.outside_tail"])
+    same, chance = int(results["hardware.same_sign"]), float(results["hardware.outside_chance"])
+    agree = (f"all seeds agree on the direction of the change in {same} of {cells} cells")
+    if tail >= alpha:
+        return {
+            "summary": f"they show no sign that the seed trained alone on its kind of "
+                       f"machine drives the results: {agree}, and seed {seed} falls outside "
+                       f"the other seeds' range no more often than chance allows "
+                       f"(p = {tail:.2f})",
+            "conclusion": "So the data show no sign that the seed trained on the other "
+                          "machine drives the survivors; with few seeds they could only "
+                          "have shown a large, systematic difference."}
+    return {
+        "summary": f"seed {seed}, the one trained on its kind of machine, **stands apart**: "
+                   f"it falls outside the other seeds' range in {outside} of {cells} cells, "
+                   f"where chance gives {chance:.0%} (p = {tail:.2f}), though {agree}",
+        "conclusion": f"So seed {seed} stands apart from the other seeds more often than "
+                      f"exchangeable seeds would, in no one direction, while every seed's "
+                      f"change has one sign in {same} of {cells} cells: the machine (or seed "
+                      f"{seed} itself) moves the size of the changes more than their "
+                      f"direction. The intervals and tests above pool every seed, so they "
+                      f"carry this spread; a single run's numbers, such as the paper's "
+                      f"(seed {seed}), carry it unmeasured."}
+
+
 def hardware_split(overview: Sequence[Mapping[str, Any]]) -> str:
     """Which seeds were trained on which kind of machine, as a clause: "seed 42 was trained
     on a CPU, seeds 43 and 44 on a GPU" (from :func:`seed_kinds`)."""
