@@ -639,3 +639,53 @@ def test_where_a_change_claim_holds_names_a_task_once_when_every_mode_holds():
     assert fx._holding_places({"t_mix": changes["fidelity.paper"]}, ("t_mix",)) == \
         ["induction", "histogram"]
     assert fx._holding_places({q: [] for q in qs}, qs) == []
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_a_budget_pilot_reads_its_finished_and_unfinished_runs(tmp_path):
+    """A budget pilot's runs: the shipped one from its manifest, the unfinished one from its
+    committed snapshot as it stands (a real fresh-tiny checkpoint stopped at step 5 of 12),
+    each beside the run it repeats at the task's budget; the page's table and values."""
+    from bparallel.transformer.design import PROFILES as ALL
+    from bparallel.transformer.shipped import ship
+    from bparallel.transformer.train import train
+
+    tiny = ALL["fresh-tiny"]
+    done = train("induction", 8, tiny, arm="head16", out_dir=tmp_path / "runs",
+                 progress=False)
+    ship(done.checkpoint, tmp_path / "fresh-tiny", profile=tiny)
+    part = tmp_path / "fresh-tiny" / "partial" / "seed-42"
+    running = train("induction", 1, tiny, arm="head16", out_dir=part, stop_after=5,
+                    progress=False)
+    assert running.outcome == "running"
+    pilot = model_sets.budget_pilot_runs(tmp_path, profiles={"induction": "fresh-tiny"})
+    assert [(p["heads"], p["head_size"], p["finished"], p["step"], p["outcome"])
+            for p in pilot] == [(1, 16, False, 5, "running"), (8, 16, True, 12, "not learned")]
+    assert pilot[0]["curve"]["step"] == [0, 4]  # evaluations every 4 steps, to step 5
+    assert pilot[0]["budget"] == 12 and pilot[0]["arms"] == ["head16"]
+    # the runs they repeat at the task's own budget: 1 x 16 learned, 8 x 16 did not
+    twins = model_sets.FreshRuns([entry("induction", 1, 42, 3000, head_size=16),
+                                  entry("induction", 8, 42, None, head_size=16)])
+    rows = gl.budget_pilot_rows(twins, pilot)
+    assert [(r["twin_learned_at"], r["twin_budget"]) for r in rows] == [(3000, BUDGET),
+                                                                        (None, BUDGET)]
+    assert all(r["learned_at"] is None for r in rows)  # fresh-tiny learns nothing
+    table = gl.budget_pilot_table(rows)
+    assert table[0]["outcome"] == "still training" and table[0]["trained (steps)"] == "5 of 12"
+    assert table[1]["outcome"] == "not learned"
+    assert table[0]["constant rate: learned at (step)"] == "3,000 (of 12,000)"
+    assert table[1]["constant rate: learned at (step)"] == "not within 12,000"
+    out = gl.budget_pilot_results(rows)
+    assert {k.removeprefix("fresh.budget.induction."): v for k, v in out.items()} == {
+        "runs": 2, "budget": 12, "factor": 12 / BUDGET, "finished": 1, "training": 1,
+        "learned": 0, "converged": 0, "fell_back": 0, "twin_learned": 1}
+    # a run that reached the threshold and stands below it fell back; the slowest learner
+    fell = {**rows[0], "peak": 0.95, "accuracy": 0.4, "learned_at": None}
+    late = {**rows[1], "learned_at": 9, "peak": 0.97, "accuracy": 0.96}
+    out = gl.budget_pilot_results([fell, late])
+    assert (out["fresh.budget.induction.fell_back"], out["fresh.budget.induction.learned"],
+            out["fresh.budget.induction.slowest"]) == (1, 1, 9)
+    with pytest.raises(ValueError, match="mixes budgets"):
+        gl.budget_pilot_results([fell, {**late, "budget": 24}])
+    with pytest.raises(ValueError, match="repeats no shipped run"):
+        gl.budget_pilot_rows(model_sets.FreshRuns([]), pilot)

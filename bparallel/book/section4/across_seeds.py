@@ -217,7 +217,8 @@ def hardware_reading(results: Mapping[str, float], *, alpha: float) -> dict[str,
                           "machine drives the survivors; with few seeds they could only "
                           "have shown a large, systematic difference."}
     return {
-        "summary": f"seed {seed}, the one trained on its kind of machine, **stands apart**: "
+        "summary": f"seed {seed}, the only seed trained on its kind of machine, **stands "
+                   f"apart**: "
                    f"it falls outside the other seeds' range in {outside} of {cells} cells, "
                    f"where chance gives {chance:.0%} (p = {tail:.2f}), though {agree}",
         "conclusion": f"So seed {seed} stands apart from the other seeds more often than "

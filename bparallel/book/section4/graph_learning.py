@@ -12,7 +12,9 @@ machines they trained on (:func:`trained_on`).
 A recipe's pilot (:data:`~.models.RECIPE_PILOTS`) repeats some runs with one change of
 recipe; :func:`recipe_pairs` sets each pilot run beside the run it repeats, with what says
 whether a run settled: its outcome, and the spread of its last :data:`SETTLE_WINDOW`
-evaluations (:func:`settle_spread`).
+evaluations (:func:`settle_spread`). A budget's pilot (:data:`~.models.BUDGET_PILOTS`)
+trains the piloted recipe over a longer budget; :func:`budget_pilot_rows` sets each of its
+runs, finished or still training, beside the run it repeats at the task's recipe.
 """
 
 from __future__ import annotations
@@ -204,6 +206,93 @@ def recipe_results(pairs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
-__all__ = ["RECIPE_WORDS", "SETTLE_WINDOW", "censored_median", "learning_rows",
+# --------------------------------------------------------------------------- a budget's pilot
+
+
+def budget_pilot_rows(runs: FreshRuns, pilot: Sequence[Mapping[str, Any]]
+                      ) -> list[dict[str, Any]]:
+    """Each run of a budget pilot (:func:`~.models.budget_pilot_runs`, finished or still
+    training) beside the run of ``runs`` it repeats at the task's own recipe and budget
+    (same task, head count, head size and seed): its configuration, ``finished``, ``step``
+    and ``budget``, ``outcome`` (so far), ``learned_at`` (the chapter's rule on the curve so
+    far; ``None``: not yet or never), ``converged_at``, ``accuracy`` (last evaluation),
+    ``peak`` (best evaluation), and the twin's ``twin_budget``, ``twin_outcome`` and
+    ``twin_learned_at``. ``ValueError`` for a pilot run that repeats no shipped run."""
+    from ...transformer.learning import steps_to_threshold
+
+    rows = []
+    for p in pilot:
+        key = (p["task"], p["heads"], p["head_size"], p["seed"])
+        twin = [e for e in runs.of(p["task"])
+                if (e["task"], e["heads"], e["head_size"], e["seed"]) == key]
+        if not twin:
+            raise ValueError(f"pilot run {key} repeats no shipped run of the task's recipe")
+        c = p["curve"]
+        acc = c["heldout_accuracy_predictable"]
+        learned = steps_to_threshold(c["step"], acc, p["threshold"], budget=int(p["budget"]),
+                                     held=p["outcome"] == "converged")
+        rows.append({"task": p["task"], "heads": p["heads"], "head_size": p["head_size"],
+                     "seed": p["seed"], "arms": p["arms"], "finished": bool(p["finished"]),
+                     "step": int(p["step"]), "budget": int(p["budget"]),
+                     "outcome": p["outcome"], "learned_at": learned,
+                     "converged_at": p.get("converged_at"),
+                     "accuracy": float(acc[-1]), "peak": float(max(acc)),
+                     "threshold": float(p["threshold"]),
+                     "twin_budget": int(twin[0]["budget"]), "twin_outcome": twin[0]["outcome"],
+                     "twin_learned_at": learning_time(twin[0])})
+    return rows
+
+
+def _step(v: int | None) -> str:
+    return "—" if v is None else f"{int(v):,}"
+
+
+def budget_pilot_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`budget_pilot_rows` as the page shows them: a row per run."""
+    return [{"task": r["task"], "heads x head size": f"{r['heads']} x {r['head_size']}",
+             "seed": r["seed"],
+             "trained (steps)": (f"{r['step']:,} of {r['budget']:,}"),
+             "outcome": r["outcome"] if r["finished"] else "still training",
+             "learned at (step)": _step(r["learned_at"]),
+             "converged at (step)": _step(r["converged_at"]),
+             "accuracy, last evaluation (%)": f"{100 * r['accuracy']:.1f}",
+             "best (%)": f"{100 * r['peak']:.1f}",
+             "constant rate: learned at (step)":
+                 (f"{_step(r['twin_learned_at'])} (of {r['twin_budget']:,})"
+                  if r["twin_learned_at"] is not None
+                  else f"not within {r['twin_budget']:,}")} for r in rows]
+
+
+def budget_pilot_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The budget pilot's recorded values, per task (``fresh.budget.<task>.*``): its
+    ``runs``, ``budget`` and ``factor`` (over the twins' budget), how many have
+    ``finished``, are ``training``, ``learned`` (so far), ``converged``, and ``fell_back``
+    (reached the threshold once and stand below it at their last evaluation), the
+    ``slowest`` learning time among those that learned, and how many of their twins learned
+    at the task's recipe and budget (``twin_learned``)."""
+    out: dict[str, float] = {}
+    for task in dict.fromkeys(r["task"] for r in rows):
+        mine = [r for r in rows if r["task"] == task]
+        budgets = {r["budget"] for r in mine} | {r["twin_budget"] for r in mine}
+        if len({r["budget"] for r in mine}) != 1 or len({r["twin_budget"] for r in mine}) != 1:
+            raise ValueError(f"the {task} budget pilot mixes budgets {sorted(budgets)}")
+        times = [r["learned_at"] for r in mine if r["learned_at"] is not None]
+        k = f"fresh.budget.{task}"
+        out.update({
+            f"{k}.runs": len(mine), f"{k}.budget": mine[0]["budget"],
+            f"{k}.factor": mine[0]["budget"] / mine[0]["twin_budget"],
+            f"{k}.finished": sum(r["finished"] for r in mine),
+            f"{k}.training": sum(not r["finished"] for r in mine),
+            f"{k}.learned": len(times),
+            f"{k}.converged": sum(r["converged_at"] is not None for r in mine),
+            f"{k}.fell_back": sum(r["peak"] >= r["threshold"] > r["accuracy"] for r in mine),
+            f"{k}.twin_learned": sum(r["twin_learned_at"] is not None for r in mine)})
+        if times:
+            out[f"{k}.slowest"] = max(times)
+    return out
+
+
+__all__ = ["RECIPE_WORDS", "SETTLE_WINDOW", "budget_pilot_results", "budget_pilot_rows",
+           "budget_pilot_table", "censored_median", "learning_rows",
            "learning_table", "learning_time", "recipe_pairs", "recipe_results",
            "recipe_table", "settle_spread", "trained_on"]

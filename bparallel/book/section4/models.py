@@ -177,6 +177,12 @@ FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh",
 #: budget (:data:`~bparallel.transformer.design.LR_SCHEDULES`).
 RECIPE_PILOTS = {"histogram": "histogram-cosine"}
 
+#: Pilots of a budget for a recipe (chapter 12): per task, the fresh-data profile whose runs
+#: train the piloted recipe over a longer budget (histogram's cosine decay over 36,000
+#: steps), read with the unfinished runs as their committed snapshots stand
+#: (:func:`budget_pilot_runs`).
+BUDGET_PILOTS = {"histogram": "histogram-cosine-36k"}
+
 #: The tasks of the experiment, in the book's order.
 FRESH_TASKS = tuple(t for t in (*GRAPH_TASKS, *FRESH_ONLY_TASKS) if t in FRESH_PROFILES)
 
@@ -253,6 +259,37 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
     runs.entries.sort(key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"], e["head_size"],
                                      e["seed"]))
     return runs
+
+
+def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
+                      profiles: Mapping[str, str] = BUDGET_PILOTS) -> list[dict[str, Any]]:
+    """Every run of the budget pilots (:data:`BUDGET_PILOTS`), finished or not: the shipped
+    ones (:func:`fresh_runs` of the pilots' profiles, ``"finished": True``) and each
+    unfinished run's committed snapshot (``models/<profile>/partial/seed-<S>/*.ckpt.pt``)
+    read as it stands (``"finished": False``: its outcome so far, ``"running"`` until its
+    budget, and its curve to the last evaluation). Each run has ``task``, ``heads``,
+    ``head_size``, ``seed``, ``arms``, ``budget``, ``threshold``, ``step`` (trained so far),
+    ``outcome``, ``converged_at``, ``heldout_accuracy_predictable`` (the last evaluation's)
+    and ``curve``; sorted by task, configuration and seed."""
+    from ...transformer.checkpoints import load_checkpoint
+
+    runs = fresh_runs(models_root, profiles=profiles)
+    out = [{**e, "finished": True, "step": int(e["steps"])} for e in runs.entries]
+    for task, name in profiles.items():
+        if task not in runs.profiles:
+            continue
+        for path in sorted((Path(models_root) / name / "partial").glob("seed-*/*.ckpt.pt")):
+            ck = load_checkpoint(path, task=task, profile=name)
+            meta, h = ck.meta(), ck.history
+            out.append({**{k: meta[k] for k in ("task", "heads", "head_size", "seed", "arms",
+                                                "budget", "step", "outcome", "converged_at")},
+                        "threshold": ck.threshold, "finished": False,
+                        "heldout_accuracy_predictable": float(
+                            h["heldout_accuracy_predictable"][-1]),
+                        "curve": {k: list(h[k]) for k in ("step",
+                                                          "heldout_accuracy_predictable")}})
+    return sorted(out, key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"],
+                                      e["head_size"], e["seed"]))
 
 
 #: The seed of the re-score's sequences: a held-out stream that no run trained on or was
