@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._checks import positive_int
+from ... import ranks
+from ..._checks import positive_int, unit_interval
 from ...transformer.design import HEADS
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
@@ -195,11 +196,11 @@ def hardware_reading(results: Mapping[str, float], *, alpha: float) -> dict[str,
     (:func:`hardware_results` and :func:`interval_results`' ``hardware.outside_chance``):
     ``"summary"``, the clause of the chapter's summary box, and ``"conclusion"``, the
     sentences after the check's table. The odd seed stands apart when the binomial tail of
-    its outside count is below ``alpha`` (cells taken as independent, which the layers of
-    one model are not, so the tail is a guide, not a test of the family). With one seed
-    (no check) both say there is nothing to compare."""
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha={alpha!r}: expected a level strictly between 0 and 1")
+    its outside count does not reach ``alpha`` (:func:`~bparallel.ranks.reaches`; cells
+    taken as independent, which the layers of one model are not, so the tail is a guide,
+    not a test of the family). With one seed (no check) both say there is nothing to
+    compare."""
+    alpha = unit_interval(alpha, "alpha")
     if "hardware.cells" not in results:
         return {"summary": "with one seed there is nothing to compare it with",
                 "conclusion": "With one seed there is nothing to compare it with."}
@@ -207,7 +208,7 @@ def hardware_reading(results: Mapping[str, float], *, alpha: float) -> dict[str,
     outside, tail = int(results["hardware.outside"]), float(results["hardware.outside_tail"])
     same, chance = int(results["hardware.same_sign"]), float(results["hardware.outside_chance"])
     agree = (f"all seeds agree on the direction of the change in {same} of {cells} cells")
-    if tail >= alpha:
+    if ranks.reaches(tail, alpha):  # the book's threshold decision, not the last bit
         return {
             "summary": f"they show no sign that the seed trained alone on its kind of "
                        f"machine drives the results: {agree}, and seed {seed} falls outside "
