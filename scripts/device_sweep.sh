@@ -7,11 +7,12 @@
 # Each WAVE is a list of `python -m bparallel sweep` argument strings separated by ';', the
 # sweeps of one wave run at once (one process per job, one torch thread each, all on GPU 0);
 # wave k+1 starts when wave k's first sweep ends; a sweep written `nice:ARGS` runs at the
-# lowest CPU priority (it takes what the others leave of the cores). At SECONDS every sweep is stopped (a
-# fresh-data run keeps its last evaluation's checkpoint, a paper run its last epoch), each
-# profile's unfinished checkpoints are snapshot into models/<profile>/partial/, and the
-# manifests, the new weights and the snapshots are packed, in that order of priority, into
-# at most four tar files of 15 MiB under $OUT (the device tool's limits on what comes back).
+# lowest CPU priority (it takes what the others leave of the cores). At SECONDS every sweep
+# is stopped (a fresh-data run keeps its last evaluation's checkpoint, a paper run its last
+# epoch), each profile's unfinished checkpoints are snapshot into models/<profile>/partial/,
+# and the manifests, the new weights and the snapshots are packed, in that order of
+# priority, into at most four tar files of 15 MiB under $OUT (the device tool's limits on
+# what comes back).
 # Unpack them here with `tar -xf PART` in the repository root.
 #
 # CUDA MPS is started when the machine allows it (many small models share the GPU far

@@ -143,6 +143,21 @@ def _recipe(entry: Mapping[str, Any]) -> dict[str, Any]:
                       "accuracy": list(entry["curve"]["heldout_accuracy_predictable"])}}
 
 
+def _twin(runs: FreshRuns, p: Mapping[str, Any]) -> dict[str, Any]:
+    """The run of ``runs`` that pilot run ``p`` repeats (same task, head count, head size and
+    seed); ``ValueError`` when none was shipped."""
+    key = (p["task"], p["heads"], p["head_size"], p["seed"])
+    for e in runs.of(p["task"]):
+        if (e["task"], e["heads"], e["head_size"], e["seed"]) == key:
+            return e
+    raise ValueError(f"pilot run {key} repeats no shipped run of the task's recipe")
+
+
+def _step(v: int | None) -> str:
+    """A step of training for a table ("12,200"), or "—" where there is none."""
+    return "—" if v is None else f"{int(v):,}"
+
+
 def recipe_pairs(runs: FreshRuns, pilot: FreshRuns) -> list[dict[str, Any]]:
     """Each run of ``pilot`` (:func:`~.models.fresh_runs` of :data:`~.models.RECIPE_PILOTS`)
     beside the run of ``runs`` it repeats (same task, head count, head size and seed):
@@ -154,17 +169,14 @@ def recipe_pairs(runs: FreshRuns, pilot: FreshRuns) -> list[dict[str, Any]]:
     budget."""
     out = []
     for p in pilot.entries:
-        key = (p["task"], p["heads"], p["head_size"], p["seed"])
-        twin = [e for e in runs.of(p["task"])
-                if (e["task"], e["heads"], e["head_size"], e["seed"]) == key]
-        if not twin:
-            raise ValueError(f"pilot run {key} repeats no shipped run of the task's recipe")
-        if twin[0]["budget"] != p["budget"]:
+        twin = _twin(runs, p)
+        if twin["budget"] != p["budget"]:
+            key = (p["task"], p["heads"], p["head_size"], p["seed"])
             raise ValueError(f"pilot run {key} trained {p['budget']:,} steps, the run it "
-                             f"repeats {twin[0]['budget']:,}: not one change of recipe")
+                             f"repeats {twin['budget']:,}: not one change of recipe")
         out.append({"task": p["task"], "heads": p["heads"], "head_size": p["head_size"],
                     "seed": p["seed"], "arms": p["arms"],
-                    "recipes": [_recipe(twin[0]), _recipe(p)]})
+                    "recipes": [_recipe(twin), _recipe(p)]})
     return out
 
 
@@ -177,9 +189,8 @@ def recipe_table(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "task": p["task"], "heads x head size": f"{p['heads']} x {p['head_size']}",
                 "seed": p["seed"], "recipe": r["label"],
                 "outcome": r["outcome"],
-                "learned at (step)": "—" if r["learned_at"] is None else f"{r['learned_at']:,}",
-                "converged at (step)": ("—" if r["converged_at"] is None
-                                        else f"{int(r['converged_at']):,}"),
+                "learned at (step)": _step(r["learned_at"]),
+                "converged at (step)": _step(r["converged_at"]),
                 "final accuracy (%)": f"{100 * r['accuracy']:.1f}",
                 f"spread, last {SETTLE_WINDOW} evaluations (points)":
                     f"{100 * r['spread']:.1f}",
@@ -218,33 +229,20 @@ def budget_pilot_rows(runs: FreshRuns, pilot: Sequence[Mapping[str, Any]]
     far; ``None``: not yet or never), ``converged_at``, ``accuracy`` (last evaluation),
     ``peak`` (best evaluation), and the twin's ``twin_budget``, ``twin_outcome`` and
     ``twin_learned_at``. ``ValueError`` for a pilot run that repeats no shipped run."""
-    from ...transformer.learning import steps_to_threshold
-
     rows = []
     for p in pilot:
-        key = (p["task"], p["heads"], p["head_size"], p["seed"])
-        twin = [e for e in runs.of(p["task"])
-                if (e["task"], e["heads"], e["head_size"], e["seed"]) == key]
-        if not twin:
-            raise ValueError(f"pilot run {key} repeats no shipped run of the task's recipe")
-        c = p["curve"]
-        acc = c["heldout_accuracy_predictable"]
-        learned = steps_to_threshold(c["step"], acc, p["threshold"], budget=int(p["budget"]),
-                                     held=p["outcome"] == "converged")
+        twin = _twin(runs, p)
+        acc = p["curve"]["heldout_accuracy_predictable"]
         rows.append({"task": p["task"], "heads": p["heads"], "head_size": p["head_size"],
                      "seed": p["seed"], "arms": p["arms"], "finished": bool(p["finished"]),
                      "step": int(p["step"]), "budget": int(p["budget"]),
-                     "outcome": p["outcome"], "learned_at": learned,
+                     "outcome": p["outcome"], "learned_at": learning_time(p),
                      "converged_at": p.get("converged_at"),
                      "accuracy": float(acc[-1]), "peak": float(max(acc)),
                      "threshold": float(p["threshold"]),
-                     "twin_budget": int(twin[0]["budget"]), "twin_outcome": twin[0]["outcome"],
-                     "twin_learned_at": learning_time(twin[0])})
+                     "twin_budget": int(twin["budget"]), "twin_outcome": twin["outcome"],
+                     "twin_learned_at": learning_time(twin)})
     return rows
-
-
-def _step(v: int | None) -> str:
-    return "—" if v is None else f"{int(v):,}"
 
 
 def budget_pilot_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -273,9 +271,10 @@ def budget_pilot_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for task in dict.fromkeys(r["task"] for r in rows):
         mine = [r for r in rows if r["task"] == task]
-        budgets = {r["budget"] for r in mine} | {r["twin_budget"] for r in mine}
-        if len({r["budget"] for r in mine}) != 1 or len({r["twin_budget"] for r in mine}) != 1:
-            raise ValueError(f"the {task} budget pilot mixes budgets {sorted(budgets)}")
+        budget, twin_budget = ({r[k] for r in mine} for k in ("budget", "twin_budget"))
+        if len(budget) != 1 or len(twin_budget) != 1:
+            raise ValueError(f"the {task} budget pilot mixes budgets "
+                             f"{sorted(budget | twin_budget)}")
         times = [r["learned_at"] for r in mine if r["learned_at"] is not None]
         k = f"fresh.budget.{task}"
         out.update({
