@@ -200,6 +200,14 @@ class FreshProfile(Recipe):
             return self.lr
         return self.lr * 0.5 * (1.0 + math.cos(math.pi * step / total))
 
+    def half_rate_step(self, total: int) -> int:
+        """The last step of a run of budget ``total`` whose update still has at least half
+        the profile's rate: ``total`` at a constant rate, ``total // 2`` along the half
+        cosine (``cos(pi step / total) >= 0`` exactly when ``step <= total / 2``; counted
+        in integers, so no float decides it)."""
+        total = positive_int(total, "total")
+        return total if self.lr_schedule == "constant" else total // 2
+
     def threshold_of(self, task: str) -> float:
         """The learning threshold of ``task`` under this profile."""
         if self.threshold is not None:

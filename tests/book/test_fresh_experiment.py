@@ -689,3 +689,57 @@ def test_a_budget_pilot_reads_its_finished_and_unfinished_runs(tmp_path):
         gl.budget_pilot_results([fell, {**late, "budget": 24}])
     with pytest.raises(ValueError, match="repeats no shipped run"):
         gl.budget_pilot_rows(model_sets.FreshRuns([]), pilot)
+
+
+def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
+    """The budget is long enough only when every run that learns has learned by the step at
+    which the decayed rate halves and converged by the budget; one late learner makes it
+    too short while others still train; a run that learned in time and never converged says
+    the recipe does not settle; a run that never learns sizes nothing but is named; the
+    words follow the state, and a pilot that mixes budgets is refused."""
+    from bparallel.transformer.design import PROFILES as ALL
+
+    cosine = ALL["histogram-cosine-36k"]
+    assert cosine.half_rate_step(36000) == 18000 and cosine.half_rate_step(36001) == 18000
+    assert ALL["histogram-fresh"].half_rate_step(12000) == 12000  # a constant rate
+    assert cosine.lr_at(18000, 36000) >= cosine.lr / 2 > cosine.lr_at(18001, 36000)
+    with pytest.raises(ValueError, match="total"):
+        cosine.half_rate_step(0)
+
+    def run(heads, learned, converged, finished=True, peak=0.97, accuracy=0.96):
+        return {"task": "histogram", "heads": heads, "head_size": 64 // heads, "seed": 42,
+                "finished": finished, "learned_at": learned, "converged_at": converged,
+                "half_rate_step": 18000, "peak": peak, "accuracy": accuracy,
+                "threshold": 0.9}
+
+    read = gl.budget_pilot_reading
+    fast, slow = run(1, 10200, 18400), run(16, 18000, 35600)  # learned at the half: in time
+    never = run(8, None, None, peak=0.92, accuracy=0.4)
+    r = read([fast, slow, never])["histogram"]
+    assert (r["state"], r["slowest"], r["last_converged"]) == ("long enough", 18000, 35600)
+    assert r["never"] == r["fell_back"] == ["8 x 8 (seed 42)"]
+    words = gl.budget_pilot_words(r)
+    assert words["status"] == "all 3 runs have finished"
+    assert "**long enough**" in words["reading"] and "18,000" in words["reading"]
+    assert "8 x 8 (seed 42) never learned" in words["reading"]
+    # one step later is late: too short, decided while another run still trains
+    training = run(4, None, None, finished=False)
+    r = read([fast, run(16, 18200, None, finished=False), training])["histogram"]
+    assert r["state"] == "too short" and r["late"] == ["16 x 4 (seed 42)"]
+    assert "16 x 4 (seed 42) learned after step 18,000" in gl.budget_pilot_words(r)["reading"]
+    # nothing late yet, a run still training: the reading waits
+    r = read([fast, training])["histogram"]
+    assert r["state"] == "training" and r["training"] == ["4 x 16 (seed 42)"]
+    assert gl.budget_pilot_words(r)["status"].startswith("1 of the 2 runs are still training")
+    # learned in time, finished, never converged: the recipe does not settle
+    r = read([fast, run(4, 9000, None)])["histogram"]
+    assert r["state"] == "does not settle" and r["unsettled"] == ["4 x 16 (seed 42)"]
+    assert "**does not settle**" in gl.budget_pilot_words(r)["reading"]
+    # every run finished and none learned: too short, said so
+    r = read([never])["histogram"]
+    assert r["state"] == "too short" and r["slowest"] is None
+    assert gl.budget_pilot_words(r)["reading"].endswith("no run learned within it.")
+    with pytest.raises(ValueError, match="mixes budgets"):
+        read([fast, {**slow, "half_rate_step": 6000}])
+    with pytest.raises(ValueError, match="state"):
+        gl.budget_pilot_words({**r, "state": "fine"})

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
-from ..._checks import positive_int
-from ...transformer.design import ARMS, HEADS
+from ..._checks import one_of, positive_int
+from ...transformer.design import ARMS, HEADS, get_profile
 from ...transformer.learning import learning_time
 from .across_seeds_stats import hardware_kind
 from .models import ARM_NAMES, FreshRuns
@@ -227,15 +227,19 @@ def budget_pilot_rows(runs: FreshRuns, pilot: Sequence[Mapping[str, Any]]
     (same task, head count, head size and seed): its configuration, ``finished``, ``step``
     and ``budget``, ``outcome`` (so far), ``learned_at`` (the chapter's rule on the curve so
     far; ``None``: not yet or never), ``converged_at``, ``accuracy`` (last evaluation),
-    ``peak`` (best evaluation), and the twin's ``twin_budget``, ``twin_outcome`` and
-    ``twin_learned_at``. ``ValueError`` for a pilot run that repeats no shipped run."""
+    ``peak`` (best evaluation), ``half_rate_step`` (the last step at half the pilot's rate
+    or more, :meth:`~bparallel.transformer.design.FreshProfile.half_rate_step`), and the
+    twin's ``twin_budget``, ``twin_outcome`` and ``twin_learned_at``. ``ValueError`` for a
+    pilot run that repeats no shipped run."""
     rows = []
     for p in pilot:
         twin = _twin(runs, p)
         acc = p["curve"]["heldout_accuracy_predictable"]
+        budget = int(p["budget"])
         rows.append({"task": p["task"], "heads": p["heads"], "head_size": p["head_size"],
                      "seed": p["seed"], "arms": p["arms"], "finished": bool(p["finished"]),
-                     "step": int(p["step"]), "budget": int(p["budget"]),
+                     "step": int(p["step"]), "budget": budget,
+                     "half_rate_step": get_profile(p["profile"]).half_rate_step(budget),
                      "outcome": p["outcome"], "learned_at": learning_time(p),
                      "converged_at": p.get("converged_at"),
                      "accuracy": float(acc[-1]), "peak": float(max(acc)),
@@ -291,7 +295,97 @@ def budget_pilot_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
-__all__ = ["RECIPE_WORDS", "SETTLE_WINDOW", "budget_pilot_results", "budget_pilot_rows",
-           "budget_pilot_table", "censored_median", "learning_rows",
-           "learning_table", "learning_time", "recipe_pairs", "recipe_results",
-           "recipe_table", "settle_spread", "trained_on"]
+#: What a budget pilot says of its budget (:func:`budget_pilot_reading`).
+BUDGET_STATES = ("long enough", "too short", "does not settle", "training")
+
+
+def _label(r: Mapping[str, Any]) -> str:
+    return f"{r['heads']} x {r['head_size']} (seed {r['seed']})"
+
+
+def budget_pilot_reading(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per task, what its budget pilot (:func:`budget_pilot_rows`) says of its budget, by
+    one rule. The budget is *long enough* when every run that learns has learned by its
+    ``half_rate_step`` (the slowest learner gets there while the rate is still at least
+    half its starting value) and has converged within the budget (the decay settled it).
+    It is *too short* as soon as one run has learned later than that (while others still
+    train too), or when every run has finished and none learned; the recipe *does not
+    settle* when a run that learned in time finished without converging. Until every run
+    has finished and none of these has happened, the reading waits (*training*). A run that
+    never learns sizes nothing (it has no learning time to fit in) and is named
+    (``never``), as is one that reached the threshold and stands below it at its last
+    evaluation (``fell_back``). Per task: ``state`` (:data:`BUDGET_STATES`), ``runs``,
+    ``half_rate_step``, ``slowest`` (the latest learning time, ``None`` for none),
+    ``last_converged`` (``None`` for none), and the labels of the runs ``late``,
+    ``unsettled``, ``training``, ``never`` and ``fell_back``. All in integers: the rule
+    compares steps, never a float. ``ValueError`` for a task whose runs mix budgets."""
+    out: dict[str, dict[str, Any]] = {}
+    for task in dict.fromkeys(r["task"] for r in rows):
+        mine = [r for r in rows if r["task"] == task]
+        halves = {int(r["half_rate_step"]) for r in mine}
+        if len(halves) != 1:
+            raise ValueError(f"the {task} budget pilot mixes budgets or schedules: the rate "
+                             f"halves at steps {sorted(halves)}")
+        half = halves.pop()
+        times = [r["learned_at"] for r in mine if r["learned_at"] is not None]
+        conv = [r["converged_at"] for r in mine if r["converged_at"] is not None]
+        late = [_label(r) for r in mine if r["learned_at"] is not None and r["learned_at"] > half]
+        unsettled = [_label(r) for r in mine if r["finished"] and r["learned_at"] is not None
+                     and r["converged_at"] is None]
+        training = [_label(r) for r in mine if not r["finished"]]
+        state = ("too short" if late or not (times or training)
+                 else "does not settle" if unsettled
+                 else "training" if training else "long enough")
+        out[task] = {"state": state, "runs": len(mine), "half_rate_step": half,
+                     "slowest": max(times) if times else None,
+                     "last_converged": max(conv) if conv else None,
+                     "late": late, "unsettled": unsettled, "training": training,
+                     "never": [_label(r) for r in mine
+                               if r["finished"] and r["learned_at"] is None],
+                     "fell_back": [_label(r) for r in mine
+                                   if r["peak"] >= r["threshold"] > r["accuracy"]]}
+    return out
+
+
+def _names(labels: Sequence[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
+    """One task's :func:`budget_pilot_reading` in the page's words: ``"status"``, how far
+    the pilot has come (a clause), and ``"reading"``, what its rule says of the budget (a
+    sentence, Markdown)."""
+    one_of(reading["state"], "reading['state']", BUDGET_STATES, "states")
+    n, half, waiting = reading["runs"], reading["half_rate_step"], reading["training"]
+    status = (f"all {n} runs have finished" if not waiting else
+              f"{len(waiting)} of the {n} runs are still training, read here as their "
+              f"committed snapshots stand")
+    slowest = reading["slowest"]
+    so_far = ("no run has learned yet" if slowest is None else
+              f"every run that learned did so by step {half:,} (the slowest at step "
+              f"{slowest:,})")
+    state, never = reading["state"], reading["never"]
+    if state == "training":
+        words = (f"By this rule the pilot has not decided yet: {so_far}, and {len(waiting)} "
+                 f"of its runs are still training.")
+    elif state == "long enough":
+        unsized = f"; {_names(never)} never learned, which no budget sizes" if never else ""
+        words = (f"By this rule the budget is **long enough**: {so_far} and converged within "
+                 f"the budget, the last at step {reading['last_converged']:,}{unsized}.")
+    elif state == "too short":
+        words = ("By this rule the budget is **too short**: "
+                 + (f"{_names(reading['late'])} learned after step {half:,}, when the "
+                    f"decayed rate had fallen below half its starting value."
+                    if reading["late"] else "no run learned within it."))
+    else:
+        words = (f"By this rule the recipe **does not settle** every run within this budget: "
+                 f"{_names(reading['unsettled'])} learned by step {half:,} but had not "
+                 f"converged at the budget.")
+    return {"status": status, "reading": words}
+
+
+__all__ = ["BUDGET_STATES", "RECIPE_WORDS", "SETTLE_WINDOW", "budget_pilot_reading",
+           "budget_pilot_results", "budget_pilot_rows", "budget_pilot_table",
+           "budget_pilot_words", "censored_median", "learning_rows", "learning_table",
+           "learning_time", "recipe_pairs", "recipe_results", "recipe_table",
+           "settle_spread", "trained_on"]

@@ -268,9 +268,9 @@ def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
     unfinished run's committed snapshot (``models/<profile>/partial/seed-<S>/*.ckpt.pt``)
     read as it stands (``"finished": False``: its outcome so far, ``"running"`` until its
     budget, and its curve to the last evaluation). Each run has ``task``, ``heads``,
-    ``head_size``, ``seed``, ``arms``, ``budget``, ``threshold``, ``step`` (trained so far),
-    ``outcome``, ``converged_at``, ``heldout_accuracy_predictable`` (the last evaluation's)
-    and ``curve``; sorted by task, configuration and seed."""
+    ``head_size``, ``seed``, ``arms``, ``profile``, ``budget``, ``threshold``, ``step``
+    (trained so far), ``outcome``, ``converged_at``, ``heldout_accuracy_predictable`` (the
+    last evaluation's) and ``curve``; sorted by task, configuration and seed."""
     from ...transformer.checkpoints import load_checkpoint
 
     runs = fresh_runs(models_root, profiles=profiles)
@@ -283,7 +283,7 @@ def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
             meta, h = ck.meta(), ck.history
             out.append({**{k: meta[k] for k in ("task", "heads", "head_size", "seed", "arms",
                                                 "budget", "step", "outcome", "converged_at")},
-                        "threshold": ck.threshold, "finished": False,
+                        "profile": name, "threshold": ck.threshold, "finished": False,
                         "heldout_accuracy_predictable": float(
                             h["heldout_accuracy_predictable"][-1]),
                         "curve": {k: list(h[k]) for k in ("step",
