@@ -28,9 +28,10 @@ condition), and the key number beside it gives the evidence.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-__all__ = ["HOLDING", "LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "condition", "legend"]
+__all__ = ["HOLDING", "LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "condition", "legend",
+           "only"]
 
 
 class Verdict(enum.StrEnum):
@@ -199,7 +200,13 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
         words = partly[0] if len(partly) == 1 else \
             f"{', '.join(partly[:-1])} and {partly[-1]}"
         return f"in every {part}; with conditions in {words}"
-    return "only " + ("; ".join(held) if held else "in part")
+    return only(held)
+
+
+def only(places: Sequence[str]) -> str:
+    """The condition of a claim that holds in some places only, in a few words: "only
+    induction; histogram, as defined" (``places`` joined), "only in part" for none named."""
+    return "only " + ("; ".join(places) if places else "in part")
 
 
 def legend() -> str:

@@ -434,8 +434,11 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
            "evidence": "e", "condition": "only induction"}
     cell = fx.verdict_rows([row])[0]["verdict"]
     assert cell == "{verdict}`holds with conditions`: only induction"
+    # every verdict cell is written by the one cell function, with or without a condition
     assert fx.verdict_rows([{**row, "verdict": Verdict.FAILS, "condition": ""}])[0][
-        "verdict"] is Verdict.FAILS
+        "verdict"] == "{verdict}`fails`"
+    with pytest.raises(ValueError, match="names its condition"):
+        fx.verdict_rows([{**row, "condition": ""}])
     # the arms together: where an arm holds, or each arm's own conditions
     HWC, H, F = Verdict.HOLDS_WITH_CONDITIONS, Verdict.HOLDS, Verdict.FAILS
     assert fx.arms_condition(HWC, {"width": HWC, "head16": H, "inner256": HWC}) == \

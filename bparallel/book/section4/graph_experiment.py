@@ -41,7 +41,7 @@ import numpy as np
 
 from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
-from ..verdicts import HOLDING, Outcome, Verdict
+from ..verdicts import HOLDING, Outcome, Verdict, only
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
 from .graph_design import (
@@ -351,9 +351,7 @@ def _place(change: Mapping[str, Any], modes: bool) -> str:
 def condition_words(verdict: Verdict, where: Sequence[str]) -> str:
     """The condition of a *holds with conditions* verdict in a few words: where the claim
     holds (tasks, modes or arms, ``where``); empty for any other verdict."""
-    if verdict is not Verdict.HOLDS_WITH_CONDITIONS:
-        return ""
-    return "only " + ("; ".join(where) if where else "in part")
+    return only(where) if verdict is Verdict.HOLDS_WITH_CONDITIONS else ""
 
 
 def arms_condition(verdict: Verdict, by_arm: Mapping[str, Verdict]) -> str:
@@ -367,8 +365,7 @@ def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The verdict table's rows: claim, arm, verdict (with its condition in a few words
     where it holds with conditions, :func:`condition_words`), evidence."""
     return [{"claim": v["claim"], "arm": v["arm"],
-             "verdict": (verdict_cell(v["verdict"], v["condition"])
-                         if v.get("condition") else v["verdict"]),
+             "verdict": verdict_cell(v["verdict"], v.get("condition", "")),
              "evidence": v["evidence"]} for v in verdicts]
 
 
