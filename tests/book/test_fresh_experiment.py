@@ -746,3 +746,16 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
         read([fast, {**slow, "half_rate_step": 6000}])
     with pytest.raises(ValueError, match="state"):
         gl.budget_pilot_words({**r, "state": "fine"})
+
+
+def test_every_pilot_reads_against_its_tasks_constant_rate_runs():
+    """A recipe or budget pilot is set beside the task's runs at the paper's constant rate
+    (models.PILOT_BASELINES), named apart from the chapter's runs, so that moving a task to
+    its piloted recipe leaves its pilots' reference where it was."""
+    from bparallel.transformer.design import PROFILES as ALL
+
+    for pilots in (model_sets.RECIPE_PILOTS, model_sets.BUDGET_PILOTS):
+        for task, name in pilots.items():
+            base = ALL[model_sets.PILOT_BASELINES[task]]
+            assert task in base.tasks and base.lr_schedule == "constant"
+            assert ALL[name].lr_schedule != "constant" and task in ALL[name].tasks
