@@ -95,14 +95,14 @@ def _tally(words: Sequence[str]) -> str:
 
 
 def trained_on(entry: Mapping[str, Any]) -> str:
-    """Where a run trained, in words: ``"GPU"`` or ``"CPU"``
-    (:func:`~.across_seeds_stats.hardware_kind`), and for a run that moved, each machine with
-    its steps (``"GPU (steps 0-20,000), CPU (steps 20,000-60,000)"``, the entry's
-    ``segments``); ``"not recorded"`` without a ``hardware``."""
+    """Where a run trained, in a word or three for a table's tally: ``"GPU"`` or ``"CPU"``
+    (:func:`~.across_seeds_stats.hardware_kind`), and for a run that moved between machines
+    their kinds in the order it used them (``"GPU, then CPU"``; its manifest's ``segments``
+    keep the steps of each); ``"not recorded"`` without a ``hardware``."""
     segments = entry.get("segments")
     if segments and len(segments) > 1:
-        return ", ".join(f"{hardware_kind(s['hardware'])} (steps {s['steps'][0]:,}-"
-                         f"{s['steps'][1]:,})" for s in segments)
+        kinds = list(dict.fromkeys(hardware_kind(s["hardware"]) for s in segments))
+        return ", then ".join(kinds)
     hardware = entry.get("hardware")
     return hardware_kind(hardware) if hardware else "not recorded"
 
