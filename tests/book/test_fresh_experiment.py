@@ -285,36 +285,58 @@ def test_prediction_table_and_evidence_words(tmp_path):
         "paired seed of 3")
 
 
-def test_fresh_head_tests_key_by_head_size_and_never_pool_tasks():
+def test_fresh_head_tests_key_by_head_size_and_arm_and_never_pool_tasks():
     """Per-head verdicts of the fresh-data models: models keyed (task, heads, head size,
-    seed), so 8 heads of 8 and of 16 dimensions are two models; one verdict per task."""
+    seed), so 8 heads of 8 and of 16 dimensions are two models, in two arms; one test per
+    task, arm and mode (a model two arms share counts in both), Holm over them all; one
+    verdict row per arm and one for the arms together, which fails when an arm fails."""
     import numpy as np
-
-    from bparallel.book.section4 import graph_tasks as gt
 
     rng = np.random.default_rng(2)
     order = np.array([0.1, 0.9, 0.4, 0.6, 0.2, 0.8, 0.3, 0.7])
 
-    def study(sign):
-        impact = order[None, :, None] + rng.normal(0, 0.02, (2, 8, 30))  # (L, H, N)
+    def study(sign, heads=8):
+        impact = order[None, :heads, None] + rng.normal(0, 0.02, (2, heads, 30))  # (L, H, N)
         fid = sign * impact.mean(-1)
         return {"impact": impact, "reliability": np.ones(2),
                 "fidelity": {"paper": fid, "definition": fid}}
 
     measured = {("induction", 8, hs, s): study(+1) for hs in (8, 16) for s in (42, 43)}
+    measured |= {("induction", 4, 16, s): study(+1, heads=4) for s in (42, 43)}  # two arms
     measured |= {("majority", 8, 8, s): study(-1) for s in (42, 43)}
     measured[("induction", 1, 64, 42)] = {"knockout": {}}  # one head: no per-head study
     tests = fc.head_tests(measured)
-    by = {(t["task"], t["ranking"]): t for t in tests}
-    assert by[("induction", "fidelity.definition")]["reliable_cells"] == 8  # 4 models x 2
-    assert by[("induction", "fidelity.definition")]["median"] == 1.0
-    assert by[("majority", "fidelity.definition")]["median"] == -1.0
-    verdicts = gt.head_verdicts(tests)
-    # majority's fidelity ranks the heads significantly backwards: a reversal fails
-    assert verdicts["induction"] is Verdict.HOLDS and verdicts["majority"] is Verdict.FAILS
-    row = gt.heads_verdict(tests, models="fresh-data models", arm="all arms (fresh data)")
-    assert row["arm"] == "all arms (fresh data)"
-    assert row["evidence"].startswith("fresh-data models; ")
+    by = {(t["task"], t["arm"], t["ranking"]): t for t in tests}
+    assert sorted({k[:2] for k in by}) == [("induction", "head16"), ("induction", "width"),
+                                           ("majority", "width")]
+    # 8 x 8 and 4 x 16 (2 seeds x 2 layers each) at fixed width; 8 x 16 and 4 x 16 with
+    # the head size fixed: the shared model counts in both
+    assert by[("induction", "width", "fidelity.definition")]["reliable_cells"] == 8
+    assert by[("induction", "head16", "fidelity.definition")]["reliable_cells"] == 8
+    assert by[("induction", "width", "fidelity.definition")]["median"] == 1.0
+    assert by[("majority", "width", "fidelity.definition")]["median"] == -1.0
+    assert all(t["p_holm"] >= t["p"] for t in tests)  # one family: every test corrected
+    rows = fc.heads_rows(tests)
+    assert [(r["arm"], r["verdict"]) for r in rows] == [
+        ("fixed width", Verdict.FAILS), ("fixed head size", Verdict.HOLDS),
+        ("all arms (fresh data)", Verdict.FAILS)]
+    # majority's fidelity ranks the heads significantly backwards: a reversal fails, and
+    # the arms together fail with it
+    assert rows[0]["evidence"] == ("fresh-data models; induction: holds; majority: fails")
+    table = fc.head_table(tests)
+    assert [(r["arm"], r["task"]) for r in table] == [
+        ("fixed width", "induction"), ("fixed width", "majority"),
+        ("fixed head size", "induction")]
+    assert "Holm" in table[0]["as defined"] and "p < 0.001" in table[0]["as defined"]
+    out = fc.head_results(tests)
+    assert out["fresh.heads.width.induction.definition.median"] == 1.0
+    assert out["fresh.heads.head16.induction.reliable_cells"] == 8
+    assert out["verdict.heads.fresh.width.majority"] == list(Verdict).index(Verdict.FAILS)
+    assert out["verdict.heads.fresh.head16"] == list(Verdict).index(Verdict.HOLDS)
+    assert out["verdict.heads.fresh"] == list(Verdict).index(Verdict.FAILS)
+    with pytest.raises(ValueError, match="must include 'task'"):
+        from bparallel.book.section4.statistics import head_claims
+        head_claims([], by=("arm",))
 
 
 def test_a_task_short_of_three_seeds_never_changes_another_tasks_verdicts(tmp_path):

@@ -6,22 +6,26 @@ reads manifests only).
   ``"heads"`` part, through the metrics cache): knockouts, and per head the margin drop of
   removing it alone by mean ablation, its split-half reliability and its minimax fidelity;
 - :func:`layer_knockouts`: which layers each task needs, per arm and head count;
-- :func:`head_tests`: does per-head fidelity rank the heads as their impact does, per task
-  and mode, never pooled across tasks.
+- :func:`head_tests`: does per-head fidelity rank the heads as their impact does, per task,
+  arm and mode, never pooled across tasks; :func:`head_table`, :func:`head_results` and
+  :func:`heads_rows` (the verdict rows, per arm and for the arms together) read them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ...transformer.design import ARMS, HEADS, arm_head_dim
-from .graph_tasks import head_study
+from .graph_experiment import ALL_ARMS, ARMS_EVIDENCE, arms_condition
+from .graph_tasks import HEADS_CLAIM, head_study, heads_verdict, verdict_index
+from .graph_tasks import head_results as task_head_results
+from .graph_tasks import head_table as task_head_table
 from .models import ARM_NAMES, FreshRuns
-from .statistics import head_claims, scored_cells
+from .statistics import head_claims, over_tasks, scored_cells
 
 
 def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequences: int,
@@ -70,14 +74,74 @@ def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int]
 
 def head_tests(measured: Mapping[tuple[str, int, int, int], Mapping[str, Any]]
                ) -> list[dict[str, Any]]:
-    """Per task and mode, does per-head fidelity rank the fresh-data models' heads as their
-    impact does? :func:`~.statistics.head_claims` of the cells above the noise floor
+    """Per task, arm and mode, does per-head fidelity rank the fresh-data models' heads as
+    their impact does? :func:`~.statistics.head_claims` of the cells above the noise floor
     (:func:`~.statistics.scored_cells`, Holm over every (model, layer) cell of the fresh-data
-    models) of :func:`measure_heads`; never pooled across tasks."""
-    return head_claims(scored_cells({
+    models) of :func:`measure_heads`, per task and arm (a model two arms share, 4 x 16 or
+    16 x 16, counts in both; never pooled across tasks), with Holm's correction over the
+    family of these tests. Each test has its ``task``, ``arm`` and ``ranking``."""
+    cells = scored_cells({
         k: {"impact": m["impact"], "fidelity.paper": m["fidelity"]["paper"],
             "fidelity.definition": m["fidelity"]["definition"]}
-        for k, m in measured.items() if "impact" in m}))
+        for k, m in measured.items() if "impact" in m})
+    by_arm = [{**c, "arm": arm} for c in cells for arm in ARMS
+              if arm_head_dim(arm, c["model"][1]) == c["model"][2]]
+    return head_claims(by_arm, by=("task", "arm"))
 
 
-__all__ = ["head_tests", "layer_knockouts", "measure_heads"]
+def _of_arm(tests: Sequence[Mapping[str, Any]], arm: str) -> list[Mapping[str, Any]]:
+    return [t for t in tests if t["arm"] == arm]
+
+
+def arms_of_tests(tests: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The arms :func:`head_tests` tested, in the order of :data:`ARMS`."""
+    return [a for a in ARMS if any(t["arm"] == a for t in tests)]
+
+
+def head_table(tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`head_tests` as the page shows them: per arm and task, the reliable cells, each
+    mode's median rho with its p-value, and the verdict (:func:`~.graph_tasks.head_table`
+    of each arm's tests)."""
+    return [{"arm": ARM_NAMES[arm], **row} for arm in arms_of_tests(tests)
+            for row in task_head_table(_of_arm(tests, arm))]
+
+
+def head_results(tests: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The recorded values of :func:`head_tests`: per arm, those of
+    :func:`~.graph_tasks.head_results` (``fresh.heads.<arm>.<task>.*`` and
+    ``verdict.heads.fresh.<arm>.<task>``), each arm's verdict over the tasks
+    (``verdict.heads.fresh.<arm>``) and the arms' common verdict (``verdict.heads.fresh``),
+    as :func:`heads_rows` gives them."""
+    out: dict[str, float] = {}
+    for arm in arms_of_tests(tests):
+        for k, v in task_head_results(_of_arm(tests, arm)).items():
+            if k.startswith("verdict.heads."):
+                out[f"verdict.heads.fresh.{arm}.{k.removeprefix('verdict.heads.')}"] = v
+            else:
+                out[f"fresh.heads.{arm}.{k.removeprefix('heads.')}"] = v
+    for row in heads_rows(tests):
+        out["verdict.heads.fresh" + (f".{row['slug']}" if row["slug"] else "")] = \
+            verdict_index(row["verdict"])
+    return out
+
+
+def heads_rows(tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The verdict-table rows of the per-head claim on the fresh-data models: one per arm
+    (:func:`~.graph_tasks.heads_verdict` of its tests: its verdict over the tasks, the
+    per-task verdicts as evidence) and one for the arms together, by the chapter's rule for
+    every claim (:func:`~.statistics.over_tasks` of the arms' verdicts, an arm that cannot
+    test it set aside: *fails* when any arm fails; its condition names the arms where it
+    holds). Each row has a ``slug``: the arm, ``""`` for the arms together."""
+    rows = [{**heads_verdict(_of_arm(tests, arm), models="fresh-data models",
+                             arm=ARM_NAMES[arm]), "slug": arm} for arm in arms_of_tests(tests)]
+    if not rows:
+        return []
+    by_arm = {r["slug"]: r["verdict"] for r in rows}
+    verdict = over_tasks(list(by_arm.values()))
+    return [*rows, {"claim": HEADS_CLAIM, "arm": f"{ALL_ARMS} (fresh data)", "slug": "",
+                    "verdict": verdict,
+                    "condition": arms_condition(verdict, by_arm), "evidence": ARMS_EVIDENCE}]
+
+
+__all__ = ["arms_of_tests", "head_results", "head_table", "head_tests", "heads_rows",
+           "layer_knockouts", "measure_heads"]

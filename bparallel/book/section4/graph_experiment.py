@@ -262,6 +262,8 @@ def _rank_row(test: str, task: str, arm: str, t: Mapping[str, Any]) -> dict[str,
 
 #: The verdict rows' arm for the arms together.
 ALL_ARMS = "all arms"
+#: The evidence of a claim's row for the arms together.
+ARMS_EVIDENCE = "the arms combined (an arm that cannot test it yet set aside)"
 
 
 def claim_verdicts(runs: FreshRuns, level: float = 0.95,
@@ -317,8 +319,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                             "condition": condition_words(verdict, where)})
             verdict = over_tasks([v for v, _, _ in per_arm.values()])
             out.append({"slug": slug, "claim": claim, "arm": ALL_ARMS, "verdict": verdict,
-                        "evidence": "the arms combined (an arm that cannot test it yet "
-                                    "set aside)",
+                        "evidence": ARMS_EVIDENCE,
                         "condition": arms_condition(verdict, {a: v for a, (v, _, _)
                                                               in per_arm.items()})})
     for row in out:
@@ -482,8 +483,8 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-__all__ = ["ALL_ARMS", "ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS", "EARLY_MARGIN",
-           "MODE_WORDS", "PROXIES", "PROXY_NAMES", "RANK_PROXIES", "SUMMARY_WORDS",
+__all__ = ["ALL_ARMS", "ARMS_EVIDENCE", "ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS",
+           "EARLY_MARGIN", "MODE_WORDS", "PROXIES", "PROXY_NAMES", "RANK_PROXIES", "SUMMARY_WORDS",
            "arms_condition", "changes", "chapter_tests", "claim_verdicts",
            "condition_rows", "configurations", "design_configurations", "design_models",
            "early_step", "family_table", "final_rows", "finite_accuracy", "grid_rows",

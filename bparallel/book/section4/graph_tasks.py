@@ -532,8 +532,9 @@ def heads_verdict(head_tests: Sequence[Mapping[str, Any]], *,
 
 
 def head_table(head_tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per task: the reliable cells and each mode's median rho with its permutation p, and
-    the task's verdict (:func:`head_verdicts`)."""
+    """Per task: the reliable cells and each mode's median rho with its permutation p, that
+    p after Holm's correction over the tests' family (the one the verdict reads), and the
+    task's verdict (:func:`head_verdicts`)."""
     verdicts = head_verdicts(head_tests)
     rows = []
     for task, verdict in verdicts.items():
@@ -545,7 +546,7 @@ def head_table(head_tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                           ("fidelity.definition", "as defined")):
             t = by[key]
             row[name] = ("—" if not t["cells"] else
-                         f"ρ {t['median']:.2f} (p {t['p']:.3f})")
+                         f"ρ {t['median']:.2f} (p {fmt_p(t['p'])}, Holm {fmt_p(t['p_holm'])})")
         row["verdict"] = verdict_cell(verdict, modes_condition(
             by["fidelity.paper"]["verdict"], by["fidelity.definition"]["verdict"]))
         rows.append(row)

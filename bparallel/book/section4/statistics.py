@@ -459,25 +459,33 @@ def scored_cells(data: Mapping[Any, Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def head_claims(ranking: Sequence[Mapping[str, Any]],
                 rankings: Sequence[str] = ("fidelity.paper", "fidelity.definition"),
-                ) -> list[dict[str, Any]]:
-    """Does a per-head measure rank the heads as their impact does? Per task and ranking,
-    over the task's reliable cells of :func:`~bparallel.book.section4.as_defined.ranking_rows`
-    (never pooled across tasks): the median of the cells' Spearman rho (``cells``: those where
-    it is defined; ``reliable_cells`` of ``task_cells``), its two-sided permutation test
+                *, by: Sequence[str] = ("task",)) -> list[dict[str, Any]]:
+    """Does a per-head measure rank the heads as their impact does? Per task (or per value
+    of the cells' keys ``by``, e.g. ``("task", "arm")``) and ranking, over its reliable cells
+    of :func:`~bparallel.book.section4.as_defined.ranking_rows` (never pooled across
+    tasks): the median of the cells' Spearman rho (``cells``: those where it is defined;
+    ``reliable_cells`` of ``task_cells``), its two-sided permutation test
     (:func:`two_sided_rank_test`: p-value and the smallest attainable one), that p-value
-    after Holm's correction over the family of every task and ranking returned
-    (``p_holm``, :func:`holm_family`) and the verdict (:func:`rank_claim_verdict` at the
-    corrected p-value: a significant reversal fails)."""
+    after Holm's correction over the family of every test returned (``p_holm``,
+    :func:`holm_family`) and the verdict (:func:`rank_claim_verdict` at the corrected
+    p-value: a significant reversal fails). Each test carries its keys ``by``."""
+    if "task" not in by:
+        raise ValueError(f"by={tuple(by)!r}: must include 'task' (tasks are never pooled)")
+
+    def group(r: Mapping[str, Any]) -> tuple:
+        return tuple(r[k] for k in by)
+
     out = []
-    for task in sorted({r["task"] for r in ranking}):
-        cells = [r for r in ranking if r["task"] == task and r["reliable"]]
+    for g in sorted({group(r) for r in ranking}):
+        cells = [r for r in ranking if group(r) == g and r["reliable"]]
         for key in rankings:
             pairs = [(r["scores"][key], r["scores"]["impact"]) for r in cells
                      if key in r["scores"]]
             test = two_sided_rank_test(pairs) if pairs else \
                 {"median": math.nan, "p": math.nan, "p_min": math.nan, "cells": 0}
-            out.append({"task": task, "ranking": key, "reliable_cells": len(cells),
-                        "task_cells": sum(r["task"] == task for r in ranking), **test})
+            out.append({**dict(zip(by, g, strict=True)), "ranking": key,
+                        "reliable_cells": len(cells),
+                        "task_cells": sum(group(r) == g for r in ranking), **test})
     holm_family(out)
     for t in out:
         t["verdict"] = rank_claim_verdict(t)
