@@ -382,10 +382,10 @@ def test_where_a_run_trained_and_how_runs_ended_are_on_the_page(tmp_path):
     moved = {**e, "hardware": f"{gpu}; {cpu}",
              "segments": [{"steps": [0, 20000], "hardware": gpu},
                           {"steps": [20000, 40000], "hardware": cpu}]}
-    assert gl.trained_on(moved) == "GPU, then CPU"
+    assert gl.trained_on(moved) == "GPU then CPU"
     back = {**moved, "segments": [*moved["segments"],
                                   {"steps": [40000, 42000], "hardware": gpu}]}
-    assert gl.trained_on(back) == "GPU, then CPU"  # the kinds it used, each once
+    assert gl.trained_on(back) == "GPU then CPU"  # the kinds it used, each once
     entries = [{**x, "hardware": gpu if x["seed"] == 43 else cpu} for x in grid()]
     first = next(i for i, x in enumerate(entries) if x["heads"] == 1 and x["head_size"] == 64)
     entries[first] = {**entries[first], "outcome": "budget reached"}

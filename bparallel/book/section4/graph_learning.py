@@ -97,12 +97,12 @@ def _tally(words: Sequence[str]) -> str:
 def trained_on(entry: Mapping[str, Any]) -> str:
     """Where a run trained, in a word or three for a table's tally: ``"GPU"`` or ``"CPU"``
     (:func:`~.across_seeds_stats.hardware_kind`), and for a run that moved between machines
-    their kinds in the order it used them (``"GPU, then CPU"``; its manifest's ``segments``
+    their kinds in the order it used them (``"GPU then CPU"``; its manifest's ``segments``
     keep the steps of each); ``"not recorded"`` without a ``hardware``."""
     segments = entry.get("segments")
     if segments and len(segments) > 1:
         kinds = list(dict.fromkeys(hardware_kind(s["hardware"]) for s in segments))
-        return ", then ".join(kinds)
+        return " then ".join(kinds)
     hardware = entry.get("hardware")
     return hardware_kind(hardware) if hardware else "not recorded"
 
