@@ -265,6 +265,12 @@ def budget_pilot_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
                   else f"not within {r['twin_budget']:,}")} for r in rows]
 
 
+def _fell_back(r: Mapping[str, Any]) -> bool:
+    """Whether a budget pilot's run reached the threshold at its best evaluation and stands
+    below it at its last (a count for the page, no verdict's input)."""
+    return r["peak"] >= r["threshold"] > r["accuracy"]
+
+
 def budget_pilot_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The budget pilot's recorded values, per task (``fresh.budget.<task>.*``): its
     ``runs``, ``budget`` and ``factor`` (over the twins' budget), how many have
@@ -288,7 +294,7 @@ def budget_pilot_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
             f"{k}.training": sum(not r["finished"] for r in mine),
             f"{k}.learned": len(times),
             f"{k}.converged": sum(r["converged_at"] is not None for r in mine),
-            f"{k}.fell_back": sum(r["peak"] >= r["threshold"] > r["accuracy"] for r in mine),
+            f"{k}.fell_back": sum(map(_fell_back, mine)),
             f"{k}.twin_learned": sum(r["twin_learned_at"] is not None for r in mine)})
         if times:
             out[f"{k}.slowest"] = max(times)
@@ -342,8 +348,7 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
                      "late": late, "unsettled": unsettled, "training": training,
                      "never": [_label(r) for r in mine
                                if r["finished"] and r["learned_at"] is None],
-                     "fell_back": [_label(r) for r in mine
-                                   if r["peak"] >= r["threshold"] > r["accuracy"]]}
+                     "fell_back": [_label(r) for r in mine if _fell_back(r)]}
     return out
 
 
