@@ -30,6 +30,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 
+from .words import join_words
+
 __all__ = ["HOLDING", "LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "condition", "legend",
            "only"]
 
@@ -197,9 +199,7 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
                              "fit it")
         if len(partly) == len(by_part):
             return f"in every {part}, with that {part}'s conditions"
-        words = partly[0] if len(partly) == 1 else \
-            f"{', '.join(partly[:-1])} and {partly[-1]}"
-        return f"in every {part}; with conditions in {words}"
+        return f"in every {part}; with conditions in {join_words(partly)}"
     return only(held)
 
 

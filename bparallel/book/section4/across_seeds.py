@@ -21,6 +21,7 @@ from ..._checks import positive_int, unit_interval
 from ...transformer.design import HEADS
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
+from ..words import join_words
 from .across_seeds_stats import changes_by_seed, hardware_kind, odd_seed_out, outside_tail
 from .published import MODE_NAMES
 from .statistics import across_tasks, fmt_interval, fmt_p
@@ -115,7 +116,7 @@ def machines_note(overview: Sequence[Mapping[str, Any]]) -> str:
     for r in overview:
         machines.setdefault((r["trained on"], r["torch"]), []).append(r["seed"])
     text = "**Which models this page shows, and where they were trained.** " + " ".join(
-        f"Seed{'s' * (len(seeds) > 1)} {' and '.join(map(str, seeds))}: "
+        f"Seed{'s' * (len(seeds) > 1)} {join_words(seeds)}: "
         f"{'; '.join(hardware_kind(m) for m in machine.split('; '))} "
         f"({machine}; torch {torch})." for (machine, torch), seeds in machines.items())
     if len({hardware_kind(m) for (m, _) in machines}) > 1:
@@ -240,8 +241,7 @@ def hardware_split(overview: Sequence[Mapping[str, Any]]) -> str:
         groups.setdefault(kind, []).append(seed)
     parts = []
     for i, (kind, seeds) in enumerate(sorted(groups.items(), key=lambda kv: min(kv[1]))):
-        names = (f"seed {seeds[0]}" if len(seeds) == 1 else
-                 "seeds " + ", ".join(map(str, seeds[:-1])) + f" and {seeds[-1]}")
+        names = f"seed{'s' * (len(seeds) > 1)} {join_words(seeds)}"
         verb = (" was" if len(seeds) == 1 else " were") + " trained" if i == 0 else ""
         parts.append(f"{names}{verb} on a {kind}")
     return ", ".join(parts)

@@ -17,6 +17,7 @@ from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
 from ..render.markdown import fmt_steps
 from ..verdicts import cell as verdict_cell
+from ..words import join_words
 from .as_defined import (
     LABELS,
     PAIR_EFFECTS,
@@ -448,8 +449,7 @@ def pruning_prose(summary: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _join(names: Sequence[str]) -> str:
-    names = [f"the {n} order" for n in names]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return join_words([f"the {n} order" for n in names])
 
 
 #: Formats of :func:`pair_table`.
