@@ -3,7 +3,9 @@ it in this list):
 
 - :mod:`~bparallel.transformer.data` (the tasks' sequences), :mod:`~bparallel.transformer.attention`
   and :mod:`~bparallel.transformer.model` (the Transformer);
-- :mod:`~bparallel.transformer.evaluation` (accuracy and loss on held-out sequences) and
+- :mod:`~bparallel.transformer.evaluation` (accuracy and loss on held-out sequences),
+  :mod:`~bparallel.transformer.as_trained` (the same with the model's dropout on, as the
+  optimiser saw it; outside the measuring code's key) and
   :mod:`~bparallel.transformer.runtime` (device, threads, hardware);
 - measuring, which never imports a run's design or its training:
   :mod:`~bparallel.transformer.patterns` (attention and head weights out of a model),

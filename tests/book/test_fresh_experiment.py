@@ -637,6 +637,8 @@ def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
     assert (out["fresh.pilot.histogram.constant.learned"],
             out["fresh.pilot.histogram.pilot.learned"]) == (2, 1)
     assert out["fresh.pilot.histogram.pilot.spread_min"] == 0.0  # the flat, unlearned run
+    assert (out["fresh.pilot.histogram.pilot.fastest"],
+            out["fresh.pilot.histogram.pilot.slowest"]) == (8200, 8200)  # the one that learned
     rows = gl.recipe_table(pairs)
     assert len(rows) == 4 and rows[1]["recipe"] == "rate decayed (cosine)"
     assert rows[1]["converged at (step)"] == "10,000" and rows[0]["converged at (step)"] == "—"
@@ -784,3 +786,119 @@ def test_every_pilot_reads_against_its_tasks_constant_rate_runs():
             base = ALL[model_sets.PILOT_BASELINES[task]]
             assert task in base.tasks and base.lr_schedule == "constant"
             assert ALL[name].lr_schedule != "constant" and task in ALL[name].tasks
+    # the pilot without dropout changes the dropout and nothing else of its baseline's recipe
+    for task, name in model_sets.DROPOUT_PILOTS.items():
+        base, pilot = ALL[model_sets.PILOT_BASELINES[task]], ALL[name]
+        assert base.dropout > 0 and pilot.dropout == 0.0
+        drop = ("name", "description", "dropout")
+        assert ({k: v for k, v in pilot.to_dict().items() if k not in drop}
+                == {k: v for k, v in base.to_dict().items() if k not in drop})
+
+
+def test_a_pilot_design_names_its_runs_and_only_they_are_read(tmp_path):
+    """A budget pilot's design (seed 42 of every configuration, more seeds of some) is fixed
+    before its runs finish: a run of another seed shipped or snapshotted under the same
+    profile is not the pilot's, and a snapshot of a run shipped since is superseded."""
+    from bparallel.transformer.design import PROFILES as ALL
+    from bparallel.transformer.shipped import ship
+    from bparallel.transformer.train import train
+
+    design = model_sets.PilotDesign(seeds=(42,), more={(16, 4): (43,)})
+    assert {"heads": 1, "head_size": 64, "seed": 42} in design
+    assert {"heads": 16, "head_size": 4, "seed": 43} in design
+    assert {"heads": 1, "head_size": 64, "seed": 43} not in design
+    assert "not a run" not in design
+    histogram = model_sets.BUDGET_PILOT_DESIGNS["histogram"]
+    assert {"heads": 16, "head_size": 4, "seed": 44} in histogram
+    assert {"heads": 4, "head_size": 64, "seed": 43} not in histogram
+
+    tiny = ALL["fresh-tiny"]
+    done = train("induction", 8, tiny, arm="head16", out_dir=tmp_path / "runs", progress=False)
+    ship(done.checkpoint, tmp_path / "fresh-tiny", profile=tiny)
+    for seed in (42, 43):  # a stale snapshot of the shipped run, and one of another seed
+        train("induction", 8, tiny, arm="head16", seed=seed, stop_after=5, progress=False,
+              out_dir=tmp_path / "fresh-tiny" / "partial" / f"seed-{seed}")
+    read = model_sets.budget_pilot_runs
+    pilot = read(tmp_path, profiles={"induction": "fresh-tiny"},
+                 designs={"induction": model_sets.PilotDesign(seeds=(42,))})
+    assert [(p["seed"], p["finished"]) for p in pilot] == [(42, True)]
+    every = read(tmp_path, profiles={"induction": "fresh-tiny"}, designs={})
+    assert [(p["seed"], p["finished"]) for p in every] == [(42, True), (43, False)]
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_the_dropout_check_scores_each_run_as_evaluated_and_as_trained():
+    """dropout_rows scores every shipped run on the first held-out sequences of its task, as
+    evaluate_as_trained does; the table's medians and ranges and the recorded values (the
+    floor, the runs above it, those at the threshold as trained only, those that did not
+    converge) follow the rows; bad input is refused."""
+    from bparallel.transformer.as_trained import evaluate_as_trained
+    from bparallel.transformer.design import fresh_heldout
+    from bparallel.transformer.model import ModelConfig, Transformer
+
+    runs = model_sets.FreshRuns([entry("induction", 1, 42, 3000, head_size=16),
+                                 entry("induction", 4, 42, None, head_size=16)],
+                                profiles={"induction": {"profile": "fresh-tiny",
+                                                        "threshold": 0.9}})
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    loaded = {("induction", h, 16, 42): Transformer(ModelConfig(n_heads=h, head_size=16,
+                                                                seq_len=16)).eval()
+              for h in (1, 4)}
+    rows = gl.dropout_rows(runs, loaded, sequences=6, draws=2)
+    held = fresh_heldout("induction", "fresh-tiny").subset(slice(0, 6))
+    want = evaluate_as_trained(loaded[("induction", 4, 16, 42)], held, draws=2)
+    assert (rows[1]["evaluated"], rows[1]["as_trained"], rows[1]["spread"]) == (
+        want["evaluated"], want["accuracy_predictable"], want["spread"])
+    assert [(r["learned"], r["outcome"]) for r in rows] == [(True, "converged"),
+                                                            (False, "not learned")]
+    with pytest.raises(ValueError, match="no weights"):
+        gl.dropout_rows(runs, {}, sequences=6)
+    with pytest.raises(ValueError, match="sequences"):
+        gl.dropout_rows(runs, loaded, sequences=0)
+
+    def row(h, seed, evaluated, as_trained, spread=0.004, outcome="budget reached"):
+        return {"task": "histogram", "heads": h, "head_size": 64 // h, "seed": seed,
+                "evaluated": evaluated, "as_trained": as_trained, "spread": spread,
+                "threshold": 0.9, "outcome": outcome}
+
+    rows = [row(1, 42, 0.40, 0.95), row(1, 43, 0.93, 0.90, spread=0.01),
+            row(4, 42, 0.99, 0.97, outcome="converged"), row(4, 43, 0.95, 0.96)]
+    out = gl.dropout_results(rows)
+    assert out["fresh.dropout.floor"] == pytest.approx(1.0)  # the largest spread, in points
+    k = "fresh.dropout.histogram"
+    assert out[f"{k}.runs"] == 4 and out[f"{k}.gap_max"] == pytest.approx(55.0)
+    assert out[f"{k}.gap_min"] == pytest.approx(-3.0)
+    assert out[f"{k}.higher"] == 1  # +1 point is not above a floor of 1 point
+    assert (out[f"{k}.trained_only"], out[f"{k}.trained_only_configs"]) == (1, 1)
+    assert (out[f"{k}.unconverged"], out[f"{k}.unconverged_higher"]) == (3, 1)
+    assert "fresh.budget.dropout.floor" in gl.dropout_results(rows, "budget.dropout")
+    with pytest.raises(ValueError, match="name"):
+        gl.dropout_results(rows, "two words")
+    assert gl.dropout_results([]) == {}
+    table = gl.dropout_table(rows)
+    assert [t["heads x head size"] for t in table] == ["1 x 64", "4 x 16"]
+    assert table[0]["gap, range (points)"] == "-3.0 to +55.0"
+    assert table[0]["gap, median (points)"] == "+26.0"
+    assert table[0]["at the threshold as trained only"] == 1
+    assert table[1]["evaluated (%)"] == "97.0" and table[1]["as trained (%)"] == "96.5"
+
+
+def test_a_run_without_dropout_is_named_as_its_recipe():
+    """A pilot run trained without dropout is named by its recipe ("constant rate, no
+    dropout"), and a pilot's values are recorded under its own name."""
+    base = _with_curve(entry("histogram", 1, 42, 8000), [0.3] * 40 + [0.95] * 11,
+                       outcome="budget reached")
+    pilot = {**base, "model_config": {"dropout": 0.0}, "outcome": "converged",
+             "converged_at": 9000}
+    runs = model_sets.FreshRuns([base])
+    pairs = gl.recipe_pairs(runs, model_sets.FreshRuns([pilot]))
+    assert [r["recipe"] for r in pairs[0]["recipes"]] == ["constant", "constant-nodropout"]
+    assert pairs[0]["recipes"][1]["label"] == "constant rate, no dropout"
+    out = gl.recipe_results(pairs, "nodropout")
+    assert out["fresh.nodropout.histogram.pilot.converged"] == 1
+    assert (out["fresh.nodropout.histogram.constant.fastest"],
+            out["fresh.nodropout.histogram.pilot.slowest"]) == (8000, 8000)
+    assert out["fresh.nodropout.settle_window"] == gl.SETTLE_WINDOW
+    with pytest.raises(ValueError, match="name"):
+        gl.recipe_results(pairs, "no dropout")

@@ -15,6 +15,12 @@ whether a run settled: its outcome, and the spread of its last :data:`SETTLE_WIN
 evaluations (:func:`settle_spread`). A budget's pilot (:data:`~.models.BUDGET_PILOTS`)
 trains the piloted recipe over a longer budget; :func:`budget_pilot_rows` sets each of its
 runs, finished or still training, beside the run it repeats at the task's recipe.
+
+What the learning times read: every held-out curve scores a model with its dropout off, the
+optimiser trained it with its dropout on. :func:`dropout_rows` scores each shipped run both
+ways at the end of training, :func:`dropout_table` and :func:`dropout_results` say where
+they part; the pilot without dropout (:data:`~.models.DROPOUT_PILOTS`) is a recipe pilot,
+read by :func:`recipe_pairs`.
 """
 
 from __future__ import annotations
@@ -27,8 +33,10 @@ import numpy as np
 
 from ... import ranks
 from ..._checks import one_of, positive_int
-from ...transformer.design import ARMS, HEADS, get_profile
+from ...transformer.as_trained import evaluate_as_trained
+from ...transformer.design import ARMS, HEADS, fresh_heldout, get_profile
 from ...transformer.learning import learning_time
+from ..words import join_words
 from .across_seeds_stats import hardware_kind
 from .models import ARM_NAMES, FreshRuns
 
@@ -128,13 +136,17 @@ def settle_spread(entry: Mapping[str, Any], window: int = SETTLE_WINDOW) -> floa
     return float(max(tail) - min(tail))
 
 
-#: How the page names a recipe.
+#: How the page names a recipe: its learning-rate schedule, and ``", no dropout"`` after
+#: it for a run trained without dropout (Section 4.1's is 0.1).
 RECIPE_WORDS = {"constant": "constant rate", "cosine": "rate decayed (cosine)"}
 
 
 def _recipe(entry: Mapping[str, Any]) -> dict[str, Any]:
     name = entry.get("lr_schedule", "constant")  # an entry names a decaying schedule only
-    return {"recipe": name, "label": RECIPE_WORDS[name], "outcome": entry["outcome"],
+    label = RECIPE_WORDS[name]
+    if float(entry.get("model_config", {}).get("dropout", 0.1)) == 0.0:  # 0.1: Section 4.1
+        name, label = f"{name}-nodropout", f"{label}, no dropout"
+    return {"recipe": name, "label": label, "outcome": entry["outcome"],
             "learned_at": learning_time(entry),
             "converged_at": entry.get("converged_at"),
             "accuracy": float(entry["heldout_accuracy_predictable"]),
@@ -198,22 +210,31 @@ def recipe_table(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def recipe_results(pairs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """The pilot's recorded values, per task: its runs (``fresh.pilot.<task>.runs``), and per
-    recipe (``constant`` and the pilot's) the runs that converged and learned, and the
-    smallest and largest :func:`settle_spread` (``fresh.pilot.<task>.<recipe>.{converged,
-    learned,spread_min,spread_max}``); ``fresh.pilot.settle_window``."""
-    out: dict[str, float] = {"fresh.pilot.settle_window": SETTLE_WINDOW}
+def recipe_results(pairs: Sequence[Mapping[str, Any]], name: str = "pilot"
+                   ) -> dict[str, float]:
+    """A recipe pilot's recorded values under ``fresh.<name>`` (``"pilot"``, the decayed
+    rate's; ``"nodropout"``, the pilot without dropout), per task: its runs
+    (``fresh.<name>.<task>.runs``), and per recipe (``constant``, the task's, and ``pilot``)
+    the runs that converged and learned, the smallest and largest :func:`settle_spread`, and
+    the earliest and latest learning time of those that learned (``fresh.<name>.<task>.
+    <recipe>.{converged,learned,spread_min,spread_max,fastest,slowest}``; the last two only
+    where a run learned); ``fresh.<name>.settle_window``."""
+    if not name.isidentifier():
+        raise ValueError(f"name={name!r}: must be one word of letters, digits and _")
+    out: dict[str, float] = {f"fresh.{name}.settle_window": SETTLE_WINDOW}
     for task in dict.fromkeys(p["task"] for p in pairs):
         mine = [p for p in pairs if p["task"] == task]
-        out[f"fresh.pilot.{task}.runs"] = len(mine)
+        out[f"fresh.{name}.{task}.runs"] = len(mine)
         for i in (0, 1):
             rs = [p["recipes"][i] for p in mine]
-            key = f"fresh.pilot.{task}.{'constant' if i == 0 else 'pilot'}"
+            key = f"fresh.{name}.{task}.{'constant' if i == 0 else 'pilot'}"
             out[f"{key}.converged"] = sum(r["outcome"] == "converged" for r in rs)
             out[f"{key}.learned"] = sum(r["learned_at"] is not None for r in rs)
             out[f"{key}.spread_min"] = min(r["spread"] for r in rs)
             out[f"{key}.spread_max"] = max(r["spread"] for r in rs)
+            times = [r["learned_at"] for r in rs if r["learned_at"] is not None]
+            if times:
+                out[f"{key}.fastest"], out[f"{key}.slowest"] = min(times), max(times)
     return out
 
 
@@ -352,10 +373,6 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
     return out
 
 
-def _names(labels: Sequence[str]) -> str:
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-
-
 def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
     """One task's :func:`budget_pilot_reading` in the page's words: ``"status"``, how far
     the pilot has come (a clause), and ``"reading"``, what its rule says of the budget (a
@@ -374,23 +391,133 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
         words = (f"By this rule the pilot has not decided yet: {so_far}, and {len(waiting)} "
                  f"of its runs are still training.")
     elif state == "long enough":
-        unsized = f"; {_names(never)} never learned, which no budget sizes" if never else ""
+        unsized = f"; {join_words(never)} never learned, which no budget sizes" if never else ""
         words = (f"By this rule the budget is **long enough**: {so_far} and converged within "
                  f"the budget, the last at step {reading['last_converged']:,}{unsized}.")
     elif state == "too short":
         words = ("By this rule the budget is **too short**: "
-                 + (f"{_names(reading['late'])} learned after step {half:,}, when the "
+                 + (f"{join_words(reading['late'])} learned after step {half:,}, when the "
                     f"decayed rate had fallen below half its starting value."
                     if reading["late"] else "no run learned within it."))
     else:
         words = (f"By this rule the recipe **does not settle** every run within this budget: "
-                 f"{_names(reading['unsettled'])} learned by step {half:,} but had not "
+                 f"{join_words(reading['unsettled'])} learned by step {half:,} but had not "
                  f"converged at the budget.")
     return {"status": status, "reading": words}
 
 
-__all__ = ["BUDGET_STATES", "RECIPE_WORDS", "SETTLE_WINDOW", "budget_pilot_reading",
-           "budget_pilot_results", "budget_pilot_rows", "budget_pilot_table",
-           "budget_pilot_words", "censored_median", "learning_rows", "learning_table",
-           "learning_time", "recipe_pairs", "recipe_results", "recipe_table",
-           "settle_spread", "trained_on"]
+
+# --------------------------------------------------------------------------- what is evaluated
+
+#: The dropout check (:func:`dropout_rows`): the first this many sequences of each task's
+#: held-out set, and this many draws of the dropout masks for the model as trained.
+DROPOUT_SEQUENCES, DROPOUT_DRAWS = 100, 2
+
+
+def dropout_rows(runs: FreshRuns, loaded: Mapping[tuple[str, int, int, int], Any], *,
+                 sequences: int = DROPOUT_SEQUENCES, draws: int = DROPOUT_DRAWS
+                 ) -> list[dict[str, Any]]:
+    """Every shipped run of ``runs`` (its weights in ``loaded``, :func:`~.models.load_models`)
+    scored at the end of training on the first ``sequences`` of its task's held-out set
+    twice (:func:`~bparallel.transformer.as_trained.evaluate_as_trained`): as the held-out
+    curve evaluates it (``evaluated``, dropout off) and as the optimiser saw it
+    (``as_trained``, dropout on, mean over ``draws`` mask draws; ``spread``: how far the
+    draws differ), with its ``threshold``, whether it ``learned`` by the chapter's rule, and
+    its ``outcome``."""
+    positive_int(sequences, "sequences")
+    positive_int(draws, "draws")
+    held = {}
+    out = []
+    for e in runs.entries:
+        task = e["task"]
+        if task not in held:
+            data = fresh_heldout(task, runs.profiles[task]["profile"])
+            held[task] = data.subset(slice(0, sequences))
+        key = (task, e["heads"], e["head_size"], e["seed"])
+        if key not in loaded:
+            raise ValueError(f"loaded: no weights for {task} {e['heads']} x {e['head_size']} "
+                             f"seed {e['seed']}")
+        r = evaluate_as_trained(loaded[key], held[task], draws=draws)
+        out.append({"task": task, "heads": e["heads"], "head_size": e["head_size"],
+                    "seed": e["seed"], "arms": e["arms"], "evaluated": r["evaluated"],
+                    "as_trained": r["accuracy_predictable"], "spread": r["spread"],
+                    "threshold": float(runs.profiles[task]["threshold"]),
+                    "learned": learning_time(e) is not None, "outcome": e["outcome"]})
+    return out
+
+
+def _trained_only(r: Mapping[str, Any]) -> bool:
+    """At the threshold as trained, below it as evaluated (:func:`~bparallel.ranks.reaches`,
+    so no last bit of a float decides it)."""
+    return (ranks.reaches(r["as_trained"], r["threshold"])
+            and not ranks.reaches(r["evaluated"], r["threshold"]))
+
+
+def _above(gap: float, floor: float) -> bool:
+    """A gap beyond the floor (both in points), decided up to the book's tolerance."""
+    return not ranks.reaches(floor, gap)
+
+
+def dropout_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`dropout_rows` per task and configuration: the median accuracy as evaluated and
+    as trained over the seeds, the gap (as trained less evaluated) at its median and range,
+    and how many runs are at the threshold as trained only."""
+    out = []
+    for (task, h, hs), mine in _groups(rows).items():
+        gap = [100 * (r["as_trained"] - r["evaluated"]) for r in mine]
+        evaluated, trained = (100 * ranks.median([r[k] for r in mine])
+                              for k in ("evaluated", "as_trained"))
+        out.append({"task": task, "heads x head size": f"{h} x {hs}", "runs": len(mine),
+                    "evaluated (%)": f"{evaluated:.1f}", "as trained (%)": f"{trained:.1f}",
+                    "gap, median (points)": f"{ranks.median(gap):+.1f}",
+                    "gap, range (points)": f"{min(gap):+.1f} to {max(gap):+.1f}",
+                    "at the threshold as trained only": sum(map(_trained_only, mine))})
+    return out
+
+
+def _groups(rows: Sequence[Mapping[str, Any]]
+            ) -> dict[tuple[str, int, int], list[Mapping[str, Any]]]:
+    groups: dict[tuple[str, int, int], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["task"], r["heads"], r["head_size"]), []).append(r)
+    return groups
+
+
+def dropout_results(rows: Sequence[Mapping[str, Any]], name: str = "dropout"
+                    ) -> dict[str, float]:
+    """The dropout check's recorded values under ``fresh.<name>`` (``"dropout"``: the
+    chapter's runs; ``"budget.dropout"``: the budget pilot's): ``.floor`` (the largest
+    spread between two draws of the masks over every run: what a gap must exceed to
+    count), and per task (``fresh.<name>.<task>.*``) its ``runs``, the
+    largest gap ``gap_max`` and smallest ``gap_min`` (points), how many runs score more than
+    the floor higher as trained (``higher``) and how many are at the threshold as trained
+    only (``trained_only``), how many configurations have such a run
+    (``trained_only_configs``), how many runs did not converge (``unconverged``) and how many
+    of those score more than the floor higher as trained (``unconverged_higher``)."""
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise ValueError(f"name={name!r}: must be words of letters, digits and _ joined by .")
+    if not rows:
+        return {}
+    floor = max(100 * r["spread"] for r in rows)
+    out: dict[str, float] = {f"fresh.{name}.floor": floor}
+    for task in dict.fromkeys(r["task"] for r in rows):
+        mine = [r for r in rows if r["task"] == task]
+        gap = [100 * (r["as_trained"] - r["evaluated"]) for r in mine]
+        k = f"fresh.{name}.{task}"
+        out.update({f"{k}.runs": len(mine), f"{k}.gap_max": max(gap), f"{k}.gap_min": min(gap),
+                    f"{k}.higher": sum(_above(g, floor) for g in gap),
+                    f"{k}.unconverged": sum(r["outcome"] != "converged" for r in mine),
+                    f"{k}.unconverged_higher": sum(
+                        _above(g, floor) for g, r in zip(gap, mine, strict=True)
+                        if r["outcome"] != "converged"),
+                    f"{k}.trained_only": sum(map(_trained_only, mine)),
+                    f"{k}.trained_only_configs": sum(
+                        any(map(_trained_only, g)) for g in _groups(mine).values())})
+    return out
+
+
+__all__ = ["BUDGET_STATES", "DROPOUT_DRAWS", "DROPOUT_SEQUENCES", "RECIPE_WORDS",
+           "SETTLE_WINDOW", "budget_pilot_reading", "budget_pilot_results", "budget_pilot_rows",
+           "budget_pilot_table", "budget_pilot_words", "censored_median", "dropout_results",
+           "dropout_rows", "dropout_table", "learning_rows", "learning_table", "learning_time",
+           "recipe_pairs", "recipe_results", "recipe_table", "settle_spread", "trained_on"]

@@ -177,11 +177,39 @@ FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh",
 #: budget (:data:`~bparallel.transformer.design.LR_SCHEDULES`).
 RECIPE_PILOTS = {"histogram": "histogram-cosine"}
 
+#: The pilot of training without dropout (chapter 12): histogram's runs repeated with
+#: dropout 0 and nothing else changed (the paper's constant rate and the chapter's budget),
+#: so that the model the held-out curve evaluates is the model the optimiser trained.
+DROPOUT_PILOTS = {"histogram": "histogram-nodropout"}
+
 #: Pilots of a budget for a recipe (chapter 12): per task, the fresh-data profile whose runs
 #: train the piloted recipe over a longer budget (histogram's cosine decay over 36,000
 #: steps), read with the unfinished runs as their committed snapshots stand
 #: (:func:`budget_pilot_runs`).
 BUDGET_PILOTS = {"histogram": "histogram-cosine-36k"}
+
+
+@dataclass(frozen=True)
+class PilotDesign:
+    """Which runs of a pilot's profile make the pilot, fixed before its runs finish: seeds
+    ``seeds`` of every configuration and, per configuration ``(heads, head_size)``, the
+    seeds in ``more``. Runs trained later under the same profile (a retrain begun before the
+    pilot's reading) are not the pilot's and never change what it reads."""
+
+    seeds: tuple[int, ...]
+    more: Mapping[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
+
+    def __contains__(self, run: object) -> bool:
+        if not isinstance(run, Mapping):
+            return False
+        key = (int(run["heads"]), int(run["head_size"]))
+        return int(run["seed"]) in (*self.seeds, *self.more.get(key, ()))
+
+
+#: The runs each budget pilot is (:class:`PilotDesign`): histogram's, seed 42 of every
+#: configuration of the three arms and sixteen heads of four dimensions (the slowest learner
+#: at the constant rate) at seeds 43 and 44 too.
+BUDGET_PILOT_DESIGNS = {"histogram": PilotDesign(seeds=(42,), more={(16, 4): (43, 44)})}
 
 #: The runs every pilot of a task is set beside (the recipe's and the budget's): the task's
 #: runs at the paper's constant rate and the chapter's first budget. Today they are also the
@@ -267,26 +295,42 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
     return runs
 
 
+def _in_design(run: Mapping[str, Any], designs: Mapping[str, PilotDesign]) -> bool:
+    """Whether ``run`` is one of its pilot's runs: every run of a task without a design."""
+    return run["task"] not in designs or run in designs[run["task"]]
+
+
 def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
-                      profiles: Mapping[str, str] = BUDGET_PILOTS) -> list[dict[str, Any]]:
+                      profiles: Mapping[str, str] = BUDGET_PILOTS,
+                      designs: Mapping[str, PilotDesign] = BUDGET_PILOT_DESIGNS
+                      ) -> list[dict[str, Any]]:
     """Every run of the budget pilots (:data:`BUDGET_PILOTS`), finished or not: the shipped
     ones (:func:`fresh_runs` of the pilots' profiles, ``"finished": True``) and each
     unfinished run's committed snapshot (``models/<profile>/partial/seed-<S>/*.ckpt.pt``)
     read as it stands (``"finished": False``: its outcome so far, ``"running"`` until its
-    budget, and its curve to the last evaluation). Each run has ``task``, ``heads``,
+    budget, and its curve to the last evaluation; a snapshot of a run shipped since is
+    superseded by it); of a task with a design in ``designs`` (:data:`BUDGET_PILOT_DESIGNS`),
+    only the design's runs. Each run has ``task``, ``heads``,
     ``head_size``, ``seed``, ``arms``, ``profile``, ``budget``, ``threshold``, ``step``
     (trained so far), ``outcome``, ``converged_at``, ``heldout_accuracy_predictable`` (the
     last evaluation's) and ``curve``; sorted by task, configuration and seed."""
     from ...transformer.checkpoints import load_checkpoint
 
+    def _key(run: Mapping[str, Any]) -> tuple[str, int, int, int]:
+        return run["task"], int(run["heads"]), int(run["head_size"]), int(run["seed"])
+
     runs = fresh_runs(models_root, profiles=profiles)
-    out = [{**e, "finished": True, "step": int(e["steps"])} for e in runs.entries]
+    out = [{**e, "finished": True, "step": int(e["steps"])} for e in runs.entries
+           if _in_design(e, designs)]
+    shipped_keys = {_key(e) for e in out}
     for task, name in profiles.items():
         if task not in runs.profiles:
             continue
         for path in sorted((Path(models_root) / name / "partial").glob("seed-*/*.ckpt.pt")):
             ck = load_checkpoint(path, task=task, profile=name)
             meta, h = ck.meta(), ck.history
+            if not _in_design(meta, designs) or _key(meta) in shipped_keys:
+                continue  # not the pilot's, or superseded by the run shipped since
             out.append({**{k: meta[k] for k in ("task", "heads", "head_size", "seed", "arms",
                                                 "budget", "step", "outcome", "converged_at")},
                         "profile": name, "threshold": ck.threshold, "finished": False,
@@ -296,6 +340,15 @@ def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
                                                           "heldout_accuracy_predictable")}})
     return sorted(out, key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"],
                                       e["head_size"], e["seed"]))
+
+
+def budget_pilot_shipped(models_root: str | os.PathLike = MODELS_ROOT) -> FreshRuns:
+    """The finished runs of the budget pilots (:data:`BUDGET_PILOTS`), of a task with a
+    design (:data:`BUDGET_PILOT_DESIGNS`) only the design's, as :class:`FreshRuns` (for
+    :func:`load_models` and the chapter's measures of shipped runs)."""
+    runs = fresh_runs(models_root, profiles=BUDGET_PILOTS)
+    runs.entries = [e for e in runs.entries if _in_design(e, BUDGET_PILOT_DESIGNS)]
+    return runs
 
 
 #: The seed of the re-score's sequences: a held-out stream that no run trained on or was
@@ -327,12 +380,13 @@ def rescore(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT,
 
 def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
                 ) -> dict[tuple[str, int, int, int], Any]:
-    """The shipped weights of every plain-budget run, keyed ``(task, heads, head_size,
-    seed)``, each checked against the SHA-256 of its manifest entry (``weights_only``
-    loading, :func:`~bparallel.transformer.checkpoints.load_weights`)."""
+    """The shipped weights of every plain-budget run (from its task's profile in ``runs``),
+    keyed ``(task, heads, head_size, seed)``, each checked against the SHA-256 of its
+    manifest entry (``weights_only`` loading,
+    :func:`~bparallel.transformer.checkpoints.load_weights`)."""
     out = {}
     for e in runs.entries:
-        folder = Path(models_root) / FRESH_PROFILES[e["task"]]
+        folder = Path(models_root) / runs.profiles[e["task"]]["profile"]
         model, _ = load_weights(folder / e["file"], sha256=e["sha256"])
         out[(e["task"], e["heads"], e["head_size"], e["seed"])] = model
     return out

@@ -144,11 +144,12 @@ def plot_fresh_learning_curves(curves: Mapping[str, Mapping[tuple[str, int, int]
     return fig
 
 
-def plot_recipe_pilot(pairs: Sequence[Mapping[str, Any]], threshold: float) -> Any:
+def plot_recipe_pilot(pairs: Sequence[Mapping[str, Any]], threshold: float,
+                      start: float = 0.5) -> Any:
     """A recipe's pilot: one panel per piloted run, the held-out accuracy (predictable
     positions) against training steps under the task's recipe (grey) and the pilot's
-    (colour), over the second half of training (where the recipes differ most; the first
-    half is chapter 12's figure of every curve), the learning threshold dashed, a run's
+    (colour), from ``start`` of the way through training (``0.5``: the second half, where
+    a decayed rate differs most; ``0``: all of it), the learning threshold dashed, a run's
     convergence marked by a dot at the step it stopped. ``pairs``:
     :func:`bparallel.book.section4.graph_learning.recipe_pairs`; ``threshold``: a fraction.
     Returns the figure."""
@@ -157,18 +158,20 @@ def plot_recipe_pilot(pairs: Sequence[Mapping[str, Any]], threshold: float) -> A
 
     if not pairs:
         raise ValueError("pairs is empty: no piloted run to draw")
+    if not 0.0 <= start < 1.0:
+        raise ValueError(f"start={start!r}: must lie in [0, 1)")
     cols = min(2, len(pairs))
     rows = -(-len(pairs) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(TEXT_WIDTH, 2.6 * rows + 0.6),
                              squeeze=False, sharey=True, layout="constrained")
     styles = ({"color": "0.55", "lw": 1.0}, {"color": "C3", "lw": 1.4})
     for ax, p in zip(axes.flat, pairs, strict=False):
-        start = max(r["curve"]["step"][-1] for r in p["recipes"]) / 2
+        first = start * max(r["curve"]["step"][-1] for r in p["recipes"])
         low = 100.0 * threshold
         for style, r in zip(styles, p["recipes"], strict=True):
             steps = np.asarray(r["curve"]["step"], dtype=float)
             acc = 100 * np.asarray(r["curve"]["accuracy"], dtype=float)
-            shown = steps >= start
+            shown = steps >= first
             ax.plot(steps[shown], acc[shown], label=r["label"], **style)
             low = min(low, float(acc[shown].min()) if shown.any() else low)
             if r["outcome"] == "converged":
