@@ -878,8 +878,8 @@ def test_the_dropout_check_scores_each_run_as_evaluated_and_as_trained():
     assert gl.dropout_results([]) == {}
     table = gl.dropout_table(rows)
     assert [t["heads x head size"] for t in table] == ["1 x 64", "4 x 16"]
-    assert table[0]["gap, range (points)"] == "-3.0 to +55.0"
-    assert table[0]["gap, median (points)"] == "+26.0"
+    assert table[0]["gap, range (% points)"] == "-3.0 to +55.0"
+    assert table[0]["gap, median (% points)"] == "+26.0"
     assert table[0]["at the threshold as trained only"] == 1
     assert table[1]["evaluated (%)"] == "97.0" and table[1]["as trained (%)"] == "96.5"
 

@@ -204,7 +204,7 @@ def recipe_table(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "learned at (step)": _step(r["learned_at"]),
                 "converged at (step)": _step(r["converged_at"]),
                 "final accuracy (%)": f"{100 * r['accuracy']:.1f}",
-                f"spread, last {SETTLE_WINDOW} evaluations (points)":
+                f"spread, last {SETTLE_WINDOW} evaluations (% points)":
                     f"{100 * r['spread']:.1f}",
                 "curve area": f"{r['area']:.3f}"})
     return rows
@@ -469,8 +469,8 @@ def dropout_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                               for k in ("evaluated", "as_trained"))
         out.append({"task": task, "heads x head size": f"{h} x {hs}", "runs": len(mine),
                     "evaluated (%)": f"{evaluated:.1f}", "as trained (%)": f"{trained:.1f}",
-                    "gap, median (points)": f"{ranks.median(gap):+.1f}",
-                    "gap, range (points)": f"{min(gap):+.1f} to {max(gap):+.1f}",
+                    "gap, median (% points)": f"{ranks.median(gap):+.1f}",
+                    "gap, range (% points)": f"{min(gap):+.1f} to {max(gap):+.1f}",
                     "at the threshold as trained only": sum(map(_trained_only, mine))})
     return out
 
