@@ -882,6 +882,8 @@ def test_the_dropout_check_scores_each_run_as_evaluated_and_as_trained():
     assert table[0]["gap, median (% points)"] == "+26.0"
     assert table[0]["at the threshold as trained only"] == 1
     assert table[1]["evaluated (%)"] == "97.0" and table[1]["as trained (%)"] == "96.5"
+    one = gl.dropout_table([row(8, 42, 0.95, 0.94)])[0]
+    assert one["gap, range (% points)"] == "-1.0"  # one run: one value, never "x to x"
 
 
 def test_a_run_without_dropout_is_named_as_its_recipe():

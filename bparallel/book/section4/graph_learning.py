@@ -470,9 +470,15 @@ def dropout_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         out.append({"task": task, "heads x head size": f"{h} x {hs}", "runs": len(mine),
                     "evaluated (%)": f"{evaluated:.1f}", "as trained (%)": f"{trained:.1f}",
                     "gap, median (% points)": f"{ranks.median(gap):+.1f}",
-                    "gap, range (% points)": f"{min(gap):+.1f} to {max(gap):+.1f}",
+                    "gap, range (% points)": _range(min(gap), max(gap)),
                     "at the threshold as trained only": sum(map(_trained_only, mine))})
     return out
+
+
+def _range(low: float, high: float) -> str:
+    """``"-3.0 to +55.0"``, or the one value where both print alike (a single run)."""
+    lo, hi = f"{low:+.1f}", f"{high:+.1f}"
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def _groups(rows: Sequence[Mapping[str, Any]]
