@@ -38,7 +38,7 @@ from ...transformer.design import ARMS, HEADS, fresh_heldout, get_profile
 from ...transformer.learning import learning_time
 from ..words import join_words
 from .across_seeds_stats import hardware_kind
-from .models import ARM_NAMES, FreshRuns
+from .models import ARM_NAMES, FreshRuns, run_key
 
 
 def censored_median(times: Sequence[int | None]) -> float | None:
@@ -158,9 +158,9 @@ def _recipe(entry: Mapping[str, Any]) -> dict[str, Any]:
 def _twin(runs: FreshRuns, p: Mapping[str, Any]) -> dict[str, Any]:
     """The run of ``runs`` that pilot run ``p`` repeats (same task, head count, head size and
     seed); ``ValueError`` when none was shipped."""
-    key = (p["task"], p["heads"], p["head_size"], p["seed"])
+    key = run_key(p)
     for e in runs.of(p["task"]):
-        if (e["task"], e["heads"], e["head_size"], e["seed"]) == key:
+        if run_key(e) == key:
             return e
     raise ValueError(f"pilot run {key} repeats no shipped run of the task's recipe")
 
@@ -183,7 +183,7 @@ def recipe_pairs(runs: FreshRuns, pilot: FreshRuns) -> list[dict[str, Any]]:
     for p in pilot.entries:
         twin = _twin(runs, p)
         if twin["budget"] != p["budget"]:
-            key = (p["task"], p["heads"], p["head_size"], p["seed"])
+            key = run_key(p)
             raise ValueError(f"pilot run {key} trained {p['budget']:,} steps, the run it "
                              f"repeats {twin['budget']:,}: not one change of recipe")
         out.append({"task": p["task"], "heads": p["heads"], "head_size": p["head_size"],
@@ -433,7 +433,7 @@ def dropout_rows(runs: FreshRuns, loaded: Mapping[tuple[str, int, int, int], Any
         if task not in held:
             data = fresh_heldout(task, runs.profiles[task]["profile"])
             held[task] = data.subset(slice(0, sequences))
-        key = (task, e["heads"], e["head_size"], e["seed"])
+        key = run_key(e)
         if key not in loaded:
             raise ValueError(f"loaded: no weights for {task} {e['heads']} x {e['head_size']} "
                              f"seed {e['seed']}")

@@ -295,6 +295,12 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
     return runs
 
 
+def run_key(run: Mapping[str, Any]) -> tuple[str, int, int, int]:
+    """A run's identity across profiles, manifests and snapshots: ``(task, heads, head_size,
+    seed)``, the key of :func:`load_models` and of a pilot run's twin."""
+    return run["task"], int(run["heads"]), int(run["head_size"]), int(run["seed"])
+
+
 def _in_design(run: Mapping[str, Any], designs: Mapping[str, PilotDesign]) -> bool:
     """Whether ``run`` is one of its pilot's runs: every run of a task without a design."""
     return run["task"] not in designs or run in designs[run["task"]]
@@ -316,20 +322,17 @@ def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
     last evaluation's) and ``curve``; sorted by task, configuration and seed."""
     from ...transformer.checkpoints import load_checkpoint
 
-    def _key(run: Mapping[str, Any]) -> tuple[str, int, int, int]:
-        return run["task"], int(run["heads"]), int(run["head_size"]), int(run["seed"])
-
     runs = fresh_runs(models_root, profiles=profiles)
     out = [{**e, "finished": True, "step": int(e["steps"])} for e in runs.entries
            if _in_design(e, designs)]
-    shipped_keys = {_key(e) for e in out}
+    shipped_keys = {run_key(e) for e in out}
     for task, name in profiles.items():
         if task not in runs.profiles:
             continue
         for path in sorted((Path(models_root) / name / "partial").glob("seed-*/*.ckpt.pt")):
             ck = load_checkpoint(path, task=task, profile=name)
             meta, h = ck.meta(), ck.history
-            if not _in_design(meta, designs) or _key(meta) in shipped_keys:
+            if not _in_design(meta, designs) or run_key(meta) in shipped_keys:
                 continue  # not the pilot's, or superseded by the run shipped since
             out.append({**{k: meta[k] for k in ("task", "heads", "head_size", "seed", "arms",
                                                 "budget", "step", "outcome", "converged_at")},
@@ -368,7 +371,7 @@ def rescore(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT,
     out = []
     loaded = load_models(runs, models_root)
     for e in runs.entries:
-        model = loaded[(e["task"], e["heads"], e["head_size"], e["seed"])]
+        model = loaded[run_key(e)]
         cfg = model.config
         data = heldout_dataset(e["task"], sequences, seed=RESCORE_SEED, seq_len=cfg.seq_len,
                                vocab_size=cfg.vocab_size)
@@ -388,5 +391,5 @@ def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
     for e in runs.entries:
         folder = Path(models_root) / runs.profiles[e["task"]]["profile"]
         model, _ = load_weights(folder / e["file"], sha256=e["sha256"])
-        out[(e["task"], e["heads"], e["head_size"], e["seed"])] = model
+        out[run_key(e)] = model
     return out
