@@ -793,6 +793,15 @@ def test_every_pilot_reads_against_its_tasks_constant_rate_runs():
         drop = ("name", "description", "dropout")
         assert ({k: v for k, v in pilot.to_dict().items() if k not in drop}
                 == {k: v for k, v in base.to_dict().items() if k not in drop})
+    # the settling pilot is both: the dropout pilot's recipe with the budget pilot's schedule
+    for task, name in model_sets.SETTLING_PILOTS.items():
+        base, pilot = ALL[model_sets.PILOT_BASELINES[task]], ALL[name]
+        assert pilot.dropout == 0.0 and pilot.lr_schedule == ALL[
+            model_sets.BUDGET_PILOTS[task]].lr_schedule != "constant"
+        drop = ("name", "description", "dropout", "lr_schedule", "steps")
+        assert ({k: v for k, v in pilot.to_dict().items() if k not in drop}
+                == {k: v for k, v in base.to_dict().items() if k not in drop})
+        assert model_sets.SETTLING_PILOT_DESIGNS[task] == model_sets.BUDGET_PILOT_DESIGNS[task]
 
 
 def test_a_pilot_design_names_its_runs_and_only_they_are_read(tmp_path):

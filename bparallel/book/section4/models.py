@@ -211,6 +211,15 @@ class PilotDesign:
 #: at the constant rate) at seeds 43 and 44 too.
 BUDGET_PILOT_DESIGNS = {"histogram": PilotDesign(seeds=(42,), more={(16, 4): (43, 44)})}
 
+#: The pilot of both changes together (chapter 12): histogram's runs without dropout and
+#: with the learning rate decayed to 0 at 18,000 steps (the profile says why), the recipe
+#: the three pilots above point to; read, when its runs finish, by the budget pilot's rule
+#: (:func:`~bparallel.book.section4.graph_learning.budget_pilot_reading`).
+SETTLING_PILOTS = {"histogram": "histogram-nodropout-cosine"}
+
+#: The runs of each settling pilot, fixed before they train: the budget pilot's design.
+SETTLING_PILOT_DESIGNS = {"histogram": PilotDesign(seeds=(42,), more={(16, 4): (43, 44)})}
+
 #: The runs every pilot of a task is set beside (the recipe's and the budget's): the task's
 #: runs at the paper's constant rate and the chapter's first budget. Today they are also the
 #: chapter's runs (:data:`FRESH_PROFILES`); named apart so that the chapter can move to a
