@@ -13,6 +13,8 @@ it in this list):
   :mod:`~bparallel.transformer.measure` (the proxies of a model on given sequences, and
   :func:`~bparallel.transformer.measure.training_probe`) and the content-addressed
   :mod:`~bparallel.transformer.metrics_cache`, whose key hashes this measuring code only;
+  :mod:`~bparallel.transformer.conditioning` (the condition number of the concatenated
+  heads' outputs; outside that key);
 - what a run is: :mod:`~bparallel.transformer.learning` (learning thresholds, learning time,
   convergence: rules on curves of numbers) and :mod:`~bparallel.transformer.design` (both
   kinds of profile, arms, head counts, seeds, names and files, the sequences a run trains

@@ -15,8 +15,9 @@ from and when the model is evaluated:
   batch of that step (:func:`~.design.fresh_batch`); every ``eval_every`` steps (and at
   step 0) the model is evaluated on the fixed held-out set and a checkpoint is written; at
   the steps of :func:`~.learning.probe_steps` the proxies are recorded
-  (:func:`~.measure.training_probe`: their values go into the history, the weights of those
-  steps are not kept); training stops when the convergence rule holds
+  (:func:`~.measure.training_probe`, and the conditioning of the concatenated heads,
+  :func:`~.conditioning.attention_conditioning`: their values go into the history, the
+  weights of those steps are not kept); training stops when the convergence rule holds
   (:func:`~.learning.learning_summary`: ``"converged"``, ``"budget reached"`` or ``"not
   learned"``) or at the budget. A run of ``budget_factor`` times the budget has its own
   files, ``<name>-xK``, and starts from the plain run's checkpoint (the same stream: its
@@ -56,6 +57,7 @@ from .checkpoints import (
     seed_everything,
     set_rng_state,
 )
+from .conditioning import PROBE_KEY, attention_conditioning
 from .data import TASKS, SequenceDataset, ShuffledLoader, heldout_dataset, make_dataset
 from .design import (
     DEFAULT_SEED,
@@ -192,7 +194,8 @@ class _Steps:
         self.heldout = fresh_heldout(task, p)
         self.probe_set = self.heldout.subset(slice(0, p.probe_sequences))
         self.history: dict[str, Any] = {k: [] for k in ("step", *_CURVE_KEYS)}
-        self.history["probe"] = {k: [] for k in ("step", *PROBE_SCALAR_KEYS, *PROBE_LAYER_KEYS)}
+        self.history["probe"] = {k: [] for k in ("step", *PROBE_SCALAR_KEYS, *PROBE_LAYER_KEYS,
+                                                 PROBE_KEY)}
         self.interval = {"loss_sum": 0.0, "count": 0}
         self.done = False
         self.t0 = 0.0
@@ -223,6 +226,8 @@ class _Steps:
         if probes["step"][-1:] == [step]:
             return
         values = training_probe(self.model, self.probe_set)
+        if PROBE_KEY in probes:  # a run begun before the probe recorded it resumes without it
+            values[PROBE_KEY] = attention_conditioning(self.model, self.probe_set.inputs)
         probes["step"].append(step)
         for key, value in values.items():
             probes[key].append(value)

@@ -35,6 +35,7 @@ import torch
 
 from ..._checks import positive_int
 from ...ranks import doubled_ranks, spearman
+from ...transformer.conditioning import attention_conditioning
 from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
 from ...transformer.train import initial_model
@@ -71,41 +72,21 @@ def _heldout_inputs(task: str, profile: str) -> torch.Tensor:
 
 
 def initial_conditioning(entry: Mapping[str, Any]) -> float:
-    """How well conditioned a run's attention is before training: per layer, the condition
-    number (largest over smallest singular value) of the concatenated heads' outputs, the
-    output projection's input ``(N T, A)``, on the run's probe sequences, for the weights the
-    run started from (:func:`~bparallel.transformer.train.initial_model` of its profile,
-    heads, head size and seed); the mean over layers of its base-10 logarithm. Singular
-    values below float32's resolution of the largest (``sigma_max * max(N T, A) * eps``, as
-    ``numpy.linalg.matrix_rank`` counts rank) are rounding and left out, so that no ranking
-    hangs on the last bits of a float. NaN for an entry without a model configuration (a
-    manifest written by hand)."""
+    """How well conditioned a run's attention is before training: the mean over layers of
+    the base-10 logarithm of the concatenated heads' condition number
+    (:func:`~bparallel.transformer.conditioning.attention_conditioning`) on the run's probe
+    sequences, for the weights the run started from
+    (:func:`~bparallel.transformer.train.initial_model` of its profile, heads, head size
+    and seed). NaN for an entry without a model configuration (a manifest written by
+    hand)."""
     cfg = entry.get("model_config")
     if not cfg or "profile" not in entry:
         return math.nan
     inputs = _heldout_inputs(entry["task"], entry["profile"])[
         : int(entry.get("probe_sequences", 20))]
     model = initial_model(entry["profile"], entry["heads"], cfg.get("head_size"),
-                          entry["seed"]).eval()
-    outs: list[torch.Tensor] = []
-    hooks = [b.attn.out.register_forward_pre_hook(lambda mod, args: outs.append(args[0]))
-             for b in model.blocks]
-    try:
-        with torch.no_grad():
-            model(inputs)
-    finally:
-        for h in hooks:
-            h.remove()
-    logs = []
-    for y in outs:
-        x = y.reshape(-1, y.shape[-1])
-        sv = torch.linalg.svdvals(x.to(torch.float64))
-        # the numerically nonzero spectrum: a value below float32's resolution of the largest
-        # is rounding, not conditioning (one head wider than d_model has rank d_model at most)
-        tol = float(sv[0]) * max(x.shape) * float(torch.finfo(torch.float32).eps)
-        kept = sv[sv > tol]
-        logs.append(math.log10(float(kept[0] / kept[-1])))
-    return float(np.mean(logs))
+                          entry["seed"])
+    return attention_conditioning(model, inputs)
 
 
 def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
