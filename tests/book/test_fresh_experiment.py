@@ -440,6 +440,45 @@ def test_the_horse_race_ranks_a_design_quantity_that_sets_the_speed_first(tmp_pa
     assert len(fig.axes) == 1
 
 
+def test_the_horse_race_reads_the_conditioning_at_the_early_step_only_from_every_run(
+        tmp_path):
+    """Runs that recorded the conditioning through training are read at the early step,
+    like the graph measures, and the row says so; one run without it sends every run back to
+    the conditioning before training (here undefined: the entries have no model
+    configuration), never a mix."""
+    from bparallel.book.section4 import graph_predictors as gp
+    from bparallel.ranks import spearman
+    from bparallel.transformer.conditioning import PROBE_KEY
+    from bparallel.transformer.learning import learning_time
+
+    runs = grid(seeds=(42, 43, 44, 45), learn=lambda h, hs, s: 3000 - 150 * h - 40 * (s - 42))
+    for e in runs:  # better conditioned (smaller) the more heads, plus seed noise
+        e["probes"][PROBE_KEY] = [2.0 - 0.1 * e["heads"] + 0.03 * ((e["seed"] * 7) % 5)
+                                  + 0.001 * i for i in range(len(e["probes"]["step"]))]
+    write(tmp_path, runs)
+    fresh = model_sets.fresh_runs(tmp_path)
+    assert gp.conditioning_source(fresh, "induction") == "early step"
+    step = gp.early_step(fresh, "induction")
+    rows = gp.horse_race(fresh, "induction", samples=50)
+    row = next(r for r in rows if r["candidate"] == "conditioning" and r["outcome"] == "speed")
+    assert row["label"] == "condition number at the early step"
+    x = [-gp.probe_conditioning(e, step) for e in fresh.of("induction")]
+    y = [-learning_time(e) for e in fresh.of("induction")]
+    assert row["rho"] == pytest.approx(float(spearman(np.array(x), np.array(y))))
+    assert row["rho"] > 0.5
+
+    del runs[3]["probes"][PROBE_KEY]
+    write(tmp_path, runs)
+    fresh = model_sets.fresh_runs(tmp_path)
+    assert gp.conditioning_source(fresh, "induction") == "before training"
+    without = [e for e in fresh.of("induction") if PROBE_KEY not in e["probes"]]
+    assert len(without) == 1 and math.isnan(gp.probe_conditioning(without[0], step))
+    rows = gp.horse_race(fresh, "induction", samples=50)
+    row = next(r for r in rows if r["candidate"] == "conditioning" and r["outcome"] == "speed")
+    assert row["label"] == "condition number before training" and row["rho"] is None
+    assert gp.conditioning_source(model_sets.FreshRuns([]), "induction") == "before training"
+
+
 def test_results_read_the_chapters_tests_as_computing_them_again_would(tmp_path):
     write(tmp_path, grid(quality=lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)))
     runs = model_sets.fresh_runs(tmp_path)

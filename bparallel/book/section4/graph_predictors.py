@@ -6,14 +6,15 @@ Every shipped run of a task, all arms and seeds together, is one item. Each cand
 width, parameters), a graph measure recorded at the task's early step, before any run
 learned (:func:`~.graph_early.early_step`; Algorithm 1 and minimax fidelity in both
 modes, Definition 2.7, attention rollout), or the conditioning of the concatenated heads'
-outputs at initialization (:func:`initial_conditioning`, the quantity Saratchandran et al.
-relate to the head count; the runs' probes did not record it, but a seed fixes the initial
-weights), signed so that larger is better by the paper's claims (smaller for the
-condition number). Its score is Spearman's rho with each outcome of :data:`OUTCOMES`: the
-speed (minus the learning time, a run that never learned ranked last, tied) and the curve
-area. The
-interval resamples seeds (every run of a drawn seed enters together, so the runs that share
-a seed's data stream move as one), :data:`SAMPLES` times, seeded: a percentile interval.
+outputs (the quantity Saratchandran et al. relate to the head count): at the early step when
+every run of the task recorded it there (runs trained since the probe was added), else at
+initialization for every run (:func:`initial_conditioning`: a seed fixes the initial
+weights; :func:`conditioning_source` says which), signed so that larger is better by the
+paper's claims (smaller for the condition number). Its score is Spearman's rho with each
+outcome of :data:`OUTCOMES`: the speed (minus the learning time, a run that never learned
+ranked last, tied) and the curve area. The interval resamples seeds (every run of a drawn
+seed enters together, so the runs that share a seed's data stream move as one),
+:data:`SAMPLES` times, seeded: a percentile interval.
 
 A graph measure that ranks the runs no better than the design quantities does not add to
 them; one whose interval excludes 0 on the wrong side ranks them backwards. Whether it adds
@@ -35,7 +36,7 @@ import torch
 
 from ..._checks import positive_int
 from ...ranks import doubled_ranks, spearman
-from ...transformer.conditioning import attention_conditioning
+from ...transformer.conditioning import PROBE_KEY, attention_conditioning
 from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
 from ...transformer.train import initial_model
@@ -89,11 +90,40 @@ def initial_conditioning(entry: Mapping[str, Any]) -> float:
     return attention_conditioning(model, inputs)
 
 
+def probe_conditioning(entry: Mapping[str, Any], step: int) -> float:
+    """The conditioning of a run's concatenated heads at probe step ``step``, as its
+    training recorded it (probe key :data:`~bparallel.transformer.conditioning.PROBE_KEY`);
+    NaN for a run trained before the probe recorded it."""
+    probes = entry["probes"]
+    if PROBE_KEY not in probes:
+        return math.nan
+    return float(probes[PROBE_KEY][list(probes["step"]).index(step)])
+
+
+def conditioning_source(runs: FreshRuns, task: str) -> str:
+    """Where the horse race reads each run's conditioning of ``task``: ``"early step"``,
+    at the early step like the graph measures (:func:`probe_conditioning`), when every run
+    of the task recorded it there; else ``"before training"``, for every run
+    (:func:`initial_conditioning`): never a mix of the two."""
+    step = early_step(runs, task)
+    entries = runs.of(task)
+    if step is not None and entries and all(
+            PROBE_KEY in e["probes"] and step in e["probes"]["step"] for e in entries):
+        return "early step"
+    return "before training"
+
+
+#: How the page names the conditioning of each source (:func:`conditioning_source`).
+CONDITIONING_LABELS = {"early step": "condition number at the early step",
+                       "before training": "condition number before training"}
+
+
 def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Per candidate and outcome, one value per run of ``task`` (signed, finite: an
     infinite mixing time is a huge number), and the runs' seeds."""
     step = early_step(runs, task)
     entries = runs.of(task)
+    early = conditioning_source(runs, task) == "early step"
     cols: dict[str, list[float]] = {k: [] for k in (*CANDIDATES, *OUTCOMES)}
     for e in entries:
         cols["heads"].append(e["heads"])
@@ -103,7 +133,8 @@ def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarra
         probe = probe_at(e, step) if step is not None else {}
         for name in CANDIDATES:
             if name == "conditioning":
-                cols[name].append(initial_conditioning(e))
+                cols[name].append(probe_conditioning(e, step) if early
+                                  else initial_conditioning(e))
             elif name not in DESIGN:
                 cols[name].append(probe.get(name, math.nan))
         t = learning_time(e)
@@ -168,6 +199,8 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
              for _ in range(samples)]
     rows = []
     for name, (label, _) in CANDIDATES.items():
+        if name == "conditioning":
+            label = CONDITIONING_LABELS[conditioning_source(runs, task)]
         x = cols[name]
         for outcome in OUTCOMES:
             y = cols[outcome]
@@ -223,5 +256,6 @@ def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, fl
     return out
 
 
-__all__ = ["CANDIDATES", "DESIGN", "OUTCOMES", "SAMPLES", "best", "horse_race",
-           "initial_conditioning", "partial_rank_correlation", "results"]
+__all__ = ["CANDIDATES", "CONDITIONING_LABELS", "DESIGN", "OUTCOMES", "SAMPLES", "best",
+           "conditioning_source", "horse_race", "initial_conditioning",
+           "partial_rank_correlation", "probe_conditioning", "results"]
