@@ -872,6 +872,21 @@ def test_a_pilot_design_names_its_runs_and_only_they_are_read(tmp_path):
     assert [(p["seed"], p["finished"]) for p in pilot] == [(42, True)]
     every = read(tmp_path, profiles={"induction": "fresh-tiny"}, designs={})
     assert [(p["seed"], p["finished"]) for p in every] == [(42, True), (43, False)]
+    # the shipped runs alone, design applied: a run of seed 44 shipped later is not the pilot's
+    later = train("induction", 8, tiny, arm="head16", seed=44, out_dir=tmp_path / "runs44",
+                  progress=False)
+    ship(later.checkpoint, tmp_path / "fresh-tiny", profile=tiny)
+    shipped = model_sets.budget_pilot_shipped(
+        tmp_path, profiles={"induction": "fresh-tiny"},
+        designs={"induction": model_sets.PilotDesign(seeds=(42,))})
+    assert [e["seed"] for e in shipped.entries] == [42] and "induction" in shipped.profiles
+    assert [e["seed"] for e in model_sets.budget_pilot_shipped(
+        tmp_path, profiles={"induction": "fresh-tiny"}, designs={}).entries] == [42, 44]
+    # read once, passed on: the same runs
+    design = {"induction": model_sets.PilotDesign(seeds=(42,))}
+    assert read(tmp_path, profiles={"induction": "fresh-tiny"}, designs=design,
+                shipped=shipped) == read(tmp_path, profiles={"induction": "fresh-tiny"},
+                                         designs=design)
 
 
 @pytest.mark.usefixtures("one_torch_thread")

@@ -128,5 +128,11 @@ def test_recipe_pilot_one_panel_per_run_with_threshold_and_convergence():
     assert [(d.get_xdata()[0], d.get_ydata()[0]) for d in dots] == [(400, 95)]  # converged
     assert any(ln.get_linestyle() == "--" and ln.get_ydata()[0] == 90 for ln in ax.lines)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["constant", "cosine"]
+    # start=0: the whole budget, every evaluation drawn
+    whole = pe.plot_recipe_pilot(pairs, 0.9, start=0)
+    assert max(len(ln.get_xdata()) for ln in whole.axes[0].lines) == 3
     with pytest.raises(ValueError, match="no piloted run"):
         pe.plot_recipe_pilot([], 0.9)
+    for start in (1.0, -0.1):
+        with pytest.raises(ValueError, match=rf"start={start}: must lie in \[0, 1\)"):
+            pe.plot_recipe_pilot(pairs, 0.9, start=start)

@@ -317,23 +317,24 @@ def _in_design(run: Mapping[str, Any], designs: Mapping[str, PilotDesign]) -> bo
 
 def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
                       profiles: Mapping[str, str] = BUDGET_PILOTS,
-                      designs: Mapping[str, PilotDesign] = BUDGET_PILOT_DESIGNS
-                      ) -> list[dict[str, Any]]:
-    """Every run of the budget pilots (:data:`BUDGET_PILOTS`), finished or not: the shipped
-    ones (:func:`fresh_runs` of the pilots' profiles, ``"finished": True``) and each
-    unfinished run's committed snapshot (``models/<profile>/partial/seed-<S>/*.ckpt.pt``)
-    read as it stands (``"finished": False``: its outcome so far, ``"running"`` until its
-    budget, and its curve to the last evaluation; a snapshot of a run shipped since is
-    superseded by it); of a task with a design in ``designs`` (:data:`BUDGET_PILOT_DESIGNS`),
-    only the design's runs. Each run has ``task``, ``heads``,
-    ``head_size``, ``seed``, ``arms``, ``profile``, ``budget``, ``threshold``, ``step``
-    (trained so far), ``outcome``, ``converged_at``, ``heldout_accuracy_predictable`` (the
-    last evaluation's) and ``curve``; sorted by task, configuration and seed."""
+                      designs: Mapping[str, PilotDesign] = BUDGET_PILOT_DESIGNS,
+                      shipped: FreshRuns | None = None) -> list[dict[str, Any]]:
+    """Every run of the budget pilots (:data:`BUDGET_PILOTS`; or of the settling pilots,
+    :data:`SETTLING_PILOTS` and their designs), finished or not: the shipped ones
+    (:func:`budget_pilot_shipped`, ``"finished": True``; ``shipped`` when the caller has
+    read them already) and each unfinished run's committed snapshot
+    (``models/<profile>/partial/seed-<S>/*.ckpt.pt``) read as it stands (``"finished":
+    False``: its outcome so far, ``"running"`` until its budget, and its curve to the last
+    evaluation; a snapshot of a run shipped since is superseded by it); of a task with a
+    design in ``designs`` (:data:`BUDGET_PILOT_DESIGNS`), only the design's runs. Each run
+    has ``task``, ``heads``, ``head_size``, ``seed``, ``arms``, ``profile``, ``budget``,
+    ``threshold``, ``step`` (trained so far), ``outcome``, ``converged_at``,
+    ``heldout_accuracy_predictable`` (the last evaluation's) and ``curve``; sorted by task,
+    configuration and seed."""
     from ...transformer.checkpoints import load_checkpoint
 
-    runs = fresh_runs(models_root, profiles=profiles)
-    out = [{**e, "finished": True, "step": int(e["steps"])} for e in runs.entries
-           if _in_design(e, designs)]
+    runs = budget_pilot_shipped(models_root, profiles, designs) if shipped is None else shipped
+    out = [{**e, "finished": True, "step": int(e["steps"])} for e in runs.entries]
     shipped_keys = {run_key(e) for e in out}
     for task, name in profiles.items():
         if task not in runs.profiles:
@@ -354,12 +355,16 @@ def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
                                       e["head_size"], e["seed"]))
 
 
-def budget_pilot_shipped(models_root: str | os.PathLike = MODELS_ROOT) -> FreshRuns:
-    """The finished runs of the budget pilots (:data:`BUDGET_PILOTS`), of a task with a
-    design (:data:`BUDGET_PILOT_DESIGNS`) only the design's, as :class:`FreshRuns` (for
-    :func:`load_models` and the chapter's measures of shipped runs)."""
-    runs = fresh_runs(models_root, profiles=BUDGET_PILOTS)
-    runs.entries = [e for e in runs.entries if _in_design(e, BUDGET_PILOT_DESIGNS)]
+def budget_pilot_shipped(models_root: str | os.PathLike = MODELS_ROOT,
+                         profiles: Mapping[str, str] = BUDGET_PILOTS,
+                         designs: Mapping[str, PilotDesign] = BUDGET_PILOT_DESIGNS
+                         ) -> FreshRuns:
+    """The finished runs of the budget pilots (:data:`BUDGET_PILOTS`, or other pilots'
+    ``profiles``), of a task with a design in ``designs`` (:data:`BUDGET_PILOT_DESIGNS`)
+    only the design's, as :class:`FreshRuns` (for :func:`load_models` and the chapter's
+    measures of shipped runs)."""
+    runs = fresh_runs(models_root, profiles=profiles)
+    runs.entries = [e for e in runs.entries if _in_design(e, designs)]
     return runs
 
 
