@@ -92,7 +92,8 @@ def test_train_refuses_a_model_that_another_process_is_training(tmp_path, capsys
 
 
 def test_subcommands_registered_smoke():
-    assert set(COMMANDS) == {"train", "evaluate", "regress", "sweep", "findings", "record"}
+    assert set(COMMANDS) == {"train", "evaluate", "regress", "sweep", "findings", "record",
+                             "pilot"}
     help_text = subprocess.run([sys.executable, "-m", "bparallel", "--help"],
                                capture_output=True, text=True, check=True).stdout
     for name in COMMANDS:
@@ -115,3 +116,29 @@ def test_record_check_says_what_is_missing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(record, "stale", lambda: [])
     assert main(["record", "--check"]) == 0
     assert "a chapter: all recorded" in capsys.readouterr().out
+
+
+def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys):
+    """`pilot budget` reads the shipped budget pilot as chapter 12 does: its twelve runs,
+    each beside its constant-rate twin, and the rule's reading (no Markdown); a pilot with
+    no run yet says how to commit one; an unknown pilot is refused."""
+    from bparallel.book.section4 import graph_learning as gl
+    from bparallel.book.section4 import models
+    from bparallel.book.tools.pilot import text_table
+
+    assert main(["pilot", "budget"]) == 0
+    out = capsys.readouterr().out
+    rows = gl.budget_pilot_rows(models.fresh_runs(profiles=models.PILOT_BASELINES),
+                                models.budget_pilot_runs())
+    assert f"{len(rows)} runs" in out and len(rows) == 12
+    reading = gl.budget_pilot_words(gl.budget_pilot_reading(rows)["histogram"])["reading"]
+    assert reading.replace("**", "") in out and "**" not in out
+    assert text_table(gl.budget_pilot_table(rows)) in out
+    assert main(["pilot", "settling", "--models-dir", str(tmp_path)]) == 0
+    assert "no run shipped or snapshotted" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["pilot", "fastest"])
+    assert text_table([{"a": 1, "bb": "x"}, {"a": 22, "bb": ""}]).splitlines() == [
+        "a   bb", "--  --", "1   x", "22"]
+    with pytest.raises(ValueError, match="rows is empty"):
+        text_table([])

@@ -1,5 +1,5 @@
 """The command line, ``python -m bparallel train | evaluate | regress | sweep | findings |
-record``
+record | pilot``
 (:mod:`bparallel.__main__` runs :func:`main`; the theory layer never imports this module).
 
 Each subcommand is a pair ``(add_arguments, run)`` in :data:`COMMANDS`; ``run`` returns the
@@ -10,6 +10,7 @@ exit status. Examples::
     python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
     python -m bparallel findings --check    # is README.md's findings table current?
     python -m bparallel record --check      # are the recorded measures current?
+    python -m bparallel pilot settling      # what chapter 12's settling pilot reads so far
 """
 
 from __future__ import annotations
@@ -321,6 +322,21 @@ def run_record(args: argparse.Namespace) -> int:
     return run(args)
 
 
+# --------------------------------------------------------------------------- pilot
+
+
+def add_pilot_arguments(p: argparse.ArgumentParser) -> None:
+    from .pilot import add_arguments
+
+    add_arguments(p)
+
+
+def run_pilot(args: argparse.Namespace) -> int:
+    from .pilot import run
+
+    return run(args)
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                           Callable[[argparse.Namespace], int]]] = {
     "train": ("train the Section 4 models (resumes checkpoints)", add_train_arguments,
@@ -335,6 +351,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                  add_findings_arguments, run_findings),
     "record": ("record the costliest measures of the shipped models in models/recorded/",
                add_record_arguments, run_record),
+    "pilot": ("where a pilot of chapter 12's recipe stands and what its rule reads",
+              add_pilot_arguments, run_pilot),
 }
 
 
