@@ -118,10 +118,11 @@ def test_record_check_says_what_is_missing(tmp_path, monkeypatch, capsys):
     assert "a chapter: all recorded" in capsys.readouterr().out
 
 
-def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys):
+def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys, monkeypatch):
     """`pilot budget` reads the shipped budget pilot as chapter 12 does: its twelve runs,
-    each beside its constant-rate twin, and the rule's reading (no Markdown); a pilot with
-    no run yet says how to commit one; an unknown pilot is refused."""
+    each beside its constant-rate twin, and the rule's reading (no Markdown), and how many
+    of its design's runs have not started; a pilot with no run yet says how to commit one;
+    an unknown pilot is refused."""
     from bparallel.book.section4 import graph_learning as gl
     from bparallel.book.section4 import models
     from bparallel.book.tools.pilot import text_table
@@ -134,6 +135,11 @@ def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys):
     reading = gl.budget_pilot_words(gl.budget_pilot_reading(rows)["histogram"])["reading"]
     assert reading.replace("**", "") in out and "**" not in out
     assert text_table(gl.budget_pilot_table(rows)) in out
+    assert "have not started" not in out  # every run of its design is there
+    more = models.PilotDesign(seeds=(42,), more={(16, 4): (43, 44, 45)})
+    monkeypatch.setattr(models, "BUDGET_PILOT_DESIGNS", {"histogram": more})
+    assert main(["pilot", "budget"]) == 0
+    assert "1 of the design's 13 runs have not started" in capsys.readouterr().out
     assert main(["pilot", "settling", "--models-dir", str(tmp_path)]) == 0
     assert "no run shipped or snapshotted" in capsys.readouterr().out
     with pytest.raises(SystemExit):

@@ -858,6 +858,11 @@ def test_a_pilot_design_names_its_runs_and_only_they_are_read(tmp_path):
     assert "not a run" not in design
     histogram = model_sets.BUDGET_PILOT_DESIGNS["histogram"]
     assert {"heads": 16, "head_size": 4, "seed": 44} in histogram
+    # ten configurations at seed 42, two more seeds of sixteen heads of four dimensions
+    assert len(histogram.runs()) == 12 and (1, 256, 42) in histogram.runs()
+    assert all({"heads": h, "head_size": hs, "seed": s} in histogram
+               for h, hs, s in histogram.runs())
+    assert design.runs() == {(h, hs, 42) for h, hs, _ in histogram.runs()} | {(16, 4, 43)}
     assert {"heads": 4, "head_size": 64, "seed": 43} not in histogram
 
     tiny = ALL["fresh-tiny"]

@@ -30,7 +30,7 @@ from ..._checks import one_of, positive_int
 from ...transformer import shipped
 from ...transformer.checkpoints import load_weights
 from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS, heldout_dataset
-from ...transformer.design import DEFAULT_SEED, HEADS, arms_of, get_profile
+from ...transformer.design import ARMS, DEFAULT_SEED, HEADS, arm_head_dim, arms_of, get_profile
 from ...transformer.evaluation import evaluate_accuracy
 from ...transformer.model import ModelConfig
 from ...transformer.shipped import (
@@ -204,6 +204,15 @@ class PilotDesign:
             return False
         key = (int(run["heads"]), int(run["head_size"]))
         return int(run["seed"]) in (*self.seeds, *self.more.get(key, ()))
+
+    def runs(self) -> set[tuple[int, int, int]]:
+        """``(heads, head_size, seed)`` of every run of the design: its seeds at every
+        configuration of the three arms (:data:`~bparallel.transformer.design.ARMS` at
+        every head count of :data:`~bparallel.transformer.design.HEADS`) and the more seeds
+        of its configurations."""
+        configs = {(h, arm_head_dim(arm, h)) for arm in ARMS for h in HEADS}
+        return ({(h, hs, s) for h, hs in configs for s in self.seeds}
+                | {(h, hs, s) for (h, hs), seeds in self.more.items() for s in seeds})
 
 
 #: The runs each budget pilot is (:class:`PilotDesign`): histogram's, seed 42 of every

@@ -62,6 +62,14 @@ def run(args: argparse.Namespace) -> int:
     for task, reading in gl.budget_pilot_reading(rows).items():
         words = gl.budget_pilot_words(reading)
         print(f"\n{task}: {words['status']}. {words['reading'].replace('**', '')}")
+        if task in designs:
+            design = designs[task].runs()
+            waiting = design - {(r["heads"], r["head_size"], r["seed"]) for r in rows
+                                if r["task"] == task}
+            if waiting:
+                print(f"{len(waiting)} of the design's {len(design)} runs have not started "
+                      "(no shipped run and no committed snapshot); the rule waits for them "
+                      "as for the runs still training.")
     return 0
 
 
