@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +18,8 @@ from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import Outcome, Verdict
 from bparallel.transformer.design import HEADS, PROFILES
 from bparallel.transformer.learning import learning_time, probe_steps
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BUDGET = 12000
 
@@ -477,6 +480,19 @@ def test_the_horse_race_reads_the_conditioning_at_the_early_step_only_from_every
     row = next(r for r in rows if r["candidate"] == "conditioning" and r["outcome"] == "speed")
     assert row["label"] == "condition number before training" and row["rho"] is None
     assert gp.conditioning_source(model_sets.FreshRuns([]), "induction") == "before training"
+
+
+def test_the_page_says_where_the_race_reads_the_shipped_runs_conditioning():
+    """Chapter 12 says the race reads the conditioning before training while that is where
+    it reads it for the shipped runs; when retrained runs move it to the early step, this
+    fails until the sentence is rewritten."""
+    from bparallel.book.section4 import graph_predictors as gp
+
+    runs = model_sets.fresh_runs()
+    sources = {gp.conditioning_source(runs, t) for t in model_sets.FRESH_TASKS if runs.of(t)}
+    text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
+    said = "measured on the weights each run started from" in text
+    assert sources and said == (sources == {"before training"}), sources
 
 
 def test_results_read_the_chapters_tests_as_computing_them_again_would(tmp_path):
