@@ -65,8 +65,11 @@ def head_outputs(model: Transformer, inputs: Tensor) -> list[Tensor]:
 def log_condition(outputs: Tensor) -> float:
     """The base-10 logarithm of the condition number of one layer's heads' outputs
     ``(..., A)`` read as a matrix of ``A`` columns, its numerically nonzero spectrum (module
-    docstring), in float64."""
+    docstring), in float64; NaN for outputs that are not all finite (a diverged model:
+    training's probe records it as missing and goes on)."""
     x = outputs.detach().reshape(-1, outputs.shape[-1]).cpu().to(torch.float64)
+    if not bool(torch.isfinite(x).all()):
+        return math.nan
     sv = torch.linalg.svdvals(x)
     tol = float(sv[0]) * max(x.shape) * float(torch.finfo(torch.float32).eps)
     kept = sv[sv > tol]

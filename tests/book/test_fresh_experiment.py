@@ -476,6 +476,9 @@ def test_the_horse_race_reads_the_conditioning_at_the_early_step_only_from_every
     assert gp.conditioning_source(fresh, "induction") == "before training"
     without = [e for e in fresh.of("induction") if PROBE_KEY not in e["probes"]]
     assert len(without) == 1 and math.isnan(gp.probe_conditioning(without[0], step))
+    missing = {"probes": {"step": [0, step], PROBE_KEY: [1.5, None]}}  # not finite there
+    assert math.isnan(gp.probe_conditioning(missing, step))
+    assert gp.probe_conditioning(missing, 0) == 1.5
     rows = gp.horse_race(fresh, "induction", samples=50)
     row = next(r for r in rows if r["candidate"] == "conditioning" and r["outcome"] == "speed")
     assert row["label"] == "condition number before training" and row["rho"] is None

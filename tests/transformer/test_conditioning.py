@@ -57,6 +57,9 @@ def test_rounding_is_not_conditioning():
         math.log10(np.linalg.cond(a)), rel=1e-9)
     with pytest.raises(ValueError, match="outputs: every singular value is zero"):
         log_condition(torch.zeros(5, 3))
+    # a diverged model's outputs: missing, not an error that would stop its training
+    assert math.isnan(log_condition(torch.tensor([[1.0, float("nan")], [0.0, 1.0]])))
+    assert math.isnan(log_condition(torch.tensor([[1.0, float("inf")], [0.0, 1.0]])))
 
 
 def test_the_heads_outputs_are_what_the_output_projection_reads():

@@ -93,11 +93,12 @@ def initial_conditioning(entry: Mapping[str, Any]) -> float:
 def probe_conditioning(entry: Mapping[str, Any], step: int) -> float:
     """The conditioning of a run's concatenated heads at probe step ``step``, as its
     training recorded it (probe key :data:`~bparallel.transformer.conditioning.PROBE_KEY`);
-    NaN for a run trained before the probe recorded it."""
+    NaN for a run trained before the probe recorded it, or where it was not finite."""
     probes = entry["probes"]
     if PROBE_KEY not in probes:
         return math.nan
-    return float(probes[PROBE_KEY][list(probes["step"]).index(step)])
+    value = probes[PROBE_KEY][list(probes["step"]).index(step)]
+    return math.nan if value is None else float(value)
 
 
 def conditioning_source(runs: FreshRuns, task: str) -> str:
