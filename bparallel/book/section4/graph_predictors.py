@@ -106,8 +106,11 @@ def conditioning_source(runs: FreshRuns, task: str) -> str:
     at the early step like the graph measures (:func:`probe_conditioning`), when every run
     of the task recorded it there; else ``"before training"``, for every run
     (:func:`initial_conditioning`): never a mix of the two."""
-    step = early_step(runs, task)
-    entries = runs.of(task)
+    return _source(runs.of(task), early_step(runs, task))
+
+
+def _source(entries: list[dict[str, Any]], step: int | None) -> str:
+    """:func:`conditioning_source` of the runs ``entries`` with the early step ``step``."""
     if step is not None and entries and all(
             PROBE_KEY in e["probes"] and step in e["probes"]["step"] for e in entries):
         return "early step"
@@ -119,12 +122,15 @@ CONDITIONING_LABELS = {"early step": "condition number at the early step",
                        "before training": "condition number before training"}
 
 
-def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def _items(runs: FreshRuns, task: str
+           ) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
     """Per candidate and outcome, one value per run of ``task`` (signed, finite: an
-    infinite mixing time is a huge number), and the runs' seeds."""
+    infinite mixing time is a huge number), the runs' seeds, and where the conditioning was
+    read (:func:`conditioning_source`)."""
     step = early_step(runs, task)
     entries = runs.of(task)
-    early = conditioning_source(runs, task) == "early step"
+    source = _source(entries, step)
+    early = source == "early step"
     cols: dict[str, list[float]] = {k: [] for k in (*CANDIDATES, *OUTCOMES)}
     for e in entries:
         cols["heads"].append(e["heads"])
@@ -145,7 +151,7 @@ def _items(runs: FreshRuns, task: str) -> tuple[dict[str, np.ndarray], np.ndarra
     for k, v in cols.items():
         sign = CANDIDATES[k][1] if k in CANDIDATES else 1
         out[k] = np.clip(sign * np.asarray(v, dtype=np.float64), -1e300, 1e300)
-    return out, np.array([e["seed"] for e in entries])
+    return out, np.array([e["seed"] for e in entries]), source
 
 
 def partial_rank_correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float:
@@ -189,7 +195,7 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
     positive_int(samples, "samples")
     if not 0 < level < 1:
         raise ValueError(f"level={level!r}: expected a number in (0, 1)")
-    cols, seeds = _items(runs, task)
+    cols, seeds, source = _items(runs, task)
     if seeds.size < 3:
         return []
     configs = np.array([f"{e['heads']}x{e['head_size']}" for e in runs.of(task)])
@@ -201,7 +207,7 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
     rows = []
     for name, (label, _) in CANDIDATES.items():
         if name == "conditioning":
-            label = CONDITIONING_LABELS[conditioning_source(runs, task)]
+            label = CONDITIONING_LABELS[source]
         x = cols[name]
         for outcome in OUTCOMES:
             y = cols[outcome]

@@ -227,7 +227,7 @@ BUDGET_PILOT_DESIGNS = {"histogram": PilotDesign(seeds=(42,), more={(16, 4): (43
 SETTLING_PILOTS = {"histogram": "histogram-nodropout-cosine"}
 
 #: The runs of each settling pilot, fixed before they train: the budget pilot's design.
-SETTLING_PILOT_DESIGNS = {"histogram": PilotDesign(seeds=(42,), more={(16, 4): (43, 44)})}
+SETTLING_PILOT_DESIGNS = {"histogram": BUDGET_PILOT_DESIGNS["histogram"]}
 
 #: The runs every pilot of a task is set beside (the recipe's and the budget's): the task's
 #: runs at the paper's constant rate and the chapter's first budget. Today they are also the
