@@ -47,8 +47,8 @@ class Verdict(enum.StrEnum):
       0.5 in Example 3.13 as a supremum that is never attained). "Published code only" is
       such a condition: the authors' published code reproduces the paper's numbers or
       trend, while computed as the paper defines the quantities the claim is unresolved
-      (where the definitions reverse it, the verdict *fails*, the published code's answer
-      a note beside it). Both answers are shown.
+      (where either reverses it, the verdict *fails*, with the mode that reverses it and
+      the other's answer as a note beside it). Both answers are shown.
     - ``NOT_SUPPORTED``, "not supported": the test could have confirmed the claim and did
       not (the effect is absent or too weak, or the proposed mechanism is not what the data
       show), but it does not contradict the claim as stated: a "can" or "may" claim, an

@@ -545,6 +545,53 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
     assert v["rank_speed.head16"]["condition"] == ""
 
 
+def _rank_tests(verdicts, prefix="across.width."):
+    """Hand-made rank tests of the five proxies: a verdict each, its mean and p-values."""
+    signs = {Verdict.HOLDS: 0.9, Verdict.HOLDS_WITH_CONDITIONS: 0.3, Verdict.FAILS: -0.9,
+             Verdict.NOT_SUPPORTED: 0.1, Verdict.NOT_TESTABLE: float("nan")}
+    out = {}
+    for i, name in enumerate(fx.RANK_PROXIES):
+        v = verdicts.get(name, Verdict.NOT_SUPPORTED)
+        testable = v is not Verdict.NOT_TESTABLE
+        out[prefix + name] = {"verdict": v, "mean": signs[v], "cells": 5 if testable else 0,
+                              "p": 0.001 * (i + 1) if v not in (Verdict.NOT_SUPPORTED,
+                                                                 Verdict.NOT_TESTABLE)
+                              else (0.2 + 0.1 * i if testable else float("nan")),
+                              "p_holm": (0.01 * (i + 1) if v is not Verdict.NOT_SUPPORTED
+                                         else 1.0) if testable else None}
+    return out
+
+
+def test_a_rank_claim_names_the_proxies_that_decide_it_and_a_reversal_is_never_outvoted():
+    F, H, HWC, NS = (Verdict.FAILS, Verdict.HOLDS, Verdict.HOLDS_WITH_CONDITIONS,
+                     Verdict.NOT_SUPPORTED)
+    # a proxy that ranks the claimed way does not outvote one that ranks the wrong way
+    mixed = _rank_tests({"mixing.paper": H, "fidelity.paper": F})
+    assert fx._mode_decision(mixed, "across.width.", fx.RANK_MODES[0]) == \
+        (F, ["fidelity.paper"])
+    assert fx._rank_verdict(mixed, "across.width.") is F
+    words = fx._rank_evidence(mixed, "across.width.")
+    assert words == "minimax fidelity, published code: mean ρ -0.90 against the claim, " \
+        "Holm p 0.020"
+    # the best of the holding proxies decides a mode; both modes are named
+    good = _rank_tests({"mixing.paper": HWC, "fidelity.paper": H, "t_mix": H})
+    assert fx._mode_decision(good, "across.width.", fx.RANK_MODES[0]) == \
+        (H, ["mixing.paper", "fidelity.paper"])
+    assert fx._rank_verdict(good, "across.width.") is H
+    words = fx._rank_evidence(good, "across.width.")
+    assert "Algorithm 1, published code: mean ρ 0.30 as claimed, Holm p 0.010" in words
+    assert words.endswith("Definition 2.7: mean ρ 0.90 as claimed, Holm p 0.050")
+    # none resolves: the nearest is named, and that none resolves
+    none = _rank_tests({})
+    assert fx._rank_verdict(none, "across.width.") is NS
+    assert fx._rank_evidence(none, "across.width.") == (
+        "no proxy resolves; the nearest, Algorithm 1, published code: mean ρ 0.10, "
+        "Holm p 1.000")
+    untested = _rank_tests(dict.fromkeys(fx.RANK_PROXIES, Verdict.NOT_TESTABLE))
+    assert fx._rank_verdict(untested, "across.width.") is Verdict.NOT_TESTABLE
+    assert fx._rank_evidence(untested, "across.width.") == "no proxy could be tested"
+
+
 def test_the_partial_rank_correlation_holds_the_configuration():
     """A measure that only says which configuration a run has adds nothing once the
     configuration is held (partial rho undefined: nothing varies within); one that ranks

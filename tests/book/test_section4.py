@@ -194,6 +194,11 @@ def test_across_tasks_and_both_modes():
     assert both_modes(V.HOLDS, V.FAILS) is V.FAILS
     assert both_modes(V.NOT_TESTABLE, V.NOT_SUPPORTED) is V.NOT_SUPPORTED
     assert both_modes(V.FAILS, V.FAILS) is V.FAILS
+    # a reversal in either mode fails, whatever the other gives, and the cell names it
+    assert both_modes(V.FAILS, V.NOT_SUPPORTED) is V.FAILS
+    assert both_modes(V.NOT_SUPPORTED, V.FAILS) is V.FAILS
+    assert both_modes(V.FAILS, V.HOLDS) is V.FAILS
+    assert both_modes(V.NOT_TESTABLE, V.NOT_TESTABLE) is V.NOT_TESTABLE
 
 
 def test_threshold_verdict():

@@ -151,7 +151,11 @@ def test_the_conditions_of_both_modes_and_of_a_rank_claim():
     assert modes_condition(H, NS) == "published code only"
     assert modes_condition(NS, HWC) == "as defined only, weakly"
     assert modes_condition(H, HWC) == "published code; as defined, weakly"
-    assert modes_condition(H, H) == "" and modes_condition(H, F) == ""  # holds; fails
+    assert modes_condition(H, H) == "" and modes_condition(F, F) == ""  # holds; fails
+    # one mode reverses the claim: it fails, and the cell names that mode and the other's
+    assert modes_condition(H, F) == "as defined; published code: holds"
+    assert modes_condition(F, NS) == "published code; as defined: not supported"
+    assert modes_condition(NS, NS) == ""
     weak = {"cells": 6, "p_min": 0.001, "p": 0.01, "median": (RHO_CONDITIONS + RHO_HOLDS) / 2}
     assert rank_condition(weak) == f"weakly (median ρ below {RHO_HOLDS:g})"
     assert rank_condition({**weak, "median": RHO_HOLDS + 0.1}) == ""  # holds

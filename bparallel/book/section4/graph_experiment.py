@@ -167,18 +167,58 @@ def _change_verdict(ch: Mapping[str, Sequence[Mapping[str, Any]]], quantities: S
     return tally(ch[quantities[0]])
 
 
-def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdict:
-    """Both answers of a rank claim: the published code's proxies (Algorithm 1 and 2 as
-    published), and the definitions' (Algorithm 1 and 2 as defined, Definition 2.7): each
-    holds when any of its proxies holds (the best of them, named in the evidence)."""
-    def best(names: Sequence[str]) -> Verdict:
-        order = list(Verdict)
-        vs = [tests[f"{prefix}{n}"]["verdict"] for n in names]
-        good = [v for v in vs if v in HOLDING]
-        return min(good, key=order.index) if good else across_tasks(vs)
+#: The two modes of a rank claim's proxies: the published code's (Algorithm 1 and 2 as
+#: published) and the definitions' (Algorithm 1 and 2 as defined, Definition 2.7).
+RANK_MODES = (("mixing.paper", "fidelity.paper"),
+              ("mixing.definition", "fidelity.definition", "t_mix"))
 
-    return both_modes(best(("mixing.paper", "fidelity.paper")),
-                      best(("mixing.definition", "fidelity.definition", "t_mix")))
+
+def _mode_decision(tests: Mapping[str, Mapping[str, Any]], prefix: str,
+                   names: Sequence[str]) -> tuple[Verdict, list[str]]:
+    """One mode's answer to a rank claim and the proxies that decide it: *fails* when any
+    of its proxies ranks significantly the wrong way (those proxies: a reversal is never
+    outvoted by a proxy that ranks the claimed way); else the best verdict of the proxies
+    that rank the claimed way (those proxies); else the proxies' common verdict
+    (:func:`~.statistics.across_tasks`) and no proxy."""
+    order = list(Verdict)
+    vs = {n: tests[f"{prefix}{n}"]["verdict"] for n in names}
+    failing = [n for n, v in vs.items() if v is Verdict.FAILS]
+    if failing:
+        return Verdict.FAILS, failing
+    good = [n for n, v in vs.items() if v in HOLDING]
+    if good:
+        return min((vs[n] for n in good), key=order.index), good
+    return across_tasks(list(vs.values())), []
+
+
+def _rank_verdict(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> Verdict:
+    """Both answers of a rank claim (:data:`RANK_MODES`, :func:`_mode_decision`),
+    combined by :func:`~.statistics.both_modes`; the evidence names the proxies that
+    decide each (:func:`_rank_evidence`)."""
+    published, defined = (_mode_decision(tests, prefix, names)[0] for names in RANK_MODES)
+    return both_modes(published, defined)
+
+
+def _rank_evidence(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> str:
+    """The proxies that decide a rank claim's verdict in one task (:func:`_mode_decision`
+    of each mode), each with its mean rho, its side and its Holm-corrected p-value; when no
+    proxy resolves, that none does and the nearest (the smallest p-value)."""
+    def p_words(t: Mapping[str, Any]) -> str:
+        return f"Holm p {t['p_holm']:.3f}" if t.get("p_holm") is not None else fmt_decided(t)
+
+    deciding = [n for names in RANK_MODES for n in _mode_decision(tests, prefix, names)[1]]
+    if deciding:
+        return "; ".join(
+            f"{PROXY_NAMES[n]}: mean ρ {tests[prefix + n]['mean']:.2f} "
+            f"{'as claimed' if tests[prefix + n]['verdict'] in HOLDING else 'against the claim'}"
+            f", {p_words(tests[prefix + n])}" for n in deciding)
+    tested = [n for names in RANK_MODES for n in names
+              if tests[prefix + n]["cells"] and not math.isnan(tests[prefix + n]["p"])]
+    if not tested:
+        return "no proxy could be tested"
+    n = min(tested, key=lambda n: (tests[prefix + n].get("p_holm") or 1.0, tests[prefix + n]["p"]))
+    return (f"no proxy resolves; the nearest, {PROXY_NAMES[n]}: mean ρ "
+            f"{tests[prefix + n]['mean']:.2f}, {p_words(tests[prefix + n])}")
 
 
 #: The proxies whose early-step tests the rank claims read (published code, as defined).
@@ -304,7 +344,8 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                 per_task = {t: _rank_verdict(p, prefix) for t, p in pred.items()
                             if p[f"{prefix}fidelity.definition"]["cells"]}
                 verdict = over_tasks(list(per_task.values()))
-                evidence = "; ".join(f"{t}: {v.value}" for t, v in per_task.items()) or \
+                evidence = "; ".join(f"{t}: {v.value} ({_rank_evidence(pred[t], prefix)})"
+                                     for t, v in per_task.items()) or \
                     "fewer than three seeds per configuration"
                 where = [t for t, v in per_task.items() if v in HOLDING]
             per_arm[arm] = (verdict, evidence, where)

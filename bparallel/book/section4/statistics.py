@@ -369,35 +369,45 @@ def over_tasks(verdicts: Sequence[Verdict]) -> Verdict:
 
 def both_modes(published: Verdict, defined: Verdict) -> Verdict:
     """One verdict from the published code's answer and the definitions': the common one;
-    :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when only one of them holds (the condition:
-    *published code only*, or *as defined*) or both hold in part, except that a claim the
-    definitions reverse *fails* whatever the published code gives (a verdict is never kinder
-    than its evidence; the published code's answer is the note beside it); else the weaker
-    of the two negatives (not supported before fails, testable before not)."""
+    *fails* when either reverses the claim, whatever the other gives (a reversal is never
+    outvoted, and a verdict is never kinder than its evidence: the cell names the mode that
+    reverses it, :func:`modes_condition`); :attr:`~Verdict.HOLDS_WITH_CONDITIONS` when
+    only one of them holds (the condition: *published code only*, or *as defined only*) or
+    both hold in part; else not supported when either could test it, not testable when
+    neither could."""
     if published is defined:
         return published
-    if published in HOLDING and defined in HOLDING:
-        return Verdict.HOLDS_WITH_CONDITIONS
-    if published in HOLDING:
-        return Verdict.FAILS if defined is Verdict.FAILS else Verdict.HOLDS_WITH_CONDITIONS
-    if defined in HOLDING:
+    if Verdict.FAILS in (published, defined):
+        return Verdict.FAILS
+    if published in HOLDING or defined in HOLDING:
         return Verdict.HOLDS_WITH_CONDITIONS
     if Verdict.NOT_SUPPORTED in (published, defined):
         return Verdict.NOT_SUPPORTED
-    return Verdict.FAILS if Verdict.FAILS in (published, defined) else Verdict.NOT_TESTABLE
+    return Verdict.NOT_TESTABLE
+
+
+#: How a verdict cell names the two modes.
+_MODES = ("published code", "as defined")
 
 
 def modes_condition(published: Verdict, defined: Verdict) -> str:
     """The condition of :func:`both_modes` in a few words (the verdict cell's,
-    :func:`bparallel.book.verdicts.cell`): empty unless the two answers combine to *holds
-    with conditions*; then the modes in which the claim holds, each "weakly" where it holds
-    with conditions itself: "published code only", "as defined only, weakly", "published
-    code; as defined, weakly"."""
-    if both_modes(published, defined) is not Verdict.HOLDS_WITH_CONDITIONS:
+    :func:`bparallel.book.verdicts.cell`): when the two answers combine to *holds with
+    conditions*, the modes in which the claim holds, each "weakly" where it holds with
+    conditions itself: "published code only", "as defined only, weakly", "published code;
+    as defined, weakly"; when only one of them reverses the claim (*fails*), that mode and
+    what the other gives: "as defined; published code: holds"; else empty."""
+    combined = both_modes(published, defined)
+    if combined is Verdict.FAILS:
+        if published is defined:
+            return ""
+        (where, _), (other, theirs) = sorted(zip(_MODES, (published, defined), strict=True),
+                                             key=lambda mv: mv[1] is not Verdict.FAILS)
+        return f"{where}; {other}: {theirs.value}"
+    if combined is not Verdict.HOLDS_WITH_CONDITIONS:
         return ""
     held = [(name, ", weakly" if v is Verdict.HOLDS_WITH_CONDITIONS else "")
-            for name, v in (("published code", published), ("as defined", defined))
-            if v in HOLDING]
+            for name, v in zip(_MODES, (published, defined), strict=True) if v in HOLDING]
     if len(held) == 1:
         return f"{held[0][0]} only{held[0][1]}"
     return "; ".join(name + weakly for name, weakly in held)
