@@ -199,6 +199,12 @@ def test_across_tasks_and_both_modes():
     assert both_modes(V.NOT_SUPPORTED, V.FAILS) is V.FAILS
     assert both_modes(V.FAILS, V.HOLDS) is V.FAILS
     assert both_modes(V.NOT_TESTABLE, V.NOT_TESTABLE) is V.NOT_TESTABLE
+    for a in V:  # every pair: never kinder than its evidence, never harsher
+        for b in V:
+            both = both_modes(a, b)
+            assert (both is V.FAILS) == (V.FAILS in (a, b)), (a, b)
+            assert (both is V.HOLDS) == (a is b is V.HOLDS), (a, b)
+            assert both_modes(b, a) is both  # neither mode outranks the other
 
 
 def test_threshold_verdict():
