@@ -132,14 +132,18 @@ def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys, monkeypat
     rows = gl.budget_pilot_rows(models.fresh_runs(profiles=models.PILOT_BASELINES),
                                 models.budget_pilot_runs())
     assert f"{len(rows)} runs" in out and len(rows) == 12
-    reading = gl.budget_pilot_words(gl.budget_pilot_reading(rows)["histogram"])["reading"]
+    reading = gl.budget_pilot_words(gl.budget_pilot_reading(
+        rows, models.BUDGET_PILOT_DESIGNS)["histogram"])["reading"]
     assert reading.replace("**", "") in out and "**" not in out
     assert text_table(gl.budget_pilot_table(rows)) in out
-    assert "have not started" not in out  # every run of its design is there
+    assert "not started" not in out  # every run of its design is there
     more = models.PilotDesign(seeds=(42,), more={(16, 4): (43, 44, 45)})
     monkeypatch.setattr(models, "BUDGET_PILOT_DESIGNS", {"histogram": more})
     assert main(["pilot", "budget"]) == 0
-    assert "1 of the design's 13 runs have not started" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Of the 13 runs, 12 have finished and 1 has not started." in out
+    assert "Not started (no shipped run and no committed snapshot): 16 x 4 (seed 45)." in out
+    assert "does not settle" in out  # decided already: a run that waits cannot undo it
     assert main(["pilot", "settling", "--models-dir", str(tmp_path)]) == 0
     assert "no run shipped or snapshotted" in capsys.readouterr().out
     with pytest.raises(SystemExit):

@@ -865,7 +865,20 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     # nothing late yet, a run still training: the reading waits
     r = read([fast, training])["histogram"]
     assert r["state"] == "training" and r["training"] == ["4 x 16 (seed 42)"]
-    assert gl.budget_pilot_words(r)["status"].startswith("1 of the 2 runs are still training")
+    assert gl.budget_pilot_words(r)["status"] == (
+        "of the 2 runs, 1 has finished and 1 is still training (read here as their committed "
+        "snapshots stand)")
+    # a run of the design that has not started waits too: no reading on part of a design
+    design = {"histogram": model_sets.PilotDesign(seeds=(42,))}
+    r = read([fast, slow], design)["histogram"]
+    assert r["state"] == "training" and len(r["waiting"]) == 8  # ten configurations
+    assert "8 x 8 (seed 42)" in r["waiting"] and "1 x 64 (seed 42)" not in r["waiting"]
+    words = gl.budget_pilot_words(r)
+    assert words["status"] == "of the 10 runs, 2 have finished and 8 have not started"
+    assert words["reading"].endswith("8 of its runs are still training or have not started.")
+    assert read([fast, slow])["histogram"]["state"] == "long enough"  # without the design
+    late = read([fast, run(16, 18200, None, finished=False)], design)["histogram"]
+    assert late["state"] == "too short"  # decided without the runs not started
     # learned in time, finished, never converged: the recipe does not settle
     r = read([fast, run(4, 9000, None)])["histogram"]
     assert r["state"] == "does not settle" and r["unsettled"] == ["4 x 16 (seed 42)"]

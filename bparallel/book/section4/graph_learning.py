@@ -38,7 +38,7 @@ from ...transformer.design import ARMS, HEADS, fresh_heldout, get_profile
 from ...transformer.learning import learning_time
 from ..words import join_words
 from .across_seeds_stats import hardware_kind
-from .models import ARM_NAMES, FreshRuns, run_key
+from .models import ARM_NAMES, FreshRuns, PilotDesign, run_key
 
 
 def censored_median(times: Sequence[int | None]) -> float | None:
@@ -330,7 +330,9 @@ def _label(r: Mapping[str, Any]) -> str:
     return f"{r['heads']} x {r['head_size']} (seed {r['seed']})"
 
 
-def budget_pilot_reading(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def budget_pilot_reading(rows: Sequence[Mapping[str, Any]],
+                         designs: Mapping[str, PilotDesign] | None = None
+                         ) -> dict[str, dict[str, Any]]:
     """Per task, what its budget pilot (:func:`budget_pilot_rows`) says of its budget, by
     one rule. The budget is *long enough* when every run that learns has learned by its
     ``half_rate_step`` (the slowest learner gets there while the rate is still at least
@@ -344,7 +346,10 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
     evaluation (``fell_back``). Per task: ``state`` (:data:`BUDGET_STATES`), ``runs``,
     ``half_rate_step``, ``slowest`` (the latest learning time, ``None`` for none),
     ``last_converged`` (``None`` for none), and the labels of the runs ``late``,
-    ``unsettled``, ``training``, ``never`` and ``fell_back``. All in integers: the rule
+    ``unsettled``, ``training``, ``never`` and ``fell_back``. With ``designs`` (per task
+    the pilot's :class:`~.models.PilotDesign`), the design's runs with no row yet (neither
+    shipped nor snapshotted) are ``waiting`` and wait like the runs still training: a
+    pilot's reading is never taken on part of its design. All in integers: the rule
     compares steps, never a float. ``ValueError`` for a task whose runs mix budgets."""
     out: dict[str, dict[str, Any]] = {}
     for task in dict.fromkeys(r["task"] for r in rows):
@@ -360,10 +365,15 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
         unsettled = [_label(r) for r in mine if r["finished"] and r["learned_at"] is not None
                      and r["converged_at"] is None]
         training = [_label(r) for r in mine if not r["finished"]]
-        state = ("too short" if late or not (times or training)
+        have = {(int(r["heads"]), int(r["head_size"]), int(r["seed"])) for r in mine}
+        waiting = ([_label({"heads": h, "head_size": hs, "seed": seed})
+                    for h, hs, seed in sorted(designs[task].runs() - have)]
+                   if designs and task in designs else [])
+        state = ("too short" if late or not (times or training or waiting)
                  else "does not settle" if unsettled
-                 else "training" if training else "long enough")
+                 else "training" if training or waiting else "long enough")
         out[task] = {"state": state, "runs": len(mine), "half_rate_step": half,
+                     "waiting": waiting,
                      "slowest": max(times) if times else None,
                      "last_converged": max(conv) if conv else None,
                      "late": late, "unsettled": unsettled, "training": training,
@@ -379,17 +389,34 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
     sentence, Markdown)."""
     one_of(reading["state"], "reading['state']", BUDGET_STATES, "states")
     n, half, waiting = reading["runs"], reading["half_rate_step"], reading["training"]
-    status = (f"all {n} runs have finished" if not waiting else
-              f"{len(waiting)} of the {n} runs are still training, read here as their "
-              f"committed snapshots stand")
+    unstarted = len(reading.get("waiting", ()))
+    if not (waiting or unstarted):
+        status = f"all {n} runs have finished"
+    else:
+        def are(k: int) -> str:
+            return "is" if k == 1 else "are"
+
+        def have(k: int) -> str:
+            return "has" if k == 1 else "have"
+
+        done = n - len(waiting)
+        parts = [f"{done} {have(done)} finished" if done else "",
+                 f"{len(waiting)} {are(len(waiting))} still training (read here as "
+                 "their committed snapshots stand)" if waiting else "",
+                 f"{unstarted} {have(unstarted)} not started" if unstarted else ""]
+        parts = [x for x in parts if x]
+        said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        status = f"of the {n + unstarted} runs, {said}"
+
     slowest = reading["slowest"]
     so_far = ("no run has learned yet" if slowest is None else
               f"every run that learned did so by step {half:,} (the slowest at step "
               f"{slowest:,})")
     state, never = reading["state"], reading["never"]
     if state == "training":
-        words = (f"By this rule the pilot has not decided yet: {so_far}, and {len(waiting)} "
-                 f"of its runs are still training.")
+        words = (f"By this rule the pilot has not decided yet: {so_far}, and "
+                 f"{len(waiting) + unstarted} of its runs are still training"
+                 f"{' or have not started' if unstarted else ''}.")
     elif state == "long enough":
         unsized = f"; {join_words(never)} never learned, which no budget sizes" if never else ""
         words = (f"By this rule the budget is **long enough**: {so_far} and converged within "

@@ -59,17 +59,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"the {args.pilot} pilot ({names}), {len(rows)} runs:\n")
     print(text_table(gl.budget_pilot_table(rows)))
-    for task, reading in gl.budget_pilot_reading(rows).items():
+    for task, reading in gl.budget_pilot_reading(rows, designs).items():
         words = gl.budget_pilot_words(reading)
-        print(f"\n{task}: {words['status']}. {words['reading'].replace('**', '')}")
-        if task in designs:
-            design = designs[task].runs()
-            waiting = design - {(r["heads"], r["head_size"], r["seed"]) for r in rows
-                                if r["task"] == task}
-            if waiting:
-                print(f"{len(waiting)} of the design's {len(design)} runs have not started "
-                      "(no shipped run and no committed snapshot); the rule waits for them "
-                      "as for the runs still training.")
+        print(f"\n{task}: {words['status'][0].upper()}{words['status'][1:]}. "
+              f"{words['reading'].replace('**', '')}")
+        if reading["waiting"]:
+            print(f"Not started (no shipped run and no committed snapshot): "
+                  f"{', '.join(reading['waiting'])}.")
     return 0
 
 
