@@ -404,9 +404,7 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
                  f"{len(waiting)} {are(len(waiting))} still training (read here as "
                  "their committed snapshots stand)" if waiting else "",
                  f"{unstarted} {have(unstarted)} not started" if unstarted else ""]
-        parts = [x for x in parts if x]
-        said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-        status = f"of the {n + unstarted} runs, {said}"
+        status = f"of the {n + unstarted} runs, {join_words([x for x in parts if x])}"
 
     slowest = reading["slowest"]
     so_far = ("no run has learned yet" if slowest is None else
