@@ -13,6 +13,8 @@ import os
 import signal
 import threading
 import time
+import types
+from pathlib import Path
 
 import psutil
 import pytest
@@ -428,3 +430,76 @@ def test_the_inner256_arm_is_trained_under_its_own_arm():
         arm_of(4, 12)
     with pytest.raises(ValueError, match="arm='narrow'"):
         arm_head_size("narrow", 4)
+
+
+def test_a_stopped_local_sweep_cancels_its_running_jobs(monkeypatch):
+    """Ctrl-C or SIGTERM on a local sweep (submitit's jobs ignore SIGTERM themselves)
+    cancels the jobs it started before it exits, so none trains on unseen; the sweep's
+    SIGTERM handler is put back afterwards."""
+
+    class Job:
+        def __init__(self, n):
+            self.job_id, self.cancelled = n, False
+            self.paths = types.SimpleNamespace(stdout=Path(f"{n}_0_log.out"))
+
+        def done(self):
+            return False
+
+        def cancel(self, check=True):
+            self.cancelled = True
+
+    started = []
+
+    class Executor:
+        def submit(self, fn, run):
+            started.append(Job(len(started)))
+            return started[-1]
+
+    said = []
+    runs = ["run a", "run b", "run c"]
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(sw.time, "sleep", lambda s: os.kill(os.getpid(), signal.SIGTERM))
+    with pytest.raises(SystemExit) as stop:
+        sw._run_local(Executor(), runs, 2, 0.1, {}, said.append)
+    assert stop.value.code == 128 + signal.SIGTERM
+    assert [j.cancelled for j in started] == [True, True]  # two ran, the third never started
+    assert sum("cancelled" in s for s in said) == 2
+    assert signal.getsignal(signal.SIGTERM) is before
+
+    started.clear()
+
+    def interrupt(s):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sw.time, "sleep", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        sw._run_local(Executor(), runs[:1], 2, 0.1, {}, said.append)
+    assert [j.cancelled for j in started] == [True]
+
+
+def test_kill_job_ends_the_whole_process_tree_of_a_local_job():
+    """A local job is a shell, submitit's controller and the training process, which ignores
+    SIGTERM (and SIGINT when started in the background): the sweep ends all of them."""
+    import subprocess
+
+    shell = subprocess.Popen(["sh", "-c", "trap '' TERM INT; sleep 60 & sleep 60; wait"])
+    deadline = time.monotonic() + 10
+    while len(sw._process_tree(shell.pid)) < 3:  # the shell and its two sleeps
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    tree = sw._process_tree(shell.pid)
+    assert tree[-1] == shell.pid and len(tree) == 3  # deepest first, the job last
+
+    class Job:
+        job_id = str(shell.pid)
+
+        def cancel(self, check=True):
+            os.kill(shell.pid, signal.SIGINT)  # what submitit does: ignored here
+
+    sw._kill_job(Job())
+    assert shell.wait(timeout=10) == -signal.SIGKILL
+    deadline = time.monotonic() + 10
+    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+              for p in tree):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

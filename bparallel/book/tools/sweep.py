@@ -34,8 +34,11 @@ where a sweep stands (``--status``, ``--snapshot``) is :mod:`bparallel.book.tool
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
@@ -338,22 +341,71 @@ def run_sweep(
     return [results[run] for run in runs]
 
 
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it, deepest first, from Linux's ``/proc`` (elsewhere
+    ``pid`` alone)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # a process that ended meanwhile
+        children.setdefault(ppid, []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        out.append(todo.pop())
+        todo += children.get(out[-1], [])
+    return out[::-1]
+
+
+def _kill_job(job: Any) -> None:
+    """End a local job at once: its shell, submitit's controller and the training process
+    (which ignores SIGTERM and, started in the background, SIGINT). The run keeps the
+    checkpoint of its last evaluation, written atomically."""
+    job.cancel(check=False)
+    pid = int(job.job_id)
+    for p in _process_tree(pid) if pid > 1 else []:
+        if p > 1 and p != os.getpid():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGKILL)
+
+
 def _run_local(ex: Any, todo: list[ModelRun], jobs: int, poll_s: float,
                results: dict[ModelRun, dict[str, Any]], echo: Callable[[str], object]) -> None:
-    """At most ``jobs`` local jobs at once; returns when all have ended."""
+    """At most ``jobs`` local jobs at once; returns when all have ended. A sweep that is
+    stopped (Ctrl-C, or ``kill``: SIGTERM, which submitit's jobs themselves ignore) ends its
+    running jobs before it exits (:func:`_kill_job`), so none trains on unseen: each keeps
+    the checkpoint of its last evaluation, and the next sweep resumes it."""
     waiting, running = list(todo), []
-    while waiting or running:
-        while waiting and len(running) < jobs:
-            run = waiting.pop(0)
-            job = ex.submit(TRAIN_AND_SHIP, run)
-            echo(f"[sweep] {run}: started, job {job.job_id}, log {shown_path(job.paths.stdout)}")
-            running.append((run, job))
-        finished = [item for item in running if item[1].done()]
-        for run, job in finished:
-            running.remove((run, job))
-            results[run] = _outcome(run, job, echo)
-        if not finished:
-            time.sleep(poll_s)
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, _stop) if main else None
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                run = waiting.pop(0)
+                job = ex.submit(TRAIN_AND_SHIP, run)
+                echo(f"[sweep] {run}: started, job {job.job_id}, log "
+                     f"{shown_path(job.paths.stdout)}")
+                running.append((run, job))
+            finished = [item for item in running if item[1].done()]
+            for run, job in finished:
+                running.remove((run, job))
+                results[run] = _outcome(run, job, echo)
+            if not finished:
+                time.sleep(poll_s)
+    except BaseException:
+        for run, job in running:
+            echo(f"[sweep] {run}: stopped, job {job.job_id} cancelled (it resumes from its "
+                 "last checkpoint)")
+            _kill_job(job)
+        raise
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, before)
 
 
 # --------------------------------------------------------------------------- command line
