@@ -212,18 +212,22 @@ def _rank_evidence(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> str:
             f"{PROXY_NAMES[n]}: mean ρ {tests[prefix + n]['mean']:.2f} "
             f"{'as claimed' if tests[prefix + n]['verdict'] in HOLDING else 'against the claim'}"
             f", {p_words(tests[prefix + n])}" for n in deciding)
-    tested = [n for names in RANK_MODES for n in names
+    tested = [n for n in RANK_PROXIES
               if tests[prefix + n]["cells"] and not math.isnan(tests[prefix + n]["p"])]
     if not tested:
         return "no proxy could be tested"
-    n = min(tested, key=lambda n: (tests[prefix + n].get("p_holm") or 1.0, tests[prefix + n]["p"]))
+
+    def nearness(n: str) -> tuple[float, float]:
+        p_holm = tests[prefix + n].get("p_holm")
+        return (1.0 if p_holm is None else p_holm), tests[prefix + n]["p"]
+
+    n = min(tested, key=nearness)
     return (f"no proxy resolves; the nearest, {PROXY_NAMES[n]}: mean ρ "
             f"{tests[prefix + n]['mean']:.2f}, {p_words(tests[prefix + n])}")
 
 
 #: The proxies whose early-step tests the rank claims read (published code, as defined).
-RANK_PROXIES = ("mixing.paper", "fidelity.paper", "mixing.definition", "fidelity.definition",
-                "t_mix")
+RANK_PROXIES = tuple(n for names in RANK_MODES for n in names)
 
 
 def chapter_family(ch: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]],
