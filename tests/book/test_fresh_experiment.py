@@ -871,8 +871,8 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     # a run of the design that has not started waits too: no reading on part of a design
     design = {"histogram": model_sets.PilotDesign(seeds=(42,))}
     r = read([fast, slow], design)["histogram"]
-    assert r["state"] == "training" and len(r["waiting"]) == 8  # ten configurations
-    assert "8 x 8 (seed 42)" in r["waiting"] and "1 x 64 (seed 42)" not in r["waiting"]
+    assert r["state"] == "training" and len(r["not_started"]) == 8  # ten configurations
+    assert "8 x 8 (seed 42)" in r["not_started"] and "1 x 64 (seed 42)" not in r["not_started"]
     words = gl.budget_pilot_words(r)
     assert words["status"] == "of the 10 runs, 2 have finished and 8 have not started"
     assert words["reading"].endswith("8 of its runs are still training or have not started.")

@@ -348,7 +348,7 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]],
     ``last_converged`` (``None`` for none), and the labels of the runs ``late``,
     ``unsettled``, ``training``, ``never`` and ``fell_back``. With ``designs`` (per task
     the pilot's :class:`~.models.PilotDesign`), the design's runs with no row yet (neither
-    shipped nor snapshotted) are ``waiting`` and wait like the runs still training: a
+    shipped nor snapshotted) are ``not_started`` and wait like the runs still training: a
     pilot's reading is never taken on part of its design. All in integers: the rule
     compares steps, never a float. ``ValueError`` for a task whose runs mix budgets."""
     out: dict[str, dict[str, Any]] = {}
@@ -366,14 +366,14 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]],
                      and r["converged_at"] is None]
         training = [_label(r) for r in mine if not r["finished"]]
         have = {(int(r["heads"]), int(r["head_size"]), int(r["seed"])) for r in mine}
-        waiting = ([_label({"heads": h, "head_size": hs, "seed": seed})
-                    for h, hs, seed in sorted(designs[task].runs() - have)]
-                   if designs and task in designs else [])
-        state = ("too short" if late or not (times or training or waiting)
+        not_started = ([_label({"heads": h, "head_size": hs, "seed": seed})
+                        for h, hs, seed in sorted(designs[task].runs() - have)]
+                       if designs and task in designs else [])
+        state = ("too short" if late or not (times or training or not_started)
                  else "does not settle" if unsettled
-                 else "training" if training or waiting else "long enough")
+                 else "training" if training or not_started else "long enough")
         out[task] = {"state": state, "runs": len(mine), "half_rate_step": half,
-                     "waiting": waiting,
+                     "not_started": not_started,
                      "slowest": max(times) if times else None,
                      "last_converged": max(conv) if conv else None,
                      "late": late, "unsettled": unsettled, "training": training,
@@ -388,9 +388,9 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
     the pilot has come (a clause), and ``"reading"``, what its rule says of the budget (a
     sentence, Markdown)."""
     one_of(reading["state"], "reading['state']", BUDGET_STATES, "states")
-    n, half, waiting = reading["runs"], reading["half_rate_step"], reading["training"]
-    unstarted = len(reading.get("waiting", ()))
-    if not (waiting or unstarted):
+    n, half = reading["runs"], reading["half_rate_step"]
+    training, unstarted = len(reading["training"]), len(reading["not_started"])
+    if not (training or unstarted):
         status = f"all {n} runs have finished"
     else:
         def are(k: int) -> str:
@@ -399,10 +399,10 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
         def have(k: int) -> str:
             return "has" if k == 1 else "have"
 
-        done = n - len(waiting)
+        done = n - training
         parts = [f"{done} {have(done)} finished" if done else "",
-                 f"{len(waiting)} {are(len(waiting))} still training (read here as "
-                 "their committed snapshots stand)" if waiting else "",
+                 f"{training} {are(training)} still training (read here as "
+                 "their committed snapshots stand)" if training else "",
                  f"{unstarted} {have(unstarted)} not started" if unstarted else ""]
         status = f"of the {n + unstarted} runs, {join_words([x for x in parts if x])}"
 
@@ -413,7 +413,7 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
     state, never = reading["state"], reading["never"]
     if state == "training":
         words = (f"By this rule the pilot has not decided yet: {so_far}, and "
-                 f"{len(waiting) + unstarted} of its runs are still training"
+                 f"{training + unstarted} of its runs are still training"
                  f"{' or have not started' if unstarted else ''}.")
     elif state == "long enough":
         unsized = f"; {join_words(never)} never learned, which no budget sizes" if never else ""

@@ -63,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
         words = gl.budget_pilot_words(reading)
         print(f"\n{task}: {words['status'][0].upper()}{words['status'][1:]}. "
               f"{words['reading'].replace('**', '')}")
-        if reading["waiting"]:
+        if reading["not_started"]:
             print(f"Not started (no shipped run and no committed snapshot): "
-                  f"{', '.join(reading['waiting'])}.")
+                  f"{', '.join(reading['not_started'])}.")
     return 0
 
 
