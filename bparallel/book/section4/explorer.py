@@ -64,7 +64,7 @@ from ...transformer.model import Transformer
 from ...transformer.patterns import model_head_weights
 from ...transformer.shipped import MODELS_ROOT, load_shipped, load_weights
 from ..render.js_playground import inline_modules, module_var, style_block
-from .explorer_catalogue import EXPLORER_FRESH_TASKS, EXPLORER_TASKS, explorer_models, model_folder
+from .explorer_catalogue import EXPLORER_FRESH_TASKS, EXPLORER_TASKS, explorer_models
 
 __all__ = [
     "FORMAT",
@@ -285,7 +285,8 @@ def model_data(
     reference_sequences: int = REFERENCE_SEQUENCES,
 ) -> dict[str, Any]:
     """The object one data file holds (the module docstring lists its fields) for a shipped
-    ``model`` and its manifest entry ``meta`` (``task``, ``heads``, ``seed``, ``profile``;
+    ``model`` and its manifest entry ``meta`` (``task``, ``heads``, ``seed``, ``profile``,
+    and the ``folder`` that ships it, which the page's "Export as Python" loads from;
     a fresh-data model's catalogue entry adds ``name``, ``data``, ``arms`` and ``outcome``),
     rounded to float16 first (:func:`half_rounded`).
 
@@ -309,8 +310,8 @@ def model_data(
         "task": task, "heads": int(meta["heads"]), "seed": seed, "profile": profile,
         "manifest": {**{k: meta.get(k) for k in ("epochs", "heldout_accuracy",
                                                  "heldout_accuracy_predictable", "sha256")},
-                     **{k: meta[k] for k in ("arms", "outcome", "head_size", "weights")
-                        if k in meta}},
+                     **{k: meta[k] for k in ("arms", "outcome", "head_size", "weights",
+                                             "folder") if k in meta}},
         "config": _config(model),
         "tensors": index,
         "weights": weights,
@@ -385,12 +386,13 @@ def export_models(
                                        sha256=entry["sha256"])
             meta = {**meta, **{k: entry[k] for k in ("name", "data", "task", "heads", "seed",
                                                      "profile", "arms", "outcome",
-                                                     "head_size", "weights")}}
+                                                     "head_size", "weights", "folder")}}
         else:
             if task not in loaded:  # every head count of the task, each hash-checked
-                loaded[task] = load_shipped(model_folder(task, root), seed, tasks=(task,))
+                loaded[task] = load_shipped(root / entry["folder"], seed, tasks=(task,))
             models, metas = loaded[task]
             model, meta = models[(task, entry["heads"])], metas[(task, entry["heads"])]
+            meta = {**meta, "folder": entry["folder"]}
         data = model_data(model, meta, num_sequences=num_sequences,
                           reference_sequences=reference_sequences)
         text = data_script(data)

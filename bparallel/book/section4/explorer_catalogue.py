@@ -67,8 +67,9 @@ def explorer_models(
     in that order, then per task of ``fresh_tasks`` (possibly empty) its fresh-data models
     (:func:`fresh_explorer_models`). Each has ``name`` (``"cycle-h16"``, also the data
     file's stem), ``data`` (``"finite"``), ``task``, ``heads``, ``head_size``, ``seed``,
-    ``profile`` (the training profile, whose held-out stream the page shows) and the
-    manifest's held-out accuracies. Read from the manifests; raises ``FileNotFoundError``
+    ``profile`` (the training profile, whose held-out stream the page shows), ``folder``
+    (the folder of ``models_root`` that ships it, :func:`model_folder`) and the manifest's
+    held-out accuracies. Read from the manifests; raises ``FileNotFoundError``
     naming the model when one is not shipped."""
     tasks = _check_choice(tasks, "tasks", EXPLORER_TASKS)
     heads = _check_choice(heads, "heads", HEADS)
@@ -93,6 +94,7 @@ def explorer_models(
                 "head_size": ModelConfig(**entry.get("model_config", {"n_heads": h})).head_dim,
                 "seed": seed,
                 "profile": entry.get("profile", manifest.get("profile", "paper")),
+                "folder": folder.name,
                 "heldout_accuracy": entry["heldout_accuracy"],
                 "heldout_accuracy_predictable": entry["heldout_accuracy_predictable"],
             })

@@ -196,7 +196,7 @@ export function decodeView(text, models) {
 export function toPython(view, data, tokens) {
   const { task, heads, seed, profile } = data;
   const fresh = data.data === "fresh";
-  const folder = fresh ? `${task}-fresh` : ["copy", "cycle"].includes(task) ? "paper" : task;
+  const folder = data.manifest.folder; // the models/ folder that ships it (Python's catalogue)
   const [first, total] = data.sequences.reference;
   const removed = [];
   view.removed.forEach((row, l) => row.forEach((r, h) => r && removed.push(`mask[${l}, ${h}] = 0`)));
