@@ -14,4 +14,12 @@ def join_words(words: Sequence[object]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-__all__ = ["join_words"]
+def agree(count: int, one: str, many: str) -> str:
+    """The word that agrees with ``count``: ``one`` for exactly one (``"is"``, ``"has"``,
+    ``"was"``), ``many`` otherwise (zero included: "0 runs have")."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ValueError(f"count={count!r}: expected a count (an int >= 0)")
+    return one if count == 1 else many
+
+
+__all__ = ["agree", "join_words"]

@@ -360,6 +360,9 @@ def test_the_seeds_and_their_machines():
     assert list(rows[0]) == ["seed", "models", "kind", "trained on", "torch",
                              "lowest held-out accuracy"]
     assert [r["kind"] for r in rows] == ["CPU", "GPU", "GPU"]
+    assert across_seeds.hardware_split(overview) == \
+        "seed 42 was trained on a CPU, seeds 43 and 44 on a GPU"
+    assert across_seeds.hardware_split(overview[1:]) == "seeds 43 and 44 were trained on a GPU"
     note = across_seeds.machines_note(overview)
     assert note.startswith("**Which models this page shows, and where they were trained.** "
                            f"Seed 42: CPU ({CPU}; torch 2.13.0). Seeds 43 and 44: GPU ({GPU}")

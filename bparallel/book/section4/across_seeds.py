@@ -21,7 +21,7 @@ from ..._checks import positive_int, unit_interval
 from ...transformer.design import HEADS
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
-from ..words import join_words
+from ..words import agree, join_words
 from .across_seeds_stats import changes_by_seed, hardware_kind, odd_seed_out, outside_tail
 from .published import MODE_NAMES
 from .statistics import across_tasks, fmt_interval, fmt_p
@@ -241,8 +241,8 @@ def hardware_split(overview: Sequence[Mapping[str, Any]]) -> str:
         groups.setdefault(kind, []).append(seed)
     parts = []
     for i, (kind, seeds) in enumerate(sorted(groups.items(), key=lambda kv: min(kv[1]))):
-        names = f"seed{'s' * (len(seeds) > 1)} {join_words(seeds)}"
-        verb = (" was" if len(seeds) == 1 else " were") + " trained" if i == 0 else ""
+        names = f"{agree(len(seeds), 'seed', 'seeds')} {join_words(seeds)}"
+        verb = f" {agree(len(seeds), 'was', 'were')} trained" if i == 0 else ""
         parts.append(f"{names}{verb} on a {kind}")
     return ", ".join(parts)
 

@@ -17,7 +17,7 @@ from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
 from ..render.markdown import fmt_steps
 from ..verdicts import cell as verdict_cell
-from ..words import join_words
+from ..words import agree, join_words
 from .as_defined import (
     LABELS,
     PAIR_EFFECTS,
@@ -441,7 +441,7 @@ def pruning_prose(summary: Sequence[Mapping[str, Any]]) -> str:
                     (f"the {best} order keeps the margin longest" if best != "none beats random"
                      else "no ranking keeps the margin longer than random orders do"))
             if below:
-                text += f", and {_join(below)} {'is' if len(below) == 1 else 'are'} worse " \
+                text += f", and {_join(below)} {agree(len(below), 'is', 'are')} worse " \
                         "than random"
             parts.append(text)
         out.append(f"**{task.capitalize()}**: " + "; ".join(parts) + ".")

@@ -36,7 +36,7 @@ from ..._checks import one_of, positive_int
 from ...transformer.as_trained import evaluate_as_trained
 from ...transformer.design import ARMS, HEADS, fresh_heldout, get_profile
 from ...transformer.learning import learning_time
-from ..words import join_words
+from ..words import agree, join_words
 from .across_seeds_stats import hardware_kind
 from .models import ARM_NAMES, FreshRuns, PilotDesign, run_key
 
@@ -393,17 +393,12 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
     if not (training or unstarted):
         status = f"all {n} runs have finished"
     else:
-        def are(k: int) -> str:
-            return "is" if k == 1 else "are"
-
-        def have(k: int) -> str:
-            return "has" if k == 1 else "have"
-
         done = n - training
-        parts = [f"{done} {have(done)} finished" if done else "",
-                 f"{training} {are(training)} still training (read here as "
+        parts = [f"{done} {agree(done, 'has', 'have')} finished" if done else "",
+                 f"{training} {agree(training, 'is', 'are')} still training (read here as "
                  "their committed snapshots stand)" if training else "",
-                 f"{unstarted} {have(unstarted)} not started" if unstarted else ""]
+                 f"{unstarted} {agree(unstarted, 'has', 'have')} not started"
+                 if unstarted else ""]
         status = f"of the {n + unstarted} runs, {join_words([x for x in parts if x])}"
 
     slowest = reading["slowest"]
