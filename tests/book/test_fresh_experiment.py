@@ -854,7 +854,8 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     """The budget is long enough only when every run that learns has learned by the step at
     which the decayed rate halves and converged by the budget; one late learner makes it
     too short while others still train; a run that learned in time and never converged says
-    the recipe does not settle; a run that never learns sizes nothing but is named; the
+    the recipe does not settle; a run that never learns is never excused (too short when it
+    never reached the threshold, does not settle when it reached it and never held it); the
     words follow the state, and a pilot that mixes budgets is refused."""
     from bparallel.transformer.design import PROFILES as ALL
 
@@ -873,14 +874,35 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
 
     read = gl.budget_pilot_reading
     fast, slow = run(1, 10200, 18400), run(16, 18000, 35600)  # learned at the half: in time
+    r = read([fast, slow])["histogram"]
+    assert (r["state"], r["slowest"], r["last_converged"]) == ("long enough", 18000, 35600)
+    words = gl.budget_pilot_words(r)
+    assert words["status"] == "both runs have finished"
+    assert gl.budget_pilot_words(read([fast])["histogram"])["status"] == \
+        "its one run has finished"
+    assert gl.budget_pilot_words(read([fast, slow, {**slow, "seed": 43}])["histogram"])[
+        "status"] == "all 3 runs have finished"
+    assert words["reading"] == (
+        "By this rule the budget is **long enough**: every run that learned did so by step "
+        "18,000 (the slowest at step 18,000) and converged within the budget, the last at "
+        "step 35,600.")
+    # a run that reached the threshold and never held it: the recipe does not settle it
     never = run(8, None, None, peak=0.92, accuracy=0.4)
     r = read([fast, slow, never])["histogram"]
-    assert (r["state"], r["slowest"], r["last_converged"]) == ("long enough", 18000, 35600)
-    assert r["never"] == r["fell_back"] == ["8 x 8 (seed 42)"]
-    words = gl.budget_pilot_words(r)
-    assert words["status"] == "all 3 runs have finished"
-    assert "**long enough**" in words["reading"] and "18,000" in words["reading"]
-    assert "8 x 8 (seed 42) never learned" in words["reading"]
+    assert r["state"] == "does not settle" and r["unheld"] == ["8 x 8 (seed 42)"]
+    assert r["never"] == r["fell_back"] == ["8 x 8 (seed 42)"] and r["unreached"] == []
+    assert gl.budget_pilot_words(r)["reading"].endswith(
+        "8 x 8 (seed 42) reached the threshold but never held it long enough to count as "
+        "learned.")
+    # a run that never reached it: the budget is too short for it, decided while others
+    # still train
+    below = run(8, None, None, peak=0.85, accuracy=0.84)
+    r = read([fast, below, run(4, None, None, finished=False)])["histogram"]
+    assert r["state"] == "too short" and r["unreached"] == ["8 x 8 (seed 42)"]
+    assert gl.budget_pilot_words(r)["reading"].endswith(
+        "8 x 8 (seed 42) never reached the threshold within it.")
+    # exactly at the threshold counts as reached, as the learning rule counts it
+    assert read([fast, {**below, "peak": 0.9}])["histogram"]["state"] == "does not settle"
     # one step later is late: too short, decided while another run still trains
     training = run(4, None, None, finished=False)
     r = read([fast, run(16, 18200, None, finished=False), training])["histogram"]
@@ -907,10 +929,17 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     r = read([fast, run(4, 9000, None)])["histogram"]
     assert r["state"] == "does not settle" and r["unsettled"] == ["4 x 16 (seed 42)"]
     assert "**does not settle**" in gl.budget_pilot_words(r)["reading"]
-    # every run finished and none learned: too short, said so
-    r = read([never])["histogram"]
+    # every run finished and none reached the threshold: too short, said so
+    r = read([below, {**below, "heads": 16, "head_size": 4}])["histogram"]
     assert r["state"] == "too short" and r["slowest"] is None
-    assert gl.budget_pilot_words(r)["reading"].endswith("no run learned within it.")
+    assert gl.budget_pilot_words(r)["reading"].endswith(
+        "no run reached the threshold within it.")
+    # a late learner and a never-learner: both named
+    r = read([run(16, 18200, 30000), below])["histogram"]
+    assert gl.budget_pilot_words(r)["reading"] == (
+        "By this rule the budget is **too short**: 16 x 4 (seed 42) learned after step "
+        "18,000, when the decayed rate had fallen below half its starting value; 8 x 8 "
+        "(seed 42) never reached the threshold within it.")
     with pytest.raises(ValueError, match="mixes budgets"):
         read([fast, {**slow, "half_rate_step": 6000}])
     with pytest.raises(ValueError, match="state"):

@@ -334,23 +334,28 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]],
                          designs: Mapping[str, PilotDesign] | None = None
                          ) -> dict[str, dict[str, Any]]:
     """Per task, what its budget pilot (:func:`budget_pilot_rows`) says of its budget, by
-    one rule. The budget is *long enough* when every run that learns has learned by its
+    one rule. The budget is *long enough* when every run of the design has learned by its
     ``half_rate_step`` (the slowest learner gets there while the rate is still at least
     half its starting value) and has converged within the budget (the decay settled it).
     It is *too short* as soon as one run has learned later than that (while others still
-    train too), or when every run has finished and none learned; the recipe *does not
-    settle* when a run that learned in time finished without converging. Until every run
-    has finished and none of these has happened, the reading waits (*training*). A run that
-    never learns sizes nothing (it has no learning time to fit in) and is named
-    (``never``), as is one that reached the threshold and stands below it at its last
-    evaluation (``fell_back``). Per task: ``state`` (:data:`BUDGET_STATES`), ``runs``,
+    train too), or has finished without ever reaching the threshold (``unreached``: the
+    budget left its slowest learner unlearned); the recipe *does not settle* when a run
+    that learned in time finished without converging (``unsettled``), or one reached the
+    threshold but never held it long enough to count as learned (``unheld``). A run that
+    never learns is never excused: a budget that leaves one run of the design censored is
+    not long enough for it. Until every run has finished and none of these has happened,
+    the reading waits (*training*). Per task: ``state`` (:data:`BUDGET_STATES`), ``runs``,
     ``half_rate_step``, ``slowest`` (the latest learning time, ``None`` for none),
     ``last_converged`` (``None`` for none), and the labels of the runs ``late``,
-    ``unsettled``, ``training``, ``never`` and ``fell_back``. With ``designs`` (per task
+    ``unreached``, ``unsettled``, ``unheld``, ``training``, ``never`` (``unreached`` and
+    ``unheld`` together) and ``fell_back`` (reached the threshold, below it at the last
+    evaluation: a count for the page). With ``designs`` (per task
     the pilot's :class:`~.models.PilotDesign`), the design's runs with no row yet (neither
     shipped nor snapshotted) are ``not_started`` and wait like the runs still training: a
-    pilot's reading is never taken on part of its design. All in integers: the rule
-    compares steps, never a float. ``ValueError`` for a task whose runs mix budgets."""
+    pilot's reading is never taken on part of its design. The rule compares steps, in
+    integers; the one accuracy it reads, a never-learner's best against the threshold, is
+    compared as the learning rule compares every evaluation. ``ValueError`` for a task
+    whose runs mix budgets."""
     out: dict[str, dict[str, Any]] = {}
     for task in dict.fromkeys(r["task"] for r in rows):
         mine = [r for r in rows if r["task"] == task]
@@ -364,21 +369,24 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]],
         late = [_label(r) for r in mine if r["learned_at"] is not None and r["learned_at"] > half]
         unsettled = [_label(r) for r in mine if r["finished"] and r["learned_at"] is not None
                      and r["converged_at"] is None]
+        never = [r for r in mine if r["finished"] and r["learned_at"] is None]
+        unreached = [_label(r) for r in never if r["peak"] < r["threshold"]]
+        unheld = [_label(r) for r in never if r["peak"] >= r["threshold"]]
         training = [_label(r) for r in mine if not r["finished"]]
         have = {(int(r["heads"]), int(r["head_size"]), int(r["seed"])) for r in mine}
         not_started = ([_label({"heads": h, "head_size": hs, "seed": seed})
                         for h, hs, seed in sorted(designs[task].runs() - have)]
                        if designs and task in designs else [])
-        state = ("too short" if late or not (times or training or not_started)
-                 else "does not settle" if unsettled
+        state = ("too short" if late or unreached
+                 else "does not settle" if unsettled or unheld
                  else "training" if training or not_started else "long enough")
         out[task] = {"state": state, "runs": len(mine), "half_rate_step": half,
                      "not_started": not_started,
                      "slowest": max(times) if times else None,
                      "last_converged": max(conv) if conv else None,
-                     "late": late, "unsettled": unsettled, "training": training,
-                     "never": [_label(r) for r in mine
-                               if r["finished"] and r["learned_at"] is None],
+                     "late": late, "unreached": unreached, "unsettled": unsettled,
+                     "unheld": unheld, "training": training,
+                     "never": [_label(r) for r in never],
                      "fell_back": [_label(r) for r in mine if _fell_back(r)]}
     return out
 
@@ -391,7 +399,8 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
     n, half = reading["runs"], reading["half_rate_step"]
     training, unstarted = len(reading["training"]), len(reading["not_started"])
     if not (training or unstarted):
-        status = f"all {n} runs have finished"
+        status = {1: "its one run has finished", 2: "both runs have finished"}.get(
+            n, f"all {n} runs have finished")
     else:
         done = n - training
         parts = [f"{done} {agree(done, 'has', 'have')} finished" if done else "",
@@ -405,24 +414,31 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
     so_far = ("no run has learned yet" if slowest is None else
               f"every run that learned did so by step {half:,} (the slowest at step "
               f"{slowest:,})")
-    state, never = reading["state"], reading["never"]
+    state = reading["state"]
     if state == "training":
         words = (f"By this rule the pilot has not decided yet: {so_far}, and "
                  f"{training + unstarted} of its runs are still training"
                  f"{' or have not started' if unstarted else ''}.")
     elif state == "long enough":
-        unsized = f"; {join_words(never)} never learned, which no budget sizes" if never else ""
         words = (f"By this rule the budget is **long enough**: {so_far} and converged within "
-                 f"the budget, the last at step {reading['last_converged']:,}{unsized}.")
+                 f"the budget, the last at step {reading['last_converged']:,}.")
     elif state == "too short":
-        words = ("By this rule the budget is **too short**: "
-                 + (f"{join_words(reading['late'])} learned after step {half:,}, when the "
-                    f"decayed rate had fallen below half its starting value."
-                    if reading["late"] else "no run learned within it."))
+        late, unreached = reading["late"], reading["unreached"]
+        parts = [f"{join_words(late)} learned after step {half:,}, when the decayed rate "
+                 "had fallen below half its starting value" if late else "",
+                 ("no run reached the threshold within it" if len(unreached) == n else
+                  f"{join_words(unreached)} never reached the threshold within it")
+                 if unreached else ""]
+        words = "By this rule the budget is **too short**: " + \
+            "; ".join(x for x in parts if x) + "."
     else:
-        words = (f"By this rule the recipe **does not settle** every run within this budget: "
-                 f"{join_words(reading['unsettled'])} learned by step {half:,} but had not "
-                 f"converged at the budget.")
+        unsettled, unheld = reading["unsettled"], reading["unheld"]
+        parts = [f"{join_words(unsettled)} learned by step {half:,} but had not converged "
+                 "at the budget" if unsettled else "",
+                 f"{join_words(unheld)} reached the threshold but never held it long enough "
+                 "to count as learned" if unheld else ""]
+        words = ("By this rule the recipe **does not settle** every run within this budget: "
+                 + "; ".join(x for x in parts if x) + ".")
     return {"status": status, "reading": words}
 
 
