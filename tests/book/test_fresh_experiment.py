@@ -912,7 +912,11 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     r = read([fast, training])["histogram"]
     assert r["state"] == "training" and r["training"] == ["4 x 16 (seed 42)"]
     assert gl.budget_pilot_words(r)["status"] == (
-        "of the 2 runs, 1 has finished and 1 is still training (read here as their committed "
+        "of the 2 runs, 1 has finished and 1 is still training (read here as its committed "
+        "snapshot stands)")
+    two = read([fast, training, {**training, "heads": 8, "head_size": 8}])["histogram"]
+    assert gl.budget_pilot_words(two)["status"] == (
+        "of the 3 runs, 1 has finished and 2 are still training (read here as their committed "
         "snapshots stand)")
     # a run of the design that has not started waits too: no reading on part of a design
     design = {"histogram": model_sets.PilotDesign(seeds=(42,))}

@@ -405,7 +405,8 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
         done = n - training
         parts = [f"{done} {agree(done, 'has', 'have')} finished" if done else "",
                  f"{training} {agree(training, 'is', 'are')} still training (read here as "
-                 "their committed snapshots stand)" if training else "",
+                 + agree(training, "its committed snapshot stands",
+                         "their committed snapshots stand") + ")" if training else "",
                  f"{unstarted} {agree(unstarted, 'has', 'have')} not started"
                  if unstarted else ""]
         status = f"of the {n + unstarted} runs, {join_words([x for x in parts if x])}"
