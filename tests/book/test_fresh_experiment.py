@@ -938,6 +938,10 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     assert r["state"] == "too short" and r["slowest"] is None
     assert gl.budget_pilot_words(r)["reading"].endswith(
         "no run reached the threshold within it.")
+    # ... but not while runs of the design have not started: those that have are named
+    r = read([below], design)["histogram"]
+    assert r["state"] == "too short" and gl.budget_pilot_words(r)["reading"].endswith(
+        "8 x 8 (seed 42) never reached the threshold within it.")
     # a late learner and a never-learner: both named
     r = read([run(16, 18200, 30000), below])["histogram"]
     assert gl.budget_pilot_words(r)["reading"] == (

@@ -427,7 +427,8 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
         late, unreached = reading["late"], reading["unreached"]
         parts = [f"{join_words(late)} learned after step {half:,}, when the decayed rate "
                  "had fallen below half its starting value" if late else "",
-                 ("no run reached the threshold within it" if len(unreached) == n else
+                 ("no run reached the threshold within it"
+                  if len(unreached) == n and not unstarted else
                   f"{join_words(unreached)} never reached the threshold within it")
                  if unreached else ""]
         words = "By this rule the budget is **too short**: " + \
