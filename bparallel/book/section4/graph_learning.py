@@ -286,10 +286,16 @@ def budget_pilot_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
                   else f"not within {r['twin_budget']:,}")} for r in rows]
 
 
+def _reached(r: Mapping[str, Any]) -> bool:
+    """Whether a budget pilot's run reached the threshold at its best evaluation (``>=``, as
+    the learning rule compares every evaluation)."""
+    return r["peak"] >= r["threshold"]
+
+
 def _fell_back(r: Mapping[str, Any]) -> bool:
     """Whether a budget pilot's run reached the threshold at its best evaluation and stands
-    below it at its last (a count for the page, no verdict's input)."""
-    return r["peak"] >= r["threshold"] > r["accuracy"]
+    below it at its last (a count for the page)."""
+    return _reached(r) and r["threshold"] > r["accuracy"]
 
 
 def budget_pilot_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -370,8 +376,8 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]],
         unsettled = [_label(r) for r in mine if r["finished"] and r["learned_at"] is not None
                      and r["converged_at"] is None]
         never = [r for r in mine if r["finished"] and r["learned_at"] is None]
-        unreached = [_label(r) for r in never if r["peak"] < r["threshold"]]
-        unheld = [_label(r) for r in never if r["peak"] >= r["threshold"]]
+        unreached = [_label(r) for r in never if not _reached(r)]
+        unheld = [_label(r) for r in never if _reached(r)]
         training = [_label(r) for r in mine if not r["finished"]]
         have = {(int(r["heads"]), int(r["head_size"]), int(r["seed"])) for r in mine}
         not_started = ([_label({"heads": h, "head_size": hs, "seed": seed})
