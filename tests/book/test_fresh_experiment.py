@@ -567,6 +567,13 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
     assert v["rank_speed"]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
     assert v["rank_speed"]["condition"] == "only fixed width"
     assert v["rank_speed.head16"]["condition"] == ""
+    # the arms' row names each arm's verdict, so a reader sees where it holds and fails
+    assert v["rank_speed"]["evidence"] == ("fixed width: holds; fixed head size: not "
+                                           "supported; fixed attention width: not testable "
+                                           "(set aside)")  # the grid has no inner256 models
+    assert fx.arms_evidence({"width": F, "head16": H, "inner256": Verdict.NOT_TESTABLE}) == (
+        "fixed width: fails; fixed head size: holds; fixed attention width: not testable "
+        "(set aside)")
 
 
 def _rank_tests(verdicts, prefix="across.width."):

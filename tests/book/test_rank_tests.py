@@ -108,3 +108,16 @@ def test_the_noise_floor_keeps_its_resolution_as_the_family_grows():
     rows = noise_floor(effects)
     assert len(rows) == 300 and all(r["reliable"] for r in rows)
     assert max(r["p_holm"] for r in rows) <= 0.05 / 4 + 1e-12
+
+
+def test_p_values_in_words_never_print_zero():
+    """A p-value below the third decimal reads "< 0.001", never "0.000" (which would say the
+    evidence is certain); every p-value of a rank test's words goes through fmt_p."""
+    from bparallel.book.section4.statistics import fmt_decided, fmt_p
+
+    assert fmt_p(0.0004) == "< 0.001" and fmt_p(0.001) == "0.001" and fmt_p(None) == "—"
+    assert fmt_decided({"p": 0.0002, "p_holm": 0.0009}) == "p < 0.001, Holm p < 0.001"
+    assert fmt_decided({"p": 0.02, "p_holm": None}) == "p 0.020"
+    assert fmt_decided({"p": 0.3, "p_min": 0.074, "decidable": False}) == (
+        "p 0.300; cannot decide: even ρ = 1 in every seed gives p 0.074, above the "
+        "family's threshold")

@@ -24,6 +24,7 @@ from .rank_tests import two_sided_rank_test
 from .statistics import (
     across_tasks,
     both_modes,
+    fmt_p,
     holm_family,
     modes_condition,
     noise_floor,
@@ -348,8 +349,8 @@ def _fmt_test(test: Mapping[str, float]) -> str:
         return "no reliable cell"
     holm = test.get("p_holm")
     return (f"median ρ {test['median']:.2f} over {test['cells']} "
-            f"cell{'s' * (test['cells'] != 1)} (permutation p {test['p']:.3f}"
-            + (f", Holm p {holm:.3f})" if holm is not None else ")"))
+            f"cell{'s' * (test['cells'] != 1)} (permutation p {fmt_p(test['p'])}"
+            + (f", Holm p {fmt_p(holm)})" if holm is not None else ")"))
 
 
 def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[str, Any]],

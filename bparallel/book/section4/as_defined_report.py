@@ -28,7 +28,7 @@ from .as_defined import (
     uses_attention,
 )
 from .measures import measure_models
-from .statistics import RHO_CONDITIONS, RHO_HOLDS, rank_condition
+from .statistics import RHO_CONDITIONS, RHO_HOLDS, fmt_p, rank_condition
 
 #: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
 DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",
@@ -293,14 +293,10 @@ def ranking_table(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     Holm-corrected permutation p of the impact; a correlation with an impact below the
     noise floor reads :data:`BELOW` (format with :data:`RANKING_FORMATS`)."""
     return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
-             "reliability": r["reliability"], "Holm p": _fmt_p(r["p_holm"]),
+             "reliability": r["reliability"], "Holm p": fmt_p(r["p_holm"]),
              **{f"ρ({label})": (BELOW if not r["reliable"] else _fmt_rho(r[k]))
                 for k, label in RANKINGS.items()},
              "largest impact": r["max_impact"]} for r in ranking]
-
-
-def _fmt_p(p: float | None) -> str:
-    return "—" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
 
 
 #: Display names of the rankings of :func:`head_claims` and the measures of
@@ -317,9 +313,9 @@ def claims_table(tests: Sequence[Mapping[str, Any]], key: str) -> list[dict[str,
     cells allow, and the verdict."""
     return [{"task": t["task"], "measure": CLAIM_NAMES[t[key]], "cells": t["cells"],
              "median ρ": "—" if not t["cells"] else f"{t['median']:.2f}",
-             "p": "—" if not t["cells"] else _fmt_p(t["p"]),
-             "p after Holm": "—" if t.get("p_holm") is None else _fmt_p(t["p_holm"]),
-             "smallest possible p": "—" if not t["cells"] else _fmt_p(t["p_min"]),
+             "p": "—" if not t["cells"] else fmt_p(t["p"]),
+             "p after Holm": "—" if t.get("p_holm") is None else fmt_p(t["p_holm"]),
+             "smallest possible p": "—" if not t["cells"] else fmt_p(t["p_min"]),
              "verdict": verdict_cell(t["verdict"], rank_condition(t))} for t in tests]
 
 
@@ -463,7 +459,7 @@ def pair_table(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
              "interaction": r["effect"],
              "mean (logits)": f"{r['mean']:.3f} ± {r['half_width']:.3f}",
              "pairs positive": r["share_positive"], "reliability": r["reliability"],
-             "Holm p": _fmt_p(r["p_holm"]), "above the noise floor": bool(r["reliable"])}
+             "Holm p": fmt_p(r["p_holm"]), "above the noise floor": bool(r["reliable"])}
             for r in pairs]
 
 

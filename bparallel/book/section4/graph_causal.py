@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...transformer.design import ARMS, HEADS, arm_head_dim
-from .graph_experiment import ALL_ARMS, ARMS_EVIDENCE, arms_condition
+from .graph_experiment import ALL_ARMS, arms_condition, arms_evidence
 from .graph_tasks import HEADS_CLAIM, head_study, heads_verdict, verdict_index
 from .graph_tasks import head_results as task_head_results
 from .graph_tasks import head_table as task_head_table
@@ -140,7 +140,8 @@ def heads_rows(tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     verdict = over_tasks(list(by_arm.values()))
     return [*rows, {"claim": HEADS_CLAIM, "arm": f"{ALL_ARMS} (fresh data)", "slug": "",
                     "verdict": verdict,
-                    "condition": arms_condition(verdict, by_arm), "evidence": ARMS_EVIDENCE}]
+                    "condition": arms_condition(verdict, by_arm),
+                    "evidence": arms_evidence(by_arm)}]
 
 
 __all__ = ["arms_of_tests", "head_results", "head_table", "head_tests", "heads_rows",

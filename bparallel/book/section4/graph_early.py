@@ -22,7 +22,7 @@ from ...transformer.learning import learning_time
 from .graph_tasks import no_attention_ceiling
 from .models import ARM_NAMES, FreshRuns
 from .rank_tests import exact_rank_test
-from .statistics import rank_claim_verdict
+from .statistics import fmt_p, rank_claim_verdict
 
 #: The proxies followed through training: manifest probe key -> (column, direction of "better"
 #: by the paper's claims: -1 a time, +1 a share).
@@ -131,7 +131,7 @@ PROXY_NAMES = {"mixing.paper": "Algorithm 1, published code",
 def _test_cell(test: Mapping[str, Any]) -> str:
     if not test["cells"]:
         return "—"
-    return (f"mean ρ {test['mean']:.2f} (p {test['p']:.3f}, {test['cells']} "
+    return (f"mean ρ {test['mean']:.2f} (p {fmt_p(test['p'])}, {test['cells']} "
             f"cell{'s' * (test['cells'] > 1)})")
 
 

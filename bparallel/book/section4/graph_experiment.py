@@ -204,7 +204,7 @@ def _rank_evidence(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> str:
     of each mode), each with its mean rho, its side and its Holm-corrected p-value; when no
     proxy resolves, that none does and the nearest (the smallest p-value)."""
     def p_words(t: Mapping[str, Any]) -> str:
-        return f"Holm p {t['p_holm']:.3f}" if t.get("p_holm") is not None else fmt_decided(t)
+        return f"Holm p {fmt_p(t['p_holm'])}" if t.get("p_holm") is not None else fmt_decided(t)
 
     deciding = [n for names in RANK_MODES for n in _mode_decision(tests, prefix, names)[1]]
     if deciding:
@@ -306,8 +306,15 @@ def _rank_row(test: str, task: str, arm: str, t: Mapping[str, Any]) -> dict[str,
 
 #: The verdict rows' arm for the arms together.
 ALL_ARMS = "all arms"
-#: The evidence of a claim's row for the arms together.
-ARMS_EVIDENCE = "the arms combined (an arm that cannot test it yet set aside)"
+
+
+def arms_evidence(by_arm: Mapping[str, Verdict]) -> str:
+    """The evidence of a claim's row for the arms together: each arm's verdict, in the
+    order of ``by_arm`` (arm keys of :data:`~.models.ARM_NAMES`), an arm that cannot test it
+    yet named as set aside (:func:`~.statistics.over_tasks`)."""
+    return "; ".join(f"{ARM_NAMES[a]}: {v.value}"
+                     + (" (set aside)" if v is Verdict.NOT_TESTABLE else "")
+                     for a, v in by_arm.items())
 
 
 def claim_verdicts(runs: FreshRuns, level: float = 0.95,
@@ -362,11 +369,11 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
                 out.append({"slug": f"{slug}.{arm}", "claim": claim, "arm": ARM_NAMES[arm],
                             "verdict": verdict, "evidence": evidence,
                             "condition": condition_words(verdict, where)})
-            verdict = over_tasks([v for v, _, _ in per_arm.values()])
+            by_arm = {a: v for a, (v, _, _) in per_arm.items()}
+            verdict = over_tasks(list(by_arm.values()))
             out.append({"slug": slug, "claim": claim, "arm": ALL_ARMS, "verdict": verdict,
-                        "evidence": ARMS_EVIDENCE,
-                        "condition": arms_condition(verdict, {a: v for a, (v, _, _)
-                                                              in per_arm.items()})})
+                        "evidence": arms_evidence(by_arm),
+                        "condition": arms_condition(verdict, by_arm)})
     for row in out:
         row["family"] = family_size
     return out
@@ -528,9 +535,9 @@ def condition_rows(runs: FreshRuns, finite: Mapping[str, Mapping[int, float]]
     return rows
 
 
-__all__ = ["ALL_ARMS", "ARMS_EVIDENCE", "ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS",
+__all__ = ["ALL_ARMS", "ARM_NAMES", "CHANGE_CLAIMS", "CLAIMS", "DESIGN_SEEDS",
            "EARLY_MARGIN", "MODE_WORDS", "PROXIES", "PROXY_NAMES", "RANK_PROXIES", "SUMMARY_WORDS",
-           "arms_condition", "changes", "chapter_tests", "claim_verdicts",
+           "arms_condition", "arms_evidence", "changes", "chapter_tests", "claim_verdicts",
            "condition_rows", "configurations", "design_configurations", "design_models",
            "early_step", "family_table", "final_rows", "finite_accuracy", "grid_rows",
            "learning_curves", "prediction_table", "prediction_tests", "probe_at",

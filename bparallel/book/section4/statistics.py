@@ -227,11 +227,11 @@ def fmt_decided(test: Mapping[str, Any]) -> str:
     """A rank test's p-values in words: two-sided, and after Holm's correction over its
     family; or why it cannot decide (the best p-value its cells could give)."""
     if test.get("decidable") is False:
-        return (f"p {test['p']:.3f}; cannot decide: even ρ = 1 in every seed gives p "
-                f"{test['p_min']:.3f}, above the family's threshold")
+        return (f"p {fmt_p(test['p'])}; cannot decide: even ρ = 1 in every seed gives p "
+                f"{fmt_p(test['p_min'])}, above the family's threshold")
     if test.get("p_holm") is None:
-        return f"p {test['p']:.3f}"
-    return f"p {test['p']:.3f}, Holm p {test['p_holm']:.3f}"
+        return f"p {fmt_p(test['p'])}"
+    return f"p {fmt_p(test['p'])}, Holm p {fmt_p(test['p_holm'])}"
 
 
 def claim_over_units(holding: int, against: int, units: int) -> Verdict:
