@@ -443,6 +443,40 @@ def test_the_horse_race_ranks_a_design_quantity_that_sets_the_speed_first(tmp_pa
     assert len(fig.axes) == 1
 
 
+def test_the_horse_race_scores_each_multiset_of_seeds_once_as_the_loop_would(tmp_path):
+    """Batched against the loop: the horse race scores each distinct multiset of drawn seeds
+    once; every interval equals the one from scoring all the draws one by one, in their
+    own order, with the same random draws (both rhos are exact, so a draw's order of runs
+    cannot move its score)."""
+    from bparallel.book.section4 import graph_predictors as gp
+    from bparallel.ranks import spearman
+
+    write(tmp_path, grid(seeds=(42, 43, 44, 45), learn=lambda h, hs, s: 3000 - 150 * h
+                         + 97 * ((s * 31 + h) % 7),
+                         quality=lambda h, hs, s: float((h * 7 + s * 13 + hs) % 5)))
+    runs = model_sets.fresh_runs(tmp_path)
+    rows = gp.horse_race(runs, "induction", samples=300, seed=5)
+    cols, seeds, _ = gp._items(runs, "induction")
+    configs = np.array([f"{e['heads']}x{e['head_size']}" for e in runs.of("induction")])
+    rng, distinct = np.random.default_rng(5), np.unique(seeds)
+    draws = [np.concatenate([np.nonzero(seeds == s)[0]
+                             for s in rng.choice(distinct, distinct.size)])
+             for _ in range(300)]
+    checked = 0
+    for r in rows:
+        x, y = cols[r["candidate"]], cols[r["outcome"]]
+        if r["rho"] is None:
+            continue
+        assert (r["low"], r["high"]) == gp._interval(
+            np.array([float(spearman(x[d], y[d])) for d in draws]), 0.95)
+        if r["partial"] is not None:
+            loop = np.array([gp.partial_rank_correlation(x[d], y[d], configs[d])
+                             for d in draws])
+            assert (r["partial_low"], r["partial_high"]) == gp._interval(loop, 0.95)
+            checked += 1
+    assert checked >= 3
+
+
 def test_the_horse_race_reads_the_conditioning_at_the_early_step_only_from_every_run(
         tmp_path):
     """Runs that recorded the conditioning through training are read at the early step,
@@ -652,6 +686,22 @@ def test_the_partial_rank_correlation_holds_the_configuration():
     assert prc(x, y, groups) == pytest.approx(pearsonr(rx, ry)[0], abs=1e-12)
     with pytest.raises(ValueError, match="1-D of one length"):
         prc(x, y[:5], groups)
+    # exact: any order of the items gives the same float, ties included
+    x[3] = x[7]
+    order = rng.permutation(12)
+    assert prc(x[order], y[order], groups[order]) == prc(x, y, groups)
+    assert prc(x, y, np.repeat(["a", "b", "c", "d"], [5, 3, 2, 2])) == pytest.approx(
+        _demeaned_pearson(x, y, np.repeat(["a", "b", "c", "d"], [5, 3, 2, 2])), abs=1e-12)
+
+
+def _demeaned_pearson(x, y, groups):
+    from scipy.stats import pearsonr, rankdata
+
+    rx, ry = rankdata(x), rankdata(y)
+    for g in np.unique(groups):
+        rx[groups == g] -= rx[groups == g].mean()
+        ry[groups == g] -= ry[groups == g].mean()
+    return pearsonr(rx, ry)[0]
 
 
 def test_the_horse_race_says_what_a_measure_adds_beyond_the_design(tmp_path):

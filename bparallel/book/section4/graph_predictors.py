@@ -156,22 +156,36 @@ def _items(runs: FreshRuns, task: str
 
 def partial_rank_correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float:
     """Spearman's rho of ``x`` and ``y`` with ``groups`` held (a partial rank correlation
-    with group fixed effects): the ranks of each, less the mean rank of its group,
-    correlated (Pearson). NaN when nothing varies within the groups."""
+    with group fixed effects): the average ranks of each, less the mean rank of its group,
+    correlated (Pearson). Computed as :func:`~bparallel.ranks.spearman` is, in integers:
+    with ``R`` the doubled ranks, ``k_g`` and ``S_g`` a group's size and rank sum and ``L``
+    the least common multiple of the group sizes, ``u_i = (L / k_g) (k_g R_i - S_g)`` is
+    ``2 L`` times the centred rank, an integer, and the rho is ``sum u^x u^y / sqrt(sum
+    (u^x)^2 sum (u^y)^2)``: the same value whatever the order of the items, the one
+    rounding at the end. NaN when nothing varies within the groups."""
     x, y, groups = np.asarray(x, float), np.asarray(y, float), np.asarray(groups)
     if not x.shape == y.shape == groups.shape or x.ndim != 1:
         raise ValueError(f"x, y and groups must be 1-D of one length, not {x.shape}, "
                          f"{y.shape}, {groups.shape}")
-    rx = np.asarray(doubled_ranks(x), dtype=np.float64) / 2  # average ranks, exact ties
-    ry = np.asarray(doubled_ranks(y), dtype=np.float64) / 2
-    for g in np.unique(groups):
-        at = groups == g
-        rx[at] -= rx[at].mean()
-        ry[at] -= ry[at].mean()
-    sx, sy = np.sqrt((rx * rx).sum()), np.sqrt((ry * ry).sum())
-    if sx < 1e-9 or sy < 1e-9:
+    members = [np.nonzero(groups == g)[0].tolist() for g in np.unique(groups)]
+    scale = math.lcm(*map(len, members)) if members else 1
+
+    def centred(values: np.ndarray) -> list[int]:
+        r = doubled_ranks(values)
+        out = [0] * len(r)
+        for at in members:
+            total, k = sum(r[i] for i in at), len(at)
+            for i in at:
+                out[i] = scale // k * (k * r[i] - total)
+        return out
+
+    ux, uy = centred(x), centred(y)
+    vx, vy = sum(u * u for u in ux), sum(u * u for u in uy)
+    if vx == 0 or vy == 0:
         return math.nan
-    return float((rx * ry).sum() / (sx * sy))
+    cov, var = sum(a * b for a, b in zip(ux, uy, strict=True)), vx * vy
+    root = math.isqrt(var)
+    return cov / root if root * root == var else cov / math.sqrt(var)
 
 
 def _interval(boot: np.ndarray, level: float) -> tuple[float | None, float | None]:
@@ -201,9 +215,14 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
     configs = np.array([f"{e['heads']}x{e['head_size']}" for e in runs.of(task)])
     distinct = np.unique(seeds)
     rng = np.random.default_rng(seed)
-    draws = [np.concatenate([np.nonzero(seeds == s)[0]
-                             for s in rng.choice(distinct, distinct.size)])
+    # A draw is a multiset of seeds, and both rhos are exact, so the same value whatever the
+    # order of its runs: each distinct multiset (126 of 2,000 draws for 5 seeds) is scored
+    # once, on its runs in a fixed order, and every draw of it reads that score.
+    drawn = [tuple(sorted(rng.choice(distinct, distinct.size).tolist()))
              for _ in range(samples)]
+    multisets = sorted(set(drawn))
+    draws = [np.concatenate([np.nonzero(seeds == s)[0] for s in m]) for m in multisets]
+    of_draw = np.array([multisets.index(m) for m in drawn])
     rows = []
     for name, (label, _) in CANDIDATES.items():
         if name == "conditioning":
@@ -213,8 +232,8 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
             y = cols[outcome]
             ok = np.isfinite(x) & np.isfinite(y)
             rho = float(spearman(x[ok], y[ok])) if ok.sum() > 2 else math.nan
-            boot = np.array([float(spearman(x[d], y[d])) for d in draws]) if math.isfinite(rho) \
-                else np.array([math.nan])
+            boot = np.array([float(spearman(x[d], y[d])) for d in draws])[of_draw] \
+                if math.isfinite(rho) else np.array([math.nan])
             low, high = _interval(boot, level)
             partial = p_low = p_high = None
             if name not in DESIGN and math.isfinite(rho):
@@ -222,8 +241,8 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
                 if math.isfinite(held):
                     partial = held
                     p_low, p_high = _interval(np.array(
-                        [partial_rank_correlation(x[d], y[d], configs[d]) for d in draws]),
-                        level)
+                        [partial_rank_correlation(x[d], y[d], configs[d])
+                         for d in draws])[of_draw], level)
             rows.append({"task": task, "candidate": name, "label": label,
                          "kind": "design" if name in DESIGN else "graph", "outcome": outcome,
                          "rho": rho if math.isfinite(rho) else None,
