@@ -326,6 +326,7 @@ def test_fresh_head_tests_key_by_head_size_and_arm_and_never_pool_tasks():
     # majority's fidelity ranks the heads significantly backwards: a reversal fails, and
     # the arms together fail with it
     assert rows[0]["evidence"] == ("fresh-data models; induction: holds; majority: fails")
+    assert rows[-1]["evidence"] == "fixed width: fails; fixed head size: holds"
     table = fc.head_table(tests)
     assert [(r["arm"], r["task"]) for r in table] == [
         ("fixed width", "induction"), ("fixed width", "majority"),
@@ -608,6 +609,9 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
     assert fx.arms_evidence({"width": F, "head16": H, "inner256": Verdict.NOT_TESTABLE}) == (
         "fixed width: fails; fixed head size: holds; fixed attention width: not testable "
         "(set aside)")
+    assert fx.arms_evidence({"width": HWC, "head16": F}, {"width": "only induction",
+                                                          "head16": "ignored: it fails"}) == (
+        "fixed width: holds with conditions (only induction); fixed head size: fails")
 
 
 def _rank_tests(verdicts, prefix="across.width."):

@@ -141,7 +141,8 @@ def heads_rows(tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [*rows, {"claim": HEADS_CLAIM, "arm": f"{ALL_ARMS} (fresh data)", "slug": "",
                     "verdict": verdict,
                     "condition": arms_condition(verdict, by_arm),
-                    "evidence": arms_evidence(by_arm)}]
+                    "evidence": arms_evidence(by_arm, {r["slug"]: r.get("condition", "")
+                                                       for r in rows})}]
 
 
 __all__ = ["arms_of_tests", "head_results", "head_table", "head_tests", "heads_rows",

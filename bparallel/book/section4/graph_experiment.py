@@ -308,13 +308,18 @@ def _rank_row(test: str, task: str, arm: str, t: Mapping[str, Any]) -> dict[str,
 ALL_ARMS = "all arms"
 
 
-def arms_evidence(by_arm: Mapping[str, Verdict]) -> str:
+def arms_evidence(by_arm: Mapping[str, Verdict],
+                  conditions: Mapping[str, str] | None = None) -> str:
     """The evidence of a claim's row for the arms together: each arm's verdict, in the
-    order of ``by_arm`` (arm keys of :data:`~.models.ARM_NAMES`), an arm that cannot test it
-    yet named as set aside (:func:`~.statistics.over_tasks`)."""
-    return "; ".join(f"{ARM_NAMES[a]}: {v.value}"
-                     + (" (set aside)" if v is Verdict.NOT_TESTABLE else "")
-                     for a, v in by_arm.items())
+    order of ``by_arm`` (arm keys of :data:`~.models.ARM_NAMES`), with its condition from
+    ``conditions`` where it holds with conditions, an arm that cannot test it yet named as
+    set aside (:func:`~.statistics.over_tasks`)."""
+    def one(arm: str, v: Verdict) -> str:
+        condition = (conditions or {}).get(arm, "")
+        return (f"{ARM_NAMES[arm]}: {v.value}"
+                + (f" ({condition})" if condition and v is Verdict.HOLDS_WITH_CONDITIONS
+                   else " (set aside)" if v is Verdict.NOT_TESTABLE else ""))
+    return "; ".join(one(a, v) for a, v in by_arm.items())
 
 
 def claim_verdicts(runs: FreshRuns, level: float = 0.95,
@@ -372,7 +377,9 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
             by_arm = {a: v for a, (v, _, _) in per_arm.items()}
             verdict = over_tasks(list(by_arm.values()))
             out.append({"slug": slug, "claim": claim, "arm": ALL_ARMS, "verdict": verdict,
-                        "evidence": arms_evidence(by_arm),
+                        "evidence": arms_evidence(by_arm, {
+                            a: condition_words(v, where)
+                            for a, (v, _, where) in per_arm.items()}),
                         "condition": arms_condition(verdict, by_arm)})
     for row in out:
         row["family"] = family_size
