@@ -41,13 +41,18 @@ def evaluate_as_trained(
     ``evaluated``: the same model's accuracy in evaluation mode. The masks
     are drawn from the global generator seeded with ``seed, seed + 1, ...`` inside a forked
     random state, so the caller's random numbers are left as they were and the result is a
-    function of the weights, the sequences and ``seed``. A model without dropout gives
-    ``evaluated`` at every draw."""
+    function of the weights, the sequences and ``seed``. A model without dropout (every
+    dropout rate 0) is the evaluated model, the one its optimiser saw: its scores in
+    evaluation mode are returned as they are (``spread`` 0), with no mask drawn."""
     positive_int(draws, "draws")
     positive_int(batch_size, "batch_size")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed={seed!r}: must be a non-negative integer")
-    evaluated = evaluate_accuracy(model, dataset, batch_size)["accuracy_predictable"]
+    full = evaluate_accuracy(model, dataset, batch_size)
+    evaluated = full["accuracy_predictable"]
+    if _without_dropout(model):
+        return {"accuracy_predictable": evaluated, "spread": 0.0,
+                "loss_predictable": full["loss_predictable"], "evaluated": evaluated}
     was_training = model.training
     device = next((q.device for q in model.parameters()), torch.device("cpu"))
     per_draw = []
@@ -68,6 +73,14 @@ def evaluate_as_trained(
     return {"accuracy_predictable": sum(acc) / draws, "spread": max(acc) - min(acc),
             "loss_predictable": sum(r["loss_predictable"] for r in per_draw) / draws,
             "evaluated": evaluated}
+
+
+def _without_dropout(model: Transformer) -> bool:
+    """Every dropout of ``model`` at rate 0: its ``nn.Dropout`` modules and the attention
+    pattern's rate (:class:`~.model.ModelConfig`'s ``dropout``)."""
+    return (all(m.p == 0 for m in model.modules() if isinstance(m, torch.nn.Dropout))
+            and all(getattr(m, "dropout", 0.0) == 0 for m in model.modules()
+                    if isinstance(getattr(m, "dropout", None), float)))
 
 
 __all__ = ["evaluate_as_trained"]

@@ -67,6 +67,17 @@ def test_without_dropout_the_model_as_trained_is_the_model_evaluated(dataset):
     assert r["accuracy_predictable"] == r["evaluated"] and r["spread"] == 0.0
     ev = evaluate_accuracy(model, dataset)
     assert r["loss_predictable"] == ev["loss_predictable"]
+    # so no mask is drawn for it (the model never enters training mode) ...
+    from bparallel.transformer import as_trained
+    assert as_trained._without_dropout(model) and not as_trained._without_dropout(base)
+    modes = []
+    model.train = lambda mode=True: modes.append(mode) or model
+    assert evaluate_as_trained(model, dataset, draws=2) == r and True not in modes
+    # ... and drawing them anyway gives the same bits (training mode at rate 0)
+    del model.train
+    with torch.no_grad():
+        torch.manual_seed(0)
+        assert torch.equal(model.train()(dataset.inputs), model.eval()(dataset.inputs))
 
 
 @pytest.mark.parametrize(("kw", "match"), [({"draws": 0}, "draws"), ({"seed": -1}, "seed"),
