@@ -176,14 +176,18 @@ def cell(verdict: Verdict | str, condition: str = "") -> str:
     return f"{{verdict}}`{v.value}`" + (f": {words}" if words else "")
 
 
-def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part: str) -> str:
+def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part: str,
+              conditions: Mapping[str, str] | None = None) -> str:
     """The condition of a claim's verdict over parts (tasks, arms, modes, layers) in a few
     words, for :func:`cell`: empty unless the verdict is *holds with conditions*; then the
     parts where the claim holds, "only copy; cycle"; where it holds in every part, the parts
-    where only with conditions, "in every task; with conditions in cycle", or, when that is
-    every part, "in every task, with that task's conditions" (each part's row says which);
-    ``part`` names one part ("task", "arm"). A ``ValueError`` where every part holds without
-    a condition (their common verdict is *holds*, not ``verdict``)."""
+    where only with conditions, "in every task; with conditions in cycle" (with each one's
+    condition from ``conditions`` where given: "with conditions in cycle (in 3 of 4
+    layers)"), or, when that is every part, their one condition where ``conditions`` gives
+    them all the same, "loosely, in every task", else "in every task, with that task's
+    conditions" (each part's row says which); ``part`` names one part ("task", "arm"). A
+    ``ValueError`` where every part holds without a condition (their common verdict is
+    *holds*, not ``verdict``)."""
     v = Verdict.parse(verdict)
     if v is not Verdict.HOLDS_WITH_CONDITIONS:
         return ""
@@ -197,9 +201,14 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
             raise ValueError(f"by_part={dict(by_part)!r}: every {part} holds without a "
                              f"condition, so the claim holds; verdict={v.value!r} does not "
                              "fit it")
+        said = {name: (conditions or {}).get(name, "") for name in partly}
         if len(partly) == len(by_part):
+            common = set(said.values())
+            if len(common) == 1 and all(common):
+                return f"{common.pop()}, in every {part}"
             return f"in every {part}, with that {part}'s conditions"
-        return f"in every {part}; with conditions in {join_words(partly)}"
+        return f"in every {part}; with conditions in " + join_words(
+            [f"{name} ({said[name]})" if said[name] else name for name in partly])
     return only(held)
 
 

@@ -591,6 +591,13 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
                                    "inner256": HWC}) == \
         "only fixed head size; fixed attention width"
     assert fx.arms_condition(F, {"width": F, "head16": H, "inner256": HWC}) == ""
+    every = {"width": HWC, "head16": HWC, "inner256": HWC}
+    assert fx.arms_condition(HWC, every, dict.fromkeys(every, "only induction")) == \
+        "only induction, in every arm"
+    assert fx.arms_condition(HWC, {"width": HWC, "head16": H, "inner256": HWC},
+                             {"width": "only induction", "inner256": "only histogram"}) == (
+        "in every arm; with conditions in fixed width (only induction) and fixed attention "
+        "width (only histogram)")
     # from runs: the arms combined hold with conditions exactly where an arm holds
     quality = lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)  # noqa: E731
     write(tmp_path, grid(learn=lambda h, hs, s: 1000 + 100 * h + 10 * (s - 42),

@@ -68,6 +68,17 @@ def test_the_condition_of_a_claim_over_parts():
         "in every arm; with conditions in a, b and c"
     assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task") == \
         "in every task, with that task's conditions"
+    # with the parts' own conditions: named where they differ, said once where they agree
+    said = {"copy": "loosely", "cycle": "in 3 of 4 layers"}
+    assert verdicts.condition(HWC, {"copy": H, "cycle": HWC}, "task", said) == \
+        "in every task; with conditions in cycle (in 3 of 4 layers)"
+    assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task", said) == \
+        "in every task, with that task's conditions"
+    assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task",
+                              {"copy": "loosely", "cycle": "loosely"}) == \
+        "loosely, in every task"
+    assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task", {"copy": "loosely"}) \
+        == "in every task, with that task's conditions"  # one unknown: not the same
     assert verdicts.condition(H, {"copy": H}, "task") == ""
     assert verdicts.condition(Verdict.FAILS, {"copy": H, "cycle": Verdict.FAILS}, "task") == ""
     with pytest.raises(ValueError, match="every task holds without a condition"):

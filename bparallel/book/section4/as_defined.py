@@ -387,7 +387,8 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
             out.append({"slug": slug, "claim": CLAIMS[slug], "task": ALL_TASKS,
                         "verdict": verdict,
                         "condition": verdict_condition(
-                            verdict, {t: v[0] for t, v in per_task.items()}, "task"),
+                            verdict, {t: v[0] for t, v in per_task.items()}, "task",
+                            {t: v[3] for t, v in per_task.items()}),
                         "published": overall[0], "defined": overall[1],
                         "evidence": evidence})
 

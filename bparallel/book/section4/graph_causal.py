@@ -137,12 +137,11 @@ def heads_rows(tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     if not rows:
         return []
     by_arm = {r["slug"]: r["verdict"] for r in rows}
+    said = {r["slug"]: r.get("condition", "") for r in rows}
     verdict = over_tasks(list(by_arm.values()))
     return [*rows, {"claim": HEADS_CLAIM, "arm": f"{ALL_ARMS} (fresh data)", "slug": "",
-                    "verdict": verdict,
-                    "condition": arms_condition(verdict, by_arm),
-                    "evidence": arms_evidence(by_arm, {r["slug"]: r.get("condition", "")
-                                                       for r in rows})}]
+                    "verdict": verdict, "condition": arms_condition(verdict, by_arm, said),
+                    "evidence": arms_evidence(by_arm, said)}]
 
 
 __all__ = ["arms_of_tests", "head_results", "head_table", "head_tests", "heads_rows",
