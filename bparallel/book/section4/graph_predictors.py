@@ -216,7 +216,7 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
     distinct = np.unique(seeds)
     rng = np.random.default_rng(seed)
     # A draw is a multiset of seeds, and both rhos are exact, so the same value whatever the
-    # order of its runs: each distinct multiset (126 of 2,000 draws for 5 seeds) is scored
+    # order of its runs: each distinct multiset (at most 126 for 5 seeds) is scored
     # once, on its runs in a fixed order, and every draw of it reads that score.
     drawn = [tuple(sorted(rng.choice(distinct, distinct.size).tolist()))
              for _ in range(samples)]
