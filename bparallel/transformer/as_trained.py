@@ -50,7 +50,7 @@ def evaluate_as_trained(
         raise ValueError(f"seed={seed!r}: must be a non-negative integer")
     full = evaluate_accuracy(model, dataset, batch_size)
     evaluated = full["accuracy_predictable"]
-    if _without_dropout(model):
+    if model.config.dropout == 0:  # every dropout of the model takes its config's rate
         return {"accuracy_predictable": evaluated, "spread": 0.0,
                 "loss_predictable": full["loss_predictable"], "evaluated": evaluated}
     was_training = model.training
@@ -73,14 +73,6 @@ def evaluate_as_trained(
     return {"accuracy_predictable": sum(acc) / draws, "spread": max(acc) - min(acc),
             "loss_predictable": sum(r["loss_predictable"] for r in per_draw) / draws,
             "evaluated": evaluated}
-
-
-def _without_dropout(model: Transformer) -> bool:
-    """Every dropout of ``model`` at rate 0: its ``nn.Dropout`` modules and the attention
-    pattern's rate (:class:`~.model.ModelConfig`'s ``dropout``)."""
-    return (all(m.p == 0 for m in model.modules() if isinstance(m, torch.nn.Dropout))
-            and all(getattr(m, "dropout", 0.0) == 0 for m in model.modules()
-                    if isinstance(getattr(m, "dropout", None), float)))
 
 
 __all__ = ["evaluate_as_trained"]

@@ -68,8 +68,7 @@ def test_without_dropout_the_model_as_trained_is_the_model_evaluated(dataset):
     ev = evaluate_accuracy(model, dataset)
     assert r["loss_predictable"] == ev["loss_predictable"]
     # so no mask is drawn for it (the model never enters training mode) ...
-    from bparallel.transformer import as_trained
-    assert as_trained._without_dropout(model) and not as_trained._without_dropout(base)
+    assert model.config.dropout == 0 and base.config.dropout > 0
     modes = []
     model.train = lambda mode=True: modes.append(mode) or model
     assert evaluate_as_trained(model, dataset, draws=2) == r and True not in modes
