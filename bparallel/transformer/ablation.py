@@ -133,12 +133,8 @@ def head_means(model: Transformer, inputs: Tensor, *, batch_size: int = 250) -> 
     total = None
     try:
         for start in range(0, inputs.shape[0], batch_size):
-            _, ys, handles = _capture(model)
-            try:
+            with captured_streams(model) as (_, ys):
                 model(inputs[start : start + batch_size])
-            finally:
-                for handle in handles:
-                    handle.remove()
             part = torch.stack([y.to(torch.float64).sum(0) for y in ys])  # (L, T, C)
             total = part if total is None else total + part
     finally:
@@ -172,8 +168,14 @@ def _run_from(model: Transformer, layer: int, x: Tensor, y: Tensor) -> Tensor:
     return model.head(x)  # (B, T, V)
 
 
-def _capture(model: Transformer) -> tuple[list[Tensor], list[Tensor], list[Any]]:
-    """Hooks recording each block's input and each output projection's input."""
+@contextlib.contextmanager
+def captured_streams(model: Transformer) -> Iterator[tuple[list[Tensor], list[Tensor]]]:
+    """Within the block, each forward pass of ``model`` appends, per layer, the block's input
+    (the residual stream, ``(B, T, d)``) to the first list and the output projection's input
+    (the concatenated heads' outputs, ``(B, T, A)``) to the second; the hooks are removed on
+    leaving. What mean ablation fills in (:func:`head_means`), what the ablation study
+    starts from and what the conditioning reads
+    (:func:`~bparallel.transformer.conditioning.head_outputs`)."""
     xs: list[Tensor] = []
     ys: list[Tensor] = []
     handles = []
@@ -181,7 +183,11 @@ def _capture(model: Transformer) -> tuple[list[Tensor], list[Tensor], list[Any]]
         handles.append(block.register_forward_pre_hook(lambda mod, args: xs.append(args[0])))
         handles.append(block.attn.out.register_forward_pre_hook(
             lambda mod, args: ys.append(args[0])))
-    return xs, ys, handles
+    try:
+        yield xs, ys
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 class _PerSequence:
@@ -268,12 +274,8 @@ def evaluate_ablation(
             x = dataset.inputs[start : start + batch_size]  # (B, T)
             y = dataset.targets[start : start + batch_size]  # (B, T)
             pred = dataset.mask[start : start + batch_size]  # (B, T): predictable
-            xs, ys, handles = _capture(model)
-            try:
+            with captured_streams(model) as (xs, ys):
                 logits = model(x)  # (B, T, V): the baseline pass
-            finally:
-                for handle in handles:
-                    handle.remove()
             base_logp = torch.log_softmax(logits.to(torch.float64), dim=-1)  # (B, T, V)
             base = (base_logp.exp(), base_logp)
             for u, (mask, layer) in enumerate(zip(unique, first, strict=True)):

@@ -6,8 +6,9 @@ evaluation mode, dropout off, as the published code does. The two are different 
 of the same weights: :func:`evaluate_as_trained` scores the first on the held-out sequences,
 beside the second, so a chapter can say where they part (chapter 12: histogram).
 
-Kept apart from :mod:`.evaluation`, whose source is part of the measuring code that the
-recorded measures are keyed by (:mod:`.metrics_cache`): this check measures no proxy.
+It is one part of :func:`~.measure.measure_model` (``"as_trained"``), so a chapter reads it
+through the metrics cache and the recorded measures (``python -m bparallel record``) as it
+reads the proxies: computed once per model, weights and sequences.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .ablation import captured_streams
 from .model import Transformer
 
 #: The key of the conditioning in a fresh-data run's probe history (``history["probe"]``).
@@ -47,17 +48,12 @@ def head_outputs(model: Transformer, inputs: Tensor) -> list[Tensor]:
                             else type(inputs).__name__))
     if inputs.numel() == 0:
         raise ValueError("inputs: no sequences")
-    outs: list[Tensor] = []
-    hooks = [b.attn.out.register_forward_pre_hook(lambda mod, args: outs.append(args[0]))
-             for b in model.blocks]
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad():
+        with captured_streams(model) as (_, outs), torch.no_grad():
             model(inputs.to(next(model.parameters()).device))
     finally:
-        for h in hooks:
-            h.remove()
         model.train(was_training)
     return outs
 

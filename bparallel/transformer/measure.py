@@ -23,6 +23,7 @@ from .. import proxies
 from .._checks import one_of, positive_int, unit_interval
 from .._io import flatten
 from .ablation import head_means
+from .as_trained import evaluate_as_trained
 from .data import SequenceDataset
 from .evaluation import evaluate_accuracy
 from .importance import head_effects, importance_study, knockouts, split_half_rho
@@ -60,8 +61,10 @@ def _node_fidelity(walk: proxies.Walk, horizon: int) -> np.ndarray:
 #:   rollout);
 #: - ``"heads"``: knockouts and, with ``impact``, each head's margin drop by mean ablation,
 #:   its split-half reliability and each head's minimax fidelity;
-#: - ``"ablation"``: the whole :func:`~bparallel.transformer.importance.importance_study`.
-PARTS = ("sequence", "defined", "heads", "ablation")
+#: - ``"ablation"``: the whole :func:`~bparallel.transformer.importance.importance_study`;
+#: - ``"as_trained"``: the model scored as the optimiser saw it, dropout on
+#:   (:func:`~bparallel.transformer.as_trained.evaluate_as_trained`), beside evaluation mode.
+PARTS = ("sequence", "defined", "heads", "ablation", "as_trained")
 
 
 def _split_reference(inputs: torch.Tensor, reference_sequences: int,
@@ -103,6 +106,7 @@ def measure_model(
     batch_size: int = 25,
     best_head: bool = True,
     impact: bool = True,
+    draws: int | None = None,
     **study: Any,
 ) -> dict[str, np.ndarray]:
     """Every graph and causal quantity of ``model`` on ``inputs`` ``(N, T)`` that ``parts``
@@ -142,7 +146,11 @@ def measure_model(
     ``"fidelity/<mode>"`` ``(L, H)`` (each head's minimax fidelity, mean over sequences).
     ``"ablation"`` adds :func:`~bparallel.transformer.importance.importance_study`
     flattened to ``"a/b/c"`` keys (``study``: its other options), with these per-head
-    fidelities as a ranking.
+    fidelities as a ranking. ``"as_trained"`` needs the ``task`` too and scores the model on
+    the sequences measured with its dropout on, ``draws`` sets of masks
+    (:func:`~bparallel.transformer.as_trained.evaluate_as_trained`, its own batches):
+    ``"as_trained/accuracy"``, ``"as_trained/spread"``, ``"as_trained/loss"`` and
+    ``"as_trained/evaluated"`` (evaluation mode), 0-d arrays.
     :func:`~bparallel._io.unflatten` restores the nesting.
     """
     parts = check_parts(parts)
@@ -163,6 +171,12 @@ def measure_model(
                          "the 'heads' and 'ablation' parts")
     else:
         measured, reference = inputs, None
+    if "as_trained" in parts:
+        if task is None or draws is None:
+            raise ValueError(f"parts {parts}: the as-trained score needs task= and draws=")
+        positive_int(draws, "draws")
+    elif draws is not None:
+        raise ValueError(f"parts {parts}: draws= belongs to the 'as_trained' part")
     if study and "ablation" not in parts:
         raise ValueError(f"parts {parts}: {sorted(study)} are options of the 'ablation' part")
     per_head = (("sequence" in parts and best_head) or ("heads" in parts and impact)
@@ -203,6 +217,12 @@ def measure_model(
         for mode in MODES:
             joined[f"best_head.individual.{mode}"] = heads[mode].max(-1)
             joined[f"best_head.head.{mode}"] = heads[mode].argmax(-1)
+    if "as_trained" in parts:
+        r = evaluate_as_trained(model, SequenceDataset.of(task, measured), draws=draws)
+        joined.update({f"as_trained/{name}": np.asarray(r[key], dtype=np.float64)
+                       for name, key in (("accuracy", "accuracy_predictable"),
+                                         ("spread", "spread"), ("loss", "loss_predictable"),
+                                         ("evaluated", "evaluated"))})
     if not causal:
         return joined
     dataset = SequenceDataset.of(task, measured)

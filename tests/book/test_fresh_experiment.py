@@ -1103,7 +1103,7 @@ def test_a_pilot_design_names_its_runs_and_only_they_are_read(tmp_path):
 
 
 @pytest.mark.usefixtures("one_torch_thread")
-def test_the_dropout_check_scores_each_run_as_evaluated_and_as_trained():
+def test_the_dropout_check_scores_each_run_as_evaluated_and_as_trained(tmp_path, monkeypatch):
     """dropout_rows scores every shipped run on the first held-out sequences of its task, as
     evaluate_as_trained does; the table's medians and ranges and the recorded values (the
     floor, the runs above it, those at the threshold as trained only, those that did not
@@ -1121,11 +1121,25 @@ def test_the_dropout_check_scores_each_run_as_evaluated_and_as_trained():
     loaded = {("induction", h, 16, 42): Transformer(ModelConfig(n_heads=h, head_size=16,
                                                                 seq_len=16)).eval()
               for h in (1, 4)}
-    rows = gl.dropout_rows(runs, loaded, sequences=6, draws=2)
+    rows = gl.dropout_rows(runs, loaded, sequences=6, draws=2, workers=1)
     held = fresh_heldout("induction", "fresh-tiny").subset(slice(0, 6))
     want = evaluate_as_trained(loaded[("induction", 4, 16, 42)], held, draws=2)
     assert (rows[1]["evaluated"], rows[1]["as_trained"], rows[1]["spread"]) == (
         want["evaluated"], want["accuracy_predictable"], want["spread"])
+    # through the metrics cache (as the chapter and the recorded measures read it): the same
+    # rows, and a second call reads them instead of scoring the models again
+    assert gl.dropout_rows(runs, loaded, sequences=6, draws=2, cache_dir=tmp_path,
+                           workers=1) == rows
+    assert len(list(tmp_path.glob("metrics-*.npz"))) == 2
+    from bparallel.transformer import measure
+
+    def no_scoring(*a, **k):
+        raise AssertionError("scored again")
+
+    monkeypatch.setattr(measure, "evaluate_as_trained", no_scoring)
+    assert gl.dropout_rows(runs, loaded, sequences=6, draws=2, recorded=tmp_path,
+                           workers=1) == rows
+    monkeypatch.undo()
     assert [(r["learned"], r["outcome"]) for r in rows] == [(True, "converged"),
                                                             (False, "not learned")]
     with pytest.raises(ValueError, match="no weights"):

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import torch
 
-from bparallel.transformer.ablation import _capture
 from bparallel.transformer.checkpoints import load_checkpoint
 from bparallel.transformer.conditioning import (
     PROBE_KEY,
@@ -69,18 +68,24 @@ def test_the_heads_outputs_are_what_the_output_projection_reads():
     outs = head_outputs(model, inputs)
     assert model.training  # the mode is restored
     assert [tuple(y.shape) for y in outs] == [(3, 16, 32)] * model.config.n_layers
-    # the ablation's hooks, another path to the same tensors
+    # another path: the output projection of them is each attention's output, as a hook on
+    # the attention module itself records it
     model.eval()
-    _, ys, handles = _capture(model)
+    attn_out: list[torch.Tensor] = []
+    hooks = [b.attn.register_forward_hook(lambda mod, args, out: attn_out.append(out[0]))
+             for b in model.blocks]
     try:
         with torch.no_grad():
             model(inputs)
     finally:
-        for h in handles:
+        for h in hooks:
             h.remove()
-    assert all(torch.equal(a, b) for a, b in zip(outs, ys, strict=True))
+    with torch.no_grad():
+        for b, y, a in zip(model.blocks, outs, attn_out, strict=True):
+            assert torch.equal(b.attn.out(y), a)  # the same operation on the same tensor
     assert attention_conditioning(model, inputs) == pytest.approx(
-        float(np.mean([log_condition(y) for y in ys])), rel=1e-15)
+        float(np.mean([log_condition(y) for y in outs])), rel=1e-15)
+    assert not any(b.attn.out._forward_pre_hooks for b in model.blocks)  # hooks removed
 
 
 def test_bad_input_is_refused():

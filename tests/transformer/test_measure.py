@@ -158,6 +158,37 @@ def test_measure_model_parts_together_equal_parts_apart():
                                    fid[f"{mode}.per_sequence"].max(-1), rtol=1e-12)
 
 
+def test_the_as_trained_part_is_evaluate_as_trained():
+    """``"as_trained"``: evaluate_as_trained on the measured sequences, bitwise (the same
+    call), alone or beside another part (whose numbers it leaves as they were); it needs the
+    task and the draws, and draws= belongs to it alone."""
+    from bparallel.transformer.as_trained import evaluate_as_trained
+    from bparallel.transformer.data import SequenceDataset
+
+    model, x = _small_copy_model()
+    want = evaluate_as_trained(model, SequenceDataset.of("copy", x), draws=2)
+    got = measure_model(model, x, parts="as_trained", task="copy", draws=2)
+    assert {k: float(v) for k, v in got.items()} == {
+        "as_trained/accuracy": want["accuracy_predictable"], "as_trained/spread": want["spread"],
+        "as_trained/loss": want["loss_predictable"], "as_trained/evaluated": want["evaluated"]}
+    assert model.config.dropout > 0 and not model.training  # masks drawn, mode restored
+    opts = {"max_steps": 20, "horizon": 20, "batch_size": 4}
+    both = measure_model(model, x, parts=("sequence", "as_trained"), task="copy", draws=2,
+                         **opts)
+    alone = measure_model(model, x, parts="sequence", **opts)
+    for k in alone:
+        np.testing.assert_array_equal(both[k], alone[k], err_msg=k)
+    assert {k: float(both[k]) for k in got} == {k: float(v) for k, v in got.items()}
+    with pytest.raises(ValueError, match="as-trained score needs task= and draws="):
+        measure_model(model, x, parts="as_trained", draws=2)
+    with pytest.raises(ValueError, match="as-trained score needs task= and draws="):
+        measure_model(model, x, parts="as_trained", task="copy")
+    with pytest.raises(ValueError, match="draws"):
+        measure_model(model, x, parts="as_trained", task="copy", draws=0)
+    with pytest.raises(ValueError, match="draws= belongs to the 'as_trained' part"):
+        measure_model(model, x, parts="sequence", draws=2)
+
+
 def test_measure_model_refuses_bad_requests():
     model, x = _small_copy_model()
     with pytest.raises(ValueError, match="head studies need task= and reference_sequences="):

@@ -26,6 +26,7 @@ read by :func:`recipe_pairs`.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,11 +34,11 @@ import numpy as np
 
 from ... import ranks
 from ..._checks import one_of, positive_int
-from ...transformer.as_trained import evaluate_as_trained
 from ...transformer.design import ARMS, HEADS, fresh_heldout, get_profile
 from ...transformer.learning import learning_time
 from ..words import agree, join_words
 from .across_seeds_stats import hardware_kind
+from .measures import measure_models
 from .models import ARM_NAMES, FreshRuns, PilotDesign, run_key
 
 
@@ -459,7 +460,9 @@ DROPOUT_SEQUENCES, DROPOUT_DRAWS = 100, 2
 
 
 def dropout_rows(runs: FreshRuns, loaded: Mapping[tuple[str, int, int, int], Any], *,
-                 sequences: int = DROPOUT_SEQUENCES, draws: int = DROPOUT_DRAWS
+                 sequences: int = DROPOUT_SEQUENCES, draws: int = DROPOUT_DRAWS,
+                 cache_dir: str | os.PathLike | None = None,
+                 recorded: str | os.PathLike | None = None, workers: int | None = None,
                  ) -> list[dict[str, Any]]:
     """Every shipped run of ``runs`` (its weights in ``loaded``, :func:`~.models.load_models`)
     scored at the end of training on the first ``sequences`` of its task's held-out set
@@ -467,25 +470,33 @@ def dropout_rows(runs: FreshRuns, loaded: Mapping[tuple[str, int, int, int], Any
     curve evaluates it (``evaluated``, dropout off) and as the optimiser saw it
     (``as_trained``, dropout on, mean over ``draws`` mask draws; ``spread``: how far the
     draws differ), with its ``threshold``, whether it ``learned`` by the chapter's rule, and
-    its ``outcome``."""
+    its ``outcome``. Measured as the proxies are (the ``"as_trained"`` part of
+    :func:`~bparallel.transformer.measure.measure_model`, :func:`~.measures.measure_models`):
+    through the metrics cache ``cache_dir`` and the results ``recorded`` beside the shipped
+    models, the missing ones in ``workers`` processes (default one per core)."""
     positive_int(sequences, "sequences")
     positive_int(draws, "draws")
-    held = {}
-    out = []
+    held: dict[str, Any] = {}
+    mine = {}
     for e in runs.entries:
         task = e["task"]
         if task not in held:
-            data = fresh_heldout(task, runs.profiles[task]["profile"])
-            held[task] = data.subset(slice(0, sequences))
+            held[task] = fresh_heldout(task, runs.profiles[task]["profile"]).inputs[:sequences]
         key = run_key(e)
         if key not in loaded:
             raise ValueError(f"loaded: no weights for {task} {e['heads']} x {e['head_size']} "
                              f"seed {e['seed']}")
-        r = evaluate_as_trained(loaded[key], held[task], draws=draws)
-        out.append({"task": task, "heads": e["heads"], "head_size": e["head_size"],
-                    "seed": e["seed"], "arms": e["arms"], "evaluated": r["evaluated"],
-                    "as_trained": r["accuracy_predictable"], "spread": r["spread"],
-                    "threshold": float(runs.profiles[task]["threshold"]),
+        mine[key] = loaded[key]
+    scored = measure_models(mine, lambda k: held[k[0]], "as_trained", cache_dir=cache_dir,
+                            recorded=recorded, options_of=lambda k: {"task": k[0]},
+                            workers=workers, draws=draws, desc="dropout check")
+    out = []
+    for e in runs.entries:
+        r = scored[run_key(e)]["as_trained"]
+        out.append({"task": e["task"], "heads": e["heads"], "head_size": e["head_size"],
+                    "seed": e["seed"], "arms": e["arms"], "evaluated": float(r["evaluated"]),
+                    "as_trained": float(r["accuracy"]), "spread": float(r["spread"]),
+                    "threshold": float(runs.profiles[e["task"]]["threshold"]),
                     "learned": learning_time(e) is not None, "outcome": e["outcome"]})
     return out
 

@@ -13,7 +13,9 @@ fixed sequences and the measuring code:
   ablation_studies`), about 5 minutes on 2 cores;
 - chapter 12's causal tests of the fresh-data models (:func:`~bparallel.book.section4.
   graph_causal.measure_heads`) and the head studies of its finite-data models
-  (:func:`~bparallel.book.section4.graph_tasks.head_study`), about 3 minutes.
+  (:func:`~bparallel.book.section4.graph_tasks.head_study`), about 3 minutes, and its
+  dropout check (:func:`~bparallel.book.section4.graph_learning.dropout_rows`: every fresh
+  run scored with its dropout on), about 2.5 minutes on one core.
 
 Each result is the metrics cache's own file (:mod:`bparallel.transformer.metrics_cache`),
 named by its content key: the weights, the sequences, the options, the numpy and torch
@@ -99,6 +101,16 @@ def _chapter_12_finite(cache_dir: Path | None, recorded: Path | None) -> Any:
             graph_tasks.head_study(paper, **study, impact=False))
 
 
+def _chapter_12_dropout(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 12's dropout check: every shipped fresh-data run and every shipped run of the
+    budget pilot scored as evaluated and as the optimiser saw it, dropout on."""
+    from ..section4 import graph_learning, models
+
+    runs, budget = models.fresh_runs(), models.budget_pilot_shipped()
+    return tuple(graph_learning.dropout_rows(r, models.load_models(r), cache_dir=cache_dir,
+                                             recorded=recorded) for r in (runs, budget))
+
+
 #: The recorded studies: the chapter -> its call, ``(cache_dir, recorded)``.
 STUDIES: dict[str, Callable[[Path | None, Path | None], Any]] = {
     "08_proxies": _chapter_08,
@@ -106,6 +118,7 @@ STUDIES: dict[str, Callable[[Path | None, Path | None], Any]] = {
     "11_across_seeds": _chapter_11,
     "12_graph_tasks": _chapter_12,
     "12_graph_tasks (5,000 sequences)": _chapter_12_finite,
+    "12_graph_tasks (dropout check)": _chapter_12_dropout,
 }
 
 
