@@ -565,6 +565,28 @@ def test_results_read_the_chapters_tests_as_computing_them_again_would(tmp_path)
     assert fx.results(runs, verdicts, tests) == fx.results(runs, verdicts)
 
 
+def test_the_family_table_writes_every_test_for_a_reader(tmp_path):
+    """The chapter's family table: a row per test Holm runs over, its effect and the
+    smallest effect it could find in significant digits (fmt_sig: no ``e`` notation, the
+    effect signed), p-values through fmt_p; the paired changes' effects are the tests'."""
+    from bparallel.book.render.markdown import fmt_sig
+    from bparallel.book.section4.statistics import fmt_p
+
+    write(tmp_path, grid(quality=lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)))
+    runs = model_sets.fresh_runs(tmp_path)
+    tests = fx.chapter_tests(runs)
+    rows = fx.family_table(tests)
+    changes = [c for by_q in tests["changes"].values() for cs in by_q.values() for c in cs
+               if c["seeds"] >= fx.MIN_PAIRED_SEEDS]
+    assert changes and len(rows) >= len(changes)
+    for row, c in zip(rows[:len(changes)], changes, strict=True):  # changes first, in order
+        assert row["effect"] == fmt_sig(c["change"], 3, sign=True)
+        assert row["p"] == fmt_p(c.get("p")) and row["Holm p"] == fmt_p(c.get("p_holm"))
+    for row in rows:
+        for column in ("effect", "smallest it could find", "p", "Holm p"):
+            assert "e+" not in row[column] and "e-" not in row[column], (column, row)
+
+
 def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_cell(
         tmp_path, monkeypatch):
     """Issue #45, item 4: where *holds with conditions* stays, the verdict cell says where

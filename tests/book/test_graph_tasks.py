@@ -229,7 +229,7 @@ def test_the_graph_tasks_need_attention_and_their_table_says_so():
 def test_mean_interval_clips_at_zero_and_reads_large_values():
     row = {"t": 9.84e8, "t.low": -2.4e9, "t.high": 4.4e9, "f": 0.001, "f.low": -0.002,
            "f.high": 0.003}
-    assert gt.mean_interval(row, "t") == "9.84e+08 [0.0, 4.4e+09]"
+    assert gt.mean_interval(row, "t") == "9.84 × 10⁸ [0.0, 4.40 × 10⁹]"
     assert gt.mean_interval(row, "f", 2) == "0.00 [0.00, 0.00]"  # never "-0.00"
 
 

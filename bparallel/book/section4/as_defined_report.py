@@ -15,7 +15,7 @@ import numpy as np
 from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
-from ..render.markdown import fmt_steps
+from ..render.markdown import fmt_sig, fmt_steps
 from ..verdicts import cell as verdict_cell
 from ..words import agree, join_words
 from .as_defined import (
@@ -231,7 +231,8 @@ MEASURES = {"mean.margin": "margin drop, mean ablation",
             "gradient": "gradient importance"}
 _SHARE = "share of layers reliable"
 #: Formats of :func:`noise_floor_table`.
-NOISE_FORMATS = {"median reliability": ".2f", _SHARE: ".0%", "largest mean effect": ".2e"}
+NOISE_FORMATS = {"median reliability": ".2f", _SHARE: ".0%",
+                 "largest mean effect": lambda v: fmt_sig(v, 3)}
 
 
 def noise_floor_table(reliability: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ import numpy as np
 
 from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
+from ..render.markdown import fmt_sig
 from ..verdicts import HOLDING, Outcome, Verdict, only
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
@@ -275,8 +276,9 @@ def family_table(tests: Mapping[str, Any]) -> list[dict[str, Any]]:
                 rows.append({"test": f"1 → 16 heads: {SUMMARY_WORDS.get(q, q)}",
                              "task": c["task"], "arm": ARM_NAMES[arm],
                              "seeds or cells": c["seeds"],
-                             "effect": f"{c['change']:+.3g}",
-                             "smallest it could find": "—" if small is None else f"±{small:.2g}",
+                             "effect": fmt_sig(c["change"], 3, sign=True),
+                             "smallest it could find": ("—" if small is None
+                                                        else f"±{fmt_sig(small)}"),
                              "p": fmt_p(c.get("p")), "Holm p": fmt_p(c.get("p_holm")),
                              "outcome": str(c["outcome"])})
     for task, by_arm in tests["speed"].items():

@@ -19,10 +19,11 @@ from ...transformer.data import PAPER_TASKS
 from ...transformer.design import HEADS, get_profile, model_config, profiles
 from ...transformer.model import ModelConfig, Transformer
 from ...transformer.shipped import MANIFEST, MODELS_ROOT, shipped_manifest, shipped_status
+from ..render.markdown import fmt_sig
 
 #: Number formats of the chapter's tables, by column.
 FORMATS = {"held-out accuracy": ".3f", "parameters": ",d", "training sequences": ",d",
-           "held-out sequences": ",d", "final training loss": ".2e",
+           "held-out sequences": ",d", "final training loss": lambda v: fmt_sig(v, 3),
            "held-out accuracy (%)": ".2f", "predictable positions (%)": ".2f"}
 
 
