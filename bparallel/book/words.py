@@ -1,7 +1,9 @@
-"""The book's small rules of wording, shared by every page that writes a sentence from data."""
+"""The book's small rules of wording, shared by every page that writes a sentence or a table
+cell from data: lists, words that agree with a count, numbers to significant digits."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 
@@ -22,4 +24,28 @@ def agree(count: int, one: str, many: str) -> str:
     return one if count == 1 else many
 
 
-__all__ = ["agree", "join_words"]
+#: Superscript digits, for a power of ten as a reader writes it.
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def fmt_sig(x: float, digits: int = 2, *, sign: bool = False) -> str:
+    """``x`` to ``digits`` significant digits as a reader writes it, never in a program's
+    ``e`` notation: plain with thousands grouped from 1e-4 up to 1e6 (``"1,300"``,
+    ``"0.00025"``, ``"-431"``), beyond that ``"-4.49 × 10⁻⁵"``; ``sign``: a ``+`` before a
+    positive value; ``"0"`` for zero (never ``"-0"``). ``ValueError`` for a value that is
+    not finite or ``digits`` below 1."""
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits={digits!r}: expected an int >= 1")
+    if not math.isfinite(x):
+        raise ValueError(f"x={x!r}: not a finite number")
+    mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
+    if float(mantissa) == 0:
+        return "0"
+    e = int(exponent)
+    plus = "+" if sign and x > 0 else ""
+    if -4 <= e < 6:
+        return plus + f"{float(mantissa) * 10.0 ** e:,.{max(0, digits - 1 - e)}f}"
+    return f"{plus}{mantissa} × 10{str(e).translate(_SUPERSCRIPT)}"
+
+
+__all__ = ["agree", "fmt_sig", "join_words"]

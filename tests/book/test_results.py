@@ -53,8 +53,15 @@ def test_chapter_results_record_glue_and_save(tmp_path, monkeypatch):
         chapter("label", "holds")  # sentences belong in the prose
     with pytest.raises(ValueError, match="not finite"):
         chapter("x", float("nan"))
+    chapter("tiny", 0.0037)
+    assert chapter.glue_sig("tiny") == "0.0037" and glued["tiny.sig"].data == "0.0037"
+    chapter("tinier", 6.9e-11)
+    assert chapter.glue_sig("tinier") == "6.9 × 10⁻¹¹"  # as a reader writes it, not 6.9e-11
+    with pytest.raises(ValueError, match="no number recorded"):
+        chapter.glue_sig("absent")
     path = chapter.save()
-    assert load_results(path) == {"a.ratio": 0.25, "t.b.count": 3, "t.b.flag": 1}
+    assert load_results(path) == {"a.ratio": 0.25, "t.b.count": 3, "t.b.flag": 1,
+                                  "tiny": 0.0037, "tinier": 6.9e-11}  # text is not a result
     with pytest.raises(ValueError, match="plain file stem"):
         ChapterResults(tmp_path, "../x")
     quiet = ChapterResults(tmp_path, "03_y", glue=False)

@@ -19,6 +19,7 @@ import numpy as np
 from ..._checks import one_of
 from ..verdicts import Verdict
 from ..verdicts import cell as verdict_cell
+from ..words import fmt_sig
 from .results import PROFILES
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -46,34 +47,10 @@ def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-#: Superscript digits, for a power of ten as a reader writes it.
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def fmt_sig(x: float, digits: int = 2, *, sign: bool = False) -> str:
-    """``x`` to ``digits`` significant digits as a reader writes it, never in a program's
-    ``e`` notation: plain with thousands grouped from 1e-4 up to 1e6 (``"1,300"``,
-    ``"0.00025"``, ``"-431"``), beyond that ``"-4.49 × 10⁻⁵"``; ``sign``: a ``+`` before a
-    positive value; ``"0"`` for zero (never ``"-0"``). ``ValueError`` for a value that is
-    not finite or ``digits`` below 1."""
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ValueError(f"digits={digits!r}: expected an int >= 1")
-    if not math.isfinite(x):
-        raise ValueError(f"x={x!r}: not a finite number")
-    mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
-    if float(mantissa) == 0:
-        return "0"
-    e = int(exponent)
-    plus = "+" if sign and x > 0 else ""
-    if -4 <= e < 6:
-        return plus + f"{float(mantissa) * 10.0 ** e:,.{max(0, digits - 1 - e)}f}"
-    return f"{plus}{mantissa} × 10{str(e).translate(_SUPERSCRIPT)}"
-
-
 def fmt_steps(value: float) -> str:
     """A number of steps (a mixing time, a bound on one) for a table: a whole number without
     decimals ("4", not "4.0"), else one decimal; ``inf`` reads "∞", values from ``1e4`` on
-    in three significant digits (:func:`fmt_sig`: ``"2.37 × 10⁶"``)."""
+    in three significant digits (:func:`~bparallel.book.words.fmt_sig`: ``"2.37 × 10⁶"``)."""
     if math.isinf(value):
         return "∞"
     return fmt_sig(value, 3) if value >= 1e4 else f"{value:.1f}".removesuffix(".0")

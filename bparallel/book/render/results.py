@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._io import atomic_write_text
+from ..words import fmt_sig
 
 #: The profiles a chapter is built and its results recorded at: ``quick`` (CI and the book's
 #: builds) and ``paper`` (the paper's sizes); each has its own regression references. A
@@ -99,6 +100,22 @@ class ChapterResults:
 
             glue(key, number, display=False)
         return number
+
+    def glue_sig(self, key: str, digits: int = 2) -> str:
+        """Glue the number recorded under ``key`` once more, as a reader writes it:
+        ``digits`` significant digits, never in ``e`` notation
+        (:func:`~bparallel.book.words.fmt_sig`: ``"3.7 × 10⁻³"``), as Markdown under
+        ``<key>.sig`` for the prose's ``{glue:md}`<key>.sig```; returns the text. A
+        ``ValueError`` for a key with no number recorded yet."""
+        if key not in self.values:
+            raise ValueError(f"key={key!r}: no number recorded under it")
+        text = fmt_sig(self.values[key], digits)
+        if self._glue:
+            from IPython.display import Markdown
+            from myst_nb import glue
+
+            glue(f"{key}.sig", Markdown(text), display=False)
+        return text
 
     def update(self, values: Mapping, prefix: str = "") -> None:
         """Record (and glue) every number of a (nested) mapping, keys joined by dots."""

@@ -15,9 +15,9 @@ import numpy as np
 from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
-from ..render.markdown import fmt_sig, fmt_steps
+from ..render.markdown import fmt_steps
 from ..verdicts import cell as verdict_cell
-from ..words import agree, join_words
+from ..words import agree, fmt_sig, join_words
 from .as_defined import (
     LABELS,
     PAIR_EFFECTS,

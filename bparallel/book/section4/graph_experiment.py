@@ -41,10 +41,10 @@ import numpy as np
 
 from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
-from ..render.markdown import fmt_sig
 from ..verdicts import HOLDING, Outcome, Verdict, only
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
+from ..words import fmt_sig
 from .graph_design import (
     DESIGN_SEEDS,
     configurations,

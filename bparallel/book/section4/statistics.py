@@ -27,8 +27,8 @@ from scipy import stats
 from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RELIABLE, head_test, reliability
-from ..render.markdown import fmt_sig
 from ..verdicts import HOLDING, Outcome, Verdict
+from ..words import fmt_sig
 from .rank_tests import smallest_mean_rho, smallest_rho, two_sided_rank_test
 
 # --------------------------------------------------------------------------- across seeds
@@ -282,7 +282,7 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 
 def _fixed(x: float, decimals: int) -> str:
     """``x`` with ``decimals`` decimals; 1e5 and beyond in three significant digits
-    (``"9.84 × 10⁸"``, :func:`~bparallel.book.render.markdown.fmt_sig`); never ``"-0.00"``."""
+    (``"9.84 × 10⁸"``, :func:`~bparallel.book.words.fmt_sig`); never ``"-0.00"``."""
     if abs(x) >= 1e5:
         return fmt_sig(x, 3)
     text = f"{x:.{decimals}f}"

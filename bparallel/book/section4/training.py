@@ -19,7 +19,7 @@ from ...transformer.data import PAPER_TASKS
 from ...transformer.design import HEADS, get_profile, model_config, profiles
 from ...transformer.model import ModelConfig, Transformer
 from ...transformer.shipped import MANIFEST, MODELS_ROOT, shipped_manifest, shipped_status
-from ..render.markdown import fmt_sig
+from ..words import fmt_sig
 
 #: Number formats of the chapter's tables, by column.
 FORMATS = {"held-out accuracy": ".3f", "parameters": ",d", "training sequences": ",d",
