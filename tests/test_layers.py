@@ -185,9 +185,12 @@ def test_every_chapter_of_section_4_has_its_module_named_after_its_file():
 
 
 #: What the rendering room may import from the rest of the book layer, with the reason: the
-#: closed verdict vocabulary (a verdict cell is rendered from it).
+#: closed verdict vocabulary (a verdict cell is rendered from it) and the book's rules of
+#: wording (a number in a cell or a glued number is written by them); neither is a chapter's
+#: science, and neither imports anything of the book.
 RENDER_MAY_IMPORT = {
     "bparallel.book.verdicts": "the verdict vocabulary a table cell renders",
+    "bparallel.book.words": "numbers written as a reader writes them (fmt_sig)",
 }
 
 
