@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from .. import graphs, markov
 from .._checks import positive_int, unit_interval
 from .render.markdown import fmt_steps
+from .words import fmt_sig
 
 __all__ = [
     "FAMILIES",
@@ -156,8 +157,8 @@ class ProofReplay:
         """Two lines for the reader: the hitting time sampled and exact, the tail and bound."""
         return (f"E[min(tau, {self.t_star})] from node 0: sampled {self.sampled:.3f} ± "
                 f"{self.stderr:.3f}, exact {self.exact:.3f} (z = {self.z:.2f})\n"
-                f"Pr[not at tau by t = 2N/p]: exact {self.shortfall:.2e}, "
-                f"Hoeffding bound {self.hoeffding:.2e}")
+                f"Pr[not at tau by t = 2N/p]: exact {fmt_sig(self.shortfall, 3)}, "
+                f"Hoeffding bound {fmt_sig(self.hoeffding, 3)}")
 
     def results(self) -> dict[str, float]:
         """The values the chapter records, under ``proof.path<n>``."""

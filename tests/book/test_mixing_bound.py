@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from bparallel.book import mixing_bound as mb
+from bparallel.book.words import fmt_sig
 
 EPS = 0.25
 
@@ -75,6 +76,8 @@ def test_proof_replay_sampler_agrees_with_exact():
                          "proof.path31.shortfall.hoeffding"]
     assert out["proof.path31.truncated_hitting.exact"] == pytest.approx(60.0, abs=1e-7)
     assert "z = " in replay.summary() and "Hoeffding bound" in replay.summary()
+    assert "e-" not in replay.summary().split("Pr[")[1]  # tail probabilities as a reader writes
+    assert fmt_sig(replay.hoeffding, 3) in replay.summary()
     with pytest.raises(ValueError, match="num_walks"):
         mb.proof_replay(31, 1)
 
