@@ -121,4 +121,3 @@ def test_p_values_in_words_never_print_zero():
     assert fmt_decided({"p": 0.3, "p_min": 0.074, "decidable": False}) == (
         "p 0.300; cannot decide: even ρ = 1 in every seed gives p 0.074, above the "
         "family's threshold")
-

@@ -435,4 +435,3 @@ def test_report_measures_check_their_counts():
     with pytest.raises(ValueError, match="skip"):
         report.ablation_studies(None, skip=-1, num_sequences=5, reference_sequences=5,
                                 horizon=100)
-
