@@ -29,8 +29,7 @@ from numpy.typing import NDArray
 
 from .. import graphs, markov
 from .._checks import positive_int, unit_interval
-from .render.markdown import fmt_steps
-from .words import fmt_sig
+from .words import fmt_sig, fmt_steps
 
 __all__ = [
     "FAMILIES",

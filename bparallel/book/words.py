@@ -48,4 +48,29 @@ def fmt_sig(x: float, digits: int = 2, *, sign: bool = False) -> str:
     return f"{plus}{mantissa} × 10{str(e).translate(_SUPERSCRIPT)}"
 
 
-__all__ = ["agree", "fmt_sig", "join_words"]
+def fmt_fixed(x: float, decimals: int) -> str:
+    """``x`` with ``decimals`` decimals; 1e5 and beyond in three significant digits
+    (``"9.84 × 10⁸"``, :func:`fmt_sig`); never ``"-0.00"``."""
+    if abs(x) >= 1e5:
+        return fmt_sig(x, 3)
+    text = f"{x:.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def fmt_steps(value: float) -> str:
+    """A number of steps (a mixing time, a bound on one) for a table: a whole number without
+    decimals ("4", not "4.0"), else one decimal; ``inf`` reads "∞", values from ``1e4`` on
+    in three significant digits (:func:`fmt_sig`: ``"2.37 × 10⁶"``)."""
+    if math.isinf(value):
+        return "∞"
+    return fmt_sig(value, 3) if value >= 1e4 else f"{value:.1f}".removesuffix(".0")
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for a table: ``"0.003"``, ``"< 0.001"``; ``"—"`` when there is none."""
+    if p is None:
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+__all__ = ["agree", "fmt_fixed", "fmt_p", "fmt_sig", "fmt_steps", "join_words"]

@@ -569,8 +569,7 @@ def test_the_family_table_writes_every_test_for_a_reader(tmp_path):
     """The chapter's family table: a row per test Holm runs over, its effect and the
     smallest effect it could find in significant digits (fmt_sig: no ``e`` notation, the
     effect signed), p-values through fmt_p; the paired changes' effects are the tests'."""
-    from bparallel.book.section4.statistics import fmt_p
-    from bparallel.book.words import fmt_sig
+    from bparallel.book.words import fmt_p, fmt_sig
 
     write(tmp_path, grid(quality=lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)))
     runs = model_sets.fresh_runs(tmp_path)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from bparallel.book.render.markdown import fmt_steps, pipe_table
+from bparallel.book.render.markdown import pipe_table
 from bparallel.book.section4.as_defined import definition_rows, heads_verdicts
 
 
@@ -41,8 +41,6 @@ def test_heads_verdicts_and_formatting():
     (v,) = heads_verdicts(rows)
     assert v["faster"] and not v["monotone"] and (v["lo"], v["hi"]) == (100.0, 10.0)
     assert heads_verdicts(rows[:1]) == []  # no 16-head row: no verdict
-    assert fmt_steps(math.inf) == "∞" and fmt_steps(12.0) == "12" and fmt_steps(3.25) == "3.2"
-    assert fmt_steps(2.37e6) == "2.37 × 10⁶" and fmt_steps(12_345) == "12,300"
 
 
 def _effects(reliable_layers, seed=0, n=40):

@@ -4,9 +4,11 @@ sentence from data."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from bparallel.book.words import fmt_sig, join_words
+from bparallel.book.words import fmt_fixed, fmt_p, fmt_sig, fmt_steps, join_words
 
 
 def test_lists_read_a_b_and_c():
@@ -47,3 +49,18 @@ def test_numbers_for_a_reader_have_significant_digits_and_no_e_notation():
             fmt_sig(bad)
     with pytest.raises(ValueError, match="digits"):
         fmt_sig(1.0, 0)
+
+
+def test_steps_p_values_and_fixed_decimals_are_written_through_fmt_sig():
+    """The book's other number words: steps as counts (no ".0"; ∞; large ones in
+    significant digits), p-values never "0.000", fixed decimals never "-0.00" and large
+    values in significant digits, so no table prints e notation."""
+    assert fmt_steps(math.inf) == "∞" and fmt_steps(12.0) == "12" and fmt_steps(3.25) == "3.2"
+    assert fmt_steps(2.37e6) == "2.37 × 10⁶" and fmt_steps(12_345) == "12,300"
+    assert fmt_p(0.0004) == "< 0.001" and fmt_p(0.001) == "0.001" and fmt_p(None) == "—"
+    assert fmt_p(0.0) == "< 0.001" and fmt_p(1.0) == "1.000"
+    assert fmt_fixed(12.3456, 2) == "12.35" and fmt_fixed(-0.001, 2) == "0.00"
+    assert fmt_fixed(-0.004, 1) == "0.0" and fmt_fixed(-0.05, 1) == "-0.1"
+    assert fmt_fixed(9.84e8, 2) == "9.84 × 10⁸" and fmt_fixed(-123_456.0, 0) == "-123,000"
+    for x in (1e-9, 3.5e7, -2.2e11):
+        assert "e" not in fmt_fixed(x, 2)

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from ... import graphs, markov
 from ..._checks import one_of, positive_int, unit_interval
 from ...ensembles import MixingComparison, cdf_below
-from ..render.markdown import fmt_steps
+from ..words import fmt_steps
 from .head_sets import store_entry
 from .labels import labelled, lazy_pandas
 from .mixing import (

@@ -19,7 +19,6 @@ import numpy as np
 from ..._checks import one_of
 from ..verdicts import Verdict
 from ..verdicts import cell as verdict_cell
-from ..words import fmt_sig
 from .results import PROFILES
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -45,15 +44,6 @@ def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
     else:
         text = format(value, fmt)
     return text.replace("|", "\\|").replace("\n", " ")
-
-
-def fmt_steps(value: float) -> str:
-    """A number of steps (a mixing time, a bound on one) for a table: a whole number without
-    decimals ("4", not "4.0"), else one decimal; ``inf`` reads "∞", values from ``1e4`` on
-    in three significant digits (:func:`~bparallel.book.words.fmt_sig`: ``"2.37 × 10⁶"``)."""
-    if math.isinf(value):
-        return "∞"
-    return fmt_sig(value, 3) if value >= 1e4 else f"{value:.1f}".removesuffix(".0")
 
 
 def pipe_table(

@@ -21,10 +21,10 @@ from ..._checks import positive_int, unit_interval
 from ...transformer.design import HEADS
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
-from ..words import agree, join_words
+from ..words import agree, fmt_p, join_words
 from .across_seeds_stats import changes_by_seed, hardware_kind, odd_seed_out, outside_tail
 from .published import MODE_NAMES
-from .statistics import across_tasks, fmt_interval, fmt_p
+from .statistics import across_tasks, fmt_interval
 
 #: Number formats of the chapter's tables, by column.
 FORMATS = {

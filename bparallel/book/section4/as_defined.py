@@ -3,7 +3,7 @@
 
 Rows are plain dicts keyed by snake_case names (:data:`LABELS` gives the display labels);
 infinite mixing times stay ``inf`` here and read "∞" when shown
-(:func:`~bparallel.book.render.markdown.fmt_steps`).
+(:func:`~bparallel.book.words.fmt_steps`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from ...transformer.importance import RELIABLE
 from ..verdicts import Verdict
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
+from ..words import fmt_p
 from .rank_tests import two_sided_rank_test
 from .statistics import (
     across_tasks,
     both_modes,
-    fmt_p,
     holm_family,
     modes_condition,
     noise_floor,

@@ -15,9 +15,8 @@ import numpy as np
 from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
-from ..render.markdown import fmt_steps
 from ..verdicts import cell as verdict_cell
-from ..words import agree, fmt_sig, join_words
+from ..words import agree, fmt_p, fmt_sig, fmt_steps, join_words
 from .as_defined import (
     LABELS,
     PAIR_EFFECTS,
@@ -28,7 +27,7 @@ from .as_defined import (
     uses_attention,
 )
 from .measures import measure_models
-from .statistics import RHO_CONDITIONS, RHO_HOLDS, fmt_p, rank_condition
+from .statistics import RHO_CONDITIONS, RHO_HOLDS, rank_condition
 
 #: Columns of :func:`definition_rows` in the chapter's Definition 2.7 table, and their formats.
 DEFINITION_SHOWN = ("task", "heads", "layer", "t_mix_median", "never_mixes", "proxy_definition",

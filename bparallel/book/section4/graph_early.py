@@ -19,10 +19,11 @@ import numpy as np
 from ... import ranks
 from ...transformer.design import ARMS, HEADS
 from ...transformer.learning import learning_time
+from ..words import fmt_p
 from .graph_tasks import no_attention_ceiling
 from .models import ARM_NAMES, FreshRuns
 from .rank_tests import exact_rank_test
-from .statistics import fmt_p, rank_claim_verdict
+from .statistics import rank_claim_verdict
 
 #: The proxies followed through training: manifest probe key -> (column, direction of "better"
 #: by the paper's claims: -1 a time, +1 a share).

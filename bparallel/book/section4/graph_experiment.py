@@ -44,7 +44,7 @@ from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ..verdicts import HOLDING, Outcome, Verdict, only
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
-from ..words import fmt_sig
+from ..words import fmt_p, fmt_sig
 from .graph_design import (
     DESIGN_SEEDS,
     configurations,
@@ -78,7 +78,6 @@ from .statistics import (
     both_modes,
     family_verdicts,
     fmt_decided,
-    fmt_p,
     over_tasks,
     rank_claim_verdict,
 )

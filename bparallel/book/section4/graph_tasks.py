@@ -42,6 +42,7 @@ from ..render.results import PROFILES
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
+from ..words import fmt_p
 from .measures import measure_models
 from .models import GraphModels, paper_models
 from .statistics import (
@@ -50,7 +51,6 @@ from .statistics import (
     claim_over_units,
     effect_outcome,
     fmt_interval,
-    fmt_p,
     head_claims,
     modes_condition,
     paired_effect,

@@ -28,7 +28,7 @@ from ... import ranks
 from ..._checks import positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RELIABLE, head_test, reliability
 from ..verdicts import HOLDING, Outcome, Verdict
-from ..words import fmt_sig
+from ..words import fmt_fixed, fmt_p
 from .rank_tests import smallest_mean_rho, smallest_rho, two_sided_rank_test
 
 # --------------------------------------------------------------------------- across seeds
@@ -280,32 +280,16 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 # --------------------------------------------------------------------------- display
 
 
-def _fixed(x: float, decimals: int) -> str:
-    """``x`` with ``decimals`` decimals; 1e5 and beyond in three significant digits
-    (``"9.84 × 10⁸"``, :func:`~bparallel.book.words.fmt_sig`); never ``"-0.00"``."""
-    if abs(x) >= 1e5:
-        return fmt_sig(x, 3)
-    text = f"{x:.{decimals}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
 def fmt_interval(mean: float, low: float | None, high: float | None, decimals: int = 2,
                  *, floor: float | None = None) -> str:
     """``"12.30 [10.10, 14.50]"``; with one seed (no interval) the mean alone. ``floor``: the
     smallest value the quantity can take (0 for a time or a share): the interval's ends are
     clipped to it (a t-interval of a skewed quantity can reach below)."""
     if low is None or high is None:
-        return _fixed(mean, decimals)
+        return fmt_fixed(mean, decimals)
     if floor is not None:
         low, high = max(low, floor), max(high, floor)
-    return f"{_fixed(mean, decimals)} [{_fixed(low, decimals)}, {_fixed(high, decimals)}]"
-
-
-def fmt_p(p: float | None) -> str:
-    """A p-value for a table: ``"0.003"``, ``"< 0.001"``; ``"—"`` when there is none."""
-    if p is None:
-        return "—"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+    return f"{fmt_fixed(mean, decimals)} [{fmt_fixed(low, decimals)}, {fmt_fixed(high, decimals)}]"
 
 
 # --------------------------------------------------------------------------- verdict rules
