@@ -537,7 +537,6 @@ def test_the_page_says_where_the_race_reads_the_shipped_runs_conditioning():
 #: rate with dropout, each normalised to single spaces.
 OLD_RECIPE_SENTENCES = (
     "is being piloted before histogram's runs are trained again",
-    "every test of this chapter reads the constant-rate runs trained with dropout",
     "The chapter's histogram tests still read constant-rate runs that never settled",
     "the tests still read the runs trained with it",
     "Every run the tests read uses the paper's Adam settings at a constant rate and its "
@@ -550,12 +549,41 @@ def test_the_page_says_which_recipe_histograms_tests_read(sentence):
     """Chapter 12 says its histogram tests read constant-rate runs trained with dropout
     exactly while ``models.FRESH_PROFILES["histogram"]`` is such a profile: when the chapter
     moves histogram to a settled recipe (issue #45, item 3), each of these fails until its
-    sentence is rewritten."""
+    sentence is rewritten. (What follows from the settling pilot is written by
+    ``graph_learning.settling_next``, which reads the chapter's profile itself.)"""
     profile = PROFILES[model_sets.FRESH_PROFILES["histogram"]]
     old_recipe = profile.lr_schedule == "constant" and profile.dropout > 0
     text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
     assert (sentence in text) == old_recipe, (sentence, profile.name)
 
+
+def test_what_follows_from_the_settling_pilot_is_said_by_its_state():
+    """settling_next: while the pilot trains, the chapter reads the old recipe until it is
+    read; a long-enough budget counts the task's runs trained again under it (only those
+    repeating a run of the chapter's, the pilot's among them); a budget that is not long
+    enough retrains nothing; once the chapter's profile is the settling one, every run it
+    tests is trained under it; an unknown state is refused."""
+    def runs(profile, keys):
+        return model_sets.FreshRuns(
+            [{"task": "histogram", "heads": h, "head_size": hs, "seed": s, "arms": ["width"]}
+             for h, hs, s in keys], profiles={"histogram": {"profile": profile}})
+
+    old = runs("histogram-fresh", [(1, 64, 42), (4, 16, 42), (1, 64, 43), (4, 16, 43)])
+    new = runs("histogram-nodropout-cosine", [(1, 64, 42), (4, 16, 43), (16, 4, 50)])
+    said = {state: gl.settling_next("histogram", {"state": state}, old, new, "histogram-fresh")
+            for state in gl.BUDGET_STATES}
+    assert said["training"].startswith("Until it is read and, if it settles, histogram's runs")
+    assert said["long enough"] == (
+        "So histogram's runs are trained again under it, the same configurations and seeds: "
+        "2 of the 4 have finished so far, the pilot's among them; until they have, every "
+        "test of this chapter reads the constant-rate runs trained with dropout.")
+    for state in ("too short", "does not settle"):
+        assert said[state].startswith("So histogram's runs are not trained again under it")
+    moved = gl.settling_next("histogram", {"state": "long enough"}, old, new,
+                             "histogram-nodropout-cosine")
+    assert moved.startswith("Every histogram run this chapter tests is trained under it")
+    with pytest.raises(ValueError, match="state"):
+        gl.settling_next("histogram", {"state": "done"}, old, new, "histogram-fresh")
 
 def test_results_read_the_chapters_tests_as_computing_them_again_would(tmp_path):
     write(tmp_path, grid(quality=lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)))

@@ -452,6 +452,36 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
 
 
 
+def settling_next(task: str, reading: Mapping[str, Any], baseline: FreshRuns,
+                  settled: FreshRuns, chapter_profile: str) -> str:
+    """What follows from a settling pilot's reading (:func:`budget_pilot_reading` of the
+    task's runs under :data:`~.models.SETTLING_PILOTS`), one sentence for the page: while it
+    trains, that the chapter reads the old recipe until it is read; when the budget is
+    *long enough*, how many of the task's runs at the old recipe (``baseline``, the same
+    configurations and seeds) have been trained again under it (``settled``: the shipped
+    runs of the settling profile, the pilot's among them) while the chapter still reads the
+    old ones, or, once the chapter's profile for the task (``chapter_profile``,
+    :data:`~.models.FRESH_PROFILES`) is the settling profile, that every run the chapter
+    tests is trained under it; otherwise that the task's runs are not trained again under
+    it."""
+    one_of(reading["state"], "reading['state']", BUDGET_STATES, "states")
+    profile = settled.profiles.get(task, {}).get("profile")
+    if profile is not None and chapter_profile == profile:
+        return (f"Every {task} run this chapter tests is trained under it; the constant-rate "
+                "runs with dropout are kept as the pilots' baseline.")
+    old = "every test of this chapter reads the constant-rate runs trained with dropout"
+    if reading["state"] == "training":
+        return (f"Until it is read and, if it settles, {task}'s runs are trained again under "
+                f"it, {old}.")
+    if reading["state"] != "long enough":
+        return f"So {task}'s runs are not trained again under it: {old}."
+    wanted = {run_key(e) for e in baseline.of(task)}
+    done = sum(run_key(e) in wanted for e in settled.of(task))
+    return (f"So {task}'s runs are trained again under it, the same configurations and seeds: "
+            f"{done} of the {len(wanted)} have finished so far, the pilot's among them; until "
+            f"they have, {old}.")
+
+
 # --------------------------------------------------------------------------- what is evaluated
 
 #: The dropout check (:func:`dropout_rows`): the first this many sequences of each task's
@@ -581,4 +611,5 @@ __all__ = ["BUDGET_STATES", "DROPOUT_DRAWS", "DROPOUT_SEQUENCES", "RECIPE_WORDS"
            "SETTLE_WINDOW", "budget_pilot_reading", "budget_pilot_results", "budget_pilot_rows",
            "budget_pilot_table", "budget_pilot_words", "censored_median", "dropout_results",
            "dropout_rows", "dropout_table", "learning_rows", "learning_table", "learning_time",
-           "recipe_pairs", "recipe_results", "recipe_table", "settle_spread", "trained_on"]
+           "recipe_pairs", "recipe_results", "recipe_table", "settle_spread", "settling_next",
+           "trained_on"]
