@@ -557,6 +557,17 @@ def test_the_page_says_which_recipe_histograms_tests_read(sentence):
     assert (sentence in text) == old_recipe, (sentence, profile.name)
 
 
+def test_the_dropout_check_reads_runs_trained_with_dropout():
+    """DROPOUT_CHECKED names, for every fresh-data task, a profile that trains with dropout
+    (the check compares a model with its dropout on and off: without dropout there is
+    nothing to check), the pilots' baseline where a task has one."""
+    assert set(model_sets.DROPOUT_CHECKED) == set(model_sets.FRESH_PROFILES)
+    for task, name in model_sets.DROPOUT_CHECKED.items():
+        assert PROFILES[name].dropout > 0, (task, name)
+        assert task in PROFILES[name].tasks
+    for task, name in model_sets.PILOT_BASELINES.items():
+        assert model_sets.DROPOUT_CHECKED[task] == name
+
 def test_what_follows_from_the_settling_pilot_is_said_by_its_state():
     """settling_next: while the pilot trains, the chapter reads the old recipe until it is
     read; a long-enough budget counts the task's runs trained again under it (only those

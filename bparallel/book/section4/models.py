@@ -235,6 +235,13 @@ SETTLING_PILOT_DESIGNS = {"histogram": BUDGET_PILOT_DESIGNS["histogram"]}
 #: piloted recipe and budget while its pilots still read against what they were piloted on.
 PILOT_BASELINES = {"histogram": "histogram-fresh"}
 
+#: The runs chapter 12's dropout check reads (:func:`~.graph_learning.dropout_rows`): every
+#: task's runs at Section 4.1's recipe, trained with dropout: the pilots' baselines where a
+#: task has one, else the chapter's runs. The same runs as :data:`FRESH_PROFILES` today; when
+#: a task's chapter runs move to a recipe without dropout, the check still reads the runs
+#: whose dropout it is about.
+DROPOUT_CHECKED = {**FRESH_PROFILES, **PILOT_BASELINES}
+
 #: The tasks of the experiment, in the book's order.
 FRESH_TASKS = tuple(t for t in (*GRAPH_TASKS, *FRESH_ONLY_TASKS) if t in FRESH_PROFILES)
 

@@ -102,11 +102,13 @@ def _chapter_12_finite(cache_dir: Path | None, recorded: Path | None) -> Any:
 
 
 def _chapter_12_dropout(cache_dir: Path | None, recorded: Path | None) -> Any:
-    """Chapter 12's dropout check: every shipped fresh-data run and every shipped run of the
-    budget pilot scored as evaluated and as the optimiser saw it, dropout on."""
+    """Chapter 12's dropout check: every shipped fresh-data run trained with dropout
+    (:data:`~bparallel.book.section4.models.DROPOUT_CHECKED`) and every shipped run of the
+    budget pilot, scored as evaluated and as the optimiser saw it, dropout on."""
     from ..section4 import graph_learning, models
 
-    runs, budget = models.fresh_runs(), models.budget_pilot_shipped()
+    runs = models.fresh_runs(profiles=models.DROPOUT_CHECKED)
+    budget = models.budget_pilot_shipped()
     return tuple(graph_learning.dropout_rows(r, models.load_models(r), cache_dir=cache_dir,
                                              recorded=recorded) for r in (runs, budget))
 
