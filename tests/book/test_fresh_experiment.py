@@ -536,7 +536,9 @@ def test_the_page_says_where_the_race_reads_the_shipped_runs_conditioning():
 #: Chapter 12's sentences that say its histogram tests read runs at the paper's constant
 #: rate with dropout, each normalised to single spaces.
 OLD_RECIPE_SENTENCES = (
-    "is being piloted before histogram's runs are trained again",
+    "histogram's runs are being trained again under that recipe, and until they are, its "
+    "numbers here are the constant-rate ones",
+    "until it is, these are the constant-rate ones",
     "The chapter's histogram tests still read constant-rate runs that never settled",
     "the tests still read the runs trained with it",
     "Every run the tests read uses the paper's Adam settings at a constant rate and its "
@@ -974,6 +976,11 @@ def test_a_budget_pilot_reads_its_finished_and_unfinished_runs(tmp_path):
             out["fresh.budget.induction.slowest"]) == (1, 1, 9)
     with pytest.raises(ValueError, match="mixes budgets"):
         gl.budget_pilot_results([fell, {**late, "budget": 24}])
+    # the settling pilot's values, read by the same rule, under their own keys
+    settling = gl.budget_pilot_results([fell, late], "settling")
+    assert settling == {k.replace("fresh.budget.", "fresh.settling."): v for k, v in out.items()}
+    with pytest.raises(ValueError, match="name"):
+        gl.budget_pilot_results([fell, late], "settling pilot")
     with pytest.raises(ValueError, match="repeats no shipped run"):
         gl.budget_pilot_rows(model_sets.FreshRuns([]), pilot)
 

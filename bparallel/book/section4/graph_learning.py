@@ -299,13 +299,17 @@ def _fell_back(r: Mapping[str, Any]) -> bool:
     return _reached(r) and r["threshold"] > r["accuracy"]
 
 
-def budget_pilot_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """The budget pilot's recorded values, per task (``fresh.budget.<task>.*``): its
+def budget_pilot_results(rows: Sequence[Mapping[str, Any]], name: str = "budget"
+                         ) -> dict[str, float]:
+    """A budget pilot's recorded values, per task (``fresh.<name>.<task>.*``: ``"budget"``
+    for the budget pilot, ``"settling"`` for the settling pilot read by the same rule): its
     ``runs``, ``budget`` and ``factor`` (over the twins' budget), how many have
     ``finished``, are ``training``, ``learned`` (so far), ``converged``, and ``fell_back``
     (reached the threshold once and stand below it at their last evaluation), the
     ``slowest`` learning time among those that learned, and how many of their twins learned
     at the task's recipe and budget (``twin_learned``)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name={name!r}: expected a key part such as 'budget'")
     out: dict[str, float] = {}
     for task in dict.fromkeys(r["task"] for r in rows):
         mine = [r for r in rows if r["task"] == task]
@@ -314,7 +318,7 @@ def budget_pilot_results(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
             raise ValueError(f"the {task} budget pilot mixes budgets "
                              f"{sorted(budget | twin_budget)}")
         times = [r["learned_at"] for r in mine if r["learned_at"] is not None]
-        k = f"fresh.budget.{task}"
+        k = f"fresh.{name}.{task}"
         out.update({
             f"{k}.runs": len(mine), f"{k}.budget": mine[0]["budget"],
             f"{k}.factor": mine[0]["budget"] / mine[0]["twin_budget"],
