@@ -200,8 +200,7 @@ def recipe_table(pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for r in p["recipes"]:
             rows.append({
                 "task": p["task"], "heads x head size": f"{p['heads']} x {p['head_size']}",
-                "seed": p["seed"], "recipe": r["label"],
-                "outcome": r["outcome"],
+                "seed": p["seed"], "recipe": r["label"], "outcome": r["outcome"],
                 "learned at (step)": _step(r["learned_at"]),
                 "converged at (step)": _step(r["converged_at"]),
                 "final accuracy (%)": f"{100 * r['accuracy']:.1f}",
@@ -244,15 +243,13 @@ def recipe_results(pairs: Sequence[Mapping[str, Any]], name: str = "pilot"
 
 def budget_pilot_rows(runs: FreshRuns, pilot: Sequence[Mapping[str, Any]]
                       ) -> list[dict[str, Any]]:
-    """Each run of a budget pilot (:func:`~.models.budget_pilot_runs`, finished or still
-    training) beside the run of ``runs`` it repeats at the task's own recipe and budget
-    (same task, head count, head size and seed): its configuration, ``finished``, ``step``
-    and ``budget``, ``outcome`` (so far), ``learned_at`` (the chapter's rule on the curve so
-    far; ``None``: not yet or never), ``converged_at``, ``accuracy`` (last evaluation),
-    ``peak`` (best evaluation), ``half_rate_step`` (the last step at half the pilot's rate
-    or more, :meth:`~bparallel.transformer.design.FreshProfile.half_rate_step`), and the
-    twin's ``twin_budget``, ``twin_outcome`` and ``twin_learned_at``. ``ValueError`` for a
-    pilot run that repeats no shipped run."""
+    """Each run of a budget pilot (:func:`~.models.budget_pilot_runs`, finished or not) beside
+    the run of ``runs`` it repeats at the task's recipe and budget: its configuration,
+    ``finished``, ``step``, ``budget``, ``outcome`` (so far), ``learned_at`` (``None``: not
+    yet or never), ``converged_at``, ``accuracy`` (last evaluation), ``peak`` (best),
+    ``half_rate_step`` (:meth:`~bparallel.transformer.design.FreshProfile.half_rate_step`)
+    and the twin's ``twin_budget``, ``twin_outcome``, ``twin_learned_at``. ``ValueError``
+    for a pilot run that repeats no shipped run."""
     rows = []
     for p in pilot:
         twin = _twin(runs, p)
@@ -288,14 +285,12 @@ def budget_pilot_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
 
 
 def _reached(r: Mapping[str, Any]) -> bool:
-    """Whether a budget pilot's run reached the threshold at its best evaluation (``>=``, as
-    the learning rule compares every evaluation)."""
+    """A pilot run at the threshold at its best evaluation (``>=``, as the rule compares)."""
     return r["peak"] >= r["threshold"]
 
 
 def _fell_back(r: Mapping[str, Any]) -> bool:
-    """Whether a budget pilot's run reached the threshold at its best evaluation and stands
-    below it at its last (a count for the page)."""
+    """A pilot run that reached the threshold and stands below it at its last evaluation."""
     return _reached(r) and r["threshold"] > r["accuracy"]
 
 
@@ -345,28 +340,22 @@ def budget_pilot_reading(rows: Sequence[Mapping[str, Any]],
                          designs: Mapping[str, PilotDesign] | None = None
                          ) -> dict[str, dict[str, Any]]:
     """Per task, what its budget pilot (:func:`budget_pilot_rows`) says of its budget, by
-    one rule. The budget is *long enough* when every run of the design has learned by its
-    ``half_rate_step`` (the slowest learner gets there while the rate is still at least
-    half its starting value) and has converged within the budget (the decay settled it).
-    It is *too short* as soon as one run has learned later than that (while others still
-    train too), or has finished without ever reaching the threshold (``unreached``: the
-    budget left its slowest learner unlearned); the recipe *does not settle* when a run
-    that learned in time finished without converging (``unsettled``), or one reached the
-    threshold but never held it long enough to count as learned (``unheld``). A run that
-    never learns is never excused: a budget that leaves one run of the design censored is
-    not long enough for it. Until every run has finished and none of these has happened,
-    the reading waits (*training*). Per task: ``state`` (:data:`BUDGET_STATES`), ``runs``,
-    ``half_rate_step``, ``slowest`` (the latest learning time, ``None`` for none),
-    ``last_converged`` (``None`` for none), and the labels of the runs ``late``,
-    ``unreached``, ``unsettled``, ``unheld``, ``training``, ``never`` (``unreached`` and
-    ``unheld`` together) and ``fell_back`` (reached the threshold, below it at the last
-    evaluation: a count for the page). With ``designs`` (per task
-    the pilot's :class:`~.models.PilotDesign`), the design's runs with no row yet (neither
-    shipped nor snapshotted) are ``not_started`` and wait like the runs still training: a
-    pilot's reading is never taken on part of its design. The rule compares steps, in
-    integers; the one accuracy it reads, a never-learner's best against the threshold, is
-    compared as the learning rule compares every evaluation. ``ValueError`` for a task
-    whose runs mix budgets."""
+    one rule. *Long enough*: every run of the design has learned by its ``half_rate_step``
+    (the rate still at least half its start) and converged within the budget. *Too short*
+    as soon as one run has learned later (others may still train), or finished without
+    reaching the threshold (``unreached``). The recipe *does not settle* when a run that
+    learned in time finished unconverged (``unsettled``), or reached the threshold and never
+    held it long enough to count as learned (``unheld``). A run that never learns is never
+    excused. Until every run has finished and none of these has happened, the reading waits
+    (*training*). Per task: ``state`` (:data:`BUDGET_STATES`), ``runs``, ``half_rate_step``,
+    ``slowest`` (the latest learning time), ``last_converged`` (``None`` for none), and the
+    labels of the runs ``late``, ``unreached``, ``unsettled``, ``unheld``, ``training``,
+    ``never`` (``unreached`` and ``unheld``) and ``fell_back`` (reached the threshold, below
+    it at the last evaluation). With ``designs`` (per task a :class:`~.models.PilotDesign`),
+    the design's runs neither shipped nor snapshotted are ``not_started`` and wait like those
+    training: no reading on part of a design. Steps are compared in integers; a
+    never-learner's best is compared with the threshold as the learning rule compares.
+    ``ValueError`` for a task whose runs mix budgets."""
     out: dict[str, dict[str, Any]] = {}
     for task in dict.fromkeys(r["task"] for r in rows):
         mine = [r for r in rows if r["task"] == task]
@@ -455,19 +444,11 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
     return {"status": status, "reading": words}
 
 
-
 def settling_next(task: str, reading: Mapping[str, Any], baseline: FreshRuns,
                   settled: FreshRuns, chapter_profile: str) -> str:
-    """What follows from a settling pilot's reading (:func:`budget_pilot_reading` of the
-    task's runs under :data:`~.models.SETTLING_PILOTS`), one sentence for the page: while it
-    trains, that the chapter reads the old recipe until it is read; when the budget is
-    *long enough*, how many of the task's runs at the old recipe (``baseline``, the same
-    configurations and seeds) have been trained again under it (``settled``: the shipped
-    runs of the settling profile, the pilot's among them) while the chapter still reads the
-    old ones, or, once the chapter's profile for the task (``chapter_profile``,
-    :data:`~.models.FRESH_PROFILES`) is the settling profile, that every run the chapter
-    tests is trained under it; otherwise that the task's runs are not trained again under
-    it."""
+    """What follows from a settling pilot's :func:`budget_pilot_reading`, a sentence: if *long
+    enough*, how many ``baseline`` runs are trained again under it (``settled``), or, once
+    ``chapter_profile`` (:data:`~.models.FRESH_PROFILES`) is its profile, that it is read."""
     one_of(reading["state"], "reading['state']", BUDGET_STATES, "states")
     profile = settled.profiles.get(task, {}).get("profile")
     if profile is not None and chapter_profile == profile:
