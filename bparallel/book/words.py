@@ -24,6 +24,26 @@ def agree(count: int, one: str, many: str) -> str:
     return one if count == 1 else many
 
 
+def count_of(count: int, total: int, one: str, many: str) -> str:
+    """``count`` of ``total`` things as the book says it: ``"all 12 runs"``, ``"both runs"``,
+    ``"the one run"`` (``"no run"``), ``"none of the 12 runs"``, ``"7 of the 12 runs"`` (``one`` and
+    ``many``: the noun, singular and plural). ``ValueError`` unless ``0 <= count <= total``
+    and ``total >= 1``."""
+    for value, name in ((count, "count"), (total, "total")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name}={value!r}: expected an int")
+    if total < 1 or not 0 <= count <= total:
+        raise ValueError(f"count={count}, total={total}: expected 0 <= count <= total, "
+                         "total >= 1")
+    if total == 1:
+        return f"the one {one}" if count else f"no {one}"
+    if count == total:
+        return f"both {many}" if total == 2 else f"all {total} {many}"
+    if count == 0:
+        return f"{'neither' if total == 2 else 'none'} of the {total} {many}"
+    return f"{count} of the {total} {many}"
+
+
 #: Superscript digits, for a power of ten as a reader writes it.
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -73,4 +93,4 @@ def fmt_p(p: float | None) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-__all__ = ["agree", "fmt_fixed", "fmt_p", "fmt_sig", "fmt_steps", "join_words"]
+__all__ = ["agree", "count_of", "fmt_fixed", "fmt_p", "fmt_sig", "fmt_steps", "join_words"]

@@ -123,19 +123,19 @@ def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys, monkeypat
     each beside its constant-rate twin, and the rule's reading (no Markdown), and how many
     of its design's runs have not started; a pilot with no run yet says how to commit one;
     an unknown pilot is refused."""
-    from bparallel.book.section4 import graph_learning as gl
+    from bparallel.book.section4 import graph_pilots as gpl
     from bparallel.book.section4 import models
     from bparallel.book.tools.pilot import text_table
 
     assert main(["pilot", "budget"]) == 0
     out = capsys.readouterr().out
-    rows = gl.budget_pilot_rows(models.fresh_runs(profiles=models.PILOT_BASELINES),
+    rows = gpl.budget_pilot_rows(models.fresh_runs(profiles=models.PILOT_BASELINES),
                                 models.budget_pilot_runs())
     assert f"{len(rows)} runs" in out and len(rows) == 12
-    reading = gl.budget_pilot_words(gl.budget_pilot_reading(
+    reading = gpl.budget_pilot_words(gpl.budget_pilot_reading(
         rows, models.BUDGET_PILOT_DESIGNS)["histogram"])["reading"]
     assert reading.replace("**", "") in out and "**" not in out
-    assert text_table(gl.budget_pilot_table(rows)) in out
+    assert text_table(gpl.budget_pilot_table(rows)) in out
     assert "not started" not in out  # every run of its design is there
     more = models.PilotDesign(seeds=(42,), more={(16, 4): (43, 44, 45)})
     monkeypatch.setattr(models, "BUDGET_PILOT_DESIGNS", {"histogram": more})

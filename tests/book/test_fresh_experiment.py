@@ -13,6 +13,7 @@ import pytest
 from bparallel.book.section4 import graph_causal as fc
 from bparallel.book.section4 import graph_experiment as fx
 from bparallel.book.section4 import graph_learning as gl
+from bparallel.book.section4 import graph_pilots as gpl
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import Outcome, Verdict
@@ -552,7 +553,7 @@ def test_the_page_says_which_recipe_histograms_tests_read(sentence):
     exactly while ``models.FRESH_PROFILES["histogram"]`` is such a profile: when the chapter
     moves histogram to a settled recipe (issue #45, item 3), each of these fails until its
     sentence is rewritten. (What follows from the settling pilot is written by
-    ``graph_learning.settling_next``, which reads the chapter's profile itself.)"""
+    ``graph_pilots.settling_next``, which reads the chapter's profile itself.)"""
     profile = PROFILES[model_sets.FRESH_PROFILES["histogram"]]
     old_recipe = profile.lr_schedule == "constant" and profile.dropout > 0
     text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
@@ -583,8 +584,8 @@ def test_what_follows_from_the_settling_pilot_is_said_by_its_state():
 
     old = runs("histogram-fresh", [(1, 64, 42), (4, 16, 42), (1, 64, 43), (4, 16, 43)])
     new = runs("histogram-nodropout-cosine", [(1, 64, 42), (4, 16, 43), (16, 4, 50)])
-    said = {state: gl.settling_next("histogram", {"state": state}, old, new, "histogram-fresh")
-            for state in gl.BUDGET_STATES}
+    said = {state: gpl.settling_next("histogram", {"state": state}, old, new, "histogram-fresh")
+            for state in gpl.BUDGET_STATES}
     assert said["training"].startswith("Until it is read and, if it settles, histogram's runs")
     assert said["long enough"] == (
         "So histogram's runs are trained again under it, the same configurations and seeds: "
@@ -592,11 +593,11 @@ def test_what_follows_from_the_settling_pilot_is_said_by_its_state():
         "test of this chapter reads the constant-rate runs trained with dropout.")
     for state in ("too short", "does not settle"):
         assert said[state].startswith("So histogram's runs are not trained again under it")
-    moved = gl.settling_next("histogram", {"state": "long enough"}, old, new,
+    moved = gpl.settling_next("histogram", {"state": "long enough"}, old, new,
                              "histogram-nodropout-cosine")
     assert moved.startswith("Every histogram run this chapter tests is trained under it")
     with pytest.raises(ValueError, match="state"):
-        gl.settling_next("histogram", {"state": "done"}, old, new, "histogram-fresh")
+        gpl.settling_next("histogram", {"state": "done"}, old, new, "histogram-fresh")
 
 def test_results_read_the_chapters_tests_as_computing_them_again_would(tmp_path):
     write(tmp_path, grid(quality=lambda h, hs, s: 10.0 - 0.1 * h - 0.01 * (s - 42)))
@@ -854,13 +855,13 @@ def _with_curve(e, acc, **extra):
 
 def test_settle_spread_is_the_range_of_the_last_evaluations():
     e = _with_curve(entry("histogram", 1, 42, 800), [0.3] * 5 + [0.88, 0.93, 0.90, 0.91])
-    assert gl.settle_spread(e, 3) == pytest.approx(0.03)  # 0.93 - 0.90
-    assert gl.settle_spread(e, 4) == pytest.approx(0.05)  # 0.93 - 0.88
-    assert gl.settle_spread(e, 9) == pytest.approx(0.63)
+    assert gpl.settle_spread(e, 3) == pytest.approx(0.03)  # 0.93 - 0.90
+    assert gpl.settle_spread(e, 4) == pytest.approx(0.05)  # 0.93 - 0.88
+    assert gpl.settle_spread(e, 9) == pytest.approx(0.63)
     with pytest.raises(ValueError, match="window=10: the run has 9 evaluations"):
-        gl.settle_spread(e, 10)
+        gpl.settle_spread(e, 10)
     with pytest.raises(ValueError, match="window"):
-        gl.settle_spread(e, 0)
+        gpl.settle_spread(e, 0)
 
 
 def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
@@ -881,7 +882,7 @@ def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
     runs = model_sets.fresh_runs(tmp_path)
     pilots = model_sets.fresh_runs(tmp_path, profiles=model_sets.RECIPE_PILOTS)
     assert list(pilots.profiles) == ["histogram"] and len(pilots.entries) == 2
-    pairs = gl.recipe_pairs(runs, pilots)
+    pairs = gpl.recipe_pairs(runs, pilots)
     assert [(p["heads"], p["head_size"], p["seed"]) for p in pairs] == [(1, 64, 42),
                                                                          (4, 16, 42)]
     one = pairs[0]["recipes"]
@@ -889,7 +890,7 @@ def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
     assert [r["outcome"] for r in one] == ["budget reached", "converged"]
     assert one[0]["spread"] == pytest.approx(0.94 - 0.86)  # the last ten evaluations
     assert one[1]["spread"] == pytest.approx(0.948 - 0.92)
-    out = gl.recipe_results(pairs)
+    out = gpl.recipe_results(pairs)
     assert out["fresh.pilot.histogram.runs"] == 2
     assert (out["fresh.pilot.histogram.constant.converged"],
             out["fresh.pilot.histogram.pilot.converged"]) == (0, 1)
@@ -898,7 +899,7 @@ def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
     assert out["fresh.pilot.histogram.pilot.spread_min"] == 0.0  # the flat, unlearned run
     assert (out["fresh.pilot.histogram.pilot.fastest"],
             out["fresh.pilot.histogram.pilot.slowest"]) == (8200, 8200)  # the one that learned
-    rows = gl.recipe_table(pairs)
+    rows = gpl.recipe_table(pairs)
     assert len(rows) == 4 and rows[1]["recipe"] == "rate decayed (cosine)"
     assert rows[1]["converged at (step)"] == "10,000" and rows[0]["converged at (step)"] == "—"
     assert rows[3]["learned at (step)"] == "—" and rows[1]["final accuracy (%)"] == "94.8"
@@ -906,11 +907,11 @@ def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
     write(tmp_path, [*pilot, _with_curve(entry("histogram", 16, 43, None), [0.3] * 51,
                                          lr_schedule="cosine")], profile="histogram-cosine")
     with pytest.raises(ValueError, match=r"\('histogram', 16, 4, 43\) repeats no shipped"):
-        gl.recipe_pairs(runs, model_sets.fresh_runs(tmp_path,
+        gpl.recipe_pairs(runs, model_sets.fresh_runs(tmp_path,
                                                     profiles=model_sets.RECIPE_PILOTS))
     write(tmp_path, [{**pilot[0], "budget": 24000}], profile="histogram-cosine")
     with pytest.raises(ValueError, match="trained 24,000 steps, the run it repeats 12,000"):
-        gl.recipe_pairs(runs, model_sets.fresh_runs(tmp_path,
+        gpl.recipe_pairs(runs, model_sets.fresh_runs(tmp_path,
                                                     profiles=model_sets.RECIPE_PILOTS))
     with pytest.raises(ValueError, match="tasks='induction'"):
         model_sets.fresh_runs(tmp_path, tasks=("induction",), profiles=model_sets.RECIPE_PILOTS)
@@ -955,34 +956,34 @@ def test_a_budget_pilot_reads_its_finished_and_unfinished_runs(tmp_path):
     # the runs they repeat at the task's own budget: 1 x 16 learned, 8 x 16 did not
     twins = model_sets.FreshRuns([entry("induction", 1, 42, 3000, head_size=16),
                                   entry("induction", 8, 42, None, head_size=16)])
-    rows = gl.budget_pilot_rows(twins, pilot)
+    rows = gpl.budget_pilot_rows(twins, pilot)
     assert [(r["twin_learned_at"], r["twin_budget"]) for r in rows] == [(3000, BUDGET),
                                                                         (None, BUDGET)]
     assert all(r["learned_at"] is None for r in rows)  # fresh-tiny learns nothing
-    table = gl.budget_pilot_table(rows)
+    table = gpl.budget_pilot_table(rows)
     assert table[0]["outcome"] == "still training" and table[0]["trained (steps)"] == "5 of 12"
     assert table[1]["outcome"] == "not learned"
     assert table[0]["constant rate: learned at (step)"] == "3,000 (of 12,000)"
     assert table[1]["constant rate: learned at (step)"] == "not within 12,000"
-    out = gl.budget_pilot_results(rows)
+    out = gpl.budget_pilot_results(rows)
     assert {k.removeprefix("fresh.budget.induction."): v for k, v in out.items()} == {
         "runs": 2, "budget": 12, "factor": 12 / BUDGET, "finished": 1, "training": 1,
         "learned": 0, "converged": 0, "fell_back": 0, "twin_learned": 1}
     # a run that reached the threshold and stands below it fell back; the slowest learner
     fell = {**rows[0], "peak": 0.95, "accuracy": 0.4, "learned_at": None}
     late = {**rows[1], "learned_at": 9, "peak": 0.97, "accuracy": 0.96}
-    out = gl.budget_pilot_results([fell, late])
+    out = gpl.budget_pilot_results([fell, late])
     assert (out["fresh.budget.induction.fell_back"], out["fresh.budget.induction.learned"],
             out["fresh.budget.induction.slowest"]) == (1, 1, 9)
     with pytest.raises(ValueError, match="mixes budgets"):
-        gl.budget_pilot_results([fell, {**late, "budget": 24}])
+        gpl.budget_pilot_results([fell, {**late, "budget": 24}])
     # the settling pilot's values, read by the same rule, under their own keys
-    settling = gl.budget_pilot_results([fell, late], "settling")
+    settling = gpl.budget_pilot_results([fell, late], "settling")
     assert settling == {k.replace("fresh.budget.", "fresh.settling."): v for k, v in out.items()}
     with pytest.raises(ValueError, match="name"):
-        gl.budget_pilot_results([fell, late], "settling pilot")
+        gpl.budget_pilot_results([fell, late], "settling pilot")
     with pytest.raises(ValueError, match="repeats no shipped run"):
-        gl.budget_pilot_rows(model_sets.FreshRuns([]), pilot)
+        gpl.budget_pilot_rows(model_sets.FreshRuns([]), pilot)
 
 
 def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
@@ -1007,15 +1008,16 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
                 "half_rate_step": 18000, "peak": peak, "accuracy": accuracy,
                 "threshold": 0.9}
 
-    read = gl.budget_pilot_reading
+    read = gpl.budget_pilot_reading
     fast, slow = run(1, 10200, 18400), run(16, 18000, 35600)  # learned at the half: in time
     r = read([fast, slow])["histogram"]
     assert (r["state"], r["slowest"], r["last_converged"]) == ("long enough", 18000, 35600)
-    words = gl.budget_pilot_words(r)
+    words = gpl.budget_pilot_words(r)
     assert words["status"] == "both runs have finished"
-    assert gl.budget_pilot_words(read([fast])["histogram"])["status"] == \
+    assert words["tally"] == "both piloted runs learned and converged"
+    assert gpl.budget_pilot_words(read([fast])["histogram"])["status"] == \
         "its one run has finished"
-    assert gl.budget_pilot_words(read([fast, slow, {**slow, "seed": 43}])["histogram"])[
+    assert gpl.budget_pilot_words(read([fast, slow, {**slow, "seed": 43}])["histogram"])[
         "status"] == "all 3 runs have finished"
     assert words["reading"] == (
         "By this rule the budget is **long enough**: every run that learned did so by step "
@@ -1026,7 +1028,8 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     r = read([fast, slow, never])["histogram"]
     assert r["state"] == "does not settle" and r["unheld"] == ["8 x 8 (seed 42)"]
     assert r["never"] == r["fell_back"] == ["8 x 8 (seed 42)"] and r["unreached"] == []
-    assert gl.budget_pilot_words(r)["reading"].endswith(
+    assert gpl.budget_pilot_words(r)["tally"] == "2 of the 3 piloted runs learned and 2 converged"
+    assert gpl.budget_pilot_words(r)["reading"].endswith(
         "8 x 8 (seed 42) reached the threshold but never held it long enough to count as "
         "learned.")
     # a run that never reached it: the budget is too short for it, decided while others
@@ -1034,7 +1037,7 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     below = run(8, None, None, peak=0.85, accuracy=0.84)
     r = read([fast, below, run(4, None, None, finished=False)])["histogram"]
     assert r["state"] == "too short" and r["unreached"] == ["8 x 8 (seed 42)"]
-    assert gl.budget_pilot_words(r)["reading"].endswith(
+    assert gpl.budget_pilot_words(r)["reading"].endswith(
         "8 x 8 (seed 42) never reached the threshold within it.")
     # exactly at the threshold counts as reached, as the learning rule counts it
     assert read([fast, {**below, "peak": 0.9}])["histogram"]["state"] == "does not settle"
@@ -1042,15 +1045,15 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     training = run(4, None, None, finished=False)
     r = read([fast, run(16, 18200, None, finished=False), training])["histogram"]
     assert r["state"] == "too short" and r["late"] == ["16 x 4 (seed 42)"]
-    assert "16 x 4 (seed 42) learned after step 18,000" in gl.budget_pilot_words(r)["reading"]
+    assert "16 x 4 (seed 42) learned after step 18,000" in gpl.budget_pilot_words(r)["reading"]
     # nothing late yet, a run still training: the reading waits
     r = read([fast, training])["histogram"]
     assert r["state"] == "training" and r["training"] == ["4 x 16 (seed 42)"]
-    assert gl.budget_pilot_words(r)["status"] == (
+    assert gpl.budget_pilot_words(r)["status"] == (
         "of the 2 runs, 1 has finished and 1 is still training (read here as its committed "
         "snapshot stands)")
     two = read([fast, training, {**training, "heads": 8, "head_size": 8}])["histogram"]
-    assert gl.budget_pilot_words(two)["status"] == (
+    assert gpl.budget_pilot_words(two)["status"] == (
         "of the 3 runs, 1 has finished and 2 are still training (read here as their committed "
         "snapshots stand)")
     # a run of the design that has not started waits too: no reading on part of a design
@@ -1058,8 +1061,9 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     r = read([fast, slow], design)["histogram"]
     assert r["state"] == "training" and len(r["not_started"]) == 8  # ten configurations
     assert "8 x 8 (seed 42)" in r["not_started"] and "1 x 64 (seed 42)" not in r["not_started"]
-    words = gl.budget_pilot_words(r)
+    words = gpl.budget_pilot_words(r)
     assert words["status"] == "of the 10 runs, 2 have finished and 8 have not started"
+    assert words["tally"] == "2 of the 10 piloted runs learned and 2 converged so far"
     assert words["reading"].endswith("8 of its runs are still training or have not started.")
     assert read([fast, slow])["histogram"]["state"] == "long enough"  # without the design
     late = read([fast, run(16, 18200, None, finished=False)], design)["histogram"]
@@ -1067,26 +1071,26 @@ def test_a_budget_pilot_decides_its_budget_by_one_rule_in_integers():
     # learned in time, finished, never converged: the recipe does not settle
     r = read([fast, run(4, 9000, None)])["histogram"]
     assert r["state"] == "does not settle" and r["unsettled"] == ["4 x 16 (seed 42)"]
-    assert "**does not settle**" in gl.budget_pilot_words(r)["reading"]
+    assert "**does not settle**" in gpl.budget_pilot_words(r)["reading"]
     # every run finished and none reached the threshold: too short, said so
     r = read([below, {**below, "heads": 16, "head_size": 4}])["histogram"]
     assert r["state"] == "too short" and r["slowest"] is None
-    assert gl.budget_pilot_words(r)["reading"].endswith(
+    assert gpl.budget_pilot_words(r)["reading"].endswith(
         "no run reached the threshold within it.")
     # ... but not while runs of the design have not started: those that have are named
     r = read([below], design)["histogram"]
-    assert r["state"] == "too short" and gl.budget_pilot_words(r)["reading"].endswith(
+    assert r["state"] == "too short" and gpl.budget_pilot_words(r)["reading"].endswith(
         "8 x 8 (seed 42) never reached the threshold within it.")
     # a late learner and a never-learner: both named
     r = read([run(16, 18200, 30000), below])["histogram"]
-    assert gl.budget_pilot_words(r)["reading"] == (
+    assert gpl.budget_pilot_words(r)["reading"] == (
         "By this rule the budget is **too short**: 16 x 4 (seed 42) learned after step "
         "18,000, when the decayed rate had fallen below half its starting value; 8 x 8 "
         "(seed 42) never reached the threshold within it.")
     with pytest.raises(ValueError, match="mixes budgets"):
         read([fast, {**slow, "half_rate_step": 6000}])
     with pytest.raises(ValueError, match="state"):
-        gl.budget_pilot_words({**r, "state": "fine"})
+        gpl.budget_pilot_words({**r, "state": "fine"})
 
 
 def test_every_pilot_reads_against_its_tasks_constant_rate_runs():
@@ -1251,13 +1255,26 @@ def test_a_run_without_dropout_is_named_as_its_recipe():
     pilot = {**base, "model_config": {"dropout": 0.0}, "outcome": "converged",
              "converged_at": 9000}
     runs = model_sets.FreshRuns([base])
-    pairs = gl.recipe_pairs(runs, model_sets.FreshRuns([pilot]))
+    pairs = gpl.recipe_pairs(runs, model_sets.FreshRuns([pilot]))
     assert [r["recipe"] for r in pairs[0]["recipes"]] == ["constant", "constant-nodropout"]
     assert pairs[0]["recipes"][1]["label"] == "constant rate, no dropout"
-    out = gl.recipe_results(pairs, "nodropout")
+    out = gpl.recipe_results(pairs, "nodropout")
     assert out["fresh.nodropout.histogram.pilot.converged"] == 1
     assert (out["fresh.nodropout.histogram.constant.fastest"],
             out["fresh.nodropout.histogram.pilot.slowest"]) == (8000, 8000)
-    assert out["fresh.nodropout.settle_window"] == gl.SETTLE_WINDOW
+    assert out["fresh.nodropout.settle_window"] == gpl.SETTLE_WINDOW
     with pytest.raises(ValueError, match="name"):
-        gl.recipe_results(pairs, "no dropout")
+        gpl.recipe_results(pairs, "no dropout")
+
+
+@pytest.mark.parametrize("value", ["pilot", "budget.dropout", "settling_2"])
+def test_a_recorded_values_name_is_words_joined_by_dots(value):
+    """key_name (the check of every ``name`` a chapter 12 function records its values under:
+    recipe_results, budget_pilot_results, dropout_results) keeps a name of words joined by
+    dots and refuses spaces, empty words, leading digits and what is not a string."""
+    from bparallel._checks import key_name
+
+    assert key_name(value, "name") == value
+    for bad in ("two words", "budget.", ".budget", "2nd", "", None, 3):
+        with pytest.raises(ValueError, match=r"name=.*letters, digits and _"):
+            key_name(bad, "name")

@@ -30,6 +30,18 @@ def test_a_word_agrees_with_its_count():
             agree(bad, "is", "are")
 
 
+def test_a_count_of_a_total_reads_all_both_none_or_k_of_the_n():
+    from bparallel.book.words import count_of
+
+    said = [count_of(k, n, "run", "runs") for k, n in
+            ((12, 12), (7, 12), (0, 12), (2, 2), (1, 2), (0, 2), (1, 1), (0, 1))]
+    assert said == ["all 12 runs", "7 of the 12 runs", "none of the 12 runs", "both runs",
+                    "1 of the 2 runs", "neither of the 2 runs", "the one run", "no run"]
+    for count, total in ((13, 12), (-1, 3), (0, 0), (True, 2), (1.0, 2), (1, "2")):
+        with pytest.raises(ValueError, match="count|total"):
+            count_of(count, total, "run", "runs")
+
+
 def test_numbers_for_a_reader_have_significant_digits_and_no_e_notation():
     """fmt_sig: significant digits, plain and grouped from 1e-4 to 1e6, a power of ten
     written out beyond; the sign on request; zero never negative; bad input refused."""

@@ -13,6 +13,7 @@
 - ``graph_tasks`` (12_graph_tasks): the graph-task models' rows, summaries and verdicts,
   ``graph_design``: the arms, configurations and seeds of the same chapter's controlled
   experiment on fresh data, ``graph_learning``: its learning times by one rule,
+  ``graph_pilots``: the pilots that chose histogram's recipe and budget,
   ``graph_early``: its graphs before learning (the early step and the proxies' rank tests
   there), ``graph_experiment``: that experiment's tests and verdicts, from the runs'
   manifests, ``graph_predictors``: its horse race of the design's quantities and the graph measures,

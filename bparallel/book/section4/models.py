@@ -223,7 +223,7 @@ BUDGET_PILOT_DESIGNS = {"histogram": PilotDesign(seeds=(42,), more={(16, 4): (43
 #: The pilot of both changes together (chapter 12): histogram's runs without dropout and
 #: with the learning rate decayed to 0 at 18,000 steps (the profile says why), the recipe
 #: the three pilots above point to; read, when its runs finish, by the budget pilot's rule
-#: (:func:`~bparallel.book.section4.graph_learning.budget_pilot_reading`).
+#: (:func:`~bparallel.book.section4.graph_pilots.budget_pilot_reading`).
 SETTLING_PILOTS = {"histogram": "histogram-nodropout-cosine"}
 
 #: The runs of each settling pilot, fixed before they train: the budget pilot's design.

@@ -5,8 +5,8 @@ The pilot's runs are its design's (:data:`~bparallel.book.section4.models.BUDGET
 :data:`~bparallel.book.section4.models.SETTLING_PILOT_DESIGNS`), shipped or committed as
 snapshots (``sweep --snapshot`` copies a running sweep's checkpoints there), each beside the
 run it repeats at the task's constant rate
-(:func:`~bparallel.book.section4.graph_learning.budget_pilot_rows`); the reading is the one
-the chapter prints (:func:`~bparallel.book.section4.graph_learning.budget_pilot_reading`),
+(:func:`~bparallel.book.section4.graph_pilots.budget_pilot_rows`); the reading is the one
+the chapter prints (:func:`~bparallel.book.section4.graph_pilots.budget_pilot_reading`),
 so the decision to retrain a task under a piloted recipe can be taken as soon as its runs
 finish.
 """
@@ -17,7 +17,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..section4 import graph_learning as gl
+from ..section4 import graph_pilots as gpl
 from ..section4 import models
 
 #: Each pilot the command reads: (its profiles per task, its designs per task).
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     profiles, designs = (getattr(models, name) for name in PILOTS[args.pilot])
     root = args.models_dir
     baseline = models.fresh_runs(root, profiles=models.PILOT_BASELINES)
-    rows = gl.budget_pilot_rows(baseline, models.budget_pilot_runs(root, profiles, designs))
+    rows = gpl.budget_pilot_rows(baseline, models.budget_pilot_runs(root, profiles, designs))
     names = ", ".join(sorted(set(profiles.values())))
     if not rows:
         print(f"the {args.pilot} pilot ({names}): no run shipped or snapshotted in {root} "
@@ -58,9 +58,9 @@ def run(args: argparse.Namespace) -> int:
               "running sweep's checkpoints)")
         return 0
     print(f"the {args.pilot} pilot ({names}), {len(rows)} runs:\n")
-    print(text_table(gl.budget_pilot_table(rows)))
-    for task, reading in gl.budget_pilot_reading(rows, designs).items():
-        words = gl.budget_pilot_words(reading)
+    print(text_table(gpl.budget_pilot_table(rows)))
+    for task, reading in gpl.budget_pilot_reading(rows, designs).items():
+        words = gpl.budget_pilot_words(reading)
         print(f"\n{task}: {words['status'][0].upper()}{words['status'][1:]}. "
               f"{words['reading'].replace('**', '')}")
         if reading["not_started"]:

@@ -151,7 +151,7 @@ def plot_recipe_pilot(pairs: Sequence[Mapping[str, Any]], threshold: float,
     (colour), from ``start`` of the way through training (``0.5``: the second half, where
     a decayed rate differs most; ``0``: all of it), the learning threshold dashed, a run's
     convergence marked by a dot at the step it stopped. ``pairs``:
-    :func:`bparallel.book.section4.graph_learning.recipe_pairs`; ``threshold``: a fraction.
+    :func:`bparallel.book.section4.graph_pilots.recipe_pairs`; ``threshold``: a fraction.
     Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator, StrMethodFormatter
