@@ -141,7 +141,8 @@ def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys, monkeypat
     monkeypatch.setattr(models, "BUDGET_PILOT_DESIGNS", {"histogram": more})
     assert main(["pilot", "budget"]) == 0
     out = capsys.readouterr().out
-    assert "Of the 13 runs, 12 have finished and 1 has not started." in out
+    assert ("Of the 13 runs, 12 have finished and 1 has not started: 11 of the 13 piloted "
+            "runs learned and 9 converged so far.") in out
     assert "Not started (no shipped run and no committed snapshot): 16 x 4 (seed 45)." in out
     assert "does not settle" in out  # decided already: a run that waits cannot undo it
     assert main(["pilot", "settling", "--models-dir", str(tmp_path)]) == 0

@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     print(text_table(gpl.budget_pilot_table(rows)))
     for task, reading in gpl.budget_pilot_reading(rows, designs).items():
         words = gpl.budget_pilot_words(reading)
-        print(f"\n{task}: {words['status'][0].upper()}{words['status'][1:]}. "
-              f"{words['reading'].replace('**', '')}")
+        print(f"\n{task}: {words['status'][0].upper()}{words['status'][1:]}: "
+              f"{words['tally']}. {words['reading'].replace('**', '')}")
         if reading["not_started"]:
             print(f"Not started (no shipped run and no committed snapshot): "
                   f"{', '.join(reading['not_started'])}.")
