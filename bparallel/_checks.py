@@ -1,7 +1,7 @@
 """Argument checks at the package's boundaries: one function per kind of check, for scalars
-(``positive_int``, ``nonnegative_int``, ``one_of``, ``unit_interval``), arrays
-(``finite_array``, ``square_matrices``), the names of recorded values (``key_name``) and
-attention (``attention_pattern``, ``head_weight_vectors``).
+(``positive_int``, ``nonnegative_int``, ``one_of``, ``unit_interval``) and arrays
+(``finite_array``, ``square_matrices``) and attention (``attention_pattern``,
+``head_weight_vectors``).
 
 Each raises ``ValueError`` whose message names the argument and its bad value
 (``"horizon=0: must be a positive integer"``, ``"W has shape (3, 4): expected square
@@ -40,15 +40,6 @@ def one_of(value: T, name: str, valid: Sequence[T], what: str = "values") -> T:
     ``what`` naming the kind)."""
     if value not in valid:
         raise ValueError(f"{name}={value!r}: valid {what} are {list(valid)}")
-    return value
-
-
-def key_name(value: object, name: str) -> str:
-    """``value`` as a part of a recorded value's key (``"pilot"``, ``"budget.dropout"``):
-    words of letters, digits and ``_`` joined by ``.``."""
-    if not isinstance(value, str) or not all(w.isidentifier() for w in value.split(".")):
-        raise ValueError(f"{name}={value!r}: must be words of letters, digits and _ "
-                         "joined by '.'")
     return value
 
 

@@ -1272,7 +1272,7 @@ def test_a_recorded_values_name_is_words_joined_by_dots(value):
     """key_name (the check of every ``name`` a chapter 12 function records its values under:
     recipe_results, budget_pilot_results, dropout_results) keeps a name of words joined by
     dots and refuses spaces, empty words, leading digits and what is not a string."""
-    from bparallel._checks import key_name
+    from bparallel.book.render.results import key_name
 
     assert key_name(value, "name") == value
     for bad in ("two words", "budget.", ".budget", "2nd", "", None, 3):

@@ -1,4 +1,6 @@
 """Results files of the notebooks: flat dotted keys, numbers only, written atomically.
+A function that records values under a name the caller chooses checks it with
+:func:`key_name`.
 
 Every notebook ends by calling :func:`save_results`; the regression runner reads the files
 back with :func:`load_results` and compares them with stored references.
@@ -22,6 +24,18 @@ from ..words import fmt_sig
 #: theory chapter samples at the profile's sizes, a Section 4 chapter reads the models
 #: trained at it.
 PROFILES = ("quick", "paper")
+
+
+def key_name(value: object, name: str) -> str:
+    """``value`` as a part of a recorded value's dotted key (``"pilot"``,
+    ``"budget.dropout"``): words of letters, digits and ``_`` joined by ``.``; else
+    ``ValueError`` naming the argument ``name``. (Kept out of :mod:`bparallel._checks`: the
+    metrics cache keys its results by that module's code, and a recorded key's name is the
+    book's concern.)"""
+    if not isinstance(value, str) or not all(w.isidentifier() for w in value.split(".")):
+        raise ValueError(f"{name}={value!r}: must be words of letters, digits and _ "
+                         "joined by '.'")
+    return value
 
 
 def flatten(values: Mapping, prefix: str = "") -> dict[str, float]:

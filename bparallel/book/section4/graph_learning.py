@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
-from ..._checks import key_name, positive_int
+from ..._checks import positive_int
 from ...transformer.design import ARMS, HEADS, fresh_heldout
 from ...transformer.learning import learning_time
+from ..render.results import key_name
 from .across_seeds_stats import hardware_kind
 from .measures import measure_models
 from .models import ARM_NAMES, FreshRuns, run_key

@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._checks import key_name, one_of, positive_int
+from ..._checks import one_of, positive_int
 from ...transformer.design import get_profile
 from ...transformer.learning import learning_time
+from ..render.results import key_name
 from ..words import agree, count_of, join_words
 from .models import FreshRuns, PilotDesign, run_key
 
