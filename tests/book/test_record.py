@@ -25,7 +25,8 @@ def test_every_recorded_measure_the_chapters_need_is_there():
     assert set(gaps) == set(record.STUDIES)
     assert not any(gaps.values()), (
         f"{ {k: len(v) for k, v in gaps.items()} } results not recorded for the current "
-        "code: run `python -m bparallel record`")
+        f"code (changed since: {record.changed_code()}): run `python -m bparallel record`")
+    assert record.changed_code() == []  # the code they were recorded with, said beside them
     stale = record.stale()
     assert not stale, f"{len(stale)} stale files in models/recorded/: run the command again"
 
@@ -86,8 +87,33 @@ def test_record_keeps_computes_and_prunes(tmp_path, monkeypatch):
     assert len(list(folder.glob("metrics-*.npz"))) == 2
     counts = record.record(folder)
     assert (counts["computed"], counts["kept"], counts["removed"]) == (1, 1, 1)
-    assert sorted(p.suffix for p in folder.iterdir()) == [".npz", ".npz"]
+    assert sorted(p.suffix for p in folder.iterdir()) == [".json", ".npz", ".npz"]
     assert record.missing(folder) == {"toy": []} and record.stale(folder) == []
+    assert record.changed_code(folder) == []  # record() says which code it measured with
+
+
+def test_check_names_the_measuring_code_that_changed(tmp_path, monkeypatch, capsys):
+    """changed_code names the modules whose code differs from the one the results were
+    recorded with (a module added or removed too), None without the file; `record --check`
+    prints them when results are missing."""
+    import json
+
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    assert record.changed_code(folder) is None
+    now = record.measured_code()
+    assert "transformer/measure.py" in now and "_checks.py" in now  # what the keys follow
+    then = {**now, "_checks.py": "0" * 64, "gone.py": "1" * 64}
+    del then["graphs.py"]
+    (folder / record.CODE_FILE).write_text(json.dumps(then))
+    assert record.changed_code(folder) == ["_checks.py", "gone.py", "graphs.py"]
+    monkeypatch.setattr(record, "RECORDED", folder)
+    monkeypatch.setattr(record, "missing", lambda: {"toy": ["metrics-x.npz"]})
+    monkeypatch.setattr(record, "stale", lambda: None)
+    monkeypatch.setattr(record, "changed_code", lambda: ["_checks.py"])
+    assert record.run(type("A", (), {"check": True})()) == 1
+    out = capsys.readouterr().out
+    assert "the measuring code changed since they were recorded: _checks.py" in out
 
 
 def test_the_studies_use_the_chapters_own_defaults():

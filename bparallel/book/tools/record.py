@@ -24,9 +24,11 @@ computes it (its ``recorded_measures`` parameter; ``None`` computes everything f
 weights), so a recorded result stands in for exactly the computation it came from; after a
 change to the measuring code its key changes, the chapter computes the result again (slower,
 never stale), and the test suite's check (``--check``) fails until the results are recorded
-again with this command. Recording keeps the results that are still current (nothing is
-computed twice) and deletes the rest. Results are computed in worker processes of one
-thread each (``BPARALLEL_WORKERS``, default one per core), as in a book build.
+again with this command, naming the modules whose code changed since (:data:`CODE_FILE`,
+written beside the results, keeps the code they were computed with). Recording keeps the
+results that are still current (nothing is computed twice) and deletes the rest. Results
+are computed in worker processes of one thread each (``BPARALLEL_WORKERS``, default one per
+core), as in a book build.
 """
 
 from __future__ import annotations
@@ -41,6 +43,39 @@ from ...transformer.shipped import MODELS_ROOT
 
 #: Where the recorded results live.
 RECORDED = MODELS_ROOT / "recorded"
+
+#: The file beside them that says which code they were computed with
+#: (:func:`measured_code`), so that ``--check`` can name what changed.
+CODE_FILE = "code.json"
+
+
+def measured_code() -> dict[str, str]:
+    """Per module of the measuring code (:func:`~bparallel.transformer.metrics_cache.
+    _measured_sources`: the measures, the cache and every module of the package they
+    import), the SHA-256 of its code as the metrics cache reads it (:func:`~bparallel.
+    transformer.metrics_cache.code_of`: docstrings and layout aside)."""
+    import hashlib
+
+    from ...transformer import metrics_cache
+
+    root = Path(metrics_cache.__file__).resolve().parents[1]
+    return {f.relative_to(root).as_posix():
+            hashlib.sha256(metrics_cache.code_of(f.read_text(encoding="utf-8"), str(f))
+                           .encode()).hexdigest()
+            for f in metrics_cache._measured_sources(root)}
+
+
+def changed_code(folder: str | os.PathLike = RECORDED) -> list[str] | None:
+    """The modules of the measuring code whose code differs from the one ``folder``'s results
+    were recorded with (added and removed modules too), sorted; ``None`` when ``folder``
+    does not say (no :data:`CODE_FILE`)."""
+    import json
+
+    path = Path(folder) / CODE_FILE
+    if not path.is_file():
+        return None
+    then, now = json.loads(path.read_text()), measured_code()
+    return sorted(f for f in then.keys() | now.keys() if then.get(f) != now.get(f))
 
 
 def _chapter_08(cache_dir: Path | None, recorded: Path | None) -> Any:
@@ -156,13 +191,17 @@ def stale(folder: str | os.PathLike = RECORDED) -> list[str] | None:
     found = needed(folder)
     if not all(complete for _, complete in found.values()):
         return None
-    keep = set().union(*(names for names, _ in found.values()))
+    keep = set().union(*(names for names, _ in found.values())) | {CODE_FILE}
     return sorted(p.name for p in Path(folder).glob("*") if p.name not in keep)
 
 
 def record(folder: str | os.PathLike = RECORDED) -> dict[str, Any]:
     """Compute the results the chapters need that ``folder`` lacks (into ``folder``), then
-    delete every other file there (stale results, lock files); return the counts."""
+    delete every other file there (stale results, lock files) and write which code they were
+    computed with (:data:`CODE_FILE`); return the counts."""
+    import json
+
+    from ..._io import atomic_write_text
     from ...transformer.metrics_cache import tracked_files
 
     folder = Path(folder)
@@ -173,9 +212,11 @@ def record(folder: str | os.PathLike = RECORDED) -> dict[str, Any]:
             study(folder, None)
     removed = 0
     for p in folder.iterdir():
-        if p.name not in keep:
+        if p.name not in keep | {CODE_FILE}:
             p.unlink()
             removed += p.suffix == ".npz"
+    atomic_write_text(folder / CODE_FILE, json.dumps(measured_code(), indent=1,
+                                                     sort_keys=True) + "\n")
     return {"kept": len(keep & before), "computed": len(keep - before), "removed": removed,
             "bytes": sum(p.stat().st_size for p in folder.glob("metrics-*.npz"))}
 
@@ -194,6 +235,11 @@ def run(args: argparse.Namespace) -> int:
         if old:
             print(f"{len(old)} stale file(s) no chapter needs")
         if any(gaps.values()) or old:
+            changed = changed_code()
+            if changed:
+                print(f"the measuring code changed since they were recorded: "
+                      f"{', '.join(changed)} (a check or helper only the book needs belongs "
+                      "in the book's modules, where it keys no result)")
             print("run `python -m bparallel record` to record them again")
             return 1
         return 0
@@ -204,5 +250,5 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["RECORDED", "STUDIES", "add_arguments", "missing", "needed", "record", "run",
-           "stale"]
+__all__ = ["CODE_FILE", "RECORDED", "STUDIES", "add_arguments", "changed_code", "measured_code",
+           "missing", "needed", "record", "run", "stale"]
