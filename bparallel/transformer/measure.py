@@ -217,15 +217,16 @@ def measure_model(
         for mode in MODES:
             joined[f"best_head.individual.{mode}"] = heads[mode].max(-1)
             joined[f"best_head.head.{mode}"] = heads[mode].argmax(-1)
+    dataset = (SequenceDataset.of(task, measured) if causal or "as_trained" in parts
+               else None)
     if "as_trained" in parts:
-        r = evaluate_as_trained(model, SequenceDataset.of(task, measured), draws=draws)
+        r = evaluate_as_trained(model, dataset, draws=draws)
         joined.update({f"as_trained/{name}": np.asarray(r[key], dtype=np.float64)
                        for name, key in (("accuracy", "accuracy_predictable"),
                                          ("spread", "spread"), ("loss", "loss_predictable"),
                                          ("evaluated", "evaluated"))})
     if not causal:
         return joined
-    dataset = SequenceDataset.of(task, measured)
     if "ablation" in parts:
         fidelity = {**{f"{mode}.per_sequence": heads[mode] for mode in MODES},  # (L, N, H)
                     **{mode: heads[mode].mean(1) for mode in MODES}}  # (L, H)

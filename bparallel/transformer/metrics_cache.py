@@ -102,21 +102,29 @@ def code_of(source: str, filename: str = "<source>") -> str:
     return ast.dump(tree, include_attributes=False)
 
 
+def measured_code() -> dict[str, str]:
+    """The code a cached result depends on, per module: for each of :func:`_measured_sources`
+    (the measures, this cache and every module of the package they import), its path under
+    ``bparallel/`` and its code as :func:`code_of` reads it (docstrings and layout aside). The
+    cache's key hashes it whole (:func:`_package_fingerprint`); ``python -m bparallel record``
+    keeps a hash per module, so that a stale record names the module that changed."""
+    root = Path(__file__).resolve().parents[1]  # bparallel/
+    return {f.relative_to(root).as_posix(): code_of(f.read_text(encoding="utf-8"), str(f))
+            for f in _measured_sources(root)}
+
+
 @functools.lru_cache(maxsize=1)
 def _package_fingerprint() -> str:
     """SHA-256 of the code of the package's modules that compute cached metrics
-    (:func:`_measured_sources`: the measures, the cache and what they import, the theory
-    modules among them; :func:`code_of`: their syntax trees without docstrings): a change
-    to the code of any of them invalidates the cache (and the recorded measures,
-    ``python -m bparallel record``); a change to a docstring or comment, or to a module
-    elsewhere (the book layer, the ensembles of chapter 03, the CLI), keeps it.
+    (:func:`measured_code`, the theory modules among them): a change to the code of any of
+    them invalidates the cache (and the recorded measures, ``python -m bparallel record``);
+    a change to a docstring or comment, or to a module elsewhere (the book layer, the
+    ensembles of chapter 03, the CLI), keeps it.
 
     Read once per process, when the code that computes the metrics is the code loaded."""
     h = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]  # bparallel/
-    for f in _measured_sources(root):
-        code = code_of(f.read_text(encoding="utf-8"), str(f))
-        h.update(f.relative_to(root).as_posix().encode() + b"\0" + code.encode() + b"\0")
+    for name, code in measured_code().items():
+        h.update(name.encode() + b"\0" + code.encode() + b"\0")
     return h.hexdigest()
 
 

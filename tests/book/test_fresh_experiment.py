@@ -574,7 +574,8 @@ def test_the_dropout_check_reads_runs_trained_with_dropout():
 def test_what_follows_from_the_settling_pilot_is_said_by_its_state():
     """settling_next: while the pilot trains, the chapter reads the old recipe until it is
     read; a long-enough budget counts the task's runs trained again under it (only those
-    repeating a run of the chapter's, the pilot's among them); a budget that is not long
+    repeating a run of the chapter's, the pilot's among them), in all and of the first
+    SETTLED_SEEDS seeds the tests wait for; a budget that is not long
     enough retrains nothing; once the chapter's profile is the settling one, every run it
     tests is trained under it; an unknown state is refused."""
     def runs(profile, keys):
@@ -582,15 +583,18 @@ def test_what_follows_from_the_settling_pilot_is_said_by_its_state():
             [{"task": "histogram", "heads": h, "head_size": hs, "seed": s, "arms": ["width"]}
              for h, hs, s in keys], profiles={"histogram": {"profile": profile}})
 
-    old = runs("histogram-fresh", [(1, 64, 42), (4, 16, 42), (1, 64, 43), (4, 16, 43)])
-    new = runs("histogram-nodropout-cosine", [(1, 64, 42), (4, 16, 43), (16, 4, 50)])
+    old = runs("histogram-fresh", [(h, hs, s) for h, hs in ((1, 64), (4, 16))
+                                   for s in (42, 43, 44, 45)])
+    new = runs("histogram-nodropout-cosine", [(1, 64, 42), (4, 16, 43), (1, 64, 45),
+                                              (16, 4, 50)])
     said = {state: gpl.settling_next("histogram", {"state": state}, old, new, "histogram-fresh")
             for state in gpl.BUDGET_STATES}
     assert said["training"].startswith("Until it is read and, if it settles, histogram's runs")
     assert said["long enough"] == (
         "So histogram's runs are trained again under it, the same configurations and seeds: "
-        "2 of the 4 have finished so far, the pilot's among them; until they have, every "
-        "test of this chapter reads the constant-rate runs trained with dropout.")
+        "3 of the 8 have finished so far, the pilot's among them, 2 of the 6 of seeds 42-44. "
+        "The chapter's tests move to them once every configuration has those 3 seeds; until "
+        "then, every test of this chapter reads the constant-rate runs trained with dropout.")
     for state in ("too short", "does not settle"):
         assert said[state].startswith("So histogram's runs are not trained again under it")
     moved = gpl.settling_next("histogram", {"state": "long enough"}, old, new,

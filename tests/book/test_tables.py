@@ -583,3 +583,29 @@ def test_the_fingerprint_reads_code_not_docstrings_comments_or_layout():
     assert code_of(base) != code_of(base.replace("import math", "import cmath"))
     with pytest.raises(SyntaxError):
         code_of("def f(:\n")
+
+
+def test_the_cache_key_and_the_record_read_one_measured_code():
+    """metrics_cache.measured_code is the one reading of the measuring code: its modules are
+    the measured sources, the cache's fingerprint hashes exactly it, and the record's
+    per-module hashes (models/recorded/code.json) are hashes of the same code."""
+    import hashlib
+    from pathlib import Path
+
+    from bparallel.book.tools import record
+
+    root = Path(metrics_cache.__file__).resolve().parents[1]
+    code = metrics_cache.measured_code()
+    assert list(code) == [p.relative_to(root).as_posix()
+                          for p in metrics_cache._measured_sources(root)]
+    h = hashlib.sha256()
+    for name, text in code.items():
+        h.update(name.encode() + b"\0" + text.encode() + b"\0")
+    assert metrics_cache._package_fingerprint() == h.hexdigest()
+    assert record.measured_code() == {n: hashlib.sha256(t.encode()).hexdigest()
+                                      for n, t in code.items()}
+    from bparallel.transformer import measure
+
+    first_line = measure.measure_model.__doc__.strip().splitlines()[0][:30]
+    assert first_line in Path(measure.__file__).read_text()
+    assert first_line not in code["transformer/measure.py"]  # a docstring is not code

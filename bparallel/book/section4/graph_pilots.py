@@ -239,6 +239,11 @@ def budget_pilot_results(rows: Sequence[Mapping[str, Any]], name: str = "budget"
     return out
 
 
+#: The seeds of every configuration a task's runs retrained under a settling recipe need
+#: before the chapter's tests read them (:func:`settling_next`; #45: histogram at least
+#: three, the same seeds as the runs they replace).
+SETTLED_SEEDS = 3
+
 #: What a budget pilot says of its budget (:func:`budget_pilot_reading`).
 BUDGET_STATES = ("long enough", "too short", "does not settle", "training")
 
@@ -369,7 +374,8 @@ def budget_pilot_words(reading: Mapping[str, Any]) -> dict[str, str]:
 def settling_next(task: str, reading: Mapping[str, Any], baseline: FreshRuns,
                   settled: FreshRuns, chapter_profile: str) -> str:
     """What follows from a settling pilot's :func:`budget_pilot_reading`, a sentence: if *long
-    enough*, how many ``baseline`` runs are trained again under it (``settled``), or, once
+    enough*, how many ``baseline`` runs are trained again under it (``settled``), in all and
+    of the first :data:`SETTLED_SEEDS` seeds the chapter's tests wait for, or, once
     ``chapter_profile`` (:data:`~.models.FRESH_PROFILES`) is its profile, that it is read."""
     one_of(reading["state"], "reading['state']", BUDGET_STATES, "states")
     profile = settled.profiles.get(task, {}).get("profile")
@@ -383,13 +389,18 @@ def settling_next(task: str, reading: Mapping[str, Any], baseline: FreshRuns,
     if reading["state"] != "long enough":
         return f"So {task}'s runs are not trained again under it: {old}."
     wanted = {run_key(e) for e in baseline.of(task)}
-    done = sum(run_key(e) in wanted for e in settled.of(task))
+    done = {run_key(e) for e in settled.of(task)} & wanted
+    first = set(sorted({key[-1] for key in wanted})[:SETTLED_SEEDS])  # key: (..., seed)
+    needed = {key for key in wanted if key[-1] in first}
+    seeds = f"seeds {min(first)}-{max(first)}" if len(first) > 1 else f"seed {min(first)}"
     return (f"So {task}'s runs are trained again under it, the same configurations and seeds: "
-            f"{done} of the {len(wanted)} have finished so far, the pilot's among them; until "
-            f"they have, {old}.")
+            f"{len(done)} of the {len(wanted)} have finished so far, the pilot's among them, "
+            f"{len(done & needed)} of the {len(needed)} of {seeds}. The chapter's tests move "
+            f"to them once every configuration has those {len(first)} seeds; until then, "
+            f"{old}.")
 
 
-__all__ = ["BUDGET_STATES", "RECIPE_WORDS", "SETTLE_WINDOW", "budget_pilot_reading",
+__all__ = ["BUDGET_STATES", "RECIPE_WORDS", "SETTLED_SEEDS", "SETTLE_WINDOW", "budget_pilot_reading",
            "budget_pilot_results", "budget_pilot_rows", "budget_pilot_table",
            "budget_pilot_words", "recipe_pairs", "recipe_results", "recipe_table",
            "settle_spread", "settling_next"]

@@ -51,18 +51,14 @@ CODE_FILE = "code.json"
 
 def measured_code() -> dict[str, str]:
     """Per module of the measuring code (:func:`~bparallel.transformer.metrics_cache.
-    _measured_sources`: the measures, the cache and every module of the package they
-    import), the SHA-256 of its code as the metrics cache reads it (:func:`~bparallel.
-    transformer.metrics_cache.code_of`: docstrings and layout aside)."""
+    measured_code`: the measures, the cache and every module of the package they import),
+    the SHA-256 of its code as the metrics cache reads it (docstrings and layout aside)."""
     import hashlib
 
     from ...transformer import metrics_cache
 
-    root = Path(metrics_cache.__file__).resolve().parents[1]
-    return {f.relative_to(root).as_posix():
-            hashlib.sha256(metrics_cache.code_of(f.read_text(encoding="utf-8"), str(f))
-                           .encode()).hexdigest()
-            for f in metrics_cache._measured_sources(root)}
+    return {name: hashlib.sha256(code.encode()).hexdigest()
+            for name, code in metrics_cache.measured_code().items()}
 
 
 def changed_code(folder: str | os.PathLike = RECORDED) -> list[str] | None:
