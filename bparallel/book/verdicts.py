@@ -177,15 +177,18 @@ def cell(verdict: Verdict | str, condition: str = "") -> str:
 
 
 def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part: str,
-              conditions: Mapping[str, str] | None = None) -> str:
+              conditions: Mapping[str, str] | None = None, within: str = "") -> str:
     """The condition of a claim's verdict over parts (tasks, arms, modes, layers) in a few
     words, for :func:`cell`: empty unless the verdict is *holds with conditions*; then the
     parts where the claim holds, "only copy; cycle"; where it holds in every part, the parts
     where only with conditions, "in every task; with conditions in cycle" (with each one's
     condition from ``conditions`` where given: "with conditions in cycle (in 3 of 4
     layers)"), or, when that is every part, their one condition where ``conditions`` gives
-    them all the same, "loosely, in every task", else "in every task, with that task's
-    conditions" (each part's row says which); ``part`` names one part ("task", "arm"). A
+    them all the same, "loosely, in every task"; where each part holds only in some of what
+    it ranges over (every condition an :func:`only`, "only induction, as defined"), and
+    ``within`` names that ("tasks and modes"), "in every arm, for some tasks and modes";
+    else "in every task, with that task's conditions" (each part's row says which).
+    ``part`` names one part ("task", "arm"). A
     ``ValueError`` where every part holds without a condition (their common verdict is
     *holds*, not ``verdict``)."""
     v = Verdict.parse(verdict)
@@ -206,6 +209,8 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
             common = set(said.values())
             if len(common) == 1 and all(common):
                 return f"{common.pop()}, in every {part}"
+            if within and all(c.startswith("only ") for c in common):
+                return f"in every {part}, for some {within}"
             return f"in every {part}, with that {part}'s conditions"
         return f"in every {part}; with conditions in " + join_words(
             [f"{name} ({said[name]})" if said[name] else name for name in partly])

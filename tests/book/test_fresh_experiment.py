@@ -661,6 +661,10 @@ def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_ce
     every = {"width": HWC, "head16": HWC, "inner256": HWC}
     assert fx.arms_condition(HWC, every, dict.fromkeys(every, "only induction")) == \
         "only induction, in every arm"
+    assert fx.arms_condition(HWC, every, {"width": "only histogram, as defined",
+                                          "head16": "only induction, published code",
+                                          "inner256": "only induction"},
+                             "tasks and modes") == "in every arm, for some tasks and modes"
     assert fx.arms_condition(HWC, {"width": HWC, "head16": H, "inner256": HWC},
                              {"width": "only induction", "inner256": "only histogram"}) == (
         "in every arm; with conditions in fixed width (only induction) and fixed attention "

@@ -79,6 +79,15 @@ def test_the_condition_of_a_claim_over_parts():
         "loosely, in every task"
     assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task", {"copy": "loosely"}) \
         == "in every task, with that task's conditions"  # one unknown: not the same
+    # each part holds only in some of what it ranges over: said so when that is named
+    only = {"copy": "only layer 1", "cycle": "only layers 2 and 3"}
+    assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task", only, "layers") == \
+        "in every task, for some layers"
+    assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task", only) == \
+        "in every task, with that task's conditions"  # not named: the rows say which
+    assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task",
+                              {**only, "copy": "loosely"}, "layers") == \
+        "in every task, with that task's conditions"  # not every condition an "only"
     assert verdicts.condition(H, {"copy": H}, "task") == ""
     assert verdicts.condition(Verdict.FAILS, {"copy": H, "cycle": Verdict.FAILS}, "task") == ""
     with pytest.raises(ValueError, match="every task holds without a condition"):

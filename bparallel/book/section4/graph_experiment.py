@@ -378,9 +378,10 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
             by_arm = {a: v for a, (v, _, _) in per_arm.items()}
             said = {a: condition_words(v, where) for a, (v, _, where) in per_arm.items()}
             verdict = over_tasks(list(by_arm.values()))
+            within = ("tasks and modes" if len(CHANGE_CLAIMS.get(slug, ())) > 1 else "tasks")
             out.append({"slug": slug, "claim": claim, "arm": ALL_ARMS, "verdict": verdict,
                         "evidence": arms_evidence(by_arm, said),
-                        "condition": arms_condition(verdict, by_arm, said)})
+                        "condition": arms_condition(verdict, by_arm, said, within)})
     for row in out:
         row["family"] = family_size
     return out
@@ -415,13 +416,15 @@ def condition_words(verdict: Verdict, where: Sequence[str]) -> str:
 
 
 def arms_condition(verdict: Verdict, by_arm: Mapping[str, Verdict],
-                   conditions: Mapping[str, str] | None = None) -> str:
+                   conditions: Mapping[str, str] | None = None, within: str = "") -> str:
     """The condition of the arms' common verdict (:func:`bparallel.book.verdicts.condition`
     over the arms, with each arm's own condition from ``conditions``): the arms where the
     claim holds (with or without conditions), or, when it holds with conditions in every
-    arm, their one condition if they share it, else that each arm's row says which."""
+    arm, their one condition if they share it, "for some tasks and modes" (``within``) when
+    each arm holds only in some of them, else that each arm's row says which."""
     return verdict_condition(verdict, {ARM_NAMES[a]: v for a, v in by_arm.items()}, "arm",
-                             {ARM_NAMES[a]: c for a, c in (conditions or {}).items()})
+                             {ARM_NAMES[a]: c for a, c in (conditions or {}).items()},
+                             within)
 
 
 def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

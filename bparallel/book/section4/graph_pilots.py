@@ -400,7 +400,7 @@ def settling_next(task: str, reading: Mapping[str, Any], baseline: FreshRuns,
             f"{old}.")
 
 
-__all__ = ["BUDGET_STATES", "RECIPE_WORDS", "SETTLED_SEEDS", "SETTLE_WINDOW", "budget_pilot_reading",
-           "budget_pilot_results", "budget_pilot_rows", "budget_pilot_table",
-           "budget_pilot_words", "recipe_pairs", "recipe_results", "recipe_table",
-           "settle_spread", "settling_next"]
+__all__ = ["BUDGET_STATES", "RECIPE_WORDS", "SETTLED_SEEDS", "SETTLE_WINDOW",
+           "budget_pilot_reading", "budget_pilot_results", "budget_pilot_rows",
+           "budget_pilot_table", "budget_pilot_words", "recipe_pairs", "recipe_results",
+           "recipe_table", "settle_spread", "settling_next"]
