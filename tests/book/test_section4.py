@@ -263,7 +263,7 @@ def test_claim_verdicts_by_hand():
     text = {(r["slug"], r["task"]): r["defined"] for r in out}
     assert "margin 20.0 → 10.0 to 12.0 logits" in text[("uses_attention", "copy")]
     assert "accuracy 100.0%," in text[("uses_attention", "copy")]  # one bound, not "between"
-    assert "30% of starts beyond M" in text[("proxy", "all")]
+    assert "30% of starts beyond $M$" in text[("proxy", "all")]
     res = verdict_results(out)
     assert res["verdict.heads.cycle"] == list(Verdict).index(Verdict.HOLDS_WITH_CONDITIONS)
     with pytest.raises(ValueError, match="rows has 1 cells"):

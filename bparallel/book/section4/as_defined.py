@@ -405,7 +405,7 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
     add("proxy", {ALL_TASKS: (
         threshold_verdict(order_rho, 2.0, 0.7), "— (never computes Definition 2.7)",
         f"same order (Spearman {order_rho:.2f} over (model, layer) cells); up to "
-        f"{max(r['starts_beyond_cutoff'] for r in rows):.0%} of starts beyond M",
+        f"{max(r['starts_beyond_cutoff'] for r in rows):.0%} of starts beyond $M$",
         "in order, truncated at $M$")},
         "{numref}`tbl-definition-vs-proxy`")
 
