@@ -188,9 +188,8 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
     it ranges over (every condition an :func:`only`, "only induction, as defined"), and
     ``within`` names that ("tasks and modes"), "in every arm, for some tasks and modes";
     else "in every task, with that task's conditions" (each part's row says which).
-    ``part`` names one part ("task", "arm"). A
-    ``ValueError`` where every part holds without a condition (their common verdict is
-    *holds*, not ``verdict``)."""
+    ``part`` names one part ("task", "arm"). A ``ValueError`` where every part holds without
+    a condition (their common verdict is *holds*, not ``verdict``)."""
     v = Verdict.parse(verdict)
     if v is not Verdict.HOLDS_WITH_CONDITIONS:
         return ""
