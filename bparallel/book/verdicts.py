@@ -208,7 +208,7 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
             common = set(said.values())
             if len(common) == 1 and all(common):
                 return f"{common.pop()}, in every {part}"
-            if within and all(c.startswith("only ") for c in common):
+            if within and all(c.startswith(_ONLY) for c in common):
                 return f"in every {part}, for some {within}"
             return f"in every {part}, with that {part}'s conditions"
         return f"in every {part}; with conditions in " + join_words(
@@ -216,10 +216,14 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
     return only(held)
 
 
+#: How :func:`only` begins a condition, and how :func:`condition` knows one of its making.
+_ONLY = "only "
+
+
 def only(places: Sequence[str]) -> str:
     """The condition of a claim that holds in some places only, in a few words: "only
     induction; histogram, as defined" (``places`` joined), "only in part" for none named."""
-    return "only " + ("; ".join(places) if places else "in part")
+    return _ONLY + ("; ".join(places) if places else "in part")
 
 
 def legend() -> str:

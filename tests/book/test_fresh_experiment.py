@@ -592,7 +592,8 @@ def test_what_follows_from_the_settling_pilot_is_said_by_its_state():
     assert said["training"].startswith("Until it is read and, if it settles, histogram's runs")
     assert said["long enough"] == (
         "So histogram's runs are trained again under it, the same configurations and seeds: "
-        "3 of the 8 have finished so far, the pilot's among them, 2 of the 6 of seeds 42-44. "
+        "3 of the 8 have finished so far, the pilot's among them, 2 of the 6 of seeds 42, 43 "
+        "and 44. "
         "The chapter's tests move to them once every configuration has those 3 seeds; until "
         "then, every test of this chapter reads the constant-rate runs trained with dropout.")
     for state in ("too short", "does not settle"):

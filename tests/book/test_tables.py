@@ -593,6 +593,7 @@ def test_the_cache_key_and_the_record_read_one_measured_code():
     from pathlib import Path
 
     from bparallel.book.tools import record
+    from bparallel.transformer import measure
 
     root = Path(metrics_cache.__file__).resolve().parents[1]
     code = metrics_cache.measured_code()
@@ -604,8 +605,6 @@ def test_the_cache_key_and_the_record_read_one_measured_code():
     assert metrics_cache._package_fingerprint() == h.hexdigest()
     assert record.measured_code() == {n: hashlib.sha256(t.encode()).hexdigest()
                                       for n, t in code.items()}
-    from bparallel.transformer import measure
-
     first_line = measure.measure_model.__doc__.strip().splitlines()[0][:30]
     assert first_line in Path(measure.__file__).read_text()
     assert first_line not in code["transformer/measure.py"]  # a docstring is not code

@@ -339,12 +339,12 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
     out = []
     for slug, claim in CLAIMS.items():
         per_arm = {}
+        modes = len(CHANGE_CLAIMS.get(slug, ())) > 1  # judged in both modes
         # rank_within is one test over every arm's configurations: measured once, ALL_ARMS
         for arm in (ARMS if slug != "rank_within" else ARMS[:1]):
             if slug in CHANGE_CLAIMS:
                 qs = CHANGE_CLAIMS[slug]
                 verdict = _change_verdict(ch[arm], qs)
-                modes = len(qs) > 1
                 evidence = "; ".join(f"{_place(c, modes)}: {change_evidence(c)}"
                                      for q in qs for c in ch[arm][q]) \
                     or "no task with 1 and 16 heads shipped"
@@ -378,7 +378,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
             by_arm = {a: v for a, (v, _, _) in per_arm.items()}
             said = {a: condition_words(v, where) for a, (v, _, where) in per_arm.items()}
             verdict = over_tasks(list(by_arm.values()))
-            within = ("tasks and modes" if len(CHANGE_CLAIMS.get(slug, ())) > 1 else "tasks")
+            within = "tasks and modes" if modes else "tasks"
             out.append({"slug": slug, "claim": claim, "arm": ALL_ARMS, "verdict": verdict,
                         "evidence": arms_evidence(by_arm, said),
                         "condition": arms_condition(verdict, by_arm, said, within)})

@@ -392,7 +392,7 @@ def settling_next(task: str, reading: Mapping[str, Any], baseline: FreshRuns,
     done = {run_key(e) for e in settled.of(task)} & wanted
     first = set(sorted({key[-1] for key in wanted})[:SETTLED_SEEDS])  # key: (..., seed)
     needed = {key for key in wanted if key[-1] in first}
-    seeds = f"seeds {min(first)}-{max(first)}" if len(first) > 1 else f"seed {min(first)}"
+    seeds = agree(len(first), "seed", "seeds") + " " + join_words([str(s) for s in sorted(first)])
     return (f"So {task}'s runs are trained again under it, the same configurations and seeds: "
             f"{len(done)} of the {len(wanted)} have finished so far, the pilot's among them, "
             f"{len(done & needed)} of the {len(needed)} of {seeds}. The chapter's tests move "
