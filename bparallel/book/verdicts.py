@@ -43,7 +43,7 @@ class Verdict(enum.StrEnum):
       (e.g. Lemma 2.5 on every random feedforward graph).
     - ``HOLDS_WITH_CONDITIONS``, "holds with conditions": true only under a condition the
       paper does not state, or only in part of the cases; the condition is written beside
-      the verdict (Theorem 2.8 for epsilon >= e^-2; "more heads mix faster" in most layers;
+      the verdict (Theorem 2.8 for epsilon >= e^-2; "more heads mix faster" in 3 of 4 layers;
       0.5 in Example 3.13 as a supremum that is never attained). "Published code only" is
       such a condition: the authors' published code reproduces the paper's numbers or
       trend, while computed as the paper defines the quantities the claim is unresolved
