@@ -32,9 +32,10 @@ from ..._checks import positive_int
 from ...transformer.design import ARMS, HEADS, fresh_heldout
 from ...transformer.learning import learning_time
 from ..render.results import key_name
+from ..words import count_of, join_words
 from .across_seeds_stats import hardware_kind
 from .measures import measure_models
-from .models import ARM_NAMES, FreshRuns, run_key
+from .models import ARM_NAMES, FRESH_TASKS, FreshRuns, run_key
 
 
 def censored_median(times: Sequence[int | None]) -> float | None:
@@ -109,6 +110,29 @@ def trained_on(entry: Mapping[str, Any]) -> str:
         return " then ".join(kinds)
     hardware = entry.get("hardware")
     return hardware_kind(hardware) if hardware else "not recorded"
+
+
+def machines_words(runs: FreshRuns) -> str:
+    """Where the chapter's runs trained, per task, as a sentence of the page: ``"8 of the
+    50 runs of induction and none of the 30 runs of histogram trained on a GPU, the rest on
+    the CPU"``; ``"every run trained on the CPU"`` when none did. A run counts as a GPU run
+    when any of its segments trained on one (:func:`trained_on`); a task without runs is a
+    ``ValueError``."""
+    parts, any_gpu = [], False
+    for task in sorted({e["task"] for e in runs.entries}, key=_task_order):
+        mine = runs.of(task)
+        gpu = sum("GPU" in trained_on(e) for e in mine)
+        any_gpu |= gpu > 0
+        parts.append(f"{count_of(gpu, len(mine), 'run', 'runs')} of {task}")
+    if not parts:
+        raise ValueError("runs: no fresh-data run is shipped")
+    if not any_gpu:
+        return "every run trained on the CPU"
+    return f"{join_words(parts)} trained on a GPU, the rest on the CPU"
+
+
+def _task_order(task: str) -> tuple[int, str]:
+    return (FRESH_TASKS.index(task) if task in FRESH_TASKS else len(FRESH_TASKS), task)
 
 
 # --------------------------------------------------------------------------- what is evaluated
@@ -237,4 +261,4 @@ def dropout_results(rows: Sequence[Mapping[str, Any]], name: str = "dropout"
 
 __all__ = ["DROPOUT_DRAWS", "DROPOUT_SEQUENCES", "censored_median", "dropout_results",
            "dropout_rows", "dropout_table", "learning_rows", "learning_table", "learning_time",
-           "trained_on"]
+           "machines_words", "trained_on"]
