@@ -1301,3 +1301,42 @@ def test_a_recorded_values_name_is_words_joined_by_dots(value):
     for bad in ("two words", "budget.", ".budget", "2nd", "", None, 3):
         with pytest.raises(ValueError, match=r"name=.*letters, digits and _"):
             key_name(bad, "name")
+
+
+def test_the_median_learning_times_course_over_head_counts_in_words():
+    """median_words: a course that never turns back rises or falls from the fewest heads to
+    the most (ties on the way allowed), one that turns names its shortest and longest (all
+    head counts at a tie), equal medians are one number; head counts whose median run never
+    learned come first, at the budget, and the rest are read among themselves; one head
+    count is said to be the only one; an arm without rows is refused."""
+    def rows(medians, arm="width", budget=12000):
+        return [{"arm": arm, "heads": h, "median_time": m, "budget": budget}
+                for h, m in zip(HEADS[:len(medians)], medians, strict=True)]
+
+    words = gl.median_words
+    assert words(rows([800, 1200, 1200, 2200]), "width") == (
+        "rises from 800 steps with 1 head to 2,200 with 16 heads")
+    assert words(rows([1400, 1200, 1200, 1000]), "width") == (
+        "falls from 1,400 steps with 1 head to 1,000 with 16 heads")
+    assert words(rows([9200, 7000, 7000, 9200]), "width") == (
+        "is shortest with 4 and 8 heads (7,000 steps) and longest with 1 and 16 heads (9,200)")
+    assert words(rows([3000] * 4), "width") == "is 3,000 steps with every head count"
+    assert words(rows([9200, 7000, 9000, None]), "width") == (
+        "is beyond the budget of 12,000 steps with 16 heads (the median run never learned); "
+        "among the others it is shortest with 4 heads (7,000 steps) and longest with 1 head "
+        "(9,200)")
+    assert words(rows([None, None, 4200, None], budget=6000), "width") == (
+        "is beyond the budget of 6,000 steps with 1, 4 and 16 heads (the median run never "
+        "learned); among the others it is 4,200 steps with 8 heads")
+    assert words(rows([None] * 4), "width") == (
+        "is beyond the budget of 12,000 steps with every head count (the median run never "
+        "learned)")
+    assert words(rows([None, 4200, 4600, 4800]) + rows([1] * 4, arm="head16"), "width") == (
+        "is beyond the budget of 12,000 steps with 1 head (the median run never learned); "
+        "among the others it rises from 4,200 steps with 4 heads to 4,800 with 16 heads")
+    assert words(rows([800]), "width") == "is 800 steps with 1 head, the one head count trained"
+    assert words(rows([None]), "width") == (
+        "is beyond the budget of 12,000 steps with 1 head (the median run never learned), the "
+        "one head count trained")
+    with pytest.raises(ValueError, match="arm='width'"):
+        words(rows([800, 900], arm="head16"), "width")

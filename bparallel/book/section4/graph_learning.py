@@ -76,6 +76,62 @@ def learning_rows(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
     return rows
 
 
+def median_words(rows: Sequence[Mapping[str, Any]], arm: str) -> str:
+    """How the censored median learning time of one arm (rows of :func:`learning_rows`)
+    moves with the head count, as words that follow "the median learning time": ``"rises
+    from 800 steps with 1 head to 2,200 with 16 heads"`` (never falling on the way),
+    ``"falls from ..."``, ``"is shortest with 4 heads (7,000 steps) and longest with 1 head
+    (9,200)"``, ``"is 3,000 steps with every head count"``; head counts whose median run
+    never learned (:func:`censored_median`) come first, ``"is beyond the budget of 12,000
+    steps with 16 heads (the median run never learned); among the others it is shortest
+    ..."``; ``"is 1,200 steps with 4 heads, the one head count trained"``. An arm without
+    rows is a ``ValueError``."""
+    mine = sorted((r for r in rows if r["arm"] == arm), key=lambda r: r["heads"])
+    if not mine:
+        raise ValueError(f"arm={arm!r}: no row of rows is of this arm")
+    timed = [r for r in mine if r["median_time"] is not None]
+    never = [r for r in mine if r["median_time"] is None]
+    t = [r["median_time"] for r in timed]
+    if len(timed) < 2:
+        words = f"is {_n(t[0])} steps with {_heads(timed[0]['heads'])}" if timed else ""
+        if len(mine) == 1:
+            words += ", the one head count trained"
+    elif len(set(t)) == 1:
+        words = f"is {_n(t[0])} steps with every head count"
+    elif t == sorted(t) or t == sorted(t, reverse=True):
+        words = (f"{'rises' if t[0] < t[-1] else 'falls'} from {_n(t[0])} steps with "
+                 f"{_heads(timed[0]['heads'])} to {_n(t[-1])} with "
+                 f"{_heads(timed[-1]['heads'])}")
+    else:
+        def at(v: float) -> str:
+            return _heads_list([r["heads"] for r in timed if r["median_time"] == v])
+        low, high = min(t), max(t)
+        words = (f"is shortest with {at(low)} ({_n(low)} steps) and longest with {at(high)} "
+                 f"({_n(high)})")
+    if not never:
+        return words
+    budget = int(never[0]["budget"])
+    if not timed:
+        which = "every head count" if len(mine) > 1 else _heads(mine[0]["heads"])
+        return (f"is beyond the budget of {budget:,} steps with {which} (the median run "
+                "never learned)" + (", the one head count trained" if len(mine) == 1 else ""))
+    return (f"is beyond the budget of {budget:,} steps with "
+            f"{_heads_list([r['heads'] for r in never])} (the median run never learned); "
+            f"among the others it {words}")
+
+
+def _n(steps: float) -> str:
+    return f"{int(round(steps)):,}"
+
+
+def _heads(h: int) -> str:
+    return f"{h} head" if h == 1 else f"{h} heads"
+
+
+def _heads_list(hs: Sequence[int]) -> str:
+    return f"{join_words(hs)} head" + ("" if hs == [1] else "s")
+
+
 def _steps(v: float | int | None, budget: int) -> str:
     return f"not within {budget:,}" if v is None else f"{int(round(v)):,}"
 
@@ -261,4 +317,4 @@ def dropout_results(rows: Sequence[Mapping[str, Any]], name: str = "dropout"
 
 __all__ = ["DROPOUT_DRAWS", "DROPOUT_SEQUENCES", "censored_median", "dropout_results",
            "dropout_rows", "dropout_table", "learning_rows", "learning_table", "learning_time",
-           "machines_words", "trained_on"]
+           "machines_words", "median_words", "trained_on"]
