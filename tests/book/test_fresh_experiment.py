@@ -535,16 +535,41 @@ def test_the_horse_race_reads_the_conditioning_at_the_early_step_only_from_every
     assert gp.conditioning_source(model_sets.FreshRuns([]), "induction") == "before training"
 
 
-def test_the_page_says_where_the_race_reads_the_shipped_runs_conditioning():
-    """Chapter 12 says the race reads the conditioning before training while that is where
-    it reads it for the shipped runs; when retrained runs move it to the early step, this
-    fails until the sentence is rewritten."""
+def test_where_the_race_reads_the_conditioning_is_said_per_task(monkeypatch):
+    """conditioning_words names where the race reads each task's conditioning: one phrase
+    when every task is read in one place, the tasks by name when they differ; no task, or
+    one without runs, is refused."""
+    from bparallel.book.section4 import graph_predictors as gp
+
+    runs = model_sets.FreshRuns([{"task": t, "heads": 1, "head_size": 64, "seed": 42,
+                                  "arms": ["width"]} for t in ("induction", "histogram")])
+    for early, said in (
+            ((), "read before training, on the weights each run started from: the runs "
+                  "trained before their probes recorded it"),
+            (("induction", "histogram"),
+             "read at the early step: every run recorded it at each probe step"),
+            (("histogram",), "read at the early step on histogram, whose runs recorded it at "
+                             "each probe step, and before training on induction, whose runs "
+                             "trained before their probes recorded it")):
+        monkeypatch.setattr(gp, "conditioning_source", lambda r, t, early=early:
+                            "early step" if t in early else "before training")
+        assert gp.conditioning_words(runs, ["induction", "histogram"]) == said
+    with pytest.raises(ValueError, match="tasks is empty"):
+        gp.conditioning_words(runs, [])
+    with pytest.raises(ValueError, match="'majority' has no shipped run"):
+        gp.conditioning_words(runs, ["induction", "majority"])
+
+
+def test_the_page_reads_the_conditioning_as_a_start_while_the_race_reads_it_there():
+    """Chapter 12 reads the conditioning's ranking as one of the runs' starts while the race
+    reads it before training for every shipped task; when retrained runs move a task to the
+    early step, this fails until the reading is rewritten."""
     from bparallel.book.section4 import graph_predictors as gp
 
     runs = model_sets.fresh_runs()
     sources = {gp.conditioning_source(runs, t) for t in model_sets.FRESH_TASKS if runs.of(t)}
     text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
-    said = "measured on the weights each run started from" in text
+    said = "the better-conditioned starts learning slower" in text
     assert sources and said == (sources == {"before training"}), sources
 
 

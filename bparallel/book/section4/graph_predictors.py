@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ from ...transformer.conditioning import PROBE_KEY, attention_conditioning
 from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
 from ...transformer.train import initial_model
+from ..words import join_words
 from .graph_early import early_step, probe_at
 from .models import FreshRuns
 
@@ -115,6 +116,31 @@ def _source(entries: list[dict[str, Any]], step: int | None) -> str:
             PROBE_KEY in e["probes"] and step in e["probes"]["step"] for e in entries):
         return "early step"
     return "before training"
+
+
+def conditioning_words(runs: FreshRuns, tasks: Sequence[str]) -> str:
+    """Where the horse race reads the conditioning of each of ``tasks``
+    (:func:`conditioning_source`), as words that follow "it is": ``"read at the early
+    step: every run recorded it at each probe step"``, ``"read before training, on the
+    weights each run started from: the runs trained before their probes recorded it"``, or,
+    where the tasks differ, ``"read at the early step on histogram, whose runs recorded it at
+    each probe step, and before training on induction, whose runs trained before their
+    probes recorded it"``. No task, or a task without runs, is a ``ValueError``."""
+    if not tasks:
+        raise ValueError("tasks is empty: no task to say anything of")
+    for task in tasks:
+        if not runs.of(task):
+            raise ValueError(f"tasks: {task!r} has no shipped run")
+    early = [t for t in tasks if conditioning_source(runs, t) == "early step"]
+    before = [t for t in tasks if t not in early]
+    if not before:
+        return "read at the early step: every run recorded it at each probe step"
+    if not early:
+        return ("read before training, on the weights each run started from: the runs "
+                "trained before their probes recorded it")
+    return (f"read at the early step on {join_words(early)}, whose runs recorded it at each "
+            f"probe step, and before training on {join_words(before)}, whose runs trained "
+            "before their probes recorded it")
 
 
 #: How the page names the conditioning of each source (:func:`conditioning_source`).
@@ -283,5 +309,5 @@ def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, fl
 
 
 __all__ = ["CANDIDATES", "CONDITIONING_LABELS", "DESIGN", "OUTCOMES", "SAMPLES", "best",
-           "conditioning_source", "horse_race", "initial_conditioning",
+           "conditioning_source", "conditioning_words", "horse_race", "initial_conditioning",
            "partial_rank_correlation", "probe_conditioning", "results"]
