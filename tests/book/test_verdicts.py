@@ -181,3 +181,14 @@ def test_the_conditions_of_both_modes_and_of_a_rank_claim():
     assert rank_condition({**weak, "median": RHO_HOLDS + 0.1}) == ""  # holds
     assert rank_condition({**weak, "p": 0.5}) == ""  # not supported
     assert rank_condition({**weak, "verdict": Verdict.NOT_TESTABLE}) == ""  # its own verdict
+
+
+def test_every_written_verdict_gives_its_condition_after_a_colon():
+    """A verdict written on a page (a chapter's verdict box, a table, the intro) is followed
+    by its condition or note the one way :func:`verdicts.cell` writes it, ``{verdict}`...`:
+    condition``, never in parentheses after it, so a reader meets one form everywhere."""
+    pages = [*sorted((ROOT / "notebooks").glob("*.md")), *sorted((ROOT / "book").glob("*.md")),
+             ROOT / "README.md"]
+    bad = [f"{p.name}: {m.group(0)}" for p in pages
+           for m in re.finditer(r"\{verdict\}`[^`]+` \(", p.read_text())]
+    assert len(pages) > 15 and not bad, bad
