@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from bparallel.book.render.results import load_results
-from bparallel.book.tools.cli import COMMANDS, main
+from bparallel.book.tools.cli import COMMANDS, _check_profile, build_parser, main
 from bparallel.transformer.checkpoints import load_weights, sha256_file
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -153,3 +156,43 @@ def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys, monkeypat
         "a   bb", "--  --", "1   x", "22"]
     with pytest.raises(ValueError, match="rows is empty"):
         text_table([])
+
+
+def _documented_commands() -> list[tuple[str, list[str]]]:
+    """Every ``python -m bparallel`` command in the README's and the book pages' shell
+    blocks, and every sweep of a ``scripts/device_sweep.sh`` wave there, as (page, argv)."""
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for page in (root / "README.md", *sorted((root / "book").glob("*.md"))):
+        for block in re.findall(r"```(?:bash|console|sh)\n(.*?)```", page.read_text(), re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                words = shlex.split(line, comments=True)
+                if "bparallel" in words and "-m" in words:
+                    found.append((page.name, words[words.index("bparallel") + 1:]))
+                elif "scripts/device_sweep.sh" in words:
+                    for wave in words[words.index("scripts/device_sweep.sh") + 2:]:
+                        for sweep in wave.split(";"):
+                            found.append((page.name, ["sweep", *shlex.split(
+                                sweep.removeprefix("nice:"))]))
+    return found
+
+
+def test_every_documented_command_parses_with_a_known_profile():
+    """The commands a reader copies from the README and the book (and the sweeps of a
+    device wave) are accepted by the CLI as written: every flag exists, every profile is
+    one the command trains, every notebook named exists; a command that went stale fails
+    here rather than in a reader's shell."""
+    commands = _documented_commands()
+    assert len(commands) >= 10 and {c[1][0] for c in commands} >= {"train", "sweep",
+                                                                     "regress"}
+    root = Path(__file__).resolve().parents[2]
+    for page, argv in commands:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+            if args.command in ("train", "evaluate", "sweep"):
+                _check_profile(parser, args.profile, fresh=args.command == "sweep")
+        except SystemExit:
+            pytest.fail(f"{page}: python -m bparallel {shlex.join(argv)} is refused")
+        for name in getattr(args, "notebooks", None) or []:
+            assert (root / "notebooks" / f"{name}.md").exists(), (page, name)
