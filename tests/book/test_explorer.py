@@ -45,7 +45,13 @@ from tests.conftest import EXPLORER_REFERENCE_SEQUENCES, EXPLORER_SEQUENCES
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSFORMER = ROOT / "bparallel" / "book" / "render" / "js" / "transformer.mjs"
-TORCH_ATOL = 1e-4  # float32 torch against float64 JavaScript
+#: float32 torch against float64 JavaScript: within this many float32 epsilons of the scale
+#: of what is compared (a row's largest logit; 1 for attention probabilities). Measured
+#: (float32 torch against its float64 twin, every model and case below, AVX-512 and AVX2
+#: kernels): at most 42 for logits (1 x 256 histogram, all heads removed) and 31 for
+#: patterns; a wrong weight or layer moves them by far more than 128.
+F32_EPSILONS = 128
+EPS32 = float(np.finfo(np.float32).eps)
 RTOL = 1e-9  # the same patterns through the package and through the JavaScript
 #: Models compared with torch: 1 and 16 heads of both paper tasks, graph tasks, and
 #: fresh-data models of chapter 12's three arms (the widest attention among them).
@@ -297,11 +303,11 @@ def torch_run(model, inputs, removed, fill):
 
 @pytest.mark.parametrize("name", TORCH_MODELS)
 def test_forward_and_ablation_match_torch(name, js, exported, shipped):
-    """Logits and patterns within 1e-4 of torch's float32 (logits: plus float32's relative
-    rounding, 1e-5 of the logit, which matters where logits reach 80), argmax identical,
-    intact and with heads removed by zero and mean ablation (the means recomputed here,
-    independently of the exported ones); and within 1e-9 of torch's float64 copy of the
-    same model, the precision the page computes in."""
+    """Logits and patterns within float32's rounding of torch's float32 (F32_EPSILONS of
+    the scale: a row's largest logit, since a logit is a sum of terms that large; 1 for the
+    probabilities), argmax identical, intact and with heads removed by zero and mean
+    ablation (the means recomputed here, independently of the exported ones); and within
+    1e-9 of torch's float64 copy of the same model, the precision the page computes in."""
     res, data = js[name], data_of(exported, name)
     task, H = res["entry"]["task"], res["entry"]["heads"]
     model, _ = shipped[name]
@@ -318,11 +324,12 @@ def test_forward_and_ablation_match_torch(name, js, exported, shipped):
         logits, patterns = torch_run(model, inputs[sequence], removed, fill)
         js_logits = read_f64(f"{res['dump']}.{label}.logits", (T, V))
         js_patterns = read_f64(f"{res['dump']}.{label}.patterns", (L, H, T, T))
-        np.testing.assert_allclose(js_logits, logits, rtol=1e-5, atol=TORCH_ATOL,
-                                   err_msg=label)
-        assert np.abs(js_patterns - patterns).max() <= TORCH_ATOL, label
         fill64 = None if fill is None else fill.double()
         logits64, patterns64 = torch_run(twin, inputs[sequence], removed, fill64)
+        scale = np.abs(logits64).max(-1, keepdims=True)
+        rounding = np.abs(js_logits - logits) / (EPS32 * scale)
+        assert rounding.max() <= F32_EPSILONS, (label, float(rounding.max()))
+        assert np.abs(js_patterns - patterns).max() <= F32_EPSILONS * EPS32, label
         np.testing.assert_allclose(js_logits, logits64, rtol=1e-9, atol=1e-9, err_msg=label)
         np.testing.assert_allclose(js_patterns, patterns64, rtol=1e-9, atol=1e-12,
                                    err_msg=label)
