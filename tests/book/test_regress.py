@@ -332,6 +332,16 @@ def test_spreads_of_values_across_settings():
     assert spread == {"a": 0.5, "b": 0, "c": float("inf"), "one": 0.0}
 
 
+def test_noise_measured_on_another_machine_is_kept():
+    """A key's recorded spread is the largest over the machines measured: a run here that
+    moves it less keeps the other machine's, one that moves it more raises it; a key no
+    longer computed goes, a new one comes."""
+    before = {"a": 1e-5, "b": 2e-4, "gone": 1.0}
+    now = {"a": 3e-4, "b": 0.0, "new": 5e-6, "c": float("inf")}
+    assert noise.merged_spreads(before, now) == {"a": 3e-4, "b": 2e-4, "c": float("inf"),
+                                                 "new": 5e-6}
+
+
 def test_noise_settings_are_refused_by_name(tmp_path):
     with pytest.raises(rg.RegressError, match="unknown noise setting.*avx1024; valid: native"):
         noise.measure_noise(_args(notebooks=["04_minimax_fidelity"], noise=["native", "avx1024"],

@@ -96,12 +96,21 @@ def spreads(values: dict[str, list[float]]) -> dict[str, float]:
     return out
 
 
+def merged_spreads(before: dict[str, float], now: dict[str, float]) -> dict[str, float]:
+    """Per key of ``now``, the larger of its spread measured now and the one recorded
+    ``before`` (another machine's kernels, whose noise a run here cannot reproduce): the
+    noise record only grows with the machines measured. A key no longer computed is
+    dropped."""
+    return dict(sorted((k, max(v, before.get(k, 0.0))) for k, v in now.items()))
+
+
 def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
     """``regress --noise S [S ...]``: run the notebooks under each setting of
     :data:`NOISE_SETTINGS` (the metrics cache off, so each computes what it does not read
     from recorded measures), and record per key the spread of its values across the
     settings and the committed reference in ``tests/reference/noise/<profile>.json``
-    (merged with what is there for other notebooks)."""
+    (merged with what is there: other notebooks' keys are kept, and a key's spread is the
+    largest recorded on any machine, :func:`merged_spreads`)."""
     profile = check_profile(args.profile)
     names = resolve_notebooks(args.notebooks, root)
     unknown = sorted(set(args.noise) - set(NOISE_SETTINGS))
@@ -140,7 +149,8 @@ def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -
         for key, entry in load_reference(reference_dir(root) / profile / f"{n}.json").items():
             if key in values[n]:
                 values[n][key].append(entry["value"])
-        record["notebooks"][n] = dict(sorted(spreads(values[n]).items()))
+        record["notebooks"][n] = merged_spreads(record["notebooks"].get(n, {}),
+                                                spreads(values[n]))
         moving = {k: v for k, v in record["notebooks"][n].items() if v}
         print(f"== {n}: {len(moving)} of {len(record['notebooks'][n])} keys move"
               + "".join(f"\n  {k}: {v:.3g}" for k, v in sorted(moving.items())), file=out)
