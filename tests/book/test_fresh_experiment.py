@@ -16,7 +16,7 @@ from bparallel.book.section4 import graph_learning as gl
 from bparallel.book.section4 import graph_pilots as gpl
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
-from bparallel.book.verdicts import Outcome, Verdict
+from bparallel.book.verdicts import HOLDING, Outcome, Verdict
 from bparallel.transformer.design import ARMS, HEADS, PROFILES
 from bparallel.transformer.learning import learning_time, probe_steps
 
@@ -1365,3 +1365,60 @@ def test_the_median_learning_times_course_over_head_counts_in_words():
         "one head count trained")
     with pytest.raises(ValueError, match="arm='width'"):
         words(rows([800, 900], arm="head16"), "width")
+
+
+def _speed(mean, verdict, cells=5):
+    return {"mean": mean, "cells": cells, "verdict": verdict}
+
+
+def test_what_each_speed_test_found_is_said_by_its_corrected_verdict():
+    """speed_outcome reads a speed test's verdict after Holm's correction (a significant
+    reversal is as significant as support: the mean's sign says which way); speed_words
+    groups a task's arms by it, significant first, each with its direction and mean, and
+    leaves out an arm without a cell; a test the family has not judged, or a task without a
+    cell anywhere, is refused."""
+    V = Verdict
+    assert gl.speed_outcome(_speed(-1.0, V.FAILS)) == "significant after the correction"
+    assert gl.speed_outcome(_speed(0.9, V.HOLDS)) == "significant after the correction"
+    assert gl.speed_outcome(_speed(0.3, V.HOLDS_WITH_CONDITIONS)) == (
+        "significant after the correction")
+    assert gl.speed_outcome(_speed(-0.6, V.NOT_SUPPORTED)) == (
+        "not significant after the correction")
+    assert gl.speed_outcome(_speed(1.0, V.NOT_TESTABLE, 2)) == "which its seeds cannot decide"
+    with pytest.raises(ValueError, match="verdict"):
+        gl.speed_outcome({"mean": 0.5, "cells": 5})
+    words = gl.speed_words({"width": _speed(-0.59, V.NOT_SUPPORTED),
+                            "head16": _speed(0.92, V.HOLDS),
+                            "inner256": _speed(0.4, V.NOT_SUPPORTED)})
+    assert words == ("with the head size fixed, more heads learn it faster (mean ρ 0.92), "
+                     "significant after the correction; at the paper's width, slower (-0.59) "
+                     "and at the fixed attention width, faster (0.40), neither significant "
+                     "after the correction")
+    words = gl.speed_words({"width": _speed(-1.0, V.FAILS), "head16": _speed(0.87, V.HOLDS),
+                            "inner256": _speed(-0.95, V.FAILS)})
+    assert words == ("at the paper's width, more heads learn it slower (mean ρ -1.00), with "
+                     "the head size fixed, faster (0.87) and at the fixed attention width, "
+                     "slower (-0.95), all 3 significant after the correction")
+    words = gl.speed_words({"width": _speed(0.0, V.NOT_SUPPORTED),
+                            "head16": _speed(math.nan, V.NOT_TESTABLE, 0),
+                            "inner256": _speed(1.0, V.NOT_TESTABLE, 2)})
+    assert words == ("at the paper's width, more heads learn it neither faster nor slower "
+                     "(mean ρ 0.00), not significant after the correction; at the fixed "
+                     "attention width, faster (1.00), which its seeds cannot decide")
+    with pytest.raises(ValueError, match="no arm"):
+        gl.speed_words({"width": _speed(math.nan, V.NOT_TESTABLE, 0)})
+
+
+def test_the_page_reads_induction_slower_at_a_fixed_width_only_while_its_tests_find_it():
+    """Chapter 12 reads induction's speed tests by hand ("more heads learn induction
+    slower", "a reversal of the claim" at a fixed width and attention width, faster with the
+    head size fixed; what each test found after the correction is glued): true exactly
+    while those tests, corrected over the chapter's family of the shipped runs, reverse the
+    claim in the two width arms and support it in the third. New induction runs that
+    change that fail this test until the reading is rewritten."""
+    text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
+    assert "more heads learn induction *slower*" in text and "a reversal of the claim" in text
+    speed = fx.chapter_tests(model_sets.fresh_runs())["speed"]["induction"]
+    assert speed["width"]["verdict"] is Verdict.FAILS
+    assert speed["inner256"]["verdict"] is Verdict.FAILS
+    assert speed["head16"]["verdict"] in HOLDING

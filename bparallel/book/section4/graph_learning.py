@@ -32,7 +32,8 @@ from ..._checks import positive_int
 from ...transformer.design import ARMS, HEADS, fresh_heldout
 from ...transformer.learning import learning_time
 from ..render.results import key_name
-from ..words import count_of, join_words
+from ..verdicts import Verdict
+from ..words import agree, count_of, fmt_fixed, join_words
 from .across_seeds_stats import hardware_kind
 from .measures import measure_models
 from .models import ARM_NAMES, FRESH_TASKS, FreshRuns, run_key
@@ -120,20 +121,93 @@ def median_words(rows: Sequence[Mapping[str, Any]], arm: str) -> str:
             f"among the others it {words}")
 
 
+#: Where each arm puts a speed test, as :func:`speed_words` says it.
+SPEED_PLACES = {"width": "at the paper's width", "head16": "with the head size fixed",
+                "inner256": "at the fixed attention width"}
+
+#: What a speed test's verdict after Holm's correction
+#: (:func:`~.graph_experiment.chapter_family`) says, as (one test, several together): the
+#: several-form's ``{n}`` is "both", "all 3", ...; ``{none}`` "neither", "none".
+_SPEED_OUTCOMES = {
+    "significant": ("significant after the correction",
+                    "{n} significant after the correction"),
+    "unresolved": ("not significant after the correction",
+                   "{none} significant after the correction"),
+    "undecidable": ("which its seeds cannot decide", "which their seeds cannot decide"),
+}
+
+
+def _speed_outcome_kind(test: Mapping[str, Any]) -> str:
+    verdict = test.get("verdict")
+    if not isinstance(verdict, Verdict):
+        raise ValueError(f"test verdict={verdict!r}: expected the Verdict chapter_family "
+                         "sets (run the chapter's family first)")
+    if verdict is Verdict.NOT_TESTABLE:
+        return "undecidable"
+    return "unresolved" if verdict is Verdict.NOT_SUPPORTED else "significant"
+
+
+def speed_outcome(test: Mapping[str, Any]) -> str:
+    """What one speed test (:func:`~.graph_experiment.speed_tests`, corrected by
+    :func:`~.graph_experiment.chapter_family`) found, as words that follow its mean ρ:
+    ``"significant after the correction"`` (either way: its sign says which), ``"not
+    significant after the correction"`` or ``"which its seeds cannot decide"``.
+    ``ValueError`` for a test the family has not judged."""
+    return _SPEED_OUTCOMES[_speed_outcome_kind(test)][0]
+
+
+def speed_words(speed: Mapping[str, Mapping[str, Any]]) -> str:
+    """Which way more heads move one task's learning speed in each arm (``speed``: a task's
+    :func:`~.graph_experiment.speed_tests` by arm, corrected by
+    :func:`~.graph_experiment.chapter_family`), as the chapter says it: the arms grouped by
+    what their tests found after Holm's correction, significant first, each with the
+    direction of its mean ρ as the page rounds it (two decimals) and the mean: ``"with the
+    head size fixed, more heads learn it faster (mean ρ 0.92), significant after the
+    correction; at the paper's width, slower (-0.59) and at the fixed attention width,
+    faster (0.40), neither significant after the correction"``. Arms without a cell are left
+    out; ``ValueError`` when none has one."""
+    groups: dict[str, list[tuple[str, float]]] = {kind: [] for kind in _SPEED_OUTCOMES}
+    for arm in ARMS:
+        test = speed.get(arm)
+        if test is not None and test["cells"]:
+            groups[_speed_outcome_kind(test)].append((arm, float(test["mean"])))
+    if not any(groups.values()):
+        raise ValueError("speed: no arm has a cell to test")
+    parts, first = [], True
+    for kind, arms in groups.items():
+        if not arms:
+            continue
+        items = []
+        for arm, mean in arms:
+            value = fmt_fixed(mean, 2)
+            shown = float(value)
+            way = "faster" if shown > 0 else "slower" if shown < 0 else (
+                "neither faster nor slower")
+            items.append(f"{SPEED_PLACES[arm]}, more heads learn it {way} (mean ρ {value})"
+                         if first else f"{SPEED_PLACES[arm]}, {way} ({value})")
+            first = False
+        one, several = _SPEED_OUTCOMES[kind]
+        n = len(arms)
+        outcome = one if n == 1 else several.format(
+            n="both" if n == 2 else f"all {n}", none="neither" if n == 2 else "none")
+        parts.append(f"{join_words(items)}, {outcome}")
+    return "; ".join(parts)
+
+
 def _n(steps: float) -> str:
     return f"{int(round(steps)):,}"
 
 
 def _heads(h: int) -> str:
-    return f"{h} head" if h == 1 else f"{h} heads"
+    return _heads_list([h])
 
 
 def _heads_list(hs: Sequence[int]) -> str:
-    return f"{join_words(hs)} head" + ("" if hs == [1] else "s")
+    return f"{join_words(hs)} {agree(int(hs[0]) if len(hs) == 1 else len(hs), 'head', 'heads')}"
 
 
 def _steps(v: float | int | None, budget: int) -> str:
-    return f"not within {budget:,}" if v is None else f"{int(round(v)):,}"
+    return f"not within {budget:,}" if v is None else _n(v)
 
 
 def learning_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
