@@ -1422,3 +1422,25 @@ def test_the_page_reads_induction_slower_at_a_fixed_width_only_while_its_tests_f
     assert speed["width"]["verdict"] is Verdict.FAILS
     assert speed["inner256"]["verdict"] is Verdict.FAILS
     assert speed["head16"]["verdict"] in HOLDING
+
+
+def test_how_a_tasks_runs_ended_is_said_from_their_manifests(tmp_path):
+    """outcome_words counts each outcome of the chapter's rule among a task's runs: every
+    run converged, none did (the learned ones censored at the budget named apart from those
+    that never learned), some did; a task without runs is refused."""
+    def ended(outcomes):
+        entries = [{**entry("histogram", 1, s, 800), "outcome": o}
+                   for s, o in enumerate(outcomes, start=42)]
+        write(tmp_path, entries, "histogram-fresh")
+        return gl.outcome_words(model_sets.fresh_runs(tmp_path), "histogram")
+
+    assert ended(["converged"] * 3) == "all 3 runs converged"
+    assert ended(["budget reached"] * 2 + ["not learned"]) == (
+        "none of the 3 runs converged: 2 learned the task and were censored at the budget, "
+        "1 never learned it")
+    assert ended(["converged", "budget reached"]) == (
+        "1 of the 2 runs converged: 1 learned the task and was censored at the budget")
+    assert ended(["converged", "not learned", "not learned"]) == (
+        "1 of the 3 runs converged: 2 never learned the task")
+    with pytest.raises(ValueError, match="no shipped run"):
+        gl.outcome_words(model_sets.fresh_runs(tmp_path), "induction")

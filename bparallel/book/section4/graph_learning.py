@@ -261,6 +261,29 @@ def machines_words(runs: FreshRuns) -> str:
     return f"{join_words(parts)} trained on a GPU, the rest on the CPU"
 
 
+def outcome_words(runs: FreshRuns, task: str) -> str:
+    """How the runs of ``task`` ended by the chapter's rule (each manifest's ``outcome``,
+    :func:`~bparallel.transformer.learning.learning_summary`), as words of the page: ``"all
+    30 runs converged"``; ``"none of the 21 runs converged: 18 learned the task and were
+    censored at the budget, 3 never learned it"``; ``"7 of the 12 runs converged: 5 never
+    learned the task"``. A task without runs is a ``ValueError``."""
+    mine = runs.of(task)
+    if not mine:
+        raise ValueError(f"task={task!r}: no shipped run of it")
+    n = {o: sum(e["outcome"] == o for e in mine)
+         for o in ("converged", "budget reached", "not learned")}
+    parts, the_task = [], "the task"
+    if n["budget reached"]:
+        k = n["budget reached"]
+        parts.append(f"{k} learned {the_task} and {agree(k, 'was', 'were')} censored at the "
+                     "budget")
+        the_task = "it"
+    if n["not learned"]:
+        parts.append(f"{n['not learned']} never learned {the_task}")
+    head = f"{count_of(n['converged'], len(mine), 'run', 'runs')} converged"
+    return head + (f": {', '.join(parts)}" if parts else "")
+
+
 def _task_order(task: str) -> tuple[int, str]:
     return (FRESH_TASKS.index(task) if task in FRESH_TASKS else len(FRESH_TASKS), task)
 
