@@ -353,7 +353,7 @@ def test_a_task_short_of_three_seeds_never_changes_another_tasks_verdicts(tmp_pa
                          quality=quality))
     alone = {v["slug"]: v["verdict"] for v in fx.claim_verdicts(model_sets.fresh_runs(tmp_path))}
     hist = [{**e, "task": "histogram"} for e in grid(seeds=(42,), quality=quality)]
-    write(tmp_path, hist, profile="histogram-fresh")
+    write(tmp_path, hist, profile=model_sets.FRESH_PROFILES["histogram"])
     runs = model_sets.fresh_runs(tmp_path)
     assert runs.of("histogram") and runs.seeds("histogram", "width") == [42]
     verdicts = fx.claim_verdicts(runs)
@@ -405,7 +405,7 @@ def test_where_a_run_trained_and_how_runs_ended_are_on_the_page(tmp_path):
     assert gl.machines_words(runs) == ("7 of the 21 runs of induction trained on a GPU, the "
                                        "rest on the CPU")
     hist = [{**x, "task": "histogram", "hardware": cpu} for x in grid(seeds=(42,))]
-    write(tmp_path, hist, profile="histogram-fresh")
+    write(tmp_path, hist, profile=model_sets.FRESH_PROFILES["histogram"])
     both = model_sets.fresh_runs(tmp_path)
     assert gl.machines_words(both) == ("7 of the 21 runs of induction and none of the 7 "
                                        "runs of histogram trained on a GPU, the rest on the CPU")
@@ -1431,7 +1431,7 @@ def test_how_a_tasks_runs_ended_is_said_from_their_manifests(tmp_path):
     def ended(outcomes):
         entries = [{**entry("histogram", 1, s, 800), "outcome": o}
                    for s, o in enumerate(outcomes, start=42)]
-        write(tmp_path, entries, "histogram-fresh")
+        write(tmp_path, entries, model_sets.FRESH_PROFILES["histogram"])
         return gl.outcome_words(model_sets.fresh_runs(tmp_path), "histogram")
 
     assert ended(["converged"] * 3) == "all 3 runs converged"
