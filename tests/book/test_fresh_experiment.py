@@ -914,8 +914,9 @@ def test_settle_spread_is_the_range_of_the_last_evaluations():
 
 def test_a_recipe_pilot_is_paired_with_the_runs_it_repeats(tmp_path):
     """Pilot runs (models/histogram-cosine) beside the runs of the same configuration and
-    seed at the pilots' baseline recipe (models.PILOT_BASELINES), that recipe first; a pilot that repeats no shipped run,
-    or trained to another budget, is refused; the page's table and recorded values."""
+    seed at the pilots' baseline recipe (models.PILOT_BASELINES), that recipe first; a
+    pilot that repeats no shipped run, or trained to another budget, is refused; the page's
+    table and recorded values."""
     moving = [0.3] * 40 + [0.88, 0.93, 0.86, 0.92, 0.89, 0.94, 0.87, 0.91, 0.90, 0.93, 0.88]
     settled = [0.3] * 40 + [0.88, 0.92, 0.93, 0.940, 0.944, 0.946, 0.947, 0.947, 0.948,
                             0.948, 0.948]
