@@ -1445,3 +1445,48 @@ def test_how_a_tasks_runs_ended_is_said_from_their_manifests(tmp_path):
         "1 of the 3 runs converged: 2 never learned the task")
     with pytest.raises(ValueError, match="no shipped run"):
         gl.outcome_words(model_sets.fresh_runs(tmp_path), "induction")
+
+
+def _race_row(candidate, kind, rho, low, high, partial=None, p_low=None, p_high=None,
+              outcome="speed"):
+    from bparallel.book.section4 import graph_predictors as gp
+
+    return {"candidate": candidate, "label": gp.CANDIDATES[candidate][0], "kind": kind,
+            "outcome": outcome, "rho": rho, "low": low, "high": high, "partial": partial,
+            "partial_low": p_low, "partial_high": p_high}
+
+
+def test_what_the_horse_race_says_is_read_off_its_intervals():
+    """race_words: the design's best quantities (ties at two decimals named together), then
+    each graph measure by the side of zero its interval leaves (a zero-holding interval is
+    neither way, whatever its ρ), every measure said at once when all agree; with the
+    configuration held, the partial intervals; the condition number is no graph measure;
+    an unknown outcome or a race without a design row is refused."""
+    from bparallel.book.section4 import graph_predictors as gp
+
+    rows = [_race_row("heads", "design", -0.47, -0.5, -0.4),
+            _race_row("width", "design", 0.661, 0.6, 0.7),
+            _race_row("parameters", "design", 0.659, 0.6, 0.7),
+            _race_row("t_mix", "graph", -0.6, -0.8, -0.4, -0.27, -0.62, -0.01),
+            _race_row("mixing.definition", "graph", -0.01, -0.4, 0.4, 0.1, -0.4, 0.5),
+            _race_row("fidelity.definition", "graph", 0.16, 0.05, 0.22, 0.1, -0.3, 0.5),
+            _race_row("conditioning", "graph", -0.7, -0.8, -0.6, 0.0, -0.3, 0.2),
+            _race_row("t_mix", "graph", 0.9, 0.8, 0.95, outcome="area")]
+    assert gp.race_words(rows, "speed") == (
+        "the attention width and parameters rank the runs best of the design's quantities "
+        "(ρ 0.66 with the speed); of the 3 graph measures, 1 ranks them backwards "
+        "(Definition 2.7), 1 the claimed way (fidelity, as defined) and 1 neither "
+        "(Algorithm 1, as defined)")
+    assert gp.race_words(rows, "speed", held=True) == (
+        "of the 3 graph measures, 1 ranks them backwards (Definition 2.7) and 2 neither "
+        "(Algorithm 1, as defined; fidelity, as defined)")
+    backwards = [r if r["kind"] == "design" else {**r, "low": -0.9, "high": -0.1}
+                 for r in rows[:6]]
+    assert gp.race_words(backwards, "speed").endswith(
+        "; every one of the 3 graph measures ranks them backwards")
+    with pytest.raises(ValueError, match="outcome='loss'"):
+        gp.race_words(rows, "loss")
+    with pytest.raises(ValueError, match="no design quantity"):
+        gp.race_words(rows, "area")
+    with pytest.raises(ValueError, match="no graph measure has a partial"):
+        gp.race_words(rows[:3], "speed", held=True)

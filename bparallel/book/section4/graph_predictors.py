@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..._checks import positive_int
+from ..._checks import one_of, positive_int
 from ...ranks import doubled_ranks, spearman
 from ...transformer.conditioning import PROBE_KEY, attention_conditioning
 from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
 from ...transformer.train import initial_model
-from ..words import join_words
+from ..words import agree, join_words
 from .graph_early import early_step, probe_at
 from .models import FreshRuns
 
@@ -287,6 +287,61 @@ def best(rows: list[Mapping[str, Any]], outcome: str, kind: str | None = None
     return max(mine, key=lambda r: r["rho"]) if mine else None
 
 
+#: How :func:`race_words` names an outcome.
+_OUTCOME_WORDS = {"speed": "the speed", "area": "the curve area"}
+
+
+def race_words(rows: Sequence[Mapping[str, Any]], outcome: str, *, held: bool = False) -> str:
+    """What one task's horse race (``rows`` of :func:`horse_race`) says for ``outcome``, as
+    words of the page. By default: the design's quantities that rank the runs best (ties at
+    two decimals named together) with their ρ, then how the graph measures at the early step
+    rank the runs, each by its interval over resampled seeds: *backwards* (the interval
+    below zero), *the claimed way* (above zero) or *neither* (it holds zero), each group
+    named unless it is every measure: ``"the head size ranks the runs best of the design's
+    quantities (ρ 0.95 with the speed); of the 6 graph measures, 5 rank them backwards (...)
+    and 1 neither (Algorithm 1, as defined)"``. ``held``: the graph measures alone, by their
+    partial rank correlations with the configuration held (what each adds to the design):
+    ``"every one of the 6 graph measures ranks them neither way"``. The condition number is
+    not a graph measure and is left out. ``ValueError`` for an unknown outcome or a race
+    without a defined row of it."""
+    one_of(outcome, "outcome", list(_OUTCOME_WORDS), "outcomes")
+    mine = [r for r in rows if r["outcome"] == outcome and r["rho"] is not None]
+    design = [r for r in mine if r["kind"] == "design"]
+    if not design:
+        raise ValueError(f"rows: no design quantity has a rank correlation with {outcome}")
+    graphs = [r for r in mine if r["kind"] == "graph" and r["candidate"] != "conditioning"]
+    low, high = ("partial_low", "partial_high") if held else ("low", "high")
+    if held:
+        graphs = [r for r in graphs if r["partial"] is not None]
+        if not graphs:
+            raise ValueError("rows: no graph measure has a partial rank correlation")
+        words = ""
+    else:
+        top = max(round(r["rho"], 2) for r in design)
+        leaders = [r["label"] for r in design if round(r["rho"], 2) == top]
+        words = (f"the {join_words(leaders)} {agree(len(leaders), 'ranks', 'rank')} the runs "
+                 f"best of the design's quantities (ρ {top:.2f} with "
+                 f"{_OUTCOME_WORDS[outcome]}); ")
+        if not graphs:
+            return words[:-2]
+    groups: dict[str, list[str]] = {"backwards": [], "the claimed way": [], "neither": []}
+    for r in graphs:
+        side = ("backwards" if r[high] is not None and r[high] < 0 else
+                "the claimed way" if r[low] is not None and r[low] > 0 else "neither")
+        groups[side].append(r["label"])
+    said = [(side, labels) for side, labels in groups.items() if labels]
+    full = {"backwards": "them backwards", "the claimed way": "them the claimed way",
+            "neither": "them neither way"}
+    if len(said) == 1:
+        return (f"{words}every one of the {len(graphs)} graph measures ranks "
+                f"{full[said[0][0]]}")
+    parts = []
+    for i, (side, labels) in enumerate(said):
+        verb = f"{agree(len(labels), 'ranks', 'rank')} {full[side]}" if i == 0 else side
+        parts.append(f"{len(labels)} {verb} ({'; '.join(labels)})")
+    return f"{words}of the {len(graphs)} graph measures, {join_words(parts)}"
+
+
 def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, float]:
     """``race.<task>.<candidate>.<outcome>.{rho,low,high}`` for every defined row, and
     ``race.<task>.<candidate>.<outcome>.partial.{rho,low,high}`` for a graph measure's
@@ -310,4 +365,4 @@ def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, fl
 
 __all__ = ["CANDIDATES", "CONDITIONING_LABELS", "DESIGN", "OUTCOMES", "SAMPLES", "best",
            "conditioning_source", "conditioning_words", "horse_race", "initial_conditioning",
-           "partial_rank_correlation", "probe_conditioning", "results"]
+           "partial_rank_correlation", "probe_conditioning", "race_words", "results"]
