@@ -1461,7 +1461,8 @@ def test_what_the_horse_race_says_is_read_off_its_intervals():
     each graph measure by the side of zero its interval leaves (a zero-holding interval is
     neither way, whatever its ρ), every measure said at once when all agree; with the
     configuration held, the partial intervals; the condition number is no graph measure;
-    an unknown outcome or a race without a design row is refused."""
+    an unknown outcome or a race without a design row is refused. conditioning_sides reads
+    the condition number's interval per task the same way."""
     from bparallel.book.section4 import graph_predictors as gp
 
     rows = [_race_row("heads", "design", -0.47, -0.5, -0.4),
@@ -1490,3 +1491,12 @@ def test_what_the_horse_race_says_is_read_off_its_intervals():
         gp.race_words(rows, "area")
     with pytest.raises(ValueError, match="no graph measure has a partial"):
         gp.race_words(rows[:3], "speed", held=True)
+    # the condition number: its own interval, per task
+    flat = [{**rows[6], "low": -0.2, "high": 0.3}]
+    assert gp.conditioning_sides({"induction": rows, "histogram": rows}, "speed") == (
+        "backwards on both tasks")
+    assert gp.conditioning_sides({"induction": rows, "histogram": flat}, "speed") == (
+        "backwards on induction and neither way on histogram")
+    assert gp.conditioning_sides({"induction": rows}, "speed") == "backwards on induction"
+    with pytest.raises(ValueError, match="no task ranks its runs by the condition number"):
+        gp.conditioning_sides({"induction": rows}, "area")

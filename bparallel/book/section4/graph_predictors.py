@@ -310,7 +310,6 @@ def race_words(rows: Sequence[Mapping[str, Any]], outcome: str, *, held: bool = 
     if not design:
         raise ValueError(f"rows: no design quantity has a rank correlation with {outcome}")
     graphs = [r for r in mine if r["kind"] == "graph" and r["candidate"] != "conditioning"]
-    low, high = ("partial_low", "partial_high") if held else ("low", "high")
     if held:
         graphs = [r for r in graphs if r["partial"] is not None]
         if not graphs:
@@ -324,22 +323,50 @@ def race_words(rows: Sequence[Mapping[str, Any]], outcome: str, *, held: bool = 
                  f"{_OUTCOME_WORDS[outcome]}); ")
         if not graphs:
             return words[:-2]
-    groups: dict[str, list[str]] = {"backwards": [], "the claimed way": [], "neither": []}
+    groups: dict[str, list[str]] = {side: [] for side in _SIDES}
     for r in graphs:
-        side = ("backwards" if r[high] is not None and r[high] < 0 else
-                "the claimed way" if r[low] is not None and r[low] > 0 else "neither")
-        groups[side].append(r["label"])
+        groups[_side(r, held)].append(r["label"])
     said = [(side, labels) for side, labels in groups.items() if labels]
-    full = {"backwards": "them backwards", "the claimed way": "them the claimed way",
-            "neither": "them neither way"}
     if len(said) == 1:
-        return (f"{words}every one of the {len(graphs)} graph measures ranks "
-                f"{full[said[0][0]]}")
+        return (f"{words}every one of the {len(graphs)} graph measures ranks them "
+                f"{_SIDES[said[0][0]]}")
     parts = []
     for i, (side, labels) in enumerate(said):
-        verb = f"{agree(len(labels), 'ranks', 'rank')} {full[side]}" if i == 0 else side
+        verb = f"{agree(len(labels), 'ranks', 'rank')} them {_SIDES[side]}" if i == 0 else side
         parts.append(f"{len(labels)} {verb} ({'; '.join(labels)})")
     return f"{words}of the {len(graphs)} graph measures, {join_words(parts)}"
+
+
+#: The sides of zero a race row's interval can leave (:func:`_side`), and how a sentence
+#: that ranks the runs says each.
+_SIDES = {"backwards": "backwards", "the claimed way": "the claimed way",
+          "neither": "neither way"}
+
+
+def _side(row: Mapping[str, Any], held: bool = False) -> str:
+    """Which way a race row ranks the runs, by its interval (the partial one when
+    ``held``): ``"backwards"`` below zero, ``"the claimed way"`` above, else ``"neither"``."""
+    low, high = (row["partial_low"], row["partial_high"]) if held else (row["low"], row["high"])
+    if high is not None and high < 0:
+        return "backwards"
+    return "the claimed way" if low is not None and low > 0 else "neither"
+
+
+def conditioning_sides(race: Mapping[str, Sequence[Mapping[str, Any]]], outcome: str) -> str:
+    """Which way the condition number ranks each task's runs for ``outcome``, by its
+    interval (``race``: :func:`horse_race` rows by task, in the page's order): ``"backwards
+    on both tasks"``, ``"backwards on every task"``, ``"backwards on induction and neither
+    way on histogram"``. ``ValueError`` when no task has the condition number's row."""
+    one_of(outcome, "outcome", list(_OUTCOME_WORDS), "outcomes")
+    sides = {task: _side(r) for task, rows in race.items() for r in rows
+             if r["candidate"] == "conditioning" and r["outcome"] == outcome
+             and r["rho"] is not None}
+    if not sides:
+        raise ValueError(f"race: no task ranks its runs by the condition number ({outcome})")
+    if len(set(sides.values())) == 1 and len(sides) > 1:
+        every = "both tasks" if len(sides) == 2 else "every task"
+        return f"{_SIDES[next(iter(sides.values()))]} on {every}"
+    return join_words([f"{_SIDES[side]} on {task}" for task, side in sides.items()])
 
 
 def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, float]:
@@ -364,5 +391,6 @@ def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, fl
 
 
 __all__ = ["CANDIDATES", "CONDITIONING_LABELS", "DESIGN", "OUTCOMES", "SAMPLES", "best",
-           "conditioning_source", "conditioning_words", "horse_race", "initial_conditioning",
-           "partial_rank_correlation", "probe_conditioning", "race_words", "results"]
+           "conditioning_sides", "conditioning_source", "conditioning_words", "horse_race",
+           "initial_conditioning", "partial_rank_correlation", "probe_conditioning",
+           "race_words", "results"]
