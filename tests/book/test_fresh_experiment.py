@@ -1491,6 +1491,10 @@ def test_what_the_horse_race_says_is_read_off_its_intervals():
         gp.race_words(rows, "area")
     with pytest.raises(ValueError, match="no graph measure has a partial"):
         gp.race_words(rows[:3], "speed", held=True)
+    # an end within float rounding of zero holds it: no reading on the last bits
+    edge = [*rows[:3], {**rows[3], "low": -0.5, "high": -1e-12}]
+    assert gp.race_words(edge, "speed").endswith(
+        "; the one graph measure, Definition 2.7, ranks them neither way")
     # the condition number: its own interval, per task
     flat = [{**rows[6], "low": -0.2, "high": 0.3}]
     assert gp.conditioning_sides({"induction": rows, "histogram": rows}, "speed") == (

@@ -327,6 +327,9 @@ def race_words(rows: Sequence[Mapping[str, Any]], outcome: str, *, held: bool = 
     for r in graphs:
         groups[_side(r, held)].append(r["label"])
     said = [(side, labels) for side, labels in groups.items() if labels]
+    if len(graphs) == 1:
+        return f"{words}the one graph measure, {graphs[0]['label']}, ranks them " \
+               f"{_SIDES[said[0][0]]}"
     if len(said) == 1:
         return (f"{words}every one of the {len(graphs)} graph measures ranks them "
                 f"{_SIDES[said[0][0]]}")
@@ -343,13 +346,19 @@ _SIDES = {"backwards": "backwards", "the claimed way": "the claimed way",
           "neither": "neither way"}
 
 
+#: How far from zero an interval's end must be to leave it: a bound within float rounding
+#: of zero holds zero, so no reading hangs on the last bits of a percentile.
+_ZERO = 1e-9
+
+
 def _side(row: Mapping[str, Any], held: bool = False) -> str:
     """Which way a race row ranks the runs, by its interval (the partial one when
-    ``held``): ``"backwards"`` below zero, ``"the claimed way"`` above, else ``"neither"``."""
+    ``held``): ``"backwards"`` below zero, ``"the claimed way"`` above, else ``"neither"``
+    (an end within :data:`_ZERO` of zero holds it)."""
     low, high = (row["partial_low"], row["partial_high"]) if held else (row["low"], row["high"])
-    if high is not None and high < 0:
+    if high is not None and high < -_ZERO:
         return "backwards"
-    return "the claimed way" if low is not None and low > 0 else "neither"
+    return "the claimed way" if low is not None and low > _ZERO else "neither"
 
 
 def conditioning_sides(race: Mapping[str, Sequence[Mapping[str, Any]]], outcome: str) -> str:
