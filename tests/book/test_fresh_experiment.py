@@ -1426,9 +1426,10 @@ def test_the_page_reads_induction_slower_at_a_fixed_width_only_while_its_tests_f
 
 
 def test_how_a_tasks_runs_ended_is_said_from_their_manifests(tmp_path):
-    """outcome_words counts each outcome of the chapter's rule among a task's runs: every
-    run converged, none did (the learned ones censored at the budget named apart from those
-    that never learned), some did; a task without runs is refused."""
+    """outcome_words (and outcome_counts under it) counts each outcome of the chapter's rule
+    among a task's runs: every run converged, none did (the learned ones censored at the
+    budget named apart from those that never learned), some did; a task without runs is
+    refused."""
     def ended(outcomes):
         entries = [{**entry("histogram", 1, s, 800), "outcome": o}
                    for s, o in enumerate(outcomes, start=42)]
@@ -1443,6 +1444,8 @@ def test_how_a_tasks_runs_ended_is_said_from_their_manifests(tmp_path):
         "1 of the 2 runs converged: 1 learned the task and was censored at the budget")
     assert ended(["converged", "not learned", "not learned"]) == (
         "1 of the 3 runs converged: 2 never learned the task")
+    assert gl.outcome_counts(model_sets.fresh_runs(tmp_path), "histogram") == {
+        "converged": 1, "budget reached": 0, "not learned": 2}
     with pytest.raises(ValueError, match="no shipped run"):
         gl.outcome_words(model_sets.fresh_runs(tmp_path), "induction")
 

@@ -62,7 +62,7 @@ from .graph_early import (
     probe_at,
     proxy_curves,
 )
-from .graph_learning import learning_rows
+from .graph_learning import learning_rows, outcome_counts
 from .graph_tasks import (
     MIN_PAIRED_SEEDS,
     SUMMARY,
@@ -489,9 +489,8 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
             out[f"{base}.runs"] = r["runs"]
             if r["median_time"] is not None:
                 out[f"{base}.median_steps"] = r["median_time"]
-        for outcome in ("converged", "budget reached", "not learned"):
-            out[f"fresh.{task}.outcome.{outcome.replace(' ', '_')}"] = sum(
-                e["outcome"] == outcome for e in runs.of(task))
+        for outcome, n in outcome_counts(runs, task).items():
+            out[f"fresh.{task}.outcome.{outcome.replace(' ', '_')}"] = n
         speed = tests["speed"][task] if tests else speed_tests(runs, task)
         for arm, s in speed.items():
             if s["cells"]:

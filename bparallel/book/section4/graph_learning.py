@@ -30,7 +30,7 @@ import numpy as np
 from ... import ranks
 from ..._checks import positive_int
 from ...transformer.design import ARMS, HEADS, fresh_heldout
-from ...transformer.learning import learning_time
+from ...transformer.learning import OUTCOMES, learning_time
 from ..render.results import key_name
 from ..verdicts import Verdict
 from ..words import agree, count_of, fmt_fixed, join_words
@@ -261,6 +261,18 @@ def machines_words(runs: FreshRuns) -> str:
     return f"{join_words(parts)} trained on a GPU, the rest on the CPU"
 
 
+#: The outcomes a finished run can have (:data:`~bparallel.transformer.learning.OUTCOMES`
+#: less ``"running"``).
+FINISHED = tuple(o for o in OUTCOMES if o != "running")
+
+
+def outcome_counts(runs: FreshRuns, task: str) -> dict[str, int]:
+    """How many runs of ``task`` ended with each outcome of :data:`FINISHED` (each
+    manifest's ``outcome``, by the chapter's rule)."""
+    mine = runs.of(task)
+    return {o: sum(e["outcome"] == o for e in mine) for o in FINISHED}
+
+
 def outcome_words(runs: FreshRuns, task: str) -> str:
     """How the runs of ``task`` ended by the chapter's rule (each manifest's ``outcome``,
     :func:`~bparallel.transformer.learning.learning_summary`), as words of the page: ``"all
@@ -270,8 +282,7 @@ def outcome_words(runs: FreshRuns, task: str) -> str:
     mine = runs.of(task)
     if not mine:
         raise ValueError(f"task={task!r}: no shipped run of it")
-    n = {o: sum(e["outcome"] == o for e in mine)
-         for o in ("converged", "budget reached", "not learned")}
+    n = outcome_counts(runs, task)
     parts, the_task = [], "the task"
     if n["budget reached"]:
         k = n["budget reached"]

@@ -314,30 +314,30 @@ def race_words(rows: Sequence[Mapping[str, Any]], outcome: str, *, held: bool = 
         graphs = [r for r in graphs if r["partial"] is not None]
         if not graphs:
             raise ValueError("rows: no graph measure has a partial rank correlation")
-        words = ""
-    else:
-        top = max(round(r["rho"], 2) for r in design)
-        leaders = [r["label"] for r in design if round(r["rho"], 2) == top]
-        words = (f"the {join_words(leaders)} {agree(len(leaders), 'ranks', 'rank')} the runs "
-                 f"best of the design's quantities (ρ {top:.2f} with "
-                 f"{_OUTCOME_WORDS[outcome]}); ")
-        if not graphs:
-            return words[:-2]
+        return _graph_sides(graphs, held)
+    top = max(round(r["rho"], 2) for r in design)
+    leaders = [r["label"] for r in design if round(r["rho"], 2) == top]
+    lead = (f"the {join_words(leaders)} {agree(len(leaders), 'ranks', 'rank')} the runs best "
+            f"of the design's quantities (ρ {top:.2f} with {_OUTCOME_WORDS[outcome]})")
+    return f"{lead}; {_graph_sides(graphs, held)}" if graphs else lead
+
+
+def _graph_sides(graphs: Sequence[Mapping[str, Any]], held: bool) -> str:
+    """How ``graphs`` (race rows of graph measures, at least one) rank the runs, grouped by
+    :func:`_side`, as :func:`race_words` says it."""
     groups: dict[str, list[str]] = {side: [] for side in _SIDES}
     for r in graphs:
         groups[_side(r, held)].append(r["label"])
     said = [(side, labels) for side, labels in groups.items() if labels]
     if len(graphs) == 1:
-        return f"{words}the one graph measure, {graphs[0]['label']}, ranks them " \
-               f"{_SIDES[said[0][0]]}"
+        return f"the one graph measure, {graphs[0]['label']}, ranks them {_SIDES[said[0][0]]}"
     if len(said) == 1:
-        return (f"{words}every one of the {len(graphs)} graph measures ranks them "
-                f"{_SIDES[said[0][0]]}")
+        return f"every one of the {len(graphs)} graph measures ranks them {_SIDES[said[0][0]]}"
     parts = []
     for i, (side, labels) in enumerate(said):
         verb = f"{agree(len(labels), 'ranks', 'rank')} them {_SIDES[side]}" if i == 0 else side
         parts.append(f"{len(labels)} {verb} ({'; '.join(labels)})")
-    return f"{words}of the {len(graphs)} graph measures, {join_words(parts)}"
+    return f"of the {len(graphs)} graph measures, {join_words(parts)}"
 
 
 #: The sides of zero a race row's interval can leave (:func:`_side`), and how a sentence
