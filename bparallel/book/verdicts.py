@@ -187,9 +187,12 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
     them all the same, "loosely, in every task"; where each part holds only in some of what
     it ranges over (every condition an :func:`only`, "only induction, as defined"), and
     ``within`` names that ("tasks and modes"), "in every arm, for some tasks and modes";
-    else "in every task, with that task's conditions" (each part's row says which).
-    ``part`` names one part ("task", "arm"). A ``ValueError`` where every part holds without
-    a condition (their common verdict is *holds*, not ``verdict``)."""
+    else "in every task, with that task's conditions" (each part's row says which). Where
+    only some parts hold, a part holding with conditions carries its own from
+    ``conditions``: "only fixed head size (induction)", never the bare part, which would
+    read as if the claim held there everywhere. ``part`` names one part ("task", "arm").
+    A ``ValueError`` where every part holds without a condition (their common verdict is
+    *holds*, not ``verdict``)."""
     v = Verdict.parse(verdict)
     if v is not Verdict.HOLDS_WITH_CONDITIONS:
         return ""
@@ -213,7 +216,10 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
             return f"in every {part}, with that {part}'s conditions"
         return f"in every {part}; with conditions in " + join_words(
             [f"{name} ({said[name]})" if said[name] else name for name in partly])
-    return only(held)
+    own = {name: (conditions or {}).get(name, "") for name in held
+           if Verdict.parse(by_part[name]) is Verdict.HOLDS_WITH_CONDITIONS}
+    return only([f"{name} ({own[name].removeprefix(_ONLY)})" if own.get(name) else name
+                 for name in held])
 
 
 #: How :func:`only` begins a condition, and how :func:`condition` knows one of its making.

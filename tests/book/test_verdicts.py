@@ -88,6 +88,13 @@ def test_the_condition_of_a_claim_over_parts():
     assert verdicts.condition(HWC, {"copy": HWC, "cycle": HWC}, "task",
                               {**only, "copy": "loosely"}, "layers") == \
         "in every task, with that task's conditions"  # not every condition an "only"
+    # where only some parts hold, a part holding with conditions carries its own: "only
+    # fixed head size" alone would read as if the claim held there for every task
+    assert verdicts.condition(HWC, {"width": NS, "head16": HWC}, "arm",
+                              {"head16": "only induction"}) == "only head16 (induction)"
+    assert verdicts.condition(HWC, {"copy": H, "cycle": HWC, "first": NS}, "task",
+                              {"cycle": "in 3 of 4 layers", "copy": "ignored"}) == \
+        "only copy; cycle (in 3 of 4 layers)"  # a part that holds has no condition to give
     assert verdicts.condition(H, {"copy": H}, "task") == ""
     assert verdicts.condition(Verdict.FAILS, {"copy": H, "cycle": Verdict.FAILS}, "task") == ""
     with pytest.raises(ValueError, match="every task holds without a condition"):
