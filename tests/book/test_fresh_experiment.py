@@ -560,19 +560,6 @@ def test_where_the_race_reads_the_conditioning_is_said_per_task(monkeypatch):
         gp.conditioning_words(runs, ["induction", "majority"])
 
 
-def test_the_page_reads_the_conditioning_as_a_start_while_the_race_reads_it_there():
-    """Chapter 12 reads the conditioning's ranking as one of the runs' starts while the race
-    reads it before training for every shipped task; when retrained runs move a task to the
-    early step, this fails until the reading is rewritten."""
-    from bparallel.book.section4 import graph_predictors as gp
-
-    runs = model_sets.fresh_runs()
-    sources = {gp.conditioning_source(runs, t) for t in model_sets.FRESH_TASKS if runs.of(t)}
-    text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
-    said = "the better-conditioned starts learning slower" in text
-    assert sources and said == (sources == {"before training"}), sources
-
-
 #: Chapter 12's sentences that say its histogram tests read runs at the paper's constant
 #: rate with dropout, each normalised to single spaces.
 OLD_RECIPE_SENTENCES = (
@@ -1488,8 +1475,8 @@ def test_what_the_horse_race_says_is_read_off_its_intervals():
     each graph measure by the side of zero its interval leaves (a zero-holding interval is
     neither way, whatever its ρ), every measure said at once when all agree; with the
     configuration held, the partial intervals; the condition number is no graph measure;
-    an unknown outcome or a race without a design row is refused. conditioning_sides reads
-    the condition number's interval per task the same way."""
+    an unknown outcome or a race without a design row is refused. conditioning_reading
+    reads the condition number's intervals per task the same way."""
     from bparallel.book.section4 import graph_predictors as gp
 
     rows = [_race_row("heads", "design", -0.47, -0.5, -0.4),
@@ -1524,10 +1511,29 @@ def test_what_the_horse_race_says_is_read_off_its_intervals():
         "; the one graph measure, Definition 2.7, ranks them neither way")
     # the condition number: its own interval, per task
     flat = [{**rows[6], "low": -0.2, "high": 0.3}]
-    assert gp.conditioning_sides({"induction": rows, "histogram": rows}, "speed") == (
-        "backwards on both tasks")
-    assert gp.conditioning_sides({"induction": rows, "histogram": flat}, "speed") == (
-        "backwards on induction and neither way on histogram")
-    assert gp.conditioning_sides({"induction": rows}, "speed") == "backwards on induction"
+    assert gp.conditioning_reading({"induction": rows, "histogram": rows}, "speed") == (
+        "backwards on both tasks, the better-conditioned runs learning slower (ρ with the "
+        "speed -0.70 on induction and -0.70 on histogram); with the configuration held, "
+        "neither way on both tasks (partial ρ +0.00, interval -0.30 to +0.20, on induction; "
+        "+0.00, interval -0.30 to +0.20, on histogram)")
+    claimed = [{**flat[0], "low": 0.1, "high": 0.5, "rho": 0.3, "partial_low": 0.05}]
+    assert gp.conditioning_reading({"induction": rows, "histogram": flat}, "speed") == (
+        "backwards on induction (ρ with the speed -0.70, the better-conditioned runs learning "
+        "slower) and neither way on histogram (ρ -0.70); with the configuration held, neither "
+        "way on both tasks (partial ρ +0.00, interval -0.30 to +0.20, on induction; +0.00, "
+        "interval -0.30 to +0.20, on histogram)")
+    claimed = [{**flat[0], "low": 0.1, "high": 0.5, "rho": 0.3, "partial_low": 0.05}]
+    assert gp.conditioning_reading({"induction": claimed, "histogram": rows}, "speed") == (
+        "the claimed way on induction (ρ with the speed +0.30, the better-conditioned runs "
+        "learning faster) and backwards on histogram (ρ -0.70, the better-conditioned runs "
+        "learning slower); with the configuration held, the claimed way on induction "
+        "(partial ρ +0.00, interval +0.05 to +0.20) and neither way on histogram (partial ρ "
+        "+0.00, interval -0.30 to +0.20)")
+    no_partial = [{**rows[6], "partial": None, "partial_low": None, "partial_high": None}]
+    assert gp.conditioning_reading({"induction": no_partial}, "speed") == (
+        "backwards on induction (ρ with the speed -0.70, the better-conditioned runs learning "
+        "slower)")  # no partial interval: nothing said with the configuration held
     with pytest.raises(ValueError, match="no task ranks its runs by the condition number"):
-        gp.conditioning_sides({"induction": rows}, "area")
+        gp.conditioning_reading({"induction": rows}, "area")
+    with pytest.raises(ValueError, match="outcome='loss'"):
+        gp.conditioning_reading({"induction": rows}, "loss")

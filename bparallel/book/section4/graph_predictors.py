@@ -361,21 +361,53 @@ def _side(row: Mapping[str, Any], held: bool = False) -> str:
     return "the claimed way" if low is not None and low > _ZERO else "neither"
 
 
-def conditioning_sides(race: Mapping[str, Sequence[Mapping[str, Any]]], outcome: str) -> str:
-    """Which way the condition number ranks each task's runs for ``outcome``, by its
-    interval (``race``: :func:`horse_race` rows by task, in the page's order): ``"backwards
-    on both tasks"``, ``"backwards on every task"``, ``"backwards on induction and neither
-    way on histogram"``. ``ValueError`` when no task has the condition number's row."""
+#: What a side of the condition number's ranking says of the runs: the number is signed so
+#: that a better-conditioned run ranks higher (:data:`CANDIDATES`), the claimed way faster.
+_CONDITIONED = {"backwards": "the better-conditioned runs learning slower",
+                "the claimed way": "the better-conditioned runs learning faster"}
+
+
+def conditioning_reading(race: Mapping[str, Sequence[Mapping[str, Any]]], outcome: str) -> str:
+    """What the horse race says of the condition number for ``outcome`` (``race``:
+    :func:`horse_race` rows by task, in the page's order), as a clause of the page: which way
+    it ranks each task's runs by its interval (:func:`_side`), with its ρ and what that says
+    of the better-conditioned runs; then, with the configuration held, which way its partial
+    intervals lie, with the partial ρ and interval (a task without a partial interval is
+    left out there). A side every task shares is said once: ``"backwards on both tasks, the
+    better-conditioned runs learning slower (ρ with the curve area -0.63 on induction and
+    -0.68 on histogram); with the configuration held, neither way on both tasks (partial ρ
+    +0.00, interval -0.26 to +0.22, on induction; ...)"``; else per task, ``"backwards on
+    induction (ρ with the speed -0.60, the better-conditioned runs learning slower) and
+    neither way on histogram (ρ -0.10)"``. ``ValueError`` for an unknown outcome or when no
+    task has the condition number's row."""
     one_of(outcome, "outcome", list(_OUTCOME_WORDS), "outcomes")
-    sides = {task: _side(r) for task, rows in race.items() for r in rows
-             if r["candidate"] == "conditioning" and r["outcome"] == outcome
-             and r["rho"] is not None}
-    if not sides:
+    rows = {task: r for task, task_rows in race.items() for r in task_rows
+            if r["candidate"] == "conditioning" and r["outcome"] == outcome
+            and r["rho"] is not None}
+    if not rows:
         raise ValueError(f"race: no task ranks its runs by the condition number ({outcome})")
-    if len(set(sides.values())) == 1 and len(sides) > 1:
-        every = "both tasks" if len(sides) == 2 else "every task"
-        return f"{_SIDES[next(iter(sides.values()))]} on {every}"
-    return join_words([f"{_SIDES[side]} on {task}" for task, side in sides.items()])
+
+    def read(by_task: Mapping[str, Mapping[str, Any]], held: bool) -> str:
+        sides = {t: _side(r, held) for t, r in by_task.items()}
+        what = {t: "" if held else _CONDITIONED.get(side, "") for t, side in sides.items()}
+        numbers = {t: (f"{r['partial']:+.2f}, interval {r['partial_low']:+.2f} to "
+                       f"{r['partial_high']:+.2f}") if held else f"{r['rho']:+.2f}"
+                   for t, r in by_task.items()}
+        rho, later = ("partial ρ",) * 2 if held else (f"ρ with {_OUTCOME_WORDS[outcome]}", "ρ")
+        if len(set(sides.values())) == 1 and len(sides) > 1:
+            t0 = next(iter(sides))
+            every = "both tasks" if len(sides) == 2 else "every task"
+            listed = ("; ".join if held else join_words)(
+                [f"{n}{',' * held} on {t}" for t, n in numbers.items()])
+            return (f"{_SIDES[sides[t0]]} on {every}" + (f", {what[t0]}" if what[t0] else "")
+                    + f" ({rho} {listed})")
+        return join_words([f"{_SIDES[side]} on {t} ({later if i else rho} {numbers[t]}"
+                           + (f", {what[t]}" if what[t] else "") + ")"
+                           for i, (t, side) in enumerate(sides.items())])
+
+    held = {t: r for t, r in rows.items() if r.get("partial_low") is not None}
+    return read(rows, False) + (f"; with the configuration held, {read(held, True)}"
+                                if held else "")
 
 
 def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, float]:
@@ -400,6 +432,6 @@ def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, fl
 
 
 __all__ = ["CANDIDATES", "CONDITIONING_LABELS", "DESIGN", "OUTCOMES", "SAMPLES", "best",
-           "conditioning_sides", "conditioning_source", "conditioning_words", "horse_race",
+           "conditioning_reading", "conditioning_source", "conditioning_words", "horse_race",
            "initial_conditioning", "partial_rank_correlation", "probe_conditioning",
            "race_words", "results"]
