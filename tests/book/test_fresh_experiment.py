@@ -1430,7 +1430,9 @@ def test_the_page_reads_better_graphs_and_slower_learners_only_while_the_tests_f
         assert fidelity["verdict"] is Verdict.HOLDS or (
             fidelity["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
             and "induction" in fidelity["condition"]), arm
-    assert verdicts["mixing"]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
+    assert verdicts["mixing"]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS  # in some only
+    assert any(verdicts[f"mixing.{arm}"]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
+               and "induction" in verdicts[f"mixing.{arm}"]["condition"] for arm in ARMS)
     assert verdicts["rank_speed.width"]["verdict"] is Verdict.FAILS
     for task in ("induction", "histogram"):
         assert tests["prediction"][task]["across.head16.fidelity.definition"]["mean"] > 0
