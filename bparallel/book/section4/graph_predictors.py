@@ -390,18 +390,21 @@ def conditioning_reading(race: Mapping[str, Sequence[Mapping[str, Any]]], outcom
     def read(by_task: Mapping[str, Mapping[str, Any]], held: bool) -> str:
         sides = {t: _side(r, held) for t, r in by_task.items()}
         what = {t: "" if held else _CONDITIONED.get(side, "") for t, side in sides.items()}
-        numbers = {t: (f"{r['partial']:+.2f}, interval {r['partial_low']:+.2f} to "
-                       f"{r['partial_high']:+.2f}") if held else f"{r['rho']:+.2f}"
-                   for t, r in by_task.items()}
-        rho, later = ("partial ρ",) * 2 if held else (f"ρ with {_OUTCOME_WORDS[outcome]}", "ρ")
-        if len(set(sides.values())) == 1 and len(sides) > 1:
+        if held:
+            numbers = {t: f"{r['partial']:+.2f}, interval {r['partial_low']:+.2f} to "
+                          f"{r['partial_high']:+.2f}" for t, r in by_task.items()}
+            first = later = "partial ρ"
+        else:
+            numbers = {t: f"{r['rho']:+.2f}" for t, r in by_task.items()}
+            first, later = f"ρ with {_OUTCOME_WORDS[outcome]}", "ρ"
+        if len(set(sides.values())) == 1 and len(sides) > 1:  # one side, said once
             t0 = next(iter(sides))
             every = "both tasks" if len(sides) == 2 else "every task"
-            listed = ("; ".join if held else join_words)(
-                [f"{n}{',' * held} on {t}" for t, n in numbers.items()])
+            listed = ("; ".join(f"{n}, on {t}" for t, n in numbers.items()) if held else
+                      join_words([f"{n} on {t}" for t, n in numbers.items()]))
             return (f"{_SIDES[sides[t0]]} on {every}" + (f", {what[t0]}" if what[t0] else "")
-                    + f" ({rho} {listed})")
-        return join_words([f"{_SIDES[side]} on {t} ({later if i else rho} {numbers[t]}"
+                    + f" ({first} {listed})")
+        return join_words([f"{_SIDES[side]} on {t} ({later if i else first} {numbers[t]}"
                            + (f", {what[t]}" if what[t] else "") + ")"
                            for i, (t, side) in enumerate(sides.items())])
 
