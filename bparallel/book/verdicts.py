@@ -199,14 +199,14 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
     if not isinstance(part, str) or not part.strip():
         raise ValueError(f"part={part!r}: name one part (\"task\", \"arm\")")
     held = [name for name, pv in by_part.items() if Verdict.parse(pv) in HOLDING]
+    partly = [name for name in held
+              if Verdict.parse(by_part[name]) is Verdict.HOLDS_WITH_CONDITIONS]
+    said = {name: (conditions or {}).get(name, "") for name in partly}
     if by_part and len(held) == len(by_part):
-        partly = [name for name, pv in by_part.items()
-                  if Verdict.parse(pv) is Verdict.HOLDS_WITH_CONDITIONS]
         if not partly:
             raise ValueError(f"by_part={dict(by_part)!r}: every {part} holds without a "
                              f"condition, so the claim holds; verdict={v.value!r} does not "
                              "fit it")
-        said = {name: (conditions or {}).get(name, "") for name in partly}
         if len(partly) == len(by_part):
             common = set(said.values())
             if len(common) == 1 and all(common):
@@ -216,9 +216,7 @@ def condition(verdict: Verdict | str, by_part: Mapping[str, Verdict | str], part
             return f"in every {part}, with that {part}'s conditions"
         return f"in every {part}; with conditions in " + join_words(
             [f"{name} ({said[name]})" if said[name] else name for name in partly])
-    own = {name: (conditions or {}).get(name, "") for name in held
-           if Verdict.parse(by_part[name]) is Verdict.HOLDS_WITH_CONDITIONS}
-    return only([f"{name} ({own[name].removeprefix(_ONLY)})" if own.get(name) else name
+    return only([f"{name} ({said[name].removeprefix(_ONLY)})" if said.get(name) else name
                  for name in held])
 
 
