@@ -1521,7 +1521,6 @@ def test_what_the_horse_race_says_is_read_off_its_intervals():
         "speed -0.70 on induction and -0.70 on histogram); with the configuration held, "
         "neither way on both tasks (partial ρ +0.00, interval -0.30 to +0.20, on induction; "
         "+0.00, interval -0.30 to +0.20, on histogram)")
-    claimed = [{**flat[0], "low": 0.1, "high": 0.5, "rho": 0.3, "partial_low": 0.05}]
     assert gp.conditioning_reading({"induction": rows, "histogram": flat}, "speed") == (
         "backwards on induction (ρ with the speed -0.70, the better-conditioned runs learning "
         "slower) and neither way on histogram (ρ -0.70); with the configuration held, neither "
