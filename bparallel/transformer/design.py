@@ -325,7 +325,8 @@ PROFILES: dict[str, Profile | FreshProfile] = {
         "histogram-nodropout-cosine", ("histogram",), steps=18000, eval_every=200,
         dropout=0.0, lr_schedule="cosine",
         description="histogram on fresh data without dropout, the learning rate decayed along "
-                    "a cosine to 0 at 18,000 steps (pilot)",
+                    "a cosine to 0 at 18,000 steps (the settling pilot, then chapter 12's "
+                    "runs)",
     ),
     "fresh-quick": FreshProfile(
         "fresh-quick", GRAPH_TASKS, steps=300, eval_every=50, patience=3, num_heldout=200,

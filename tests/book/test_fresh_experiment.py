@@ -1439,6 +1439,10 @@ def test_the_page_reads_better_graphs_and_slower_learners_only_while_the_tests_f
     assert verdicts["rank_speed.width"]["verdict"] is Verdict.FAILS
     for task in ("induction", "histogram"):
         assert tests["prediction"][task]["across.head16.fidelity.definition"]["mean"] > 0
+    # the box's last line: the seeds of one configuration ranked the claimed way on histogram only
+    assert "on histogram alone, some of them rank the seeds of one configuration" in text
+    assert verdicts["rank_within"]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
+    assert verdicts["rank_within"]["condition"] == "only histogram"
 
 
 def test_how_a_tasks_runs_ended_is_said_from_their_manifests(tmp_path):

@@ -166,9 +166,12 @@ def paper_models(models_dir: str | os.PathLike = MODELS_ROOT / "paper",
 #: How the pages name chapter 12's arms (:data:`~bparallel.transformer.design.ARMS`).
 ARM_NAMES = {"width": "fixed width", "head16": "fixed head size",
              "inner256": "fixed attention width"}
-#: The fresh-data profile of each task that trains on fresh data (``models/<profile>/``).
+#: The fresh-data profile of each task that trains on fresh data (``models/<profile>/``):
+#: histogram's is the settling recipe its pilots point to (no dropout, the rate decayed to 0
+#: at a budget sized for the slowest learner); its constant-rate runs with dropout stay as
+#: the pilots' baseline (:data:`PILOT_BASELINES`).
 FRESH_PROFILES = {"induction": "induction-fresh", "majority": "majority-fresh",
-                  "histogram": "histogram-fresh"}
+                  "histogram": "histogram-nodropout-cosine"}
 
 
 #: Pilots of another training recipe (chapter 12): per task, the fresh-data profile whose
@@ -230,16 +233,16 @@ SETTLING_PILOTS = {"histogram": "histogram-nodropout-cosine"}
 SETTLING_PILOT_DESIGNS = {"histogram": BUDGET_PILOT_DESIGNS["histogram"]}
 
 #: The runs every pilot of a task is set beside (the recipe's and the budget's): the task's
-#: runs at the paper's constant rate and the chapter's first budget. Today they are also the
-#: chapter's runs (:data:`FRESH_PROFILES`); named apart so that the chapter can move to a
-#: piloted recipe and budget while its pilots still read against what they were piloted on.
+#: runs at the paper's constant rate and the chapter's first budget, with dropout. Histogram's
+#: chapter runs have moved to the settling recipe (:data:`FRESH_PROFILES`); its pilots still
+#: read against the runs they were piloted on.
 PILOT_BASELINES = {"histogram": "histogram-fresh"}
 
 #: The runs chapter 12's dropout check reads (:func:`~.graph_learning.dropout_rows`): every
 #: task's runs at Section 4.1's recipe, trained with dropout: the pilots' baselines where a
-#: task has one, else the chapter's runs. The same runs as :data:`FRESH_PROFILES` today; when
-#: a task's chapter runs move to a recipe without dropout, the check still reads the runs
-#: whose dropout it is about.
+#: task has one, else the chapter's runs. Histogram's chapter runs train without dropout
+#: (:data:`FRESH_PROFILES`), so the check reads its constant-rate runs, whose dropout it is
+#: about.
 DROPOUT_CHECKED = {**FRESH_PROFILES, **PILOT_BASELINES}
 
 #: The tasks of the experiment, in the book's order.
