@@ -68,13 +68,16 @@ def fmt_sig(x: float, digits: int = 2, *, sign: bool = False) -> str:
     return f"{plus}{mantissa} × 10{str(e).translate(_SUPERSCRIPT)}"
 
 
-def fmt_fixed(x: float, decimals: int) -> str:
+def fmt_fixed(x: float, decimals: int, *, sign: bool = False) -> str:
     """``x`` with ``decimals`` decimals; 1e5 and beyond in three significant digits
-    (``"9.84 × 10⁸"``, :func:`fmt_sig`); never ``"-0.00"``."""
+    (``"9.84 × 10⁸"``, :func:`fmt_sig`); never ``"-0.00"``; ``sign``: a ``+`` before a
+    value that does not round to zero (``"+0.40"``, ``"0.00"``)."""
     if abs(x) >= 1e5:
-        return fmt_sig(x, 3)
+        return fmt_sig(x, 3, sign=sign)
     text = f"{x:.{decimals}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
+    if float(text) == 0:
+        return text.removeprefix("-")
+    return ("+" if sign and x > 0 else "") + text
 
 
 def fmt_steps(value: float) -> str:

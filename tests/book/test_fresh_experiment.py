@@ -655,11 +655,22 @@ def test_the_family_table_writes_every_test_for_a_reader(tmp_path):
                if c["seeds"] >= fx.MIN_PAIRED_SEEDS]
     assert changes and len(rows) >= len(changes)
     for row, c in zip(rows[:len(changes)], changes, strict=True):  # changes first, in order
-        assert row["effect"] == fmt_sig(c["change"], 3, sign=True)
+        unit, factor = fx.CHANGE_UNITS[next(q for by_q in tests["changes"].values()
+                                            for q, cs in by_q.items() if c in cs)]
+        # in the quantity's unit (a browser test: no bare "N.0" under a header without one)
+        assert row["effect"] == f"{fmt_sig(c['change'] * factor, 3, sign=True)} {unit}"
+        assert row["smallest it could find"] == "—" or \
+            row["smallest it could find"].endswith(f" {unit}")
         assert row["p"] == fmt_p(c.get("p")) and row["Holm p"] == fmt_p(c.get("p_holm"))
+    assert {u for u, _ in fx.CHANGE_UNITS.values()} == {"steps", "points"}
+    assert fx.CHANGE_UNITS["accuracy"] == ("points", 100.0)  # stored as a fraction
     for row in rows:
         for column in ("effect", "smallest it could find", "p", "Holm p"):
             assert "e+" not in row[column] and "e-" not in row[column], (column, row)
+        assert "-0.00" not in row["effect"] and "+0.00" not in row["effect"], row
+    rank = fx._rank_row("t", "induction", "all", {"cells": 3, "mean": -0.001, "p": 1.0,
+                                                  "p_holm": 1.0, "verdict": "not supported"})
+    assert rank["effect"] == "mean ρ 0.00"
 
 
 def test_a_verdict_holding_with_conditions_names_its_condition_in_the_verdict_cell(

@@ -74,5 +74,9 @@ def test_steps_p_values_and_fixed_decimals_are_written_through_fmt_sig():
     assert fmt_fixed(12.3456, 2) == "12.35" and fmt_fixed(-0.001, 2) == "0.00"
     assert fmt_fixed(-0.004, 1) == "0.0" and fmt_fixed(-0.05, 1) == "-0.1"
     assert fmt_fixed(9.84e8, 2) == "9.84 × 10⁸" and fmt_fixed(-123_456.0, 0) == "-123,000"
+    # signed: a + before what does not round to zero, never "-0.00" nor "+0.00"
+    assert fmt_fixed(0.4, 2, sign=True) == "+0.40" and fmt_fixed(-0.4, 2, sign=True) == "-0.40"
+    assert fmt_fixed(-0.001, 2, sign=True) == "0.00" and fmt_fixed(0.001, 2, sign=True) == "0.00"
+    assert fmt_fixed(2e5, 1, sign=True) == "+200,000"
     for x in (1e-9, 3.5e7, -2.2e11):
         assert "e" not in fmt_fixed(x, 2)

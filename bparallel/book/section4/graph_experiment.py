@@ -44,7 +44,7 @@ from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ..verdicts import HOLDING, Outcome, Verdict, only
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
-from ..words import fmt_p, fmt_sig
+from ..words import fmt_fixed, fmt_p, fmt_sig
 from .graph_design import (
     DESIGN_SEEDS,
     configurations,
@@ -159,6 +159,14 @@ SUMMARY_WORDS = {"mixing.paper": "Algorithm 1, published code",
                  "fidelity.paper": "fidelity, published code",
                  "fidelity.definition": "fidelity, as defined", "accuracy": "accuracy"}
 
+#: The unit a change of each quantity of :data:`CHANGE_CLAIMS` is read in, and the factor
+#: from its stored value: steps of the walk for Algorithm 1 (its mean walk length) and
+#: Definition 2.7, percentage points for fidelity (stored in percent, Algorithm 2) and for
+#: the held-out accuracy (stored as a fraction).
+CHANGE_UNITS = {"mixing.paper": ("steps", 1.0), "mixing.definition": ("steps", 1.0),
+                "t_mix": ("steps", 1.0), "fidelity.paper": ("points", 1.0),
+                "fidelity.definition": ("points", 1.0), "accuracy": ("points", 100.0)}
+
 
 def _change_verdict(ch: Mapping[str, Sequence[Mapping[str, Any]]], quantities: Sequence[str]
                     ) -> Verdict:
@@ -261,7 +269,8 @@ def chapter_tests(runs: FreshRuns, level: float = 0.95) -> dict[str, Any]:
 def family_table(tests: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The chapter's family of tests, one row each (the tests Holm's correction runs over,
     and those left out because they could not decide): what is tested, task, arm, seeds or
-    cells, the effect found, the smallest effect the test could find at the level of
+    cells, the effect found (a change in its unit, :data:`CHANGE_UNITS`; a mean ρ never
+    "-0.00"), the smallest effect the test could find at the level of
     Holm's first step (a change at 80% power; a median ρ; *cannot decide* where even the
     best data would fall short), the two-sided p-value, the Holm-adjusted one and what it
     says."""
@@ -272,12 +281,13 @@ def family_table(tests: Mapping[str, Any]) -> list[dict[str, Any]]:
                 if c["seeds"] < MIN_PAIRED_SEEDS:
                     continue
                 small = c.get("smallest")
+                unit, factor = CHANGE_UNITS[q]
                 rows.append({"test": f"1 → 16 heads: {SUMMARY_WORDS.get(q, q)}",
                              "task": c["task"], "arm": ARM_NAMES[arm],
                              "seeds or cells": c["seeds"],
-                             "effect": fmt_sig(c["change"], 3, sign=True),
-                             "smallest it could find": ("—" if small is None
-                                                        else f"±{fmt_sig(small)}"),
+                             "effect": f"{fmt_sig(c['change'] * factor, 3, sign=True)} {unit}",
+                             "smallest it could find": (
+                                 "—" if small is None else f"±{fmt_sig(small * factor)} {unit}"),
                              "p": fmt_p(c.get("p")), "Holm p": fmt_p(c.get("p_holm")),
                              "outcome": str(c["outcome"])})
     for task, by_arm in tests["speed"].items():
@@ -298,7 +308,7 @@ def family_table(tests: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _rank_row(test: str, task: str, arm: str, t: Mapping[str, Any]) -> dict[str, Any]:
     small = t.get("smallest")
     return {"test": test, "task": task, "arm": arm, "seeds or cells": t["cells"],
-            "effect": f"mean ρ {t['mean']:+.2f}",
+            "effect": f"mean ρ {fmt_fixed(t['mean'], 2, sign=True)}",
             "smallest it could find": ("cannot decide" if small is None
                                        else f"mean |ρ| ≥ {small:.2f}"),
             "p": fmt_p(t.get("p")), "Holm p": fmt_p(t.get("p_holm")),
