@@ -1295,6 +1295,11 @@ def test_the_dropout_check_scores_each_run_as_evaluated_and_as_trained(tmp_path,
     assert table[1]["evaluated (%)"] == "97.0" and table[1]["as trained (%)"] == "96.5"
     one = gl.dropout_table([row(8, 42, 0.95, 0.94)])[0]
     assert one["gap, range (% points)"] == "-1.0"  # one run: one value, never "x to x"
+    # a gap that rounds to zero has no sign ("-0.0" said a loss the runs did not show)
+    tiny = gl.dropout_table([row(8, 42, 0.95, 0.9499), row(8, 43, 0.95, 0.9501),
+                             row(8, 44, 0.95, 0.949)])[0]
+    assert tiny["gap, median (% points)"] == "0.0"
+    assert tiny["gap, range (% points)"] == "-0.1 to 0.0"
 
 
 def test_a_run_without_dropout_is_named_as_its_recipe():
@@ -1531,23 +1536,24 @@ def test_what_the_horse_race_says_is_read_off_its_intervals():
         "; the one graph measure, Definition 2.7, ranks them neither way")
     # the condition number: its own interval, per task
     flat = [{**rows[6], "low": -0.2, "high": 0.3}]
+    # a ρ that rounds to zero reads "0.00", never "+0.00" or "-0.00"
     assert gp.conditioning_reading({"induction": rows, "histogram": rows}, "speed") == (
         "backwards on both tasks, the better-conditioned runs learning slower (ρ with the "
         "speed -0.70 on induction and -0.70 on histogram); with the configuration held, "
-        "neither way on both tasks (partial ρ +0.00, interval -0.30 to +0.20, on induction; "
-        "+0.00, interval -0.30 to +0.20, on histogram)")
+        "neither way on both tasks (partial ρ 0.00, interval -0.30 to +0.20, on induction; "
+        "0.00, interval -0.30 to +0.20, on histogram)")
     assert gp.conditioning_reading({"induction": rows, "histogram": flat}, "speed") == (
         "backwards on induction (ρ with the speed -0.70, the better-conditioned runs learning "
         "slower) and neither way on histogram (ρ -0.70); with the configuration held, neither "
-        "way on both tasks (partial ρ +0.00, interval -0.30 to +0.20, on induction; +0.00, "
+        "way on both tasks (partial ρ 0.00, interval -0.30 to +0.20, on induction; 0.00, "
         "interval -0.30 to +0.20, on histogram)")
     claimed = [{**flat[0], "low": 0.1, "high": 0.5, "rho": 0.3, "partial_low": 0.05}]
     assert gp.conditioning_reading({"induction": claimed, "histogram": rows}, "speed") == (
         "the claimed way on induction (ρ with the speed +0.30, the better-conditioned runs "
         "learning faster) and backwards on histogram (ρ -0.70, the better-conditioned runs "
         "learning slower); with the configuration held, the claimed way on induction "
-        "(partial ρ +0.00, interval +0.05 to +0.20) and neither way on histogram (partial ρ "
-        "+0.00, interval -0.30 to +0.20)")
+        "(partial ρ 0.00, interval +0.05 to +0.20) and neither way on histogram (partial ρ "
+        "0.00, interval -0.30 to +0.20)")
     no_partial = [{**rows[6], "partial": None, "partial_low": None, "partial_high": None}]
     assert gp.conditioning_reading({"induction": no_partial}, "speed") == (
         "backwards on induction (ρ with the speed -0.70, the better-conditioned runs learning "

@@ -36,6 +36,18 @@ def test_table_is_a_numbered_captioned_directive_with_escaped_cells():
     assert "---:" in text.splitlines()[4]  # numbers right-aligned
 
 
+def test_a_cell_that_rounds_to_zero_carries_no_sign():
+    """A float formatted to zero reads "0.00", never "-0.00" (a table of changes printed
+    one in chapter 11) nor "+0.00"; everything else keeps its sign."""
+    import numpy as np
+
+    assert cell(-0.001, ".2f") == "0.00" and cell(0.001, "+.2f") == "0.00"
+    assert cell(np.float64(-0.004), ".1f") == "0.0" and cell(-0.0004, ".1%") == "0.0%"
+    assert cell(-0.4, ".0f") == "0" and cell(-0.6, ".0f") == "-1"
+    assert cell(-0.01, ".2f") == "-0.01" and cell(0.01, "+.2f") == "+0.01"
+    assert cell(-100.0, ".2f") == "-100.00" and cell(-0.5, ".1f") == "-0.5"
+
+
 def test_table_refuses_nan_and_bad_arguments():
     with pytest.raises(ValueError, match="NaN"):
         table([{"a": float("nan")}], caption="c", name="tbl-a")

@@ -392,6 +392,19 @@ def test_every_table_is_numbered_and_captioned(docname, built_html):
             f"{docname}: caption not numbered by chapter: {text[:60]}"
 
 
+#: A number that rounds to zero printed with a sign ("-0.00", "+0.0", "−0.00%").
+SIGNED_ZERO = re.compile(r"(?<![\w.,])[-+−]0\.0+(?![\d])")
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_no_page_prints_a_signed_zero(docname, built_html):
+    """A value that rounds to zero reads "0.00": "-0.00" says a sign the number does not
+    have (chapter 11's table of seed 42's changes and chapter 12's partial ρ printed it)."""
+    text = _page_main(built_html, docname).get_text(" ", strip=True)
+    found = [text[max(0, m.start() - 50):m.end() + 10] for m in SIGNED_ZERO.finditer(text)]
+    assert not found, f"{docname}: numbers that round to zero print a sign: {found[:5]}"
+
+
 #: A cell that prints a whole number with a decimal zero ("100.0", "4,800.0").
 POINT_ZERO = re.compile(r"-?[\d,]+\.0")
 

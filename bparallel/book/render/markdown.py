@@ -27,7 +27,8 @@ _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
     """One table cell as text: ``fmt`` is a format spec (``".2f"``, ``",d"``) or a function.
 
-    ``None`` reads "—"; a NaN is refused (say what it means instead); ``|`` is escaped; a
+    ``None`` reads "—"; a float that rounds to zero carries no sign ("0.00", never "-0.00");
+    a NaN is refused (say what it means instead); ``|`` is escaped; a
     :class:`~bparallel.book.verdicts.Verdict` becomes its colour-coded verdict cell
     (:func:`bparallel.book.verdicts.cell`; a bare *holds with conditions* is refused: give
     the row ``verdicts.cell(verdict, condition)``); a bool reads "yes" or "no"."""
@@ -43,7 +44,13 @@ def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
         text = fmt(value)
     else:
         text = format(value, fmt)
+        if isinstance(value, (float, np.floating)) and _SIGNED_ZERO.fullmatch(text):
+            text = text[1:]  # a value that rounds to zero reads "0.00", never "-0.00"
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+#: A formatted number that rounds to zero with a sign ("-0.00", "+0.0", "-0").
+_SIGNED_ZERO = re.compile(r"[-+]0(\.0*)?%?")
 
 
 def pipe_table(

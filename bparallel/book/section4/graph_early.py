@@ -19,7 +19,7 @@ import numpy as np
 from ... import ranks
 from ...transformer.design import ARMS, HEADS
 from ...transformer.learning import learning_time
-from ..words import fmt_p
+from ..words import fmt_fixed, fmt_p
 from .graph_tasks import no_attention_ceiling
 from .models import ARM_NAMES, FreshRuns
 from .rank_tests import exact_rank_test
@@ -132,7 +132,7 @@ PROXY_NAMES = {"mixing.paper": "Algorithm 1, published code",
 def _test_cell(test: Mapping[str, Any]) -> str:
     if not test["cells"]:
         return "—"
-    return (f"mean ρ {test['mean']:.2f} (p {fmt_p(test['p'])}, {test['cells']} "
+    return (f"mean ρ {fmt_fixed(test['mean'], 2)} (p {fmt_p(test['p'])}, {test['cells']} "
             f"cell{'s' * (test['cells'] > 1)})")
 
 

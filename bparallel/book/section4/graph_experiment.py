@@ -217,7 +217,7 @@ def _rank_evidence(tests: Mapping[str, Mapping[str, Any]], prefix: str) -> str:
     deciding = [n for names in RANK_MODES for n in _mode_decision(tests, prefix, names)[1]]
     if deciding:
         return "; ".join(
-            f"{PROXY_NAMES[n]}: mean ρ {tests[prefix + n]['mean']:.2f} "
+            f"{PROXY_NAMES[n]}: mean ρ {fmt_fixed(tests[prefix + n]['mean'], 2)} "
             f"{'as claimed' if tests[prefix + n]['verdict'] in HOLDING else 'against the claim'}"
             f", {p_words(tests[prefix + n])}" for n in deciding)
     tested = [n for n in RANK_PROXIES
@@ -362,7 +362,7 @@ def claim_verdicts(runs: FreshRuns, level: float = 0.95,
             elif slug == "speed":
                 per_task = {t: s[arm] for t, s in speed.items() if s[arm]["cells"]}
                 verdict = over_tasks([s["verdict"] for s in per_task.values()])
-                evidence = "; ".join(f"{t}: mean ρ {s['mean']:.2f} over {s['cells']} "
+                evidence = "; ".join(f"{t}: mean ρ {fmt_fixed(s['mean'], 2)} over {s['cells']} "
                                      f"seed{'s' * (s['cells'] > 1)} ({fmt_decided(s)})"
                                      for t, s in per_task.items()) or "no complete seed"
                 where = [t for t, s in per_task.items() if s["verdict"] in HOLDING]

@@ -371,15 +371,16 @@ def dropout_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                               for k in ("evaluated", "as_trained"))
         out.append({"task": task, "heads x head size": f"{h} x {hs}", "runs": len(mine),
                     "evaluated (%)": f"{evaluated:.1f}", "as trained (%)": f"{trained:.1f}",
-                    "gap, median (% points)": f"{ranks.median(gap):+.1f}",
+                    "gap, median (% points)": fmt_fixed(ranks.median(gap), 1, sign=True),
                     "gap, range (% points)": _range(min(gap), max(gap)),
                     "at the threshold as trained only": sum(map(_trained_only, mine))})
     return out
 
 
 def _range(low: float, high: float) -> str:
-    """``"-3.0 to +55.0"``, or the one value where both print alike (a single run)."""
-    lo, hi = f"{low:+.1f}", f"{high:+.1f}"
+    """``"-3.0 to +55.0"``, or the one value where both print alike (a single run); an end
+    that rounds to zero reads "0.0" (:func:`~bparallel.book.words.fmt_fixed`)."""
+    lo, hi = fmt_fixed(low, 1, sign=True), fmt_fixed(high, 1, sign=True)
     return lo if lo == hi else f"{lo} to {hi}"
 
 

@@ -40,7 +40,7 @@ from ...transformer.conditioning import PROBE_KEY, attention_conditioning
 from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
 from ...transformer.train import initial_model
-from ..words import agree, join_words
+from ..words import agree, fmt_fixed, join_words
 from .graph_early import early_step, probe_at
 from .models import FreshRuns
 
@@ -376,7 +376,8 @@ def conditioning_reading(race: Mapping[str, Sequence[Mapping[str, Any]]], outcom
     left out there). A side every task shares is said once: ``"backwards on both tasks, the
     better-conditioned runs learning slower (ρ with the curve area -0.63 on induction and
     -0.68 on histogram); with the configuration held, neither way on both tasks (partial ρ
-    +0.00, interval -0.26 to +0.22, on induction; ...)"``; else per task, ``"backwards on
+    0.00, interval -0.26 to +0.22, on induction; ...)"``, a ρ that rounds to zero without a
+    sign; else per task, ``"backwards on
     induction (ρ with the speed -0.60, the better-conditioned runs learning slower) and
     neither way on histogram (ρ -0.10)"``. ``ValueError`` for an unknown outcome or when no
     task has the condition number's row."""
@@ -391,11 +392,13 @@ def conditioning_reading(race: Mapping[str, Sequence[Mapping[str, Any]]], outcom
         sides = {t: _side(r, held) for t, r in by_task.items()}
         what = {t: "" if held else _CONDITIONED.get(side, "") for t, side in sides.items()}
         if held:
-            numbers = {t: f"{r['partial']:+.2f}, interval {r['partial_low']:+.2f} to "
-                          f"{r['partial_high']:+.2f}" for t, r in by_task.items()}
+            numbers = {t: f"{fmt_fixed(r['partial'], 2, sign=True)}, interval "
+                          f"{fmt_fixed(r['partial_low'], 2, sign=True)} to "
+                          f"{fmt_fixed(r['partial_high'], 2, sign=True)}"
+                       for t, r in by_task.items()}
             first = later = "partial ρ"
         else:
-            numbers = {t: f"{r['rho']:+.2f}" for t, r in by_task.items()}
+            numbers = {t: fmt_fixed(r["rho"], 2, sign=True) for t, r in by_task.items()}
             first, later = f"ρ with {_OUTCOME_WORDS[outcome]}", "ρ"
         if len(set(sides.values())) == 1 and len(sides) > 1:  # one side, said once
             t0 = next(iter(sides))
