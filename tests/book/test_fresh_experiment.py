@@ -252,6 +252,13 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     runs = model_sets.fresh_runs(tmp_path / "models")
     models = model_sets.load_models(runs, tmp_path / "models")
     assert list(models) == [("induction", 4, 16, 42)]
+    # a run another set already loaded (same profile, same SHA-256) is not read again
+    again = model_sets.load_models(runs, tmp_path / "models", have=(runs, models))
+    assert again[("induction", 4, 16, 42)] is models[("induction", 4, 16, 42)]
+    other = model_sets.FreshRuns([{**runs.entries[0], "sha256": "0" * 64}], profiles=
+                                 {"induction": runs.profiles["induction"]})
+    assert model_sets.load_models(runs, tmp_path / "models", have=(other, models))[
+        ("induction", 4, 16, 42)] is not models[("induction", 4, 16, 42)]
     measured = fc.measure_heads(models, num_sequences=4, reference_sequences=2,
                                 cache_dir=None)
     m = measured[("induction", 4, 16, 42)]

@@ -414,15 +414,30 @@ def rescore(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT,
     return out
 
 
-def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT
+def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT, *,
+                have: tuple[FreshRuns, Mapping[tuple[str, int, int, int], Any]] | None = None,
                 ) -> dict[tuple[str, int, int, int], Any]:
     """The shipped weights of every plain-budget run (from its task's profile in ``runs``),
     keyed ``(task, heads, head_size, seed)``, each checked against the SHA-256 of its
     manifest entry (``weights_only`` loading,
-    :func:`~bparallel.transformer.checkpoints.load_weights`)."""
+    :func:`~bparallel.transformer.checkpoints.load_weights`). ``have``: models already
+    loaded for other runs, ``(their runs, their models)``: a run shipped under the same
+    profile with the same SHA-256 is taken from them rather than read again (chapter 12's
+    dropout check shares induction's runs with the chapter's)."""
+    had: dict[tuple[str, int, int, int], Any] = {}
+    if have is not None:
+        have_runs, have_models = have
+        had = {run_key(e): have_models[run_key(e)] for e in have_runs.entries
+               if run_key(e) in have_models}
+        same = {(have_runs.profiles[e["task"]]["profile"], run_key(e)): e["sha256"]
+                for e in have_runs.entries}
     out = {}
     for e in runs.entries:
-        folder = Path(models_root) / runs.profiles[e["task"]]["profile"]
-        model, _ = load_weights(folder / e["file"], sha256=e["sha256"])
-        out[run_key(e)] = model
+        profile = runs.profiles[e["task"]]["profile"]
+        key = run_key(e)
+        if key in had and same.get((profile, key)) == e["sha256"]:
+            out[key] = had[key]
+            continue
+        model, _ = load_weights(Path(models_root) / profile / e["file"], sha256=e["sha256"])
+        out[key] = model
     return out
