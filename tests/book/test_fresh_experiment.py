@@ -132,6 +132,14 @@ def test_learning_rows_and_table_censor_non_learners(tmp_path):
     out = fx.results(runs, [])
     assert out["fresh.induction.width.h16.learned"] == 2
     assert out["fresh.induction.width.h16.median_steps"] == 1000
+    # one piece of code writes the counts, for the chapter's runs and under another prefix
+    counts = gl.learning_counts(runs)
+    assert counts and counts.items() <= out.items()
+    assert counts["fresh.induction.width.h16.runs"] == 3
+    assert gl.learning_counts(runs, "fresh.baseline") == {
+        k.replace("fresh.", "fresh.baseline.", 1): v for k, v in counts.items()}
+    with pytest.raises(ValueError, match="prefix"):
+        gl.learning_counts(runs, "two words")
 
 
 def test_speed_tests_rank_heads_with_censored_runs_last(tmp_path):

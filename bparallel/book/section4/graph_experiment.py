@@ -62,7 +62,7 @@ from .graph_early import (
     probe_at,
     proxy_curves,
 )
-from .graph_learning import learning_rows, outcome_counts
+from .graph_learning import learning_counts, learning_rows, outcome_counts
 from .graph_tasks import (
     MIN_PAIRED_SEEDS,
     SUMMARY,
@@ -482,6 +482,7 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
                     base = f"fresh.{c['task']}.change.{arm}.{q}"
                     out.update({f"{base}.mean": c["change"], f"{base}.low": c["low"],
                                 f"{base}.high": c["high"]})
+    out.update(learning_counts(runs))  # fresh.<task>.<arm>.h<H>.{learned,runs}
     for task, p in runs.profiles.items():
         for k in ("budget", "threshold", "eval_every", "patience", "tolerance", "batch_size",
                   "num_heldout", "probe_sequences", "probe_first"):
@@ -494,11 +495,8 @@ def results(runs: FreshRuns, verdicts: Sequence[Mapping[str, Any]],
             out[f"fresh.{task}.early_step"] = step
             out[f"fresh.{task}.early_ceiling"] = no_attention_ceiling(task)
         for r in learning_rows(runs, task):
-            base = f"fresh.{task}.{r['arm']}.h{r['heads']}"
-            out[f"{base}.learned"] = r["learned"]
-            out[f"{base}.runs"] = r["runs"]
             if r["median_time"] is not None:
-                out[f"{base}.median_steps"] = r["median_time"]
+                out[f"fresh.{task}.{r['arm']}.h{r['heads']}.median_steps"] = r["median_time"]
         for outcome, n in outcome_counts(runs, task).items():
             out[f"fresh.{task}.outcome.{outcome.replace(' ', '_')}"] = n
         speed = tests["speed"][task] if tests else speed_tests(runs, task)

@@ -77,6 +77,17 @@ def learning_rows(runs: FreshRuns, task: str) -> list[dict[str, Any]]:
     return rows
 
 
+def learning_counts(runs: FreshRuns, prefix: str = "fresh") -> dict[str, int]:
+    """Per task, arm and head count of ``runs``, how many runs learned of how many
+    (:func:`learning_rows`), as recorded values ``<prefix>.<task>.<arm>.h<H>.{learned,runs}``:
+    ``"fresh"`` for the chapter's runs, ``"fresh.baseline"`` for the constant-rate runs its
+    pilots start from. ``ValueError`` for a ``prefix`` that is not a dotted key."""
+    key_name(prefix, "prefix")
+    return {f"{prefix}.{task}.{r['arm']}.h{r['heads']}.{k}": r[k]
+            for task in runs.profiles for r in learning_rows(runs, task)
+            for k in ("learned", "runs")}
+
+
 def median_words(rows: Sequence[Mapping[str, Any]], arm: str) -> str:
     """How the censored median learning time of one arm (rows of :func:`learning_rows`)
     moves with the head count, as words that follow "the median learning time": ``"rises
@@ -425,5 +436,6 @@ def dropout_results(rows: Sequence[Mapping[str, Any]], name: str = "dropout"
 
 
 __all__ = ["DROPOUT_DRAWS", "DROPOUT_SEQUENCES", "censored_median", "dropout_results",
-           "dropout_rows", "dropout_table", "learning_rows", "learning_table", "learning_time",
+           "dropout_rows", "dropout_table", "learning_counts", "learning_rows", "learning_table",
+           "learning_time",
            "machines_words", "median_words", "trained_on"]
