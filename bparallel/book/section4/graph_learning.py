@@ -437,5 +437,4 @@ def dropout_results(rows: Sequence[Mapping[str, Any]], name: str = "dropout"
 
 __all__ = ["DROPOUT_DRAWS", "DROPOUT_SEQUENCES", "censored_median", "dropout_results",
            "dropout_rows", "dropout_table", "learning_counts", "learning_rows", "learning_table",
-           "learning_time",
-           "machines_words", "median_words", "trained_on"]
+           "learning_time", "machines_words", "median_words", "trained_on"]

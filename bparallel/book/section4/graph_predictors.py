@@ -376,10 +376,10 @@ def conditioning_reading(race: Mapping[str, Sequence[Mapping[str, Any]]], outcom
     left out there). A side every task shares is said once: ``"backwards on both tasks, the
     better-conditioned runs learning slower (ρ with the curve area -0.63 on induction and
     -0.68 on histogram); with the configuration held, neither way on both tasks (partial ρ
-    0.00, interval -0.26 to +0.22, on induction; ...)"``, a ρ that rounds to zero without a
-    sign; else per task, ``"backwards on
+    0.00, interval -0.26 to +0.22, on induction; ...)"``; else per task, ``"backwards on
     induction (ρ with the speed -0.60, the better-conditioned runs learning slower) and
-    neither way on histogram (ρ -0.10)"``. ``ValueError`` for an unknown outcome or when no
+    neither way on histogram (ρ -0.10)"``. A ρ that rounds to zero reads "0.00", without a
+    sign. ``ValueError`` for an unknown outcome or when no
     task has the condition number's row."""
     one_of(outcome, "outcome", list(_OUTCOME_WORDS), "outcomes")
     rows = {task: r for task, task_rows in race.items() for r in task_rows

@@ -425,6 +425,7 @@ def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT, *
     profile with the same SHA-256 is taken from them rather than read again (chapter 12's
     dropout check shares induction's runs with the chapter's)."""
     had: dict[tuple[str, int, int, int], Any] = {}
+    same: dict[tuple[str, tuple[str, int, int, int]], str] = {}
     if have is not None:
         have_runs, have_models = have
         had = {run_key(e): have_models[run_key(e)] for e in have_runs.entries
