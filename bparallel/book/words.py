@@ -4,6 +4,7 @@ cell from data: lists, words that agree with a count, numbers to significant dig
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 
@@ -68,16 +69,23 @@ def fmt_sig(x: float, digits: int = 2, *, sign: bool = False) -> str:
     return f"{plus}{mantissa} × 10{str(e).translate(_SUPERSCRIPT)}"
 
 
+#: A formatted number that rounds to zero with a sign ("-0.00", "+0.0", "-0", "-0.0%").
+_SIGNED_ZERO = re.compile(r"[-+]0(\.0*)?%?")
+
+
+def unsigned_zero(text: str) -> str:
+    """A formatted number as a reader takes it: one that rounds to zero without its sign
+    (``"-0.00"`` reads ``"0.00"``, ``"+0.0%"`` reads ``"0.0%"``), any other unchanged."""
+    return text[1:] if _SIGNED_ZERO.fullmatch(text) else text
+
+
 def fmt_fixed(x: float, decimals: int, *, sign: bool = False) -> str:
     """``x`` with ``decimals`` decimals; 1e5 and beyond in three significant digits
     (``"9.84 × 10⁸"``, :func:`fmt_sig`); never ``"-0.00"``; ``sign``: a ``+`` before a
     value that does not round to zero (``"+0.40"``, ``"0.00"``)."""
     if abs(x) >= 1e5:
         return fmt_sig(x, 3, sign=sign)
-    text = f"{x:.{decimals}f}"
-    if float(text) == 0:
-        return text.removeprefix("-")
-    return ("+" if sign and x > 0 else "") + text
+    return unsigned_zero(("+" if sign and x > 0 else "") + f"{x:.{decimals}f}")
 
 
 def fmt_steps(value: float) -> str:
@@ -96,4 +104,5 @@ def fmt_p(p: float | None) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-__all__ = ["agree", "count_of", "fmt_fixed", "fmt_p", "fmt_sig", "fmt_steps", "join_words"]
+__all__ = ["agree", "count_of", "fmt_fixed", "fmt_p", "fmt_sig", "fmt_steps", "join_words",
+           "unsigned_zero"]

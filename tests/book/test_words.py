@@ -8,7 +8,14 @@ import math
 
 import pytest
 
-from bparallel.book.words import fmt_fixed, fmt_p, fmt_sig, fmt_steps, join_words
+from bparallel.book.words import (
+    fmt_fixed,
+    fmt_p,
+    fmt_sig,
+    fmt_steps,
+    join_words,
+    unsigned_zero,
+)
 
 
 def test_lists_read_a_b_and_c():
@@ -78,5 +85,10 @@ def test_steps_p_values_and_fixed_decimals_are_written_through_fmt_sig():
     assert fmt_fixed(0.4, 2, sign=True) == "+0.40" and fmt_fixed(-0.4, 2, sign=True) == "-0.40"
     assert fmt_fixed(-0.001, 2, sign=True) == "0.00" and fmt_fixed(0.001, 2, sign=True) == "0.00"
     assert fmt_fixed(2e5, 1, sign=True) == "+200,000"
+    # the one rule both fmt_fixed and a table cell apply to a formatted number
+    assert [unsigned_zero(t) for t in ("-0.00", "+0.0", "-0", "-0.0%", "+0.00%")] == \
+        ["0.00", "0.0", "0", "0.0%", "0.00%"]
+    assert [unsigned_zero(t) for t in ("-0.01", "+0.40", "-10", "-0.05%", "0.00", "-")] == \
+        ["-0.01", "+0.40", "-10", "-0.05%", "0.00", "-"]
     for x in (1e-9, 3.5e7, -2.2e11):
         assert "e" not in fmt_fixed(x, 2)

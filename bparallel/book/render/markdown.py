@@ -19,6 +19,7 @@ import numpy as np
 from ..._checks import one_of
 from ..verdicts import Verdict
 from ..verdicts import cell as verdict_cell
+from ..words import unsigned_zero
 from .results import PROFILES
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -44,13 +45,9 @@ def cell(value: Any, fmt: str | Callable[[Any], str] = "") -> str:
         text = fmt(value)
     else:
         text = format(value, fmt)
-        if isinstance(value, (float, np.floating)) and _SIGNED_ZERO.fullmatch(text):
-            text = text[1:]  # a value that rounds to zero reads "0.00", never "-0.00"
+        if isinstance(value, (float, np.floating)):
+            text = unsigned_zero(text)  # a value that rounds to zero reads "0.00"
     return text.replace("|", "\\|").replace("\n", " ")
-
-
-#: A formatted number that rounds to zero with a sign ("-0.00", "+0.0", "-0").
-_SIGNED_ZERO = re.compile(r"[-+]0(\.0*)?%?")
 
 
 def pipe_table(
