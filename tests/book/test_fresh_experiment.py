@@ -260,7 +260,7 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     runs = model_sets.fresh_runs(tmp_path / "models")
     models = model_sets.load_models(runs, tmp_path / "models")
     assert list(models) == [("induction", 4, 16, 42)]
-    # a run another set already loaded (same profile, same SHA-256) is not read again
+    # a run another set already loaded (the same SHA-256) is not read again
     again = model_sets.load_models(runs, tmp_path / "models", have=(runs, models))
     assert again[("induction", 4, 16, 42)] is models[("induction", 4, 16, 42)]
     other = model_sets.FreshRuns([{**runs.entries[0], "sha256": "0" * 64}], profiles=
@@ -666,12 +666,11 @@ def test_the_family_table_writes_every_test_for_a_reader(tmp_path):
     runs = model_sets.fresh_runs(tmp_path)
     tests = fx.chapter_tests(runs)
     rows = fx.family_table(tests)
-    changes = [c for by_q in tests["changes"].values() for cs in by_q.values() for c in cs
-               if c["seeds"] >= fx.MIN_PAIRED_SEEDS]
+    changes = [(q, c) for by_q in tests["changes"].values() for q, cs in by_q.items()
+               for c in cs if c["seeds"] >= fx.MIN_PAIRED_SEEDS]
     assert changes and len(rows) >= len(changes)
-    for row, c in zip(rows[:len(changes)], changes, strict=True):  # changes first, in order
-        unit, factor = fx.CHANGE_UNITS[next(q for by_q in tests["changes"].values()
-                                            for q, cs in by_q.items() if c in cs)]
+    for row, (q, c) in zip(rows[:len(changes)], changes, strict=True):  # changes first
+        unit, factor = fx.CHANGE_UNITS[q]
         # in the quantity's unit (a browser test: no bare "N.0" under a header without one)
         assert row["effect"] == f"{fmt_sig(c['change'] * factor, 3, sign=True)} {unit}"
         assert row["smallest it could find"] == "—" or \

@@ -421,24 +421,18 @@ def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT, *
     keyed ``(task, heads, head_size, seed)``, each checked against the SHA-256 of its
     manifest entry (``weights_only`` loading,
     :func:`~bparallel.transformer.checkpoints.load_weights`). ``have``: models already
-    loaded for other runs, ``(their runs, their models)``: a run shipped under the same
-    profile with the same SHA-256 is taken from them rather than read again (chapter 12's
-    dropout check shares induction's runs with the chapter's)."""
-    had: dict[tuple[str, int, int, int], Any] = {}
-    same: dict[tuple[str, tuple[str, int, int, int]], str] = {}
-    if have is not None:
-        have_runs, have_models = have
-        had = {run_key(e): have_models[run_key(e)] for e in have_runs.entries
-               if run_key(e) in have_models}
-        same = {(have_runs.profiles[e["task"]]["profile"], run_key(e)): e["sha256"]
-                for e in have_runs.entries}
+    loaded for other runs, ``(their runs, their models)``: a run whose weights have the SHA-256
+    of one of theirs is taken from them rather than read again (chapter 12's dropout check
+    shares induction's runs with the chapter's)."""
+    have_runs, have_models = have if have is not None else (FreshRuns([]), {})
+    # the same bytes are the same model: what is loaded already, by its weights' SHA-256
+    by_sha = {e["sha256"]: have_models[run_key(e)] for e in have_runs.entries
+              if run_key(e) in have_models}
     out = {}
     for e in runs.entries:
-        profile = runs.profiles[e["task"]]["profile"]
-        key = run_key(e)
-        if key in had and same.get((profile, key)) == e["sha256"]:
-            out[key] = had[key]
-            continue
-        model, _ = load_weights(Path(models_root) / profile / e["file"], sha256=e["sha256"])
-        out[key] = model
+        model = by_sha.get(e["sha256"])
+        if model is None:
+            folder = Path(models_root) / runs.profiles[e["task"]]["profile"]
+            model, _ = load_weights(folder / e["file"], sha256=e["sha256"])
+        out[run_key(e)] = model
     return out
