@@ -75,7 +75,10 @@ _SIGNED_ZERO = re.compile(r"[-+]0(\.0*)?%?")
 
 def unsigned_zero(text: str) -> str:
     """A formatted number as a reader takes it: one that rounds to zero without its sign
-    (``"-0.00"`` reads ``"0.00"``, ``"+0.0%"`` reads ``"0.0%"``), any other unchanged."""
+    (``"-0.00"`` reads ``"0.00"``, ``"+0.0%"`` reads ``"0.0%"``), any other unchanged.
+    ``ValueError`` for anything but text."""
+    if not isinstance(text, str):
+        raise ValueError(f"text={text!r}: expected a formatted number (a str)")
     return text[1:] if _SIGNED_ZERO.fullmatch(text) else text
 
 

@@ -267,6 +267,8 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
                                  {"induction": runs.profiles["induction"]})
     assert model_sets.load_models(runs, tmp_path / "models", have=(other, models))[
         ("induction", 4, 16, 42)] is not models[("induction", 4, 16, 42)]
+    with pytest.raises(ValueError, match="have"):
+        model_sets.load_models(runs, tmp_path / "models", have=models)
     measured = fc.measure_heads(models, num_sequences=4, reference_sequences=2,
                                 cache_dir=None)
     m = measured[("induction", 4, 16, 42)]

@@ -90,5 +90,7 @@ def test_steps_p_values_and_fixed_decimals_are_written_through_fmt_sig():
         ["0.00", "0.0", "0", "0.0%", "0.00%"]
     assert [unsigned_zero(t) for t in ("-0.01", "+0.40", "-10", "-0.05%", "0.00", "-")] == \
         ["-0.01", "+0.40", "-10", "-0.05%", "0.00", "-"]
+    with pytest.raises(ValueError, match="text"):
+        unsigned_zero(-0.0)
     for x in (1e-9, 3.5e7, -2.2e11):
         assert "e" not in fmt_fixed(x, 2)

@@ -424,6 +424,11 @@ def load_models(runs: FreshRuns, models_root: str | os.PathLike = MODELS_ROOT, *
     loaded for other runs, ``(their runs, their models)``: a run whose weights have the SHA-256
     of one of theirs is taken from them rather than read again (chapter 12's dropout check
     shares induction's runs with the chapter's)."""
+    if have is not None and not (isinstance(have, tuple) and len(have) == 2
+                                 and isinstance(have[0], FreshRuns)
+                                 and isinstance(have[1], Mapping)):
+        raise ValueError(f"have: expected (FreshRuns, models by run key), got "
+                         f"{type(have).__name__}")
     have_runs, have_models = have if have is not None else (FreshRuns([]), {})
     # the same bytes are the same model: what is loaded already, by its weights' SHA-256
     by_sha = {e["sha256"]: have_models[run_key(e)] for e in have_runs.entries
