@@ -638,8 +638,12 @@ for (const link of links) {
   try { ex.decodeView(link, models); bad[link] = null; } catch (e) { bad[link] = e.message; }
 }
 const fresh = t.freshSequence("induction", 5);
+const partial = [
+  "v=1;m=cycle-h04;s=typed;t=5.17.5.9;l=9;w=uniform;f=zero;p=2",
+  "v=1;m=cycle-h03;s=typed;t=5.17.5.9;l=1;w=uniform;f=zero;x=0001.0000.0000.0000;p=2",
+].map((link) => ex.readView(link, models));
 process.stdout.write(JSON.stringify({
-  link: ex.encodeView(view), python: ex.toPython(view, data, tokens), bad,
+  link: ex.encodeView(view), python: ex.toPython(view, data, tokens), bad, partial,
   measures: Object.fromEntries(["mixing_time.paper", "mixing_time.definition",
     "fidelity.paper", "fidelity.definition", "worst_case.paper", "worst_case.definition"]
     .map((k) => [k, Number.isFinite(m[k]) ? m[k] : null])),
@@ -675,6 +679,16 @@ def test_links_round_trip_and_export_as_python_reproduces_the_view(name, exporte
     assert out["link"] == (f"v=1;m={name};s=1;l=2;w=custom;b=1,0.5,0,2;f=mean;"
                            "x=0001.0000.000a.0000;p=7")
     assert all(out["bad"][link] for link in BAD_LINKS), out["bad"]
+    # a link read in part keeps every field that reads right: the typed tokens above all
+    one, other = out["partial"]
+    assert one["problems"] == ["field l is out of range"]
+    assert {k: one["view"][k] for k in ("model", "seq", "tokens", "weights", "fill", "pos")} \
+        == {"model": "cycle-h04", "seq": "typed", "tokens": [5, 17, 5, 9],
+            "weights": "uniform", "fill": "zero", "pos": 2}
+    assert one["view"]["layer"] == 3  # the default's
+    assert other["problems"] == ["the link names no model this page offers"]
+    assert other["view"]["model"] == "cycle-h16" and other["view"]["tokens"] == [5, 17, 5, 9]
+    assert other["view"]["layer"] == 1 and other["view"]["removed"][0][0] is True
     namespace: dict[str, Any] = {}
     python = out["python"].replace("    print(mode,", "    results[mode] = (")
     exec(compile("results = {}\n" + python, "<export>", "exec"), namespace)  # noqa: S102
@@ -787,3 +801,57 @@ def test_the_page_states_each_fresh_models_outcome_by_the_chapters_rule(exported
         end = (f"converged at step {o['converged_at']:,}" if o["outcome"] == "converged"
                else f"censored at the budget of {o['budget']:,} steps")
         assert text[e["name"]] == f"{learned}; {end}", e["name"]
+
+
+STATUS_DRIVER = r"""
+import { readFileSync } from "node:fs";
+import vm from "node:vm";
+const ex = await import(EXPLORER_URL);
+const files = JSON.parse(readFileSync(0, "utf8"));
+const context = { window: {} };
+vm.createContext(context);
+for (const f of files) vm.runInContext(readFileSync(f, "utf8"), context);
+const models = context.window.BPARALLEL_MODELS;
+process.stdout.write(JSON.stringify(Object.keys(models).map((k) => [k, ex.statusText(models[k])])));
+"""
+
+
+def test_every_status_line_states_its_manifest(exported):
+    """The status line of every model the page offers (finite-data and fresh-data) states
+    the held-out accuracy on the predictable positions and the SHA-256 that the model's own
+    manifest records, read here from the shipped ``manifest.json`` files, not from the
+    catalogue the exporter used. (Every fresh-data file once read "0.0%": the checkpoint's
+    metadata, which holds no accuracy, had been copied instead of the manifest's.)"""
+    folder, catalogue = exported
+    code = STATUS_DRIVER.replace(
+        "EXPLORER_URL", json.dumps((TRANSFORMER.parent / "explorer.mjs").as_uri()))
+    text = dict(run_node(code, [str(folder / e["file"]) for e in catalogue]))
+    assert len(text) == len(catalogue) == 40
+    manifests = {}
+    for e in catalogue:
+        if e["folder"] not in manifests:
+            manifests[e["folder"]] = json.loads(
+                (MODELS_ROOT / e["folder"] / "manifest.json").read_text())["models"]
+        suffix = "" if e["data"] == "finite" else f"-hs{e['head_size']}"
+        key = f"{e['task']}-h{e['heads']:02d}"
+        entry = manifests[e["folder"]].get(key + suffix) or manifests[e["folder"]][key]
+        assert entry["seed"] == 42 and entry["heads"] == e["heads"], e["name"]
+        assert entry.get("head_size", e["head_size"]) == e["head_size"], e["name"]
+        status = text[e["name"]]
+        accuracy = f"{100 * entry['heldout_accuracy_predictable']:.1f}%"
+        assert (f"held-out accuracy {accuracy} on the predictable positions" in status), (
+            e["name"], status)
+        assert f"SHA-256 {entry['sha256'][:12]}" in status, e["name"]
+        assert "not recorded" not in status and "n/a" not in status, e["name"]
+    # the fresh-data models learned induction and histogram: none reads 0.0%
+    assert all("accuracy 0.0%" not in s for s in text.values())
+
+
+def test_a_data_file_without_its_manifests_numbers_is_refused(exported, shipped):
+    model, meta = shipped["induction-fresh-h16-hs16"]
+    for field in explorer.MANIFEST_FIELDS:
+        bad = {**meta, "task": "induction", "heads": 16, "name": "induction-fresh-h16-hs16",
+               "heldout_accuracy": 0.5, "heldout_accuracy_predictable": 1.0,
+               "sha256": "0" * 64, field: None}
+        with pytest.raises(ValueError, match=f"meta: induction-fresh-h16-hs16 has no {field}"):
+            explorer.model_data(model, bad, num_sequences=1, reference_sequences=1)

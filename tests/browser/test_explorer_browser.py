@@ -100,6 +100,25 @@ def test_page_in_chromium_offline(width, exported, page_file, browser):
 
 
 @pytest.mark.browser
+def test_a_bad_link_says_what_is_wrong_and_keeps_the_rest(page_file, browser):
+    """A link with one field wrong (a layer the model does not have) shows its error and
+    everything else it holds: the model, the typed tokens, the weights; the layer falls
+    back to the default's."""
+    s = Session(browser)
+    s.open(page_file.as_uri() + "#ex=v=1;m=cycle-h04;s=typed;t=5.17.5.9;l=9;w=uniform;"
+           "f=zero;p=2")
+    error = s.page.inner_text('[data-bp="link-error"]')
+    assert "field l is out of range" in error and "everything else it holds is shown" in error
+    assert s.page.input_value('[data-bp="typed"]') == "5 17 5 9"
+    assert s.page.input_value('[data-bp="heads"]') == "cycle-h04"
+    assert s.page.input_value('[data-bp="weights"]') == "uniform"
+    assert s.page.input_value('[data-bp="fill"]') == "zero"
+    assert s.page.input_value('[data-bp="layer"]') == "3"  # the default's: the last
+    s.context.close()
+    assert not s.problems and not s.external, (s.problems, s.external)
+
+
+@pytest.mark.browser
 def test_a_crafted_link_injects_nothing(page_file, browser):
     s = Session(browser)
     s.open(page_file.as_uri() + "#ex=v=1;m=cycle-h16;s=0;l=1;w=learned;f=mean;"
@@ -109,6 +128,34 @@ def test_a_crafted_link_injects_nothing(page_file, browser):
     assert "m=cycle-h16" in s.page.evaluate("location.hash")  # the default view
     s.context.close()
     assert not s.problems and not s.external, (s.problems, s.external)
+
+
+#: Every word of the explorer's visible text that the browser set on more than one line
+#: (broken inside itself), and every element that reaches past the explorer's box.
+LAYOUT_DEFECTS = r"""() => {
+  const root = document.getElementById("bp-explorer");
+  const box = root.getBoundingClientRect();
+  const broken = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest("textarea, option, select") || el.offsetParent === null) continue;
+    for (const m of n.textContent.matchAll(/\S+/g)) {
+      const r = document.createRange();
+      r.setStart(n, m.index);
+      r.setEnd(n, m.index + m[0].length);
+      const lines = new Set([...r.getClientRects()].filter((q) => q.width > 0)
+        .map((q) => Math.round(q.top)));
+      if (lines.size > 1) broken.push(m[0]);
+    }
+  }
+  const clipped = [...root.querySelectorAll("*")].filter((e) => e.offsetParent !== null)
+    .map((e) => [e, e.getBoundingClientRect()])
+    .filter(([, b]) => b.width > 0 && (b.right > box.right + 0.5 || b.left < box.left - 0.5))
+    .map(([e, b]) => `${e.tagName}[${e.dataset.bp || ""}] ${Math.round(b.left)}-`
+      + `${Math.round(b.right)}`);
+  return { broken, clipped };
+}"""
 
 
 @pytest.mark.browser
@@ -126,6 +173,14 @@ def test_the_built_chapter_runs_the_explorer_offline(width, built_html, browser)
     s.page.click('[data-bp="remove-all"]')
     assert s.value('[data-bp="changed"]') > 90
     assert s.page.evaluate("document.querySelector('#bp-explorer').scrollWidth") <= width
+    # in the book's column: no word broken inside itself (a measure's label, a control's
+    # name), nothing past the explorer's box, with a model whose menu entry is the longest
+    s.page.select_option('[data-bp="task"]', "induction-fresh")
+    s.page.select_option('[data-bp="heads"]', "induction-fresh-h16-hs16")
+    s.page.wait_for_function("document.querySelector('[data-bp=status]').textContent"
+                             ".startsWith('induction-fresh-h16-hs16:')", timeout=60_000)
+    defects = s.page.evaluate(LAYOUT_DEFECTS)
+    assert defects == {"broken": [], "clipped": []}, defects
     s.context.close()
     assert not s.problems and not s.external, (s.problems, s.external)
 

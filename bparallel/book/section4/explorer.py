@@ -93,6 +93,9 @@ FORMAT = 2
 DATA_GLOBAL = "BPARALLEL_MODELS"
 #: A data file's model name: ``<task>-hNN`` (finite data) or ``<task>-fresh-hNN[-hsS]``.
 NAME = re.compile(r"[a-z]+(?:-fresh)?-h\d\d(?:-hs\d{2,3})?")
+#: What a data file's ``manifest`` copies from the model's manifest entry, each required:
+#: the page's status line reads the held-out accuracy, and the hash names the weights.
+MANIFEST_FIELDS = ("heldout_accuracy", "heldout_accuracy_predictable", "sha256")
 #: Budgets: every data file together, and the page before a model is chosen.
 MAX_DATA_BYTES = 30 * 2**20
 MAX_PAGE_BYTES = 2**20
@@ -295,6 +298,10 @@ def model_data(
     average the head outputs of mean ablation (rounded to float16 as the page reads them)."""
     positive_int(num_sequences, "num_sequences")
     positive_int(reference_sequences, "reference_sequences")
+    missing = [k for k in MANIFEST_FIELDS if meta.get(k) is None]
+    if missing:
+        raise ValueError(f"meta: {meta.get('name', 'the model')} has no {', '.join(missing)} "
+                         "(the page states them from the model's manifest entry)")
     task, seed = meta["task"], int(meta.get("seed", DEFAULT_SEED))
     profile = meta.get("profile") or "paper"
     total = num_sequences + reference_sequences
@@ -308,8 +315,7 @@ def model_data(
         "name": meta.get("name") or run_name(task, int(meta["heads"])),
         "data": meta.get("data", "finite"),
         "task": task, "heads": int(meta["heads"]), "seed": seed, "profile": profile,
-        "manifest": {**{k: meta.get(k) for k in ("epochs", "heldout_accuracy",
-                                                 "heldout_accuracy_predictable", "sha256")},
+        "manifest": {"epochs": meta.get("epochs"), **{k: meta[k] for k in MANIFEST_FIELDS},
                      **{k: meta[k] for k in ("arms", "outcome", "head_size", "weights",
                                              "folder") if k in meta}},
         "config": _config(model),
@@ -384,9 +390,12 @@ def export_models(
         if entry["data"] == "fresh":  # one file, hash-checked
             model, meta = load_weights(root / entry["folder"] / entry["weights"],
                                        sha256=entry["sha256"])
+            # the catalogue's fields are the manifest's: the checkpoint's own metadata is
+            # written before the run is evaluated and holds no held-out accuracy or hash
             meta = {**meta, **{k: entry[k] for k in ("name", "data", "task", "heads", "seed",
                                                      "profile", "arms", "outcome",
-                                                     "head_size", "weights", "folder")}}
+                                                     "head_size", "weights", "folder",
+                                                     *MANIFEST_FIELDS)}}
         else:
             if task not in loaded:  # every head count of the task, each hash-checked
                 loaded[task] = load_shipped(root / entry["folder"], seed, tasks=(task,))

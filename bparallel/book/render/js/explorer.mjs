@@ -68,6 +68,23 @@ export function outcomeText(m) {
   return `${learned}; ${end}`;
 }
 
+/**
+ * The status line of a loaded model: what it is and what its manifest records (held-out
+ * accuracy on the predictable positions, the weights' SHA-256, a fresh-data run's outcome).
+ * A value the data file lacks reads "not recorded", never a number.
+ */
+export function statusText(data) {
+  const m = data.manifest;
+  const acc = typeof m.heldout_accuracy_predictable === "number"
+    ? pct(m.heldout_accuracy_predictable) : "not recorded";
+  const hash = typeof m.sha256 === "string" ? `SHA-256 ${m.sha256.slice(0, 12)}\u2026` : "SHA-256 not recorded";
+  const outcome = m.outcome ? `; ${outcomeText(m)}` : "";
+  return `${data.name}: task ${data.task}, ${data.data === "fresh" ? "trained on fresh data" : "trained on a finite set"}, ` +
+    `${data.heads} head${data.heads > 1 ? "s" : ""} of ${data.config.head_dim}, seed ${data.seed}; ` +
+    `held-out accuracy ${acc} on the predictable positions (the manifest's)${outcome}. ` +
+    `Weights in half precision (${hash} of the shipped file).`;
+}
+
 // ------------------------------------------------------------------ the view and links
 
 /**
@@ -121,68 +138,107 @@ export function encodeView(view) {
 
 /**
  * A view from link text, every field checked against the models offered; throws `Error`
- * saying which field is wrong. Nothing in the text is ever evaluated or written as HTML.
+ * saying which field is wrong (the first, as `readView` lists them). Nothing in the text is
+ * ever evaluated or written as HTML.
  * @param {string} text
  * @param {Array<{name: string, heads: number}>} models
  * @returns {View}
  */
 export function decodeView(text, models) {
-  if (typeof text !== "string" || text.length > 2000) throw new Error("the link is too long");
+  const { view, problems } = readView(text, models);
+  if (problems.length) throw new Error(problems[0]);
+  return view;
+}
+
+/**
+ * What a link can tell, field by field: the view with every field that reads right, and
+ * the problems of those that do not (each field wrong keeps the default's value for it;
+ * a link that names no model offered keeps the default model, with the link's sequence,
+ * typed tokens included, where they read right). `problems` is empty for a good link.
+ * @param {string} text
+ * @param {Array<{name: string, heads: number}>} models
+ * @param {string} [fallback] the model shown when the link names none offered
+ * @returns {{view: View|null, problems: string[]}} `view` null only when no model is offered
+ */
+export function readView(text, models, fallback = "cycle-h16") {
+  const problems = [];
+  const fail = (message) => {
+    problems.push(message);
+    return undefined;
+  };
+  if (!models.length) return { view: null, problems: ["no model is offered"] };
+  if (typeof text !== "string" || text.length > 2000) {
+    const entry = models.find((m) => m.name === fallback) || models[0];
+    return { view: defaultView(entry), problems: ["the link is too long"] };
+  }
   const fields = {};
   for (const part of text.split(";")) {
     const at = part.indexOf("=");
     const key = at < 0 ? part : part.slice(0, at);
-    if (!/^[a-z]{1,3}$/.test(key)) throw new Error("a field name is malformed");
-    fields[key] = at < 0 ? "" : part.slice(at + 1);
+    if (!/^[a-z]{1,3}$/.test(key)) fail("a field name is malformed");
+    else fields[key] = at < 0 ? "" : part.slice(at + 1);
   }
-  if (fields.v !== "1") throw new Error("unknown link version");
-  const entry = models.find((m) => m.name === fields.m);
-  if (!NAME.test(fields.m || "") || !entry) throw new Error("the link names no model this page offers");
+  if (fields.v !== "1") fail("unknown link version");
+  let entry = NAME.test(fields.m || "") ? models.find((m) => m.name === fields.m) : undefined;
+  if (!entry) {
+    fail("the link names no model this page offers");
+    entry = models.find((m) => m.name === fallback) || models[0];
+  }
   const H = entry.heads;
   const int = (key, lo, hi) => {
     const s = fields[key];
-    if (!/^\d{1,9}$/.test(s || "")) throw new Error(`field ${key} is not a number`);
+    if (!/^\d{1,9}$/.test(s || "")) return fail(`field ${key} is not a number`);
     const v = Number(s);
-    if (v < lo || v > hi) throw new Error(`field ${key} is out of range`);
+    if (v < lo || v > hi) return fail(`field ${key} is out of range`);
     return v;
   };
   const view = defaultView(entry);
+  const set = (key, value) => {
+    if (value !== undefined) view[key] = value;
+  };
   if (fields.s === "fresh") {
-    view.seq = "fresh";
-    view.seed = int("g", 0, 2 ** 31);
+    const seed = int("g", 0, 2 ** 31);
+    if (seed !== undefined) {
+      view.seq = "fresh";
+      view.seed = seed;
+    }
   } else if (fields.s === "typed") {
-    if (!/^\d{1,3}(\.\d{1,3}){0,99}$/.test(fields.t || "")) throw new Error("field t is not a list of tokens");
-    view.seq = "typed";
-    view.tokens = fields.t.split(".").map(Number);
-    if (view.tokens.some((x) => x > 255)) throw new Error("field t holds a token above 255");
+    if (!/^\d{1,3}(\.\d{1,3}){0,99}$/.test(fields.t || "")) fail("field t is not a list of tokens");
+    else if (fields.t.split(".").some((x) => Number(x) > 255)) fail("field t holds a token above 255");
+    else {
+      view.seq = "typed";
+      view.tokens = fields.t.split(".").map(Number);
+    }
   } else {
-    view.seq = int("s", 0, 999);
+    set("seq", int("s", 0, 999));
   }
   const L = entry.layers || 4;
-  view.layer = int("l", 0, L - 1);
-  if (!WEIGHTINGS.includes(fields.w)) throw new Error("field w is not a weighting");
-  view.weights = fields.w;
-  if (view.weights === "custom") {
-    if (!/^[0-9.e+-]+(,[0-9.e+-]+)*$/.test(fields.b || "")) throw new Error("field b is not a list of weights");
+  set("layer", int("l", 0, L - 1));
+  if (!WEIGHTINGS.includes(fields.w)) fail("field w is not a weighting");
+  else if (fields.w !== "custom") view.weights = fields.w;
+  else if (!/^[0-9.e+-]+(,[0-9.e+-]+)*$/.test(fields.b || "")) fail("field b is not a list of weights");
+  else {
     const beta = fields.b.split(",").map(Number);
     if (beta.length !== H || beta.some((b) => !(Number.isFinite(b) && b >= 0)) || !beta.some((b) => b > 0)) {
-      throw new Error(`field b needs ${H} non-negative weights, not all zero`);
+      fail(`field b needs ${H} non-negative weights, not all zero`);
+    } else {
+      view.weights = "custom";
+      view.beta = beta;
     }
-    view.beta = beta;
   }
-  if (!FILLS.includes(fields.f)) throw new Error("field f is not zero or mean");
-  view.fill = fields.f;
+  if (!FILLS.includes(fields.f)) fail("field f is not zero or mean");
+  else view.fill = fields.f;
   if (fields.x !== undefined) {
-    if (!new RegExp(`^[0-9a-f]{4}(\\.[0-9a-f]{4}){${L - 1}}$`).test(fields.x)) throw new Error(`field x is not ${L} head masks`);
-    view.removed = fields.x.split(".").map((hex) => {
-      const m = parseInt(hex, 16);
-      if (m >= 2 ** H) throw new Error("field x removes a head the model does not have");
-      return Array.from({ length: H }, (_, h) => Math.floor(m / 2 ** h) % 2 === 1);
-    });
+    if (!new RegExp(`^[0-9a-f]{4}(\\.[0-9a-f]{4}){${L - 1}}$`).test(fields.x)) fail(`field x is not ${L} head masks`);
+    else {
+      const masks = fields.x.split(".").map((hex) => parseInt(hex, 16));
+      if (masks.some((m) => m >= 2 ** H)) fail("field x removes a head the model does not have");
+      else view.removed = masks.map((m) => Array.from({ length: H }, (_, h) => Math.floor(m / 2 ** h) % 2 === 1));
+    }
   }
-  view.pos = int("p", 0, 99);
+  set("pos", int("p", 0, 99));
   view.log = fields.log === "1";
-  return view;
+  return { view, problems };
 }
 
 /**
@@ -268,7 +324,7 @@ function fmt(x, digits = 2) {
 }
 
 function pct(x) {
-  return Number.isNaN(x) ? "n/a" : `${pyFormatFixed(100 * x, 1)}%`;
+  return typeof x !== "number" || Number.isNaN(x) ? "n/a" : `${pyFormatFixed(100 * x, 1)}%`;
 }
 
 /** Viridis-like colour ramp, `u` in [0, 1]. */
@@ -442,31 +498,31 @@ export function mountExplorer(root, options) {
   const fromLink = useHash ? readHash() : null;
   let first = defaultView(models.find((m) => m.name === "cycle-h16") || models[0]);
   if (fromLink !== null) {
-    try {
-      first = decodeView(fromLink, models);
-      root.scrollIntoView();
-    } catch (err) {
-      ui.linkError.textContent = `This link's view could not be read (${err.message}); showing the default.`;
-    }
+    const { view, problems } = readView(fromLink, models);
+    first = view;
+    root.scrollIntoView();
+    if (problems.length) ui.linkError.textContent = linkProblems(problems);
   }
   show(first);
   if (useHash) {
     window.addEventListener("hashchange", () => {
       const text = readHash();
       if (text === null || (app.view && text === encodeView(app.view))) return;
-      try {
-        const view = decodeView(text, models);
-        ui.linkError.textContent = "";
-        show(view);
-      } catch (err) {
-        ui.linkError.textContent = `This link's view could not be read (${err.message}); the view is unchanged.`;
-      }
+      const { view, problems } = readView(text, models);
+      ui.linkError.textContent = problems.length ? linkProblems(problems) : "";
+      show(view);
     });
   }
   return app;
 }
 
 // ------------------------------------------------------------------- address fragment
+
+/** The reader's word on a link read in part: every problem, and that the rest is shown. */
+function linkProblems(problems) {
+  return `This link could not be read in full (${problems.join("; ")}); ` +
+    "everything else it holds is shown, and the default stands in for the rest.";
+}
 
 function readHash() {
   const { hash } = window.location;
@@ -721,11 +777,7 @@ function render(ui, app) {
   const T = app.tokens.length;
   const intactM = app.intactMeasures[`${view.layer}|${view.weights}|${view.beta}`];
   if (view.pos >= T) view.pos = T - 1;
-  const outcome = data.manifest.outcome ? `; ${outcomeText(data.manifest)}` : "";
-  ui.status.textContent = `${data.name}: task ${data.task}, ${data.data === "fresh" ? "trained on fresh data" : "trained on a finite set"}, ` +
-    `${data.heads} head${data.heads > 1 ? "s" : ""} of ${data.config.head_dim}, seed ${data.seed}; ` +
-    `held-out accuracy ${pct(data.manifest.heldout_accuracy_predictable)} on the predictable positions (the manifest's)${outcome}. ` +
-    "Weights in half precision.";
+  ui.status.textContent = statusText(data);
   // scores and the sequence strip
   const scores = (out) => sequenceScores(out, app.targets, app.predictable);
   const now = scores(current);
@@ -759,7 +811,7 @@ function render(ui, app) {
     ["Algorithm 2, published code (%)", "fidelity.paper", 4],
     ["Algorithm 2, as defined (%)", "fidelity.definition", 4],
     ["Definition 2.7, as defined (steps)", "worst_case.definition", 0],
-    ["Definition 2.7, published code (steps)", "worst_case.paper", 0],
+    ["Definition 2.7 on the published code's walk (steps)", "worst_case.paper", 0],
   ];
   const rollMin = (m) => T * Math.min(...m.rollout.slice(0, -1));
   ui.measures.replaceChildren(
