@@ -14,6 +14,7 @@ Needs a built book (`make book`); without one these tests fail, they do not skip
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -309,11 +310,14 @@ def test_node_count_change_keeps_the_sink_last(playground_page, book_server, bro
     assert s.external == [] and s.problems == [], (s.external, s.problems)
 
 
-def test_the_first_view_explains_its_flag_and_fits_a_thumb(playground_page, browser):
-    """At 390 px: the default preset (Example 3.13 as the paper prints it) says why its
-    head 2 is flagged, every edge toggle is at least 40 px and every other control at least
-    24 px tall (WCAG 2.2 target size), and nothing overflows the page."""
-    context = browser.new_context(viewport={"width": 390, "height": 844},
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_first_view_explains_its_flag_and_fits_a_thumb(width, playground_page, browser):
+    """At 1280 and 390 px: the default preset (Example 3.13 as the paper prints it) says why
+    its head 2 is flagged within the widget's first view (right under its controls, before
+    the grids), every edge toggle is at least 24 px square (WCAG 2.2 target size; 40 px on a
+    phone) and every other control at least 24 px tall, the panels state phi_min in the
+    table's unit (a fraction, no percent), and nothing overflows the page."""
+    context = browser.new_context(viewport={"width": width, "height": 844},
                                   service_workers="block")
     problems: list[str] = []
     try:
@@ -329,13 +333,22 @@ def test_the_first_view_explains_its_flag_and_fits_a_thumb(playground_page, brow
           const other = [...document.querySelectorAll(
             '.bp-pg button:not(.bp-pg-cell), .bp-pg input, .bp-pg select')]
             .filter((e) => box(e).width > 0).map(box);
+          const widget = box(document.querySelector('.bp-pg'));
+          const note = box(document.querySelector('.bp-pg [data-bp="preset-note"]'));
+          const grid = box(document.querySelector('.bp-pg [data-bp="grid-0"]'));
           return {cell: Math.min(...cells.map((b) => Math.min(b.width, b.height))),
                   other: Math.min(...other.map((b) => b.height)),
-                  overflow: document.documentElement.scrollWidth};
+                  overflow: document.documentElement.scrollWidth,
+                  note: note.top - widget.top, beforeGrid: note.bottom <= grid.top,
+                  headings: [...document.querySelectorAll('.bp-pg .bp-pg-title')]
+                    .map((e) => e.textContent)};
         }""")
-        assert sizes["cell"] >= 40, sizes
+        assert sizes["cell"] >= (40 if width == 390 else 24), sizes
         assert sizes["other"] >= 24, sizes
-        assert sizes["overflow"] <= 390, sizes
+        assert sizes["overflow"] <= width, sizes
+        assert sizes["beforeGrid"] and sizes["note"] < 844 / 2, sizes
+        assert sizes["headings"] and all(
+            re.fullmatch(r".+: \u03c6_min = [01]\.\d{5}", h) for h in sizes["headings"]), sizes
     finally:
         context.close()
     assert not problems, problems

@@ -348,7 +348,9 @@ function buildSkeleton(root) {
   const exporter = el("div", { class: "bp-pg-export" }, [
     el("div", { class: "bp-row" }, [ui.exportButton, ui.linkButton, ui.exportStatus]), ui.code,
   ]);
-  root.append(controls, ui.headBox, ui.warnings, ui.plots, ui.legend, ui.summary, nodes, exporter);
+  // the notes and warnings right under the controls, in the widget's first view (the
+  // default preset's flag is explained before the grids that show it)
+  root.append(controls, ui.warnings, ui.headBox, ui.plots, ui.legend, ui.summary, nodes, exporter);
   return ui;
 }
 
@@ -521,7 +523,8 @@ function buildGrid(state, h, labels, app, refresh) {
       ...cells.map((c) => el("td", {}, [gridCell(h, c, labels, app, refresh)])),
     ]),
   );
-  const cell = n > 8 ? "1.05rem" : n > 5 ? "1.25rem" : "1.45rem"; // two heads side by side
+  // two heads side by side where they fit; never under 24 px (WCAG 2.2 target size)
+  const cell = n > 5 ? "24px" : "max(24px, 1.5rem)";
   const table = el("table", {
     class: "bp-pg-grid", "data-bp": `grid-${h}`, style: `--bp-cell: ${cell}`,
     "aria-label": `head ${h + 1} edges: ${GRID_AXES}`,
@@ -666,7 +669,8 @@ function renderPlots(ui, result) {
   data.forEach((d, k) => updatePanel(ui.panels[k], d, labels, state.horizon, yMax));
 }
 
-/** x (t = 0..T) and y (signal in [0, 1], axis up to yMax percent) in SVG units. */
+/** x (t = 0..T) and y (signal in [0, 1], axis up to yMax percent; the ticks and the
+ * heading read fractions, as the tables do) in SVG units. */
 function scales(horizon, yMax) {
   const { W, H, left, right, top, bottom } = PANEL;
   return {
@@ -693,7 +697,7 @@ function buildPanel(title, labels, horizon) {
   });
   for (const t of [0, Math.round(horizon / 2), horizon]) chart.append(textAt(x(t), H - bottom + 12, String(t), "middle"));
   chart.append(textAt((left + W - right) / 2, H - 4, "t", "middle"));
-  chart.append(textAt(12, midY, "signal (%)", "middle", `rotate(-90 12 ${midY})`));
+  chart.append(textAt(12, midY, "signal at the sink", "middle", `rotate(-90 12 ${midY})`));
   const curves = labels.slice(0, -1).map((name, j) => {
     const line = svg("polyline", { stroke: COLORS[j % 10], class: "bp-pg-curve" });
     const tip = svg("title");
@@ -717,7 +721,7 @@ function updatePanel(panel, { title, signal, phiMin, highlight }, labels, horizo
     const percent = (yMax * k) / 4;
     const at = y(percent / 100);
     setAttrs(line, { y1: at, y2: at });
-    setAttrs(text, { y: at + 3, text: fmtTick(percent) });
+    setAttrs(text, { y: at + 3, text: fmtTick(percent / 100) });
   });
   panel.curves.forEach((line, j) => {
     const points = new Array(signal.length - 1);
@@ -725,7 +729,7 @@ function updatePanel(panel, { title, signal, phiMin, highlight }, labels, horizo
     line.setAttribute("points", points.join(" "));
   });
   setAttrs(panel.phiMin, { y1: y(phiMin), y2: y(phiMin) });
-  panel.heading.textContent = `${title}: \u03c6_min = ${fmt(100 * phiMin, 3)}%`;
+  panel.heading.textContent = `${title}: \u03c6_min = ${fmt(phiMin, 5)}`; // as the table
   panel.chart.classList.toggle("bp-pg-amplified", highlight);
   panel.chart.setAttribute(
     "aria-label",
@@ -733,8 +737,9 @@ function updatePanel(panel, { title, signal, phiMin, highlight }, labels, horizo
   );
 }
 
+/** A y tick, a fraction like the table's (0, 0.25, 0.5; 0.025 on a zoomed axis). */
 function fmtTick(v) {
-  return Number.isInteger(v) ? String(v) : v.toFixed(1);
+  return String(Number(v.toPrecision(3)));
 }
 
 function textAt(x, y, text, anchor, transform) {
