@@ -348,6 +348,32 @@ def test_search_page_explains_file_urls(mode, built_html, book_server, browser):
     assert errors == [], f"search page ({mode}) logged console errors: {errors[:3]}"
 
 
+@pytest.mark.parametrize("query", ["mixing", "fidelity"])
+def test_search_ranks_the_chapters_before_the_api_and_lists_each_place_once(query, built_html,
+                                                                            browser):
+    """Issue #73, item 5: searching a word of the paper from file:// lists the chapters and
+    prose pages first (book/search_scorer.js), every API entry after them, and no place
+    twice (the same page and anchor)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto((built_html / "search.html").as_uri() + f"?q={query}")
+        page.wait_for_function("() => window.Search && Search.status"
+                               " && /finished/.test(Search.status.innerText)",
+                               timeout=TIMEOUT_MS)
+        links = page.evaluate("() => [...document.querySelectorAll('#search-results li > a')]"
+                              ".map((a) => a.getAttribute('href'))")
+    finally:
+        context.close()
+    api = [k for k, href in enumerate(links) if href.split("#")[0].endswith("book/api.html")]
+    others = [k for k in range(len(links)) if k not in api]
+    assert others, f"{query}: only API entries: {links[:5]}"
+    assert not api or min(api) > max(others), (
+        f"{query}: an API entry ranks before a chapter: {links[:12]}")
+    assert len(links) == len(set(links)), (
+        f"{query}: a place is listed twice: {[h for h in links if links.count(h) > 1][:4]}")
+
+
 #: Chapters whose figures and output tables all have a number and a caption: every chapter.
 CAPTIONED = sorted(f"notebooks/{p.stem}" for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
 
