@@ -133,3 +133,38 @@ def test_pages_outside_the_chapters_number_tables_with_a_prefix(tmp_path):
     from bparallel.book.render.sphinxext import prefix_numbers
     assert prefix_numbers(fig, "A")
     assert fig == {"table": {"b": ("A", 2), "a": ("A", 1)}, "figure": {"x": (10, 1)}}
+
+
+def test_the_execution_status_table_is_numbered_and_names_its_machine(tmp_path):
+    """``{execution-status}``: a numbered, captioned table (a page after the chapters reads
+    "Table C.1"), its caption naming the machine; with no executed chapter it says so in its
+    one row rather than showing an empty table."""
+    html, warnings = _render("# How this build ran\n\n```{execution-status}\n```\n", tmp_path,
+                             conf="numfig = True\n"
+                             "bparallel_number_prefixes = {'index': 'C'}\n")
+    assert not warnings.strip(), warnings
+    numbers = re.findall(r'<span class="caption-number">([^<]*)</span>', html)
+    assert [n.strip() for n in numbers] == ["Table C.1"]
+    from bparallel.book.render.sphinxext import machine_description
+    assert machine_description() in html.replace("&#8217;", "'")
+    assert "no chapter was executed in this build" in html
+
+
+def test_the_machine_chapters_and_provenance_in_words(tmp_path):
+    from bparallel.book.render.sphinxext import (
+        machine_description,
+        profile_parameter,
+        run_words,
+    )
+
+    cpu = tmp_path / "cpuinfo"
+    cpu.write_text("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R) CPU @ 2.10GHz\n")
+    words = machine_description(cpu)
+    assert words.startswith("Intel(R) Xeon(R) CPU @ 2.10GHz, ") and " core" in words
+    assert "Python 3." in words and ("torch " in words or "no torch" in words)
+    assert not machine_description(tmp_path / "missing").startswith(", ")
+    assert profile_parameter('x = 1\nprofile = "auto"  # the book\'s\n') == "auto"
+    assert profile_parameter("no parameters here") == "\u2014"
+    assert run_words({"mtime": 200.0}, build_start=100.0) == "in this build"
+    assert run_words({"mtime": None}, build_start=100.0) == "in this build"
+    assert run_words({"mtime": 50.0}, 100.0).startswith("from the execution cache (run 19")

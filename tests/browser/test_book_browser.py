@@ -374,6 +374,29 @@ def test_search_ranks_the_chapters_before_the_api_and_lists_each_place_once(quer
         f"{query}: a place is listed twice: {[h for h in links if links.count(h) > 1][:4]}")
 
 
+def test_the_execution_page_lists_every_chapter_and_its_machine(built_html):
+    """Issue #73, item 6: the generated page says, for every chapter of the build, its
+    profile, its run time and where its outputs come from, each succeeded, in a numbered
+    table whose caption names the machine (CPU, cores, Python, torch)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((built_html / "book" / "execution.html").read_text(encoding="utf-8"),
+                         "html.parser")
+    table = soup.select_one("main table")
+    assert table is not None
+    caption = table.find("caption").get_text(" ", strip=True)
+    assert caption.startswith("Table C.1") and " cores" in caption and "torch " in caption
+    rows = [[td.get_text(" ", strip=True) for td in tr.find_all("td")]
+            for tr in table.select("tbody tr")]
+    chapters = [d.split("/")[-1] for d in toc_docnames() if d.startswith("notebooks/")]
+    assert [r[0] for r in rows] == chapters
+    for name, profile, seconds, ran, status in rows:
+        assert profile in ("auto", "quick", "paper", "\u2014"), (name, profile)
+        assert float(seconds.replace(",", "")) >= 0, (name, seconds)
+        assert ran == "in this build" or ran.startswith("from the execution cache"), ran
+        assert status == "succeeded", (name, status)
+
+
 #: Chapters whose figures and output tables all have a number and a caption: every chapter.
 CAPTIONED = sorted(f"notebooks/{p.stem}" for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
 

@@ -10,6 +10,10 @@
 - a transform that links the first mention of the authors' published code on every page
   ("published code", "authors' code"; not in headings, captions, code or verdict badges) to
   ``bparallel_published_code_url``, set in ``_config.yml``;
+- the ``{execution-status}`` directive: a numbered table of how each chapter of this build
+  ran (its profile parameter, its run time, whether it ran in this build or came from the
+  execution cache, its status), myst-nb's execution data filled in once every chapter has
+  run, captioned with the machine that built it (:func:`machine_description`);
 - numbers for the tables and figures of the pages outside the numbered chapters (the
   introduction, the reproducibility and API pages) that cannot be the paper's: Sphinx counts
   them "Table 1, 2, ..." across those pages; :func:`prefix_unnumbered_pages` makes them
@@ -22,12 +26,19 @@ Sphinx and docutils are imported here only: the chapters import
 
 from __future__ import annotations
 
+import os
+import platform
 import re
+import time
+from datetime import datetime
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
 from ... import __version__
@@ -166,7 +177,8 @@ class LinkPublishedCode(SphinxTransform):
 
 #: Pages outside the numbered parts of ``_toc.yml`` -> the prefix of their table and figure
 #: numbers: "Table 0.1" in the introduction, never a bare "Table 1" that could be the paper's.
-NUMBER_PREFIXES = {"book/intro": "0", "book/reproducibility": "A", "book/api": "B"}
+NUMBER_PREFIXES = {"book/intro": "0", "book/reproducibility": "A", "book/reforms": "B",
+                   "book/execution": "C", "book/api": "D"}
 #: The kinds of numbered things renumbered (the std domain's; proofs keep the paper's count).
 _PREFIXED_TYPES = ("table", "figure", "code-block")
 
@@ -195,6 +207,141 @@ def prefix_unnumbered_pages(app: Any, env: Any) -> list[str]:
             and prefix_numbers(env.toc_fignumbers[docname], prefix)]
 
 
+# ---------------------------------------------------------------- execution status
+
+
+def machine_description(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
+    """The machine a build runs on, in words: CPU model (from ``cpuinfo`` where it names
+    one, else the architecture), cores, operating system, Python and torch versions
+    ("Intel(R) Xeon(R) ..., 2 cores, Linux, Python 3.11.9, torch 2.13.0+cpu")."""
+    model = None
+    try:
+        for line in Path(cpuinfo).read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                model = " ".join(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    try:
+        torch = f"torch {metadata.version('torch')}"
+    except metadata.PackageNotFoundError:
+        torch = "no torch"
+    cores = os.cpu_count() or 1
+    return (f"{model or platform.machine() or 'an unnamed CPU'}, {cores} core"
+            f"{'s' if cores != 1 else ''}, {platform.system() or 'an unnamed system'}, "
+            f"Python {platform.python_version()}, {torch}")
+
+
+#: A chapter's profile parameter, as its parameters cell sets it (``profile = "auto"``).
+_PROFILE = re.compile(r'^profile\s*=\s*"(\w+)"', re.MULTILINE)
+
+
+def profile_parameter(source: str) -> str:
+    """The ``profile`` a chapter's parameters cell sets, or "—" for a chapter without one."""
+    m = _PROFILE.search(source)
+    return m.group(1) if m else "\u2014"
+
+
+def run_words(data: dict, build_start: float) -> str:
+    """Where a chapter's outputs come from: run in this build, or from the execution cache
+    (with the date it ran)."""
+    mtime = data.get("mtime")
+    if mtime is None or mtime >= build_start:
+        return "in this build"
+    return f"from the execution cache (run {datetime.fromtimestamp(mtime):%Y-%m-%d %H:%M})"
+
+
+class execution_rows(nodes.General, nodes.Element):
+    """Where ``{execution-status}``'s rows go, once every chapter has run."""
+
+
+class ExecutionStatus(SphinxDirective):
+    """``{execution-status}``: a table (numbered and captioned at reading, so that it is
+    counted like any other) of every executed chapter: its profile parameter, run time,
+    provenance and status; the rows are myst-nb's execution data, filled in after every
+    chapter has been read (:class:`FillExecutionStatus`)."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        caption = ("How each chapter of this build ran: the profile its parameters cell "
+                   "sets, its run time, whether it ran in this build or came from the "
+                   "execution cache, and whether it succeeded. Built on "
+                   f"{machine_description()}.")
+        table = nodes.table(classes=["colwidths-auto"], ids=["tbl-execution-status"])
+        table += nodes.title(caption, caption)
+        self.state.document.note_explicit_target(table)
+        group = nodes.tgroup(cols=5)
+        table += group
+        for _ in range(5):
+            group += nodes.colspec(colwidth=20)
+        head = nodes.thead()
+        row = nodes.row()
+        for name in ("chapter", "profile", "run time (s)", "ran", "status"):
+            row += nodes.entry("", nodes.paragraph(text=name))
+        head += row
+        group += head
+        body = nodes.tbody()
+        body += execution_rows()
+        group += body
+        self.set_source_info(table)
+        return [table]
+
+
+class FillExecutionStatus(SphinxPostTransform):
+    """Replace :class:`execution_rows` with one row per executed chapter."""
+
+    default_priority = 8  # before the references are resolved
+
+    def run(self, **kwargs: Any) -> None:
+        try:  # myst-nb's execution data: none in a build without myst-nb
+            from myst_nb.sphinx_ import NbMetadataCollector
+
+            data = NbMetadataCollector.get_doc_data(self.env)
+        except (ImportError, AttributeError):
+            data = {}
+        start = getattr(self.env.app, "bparallel_build_start", 0.0)
+        for placeholder in list(self.document.findall(execution_rows)):
+            rows = []
+            for docname in sorted(data):
+                run = data[docname].get("exec_data")
+                if not run:
+                    continue
+                source = Path(self.env.doc2path(docname))
+                text = source.read_text(encoding="utf-8") if source.is_file() else ""
+                link = addnodes.pending_xref(
+                    refdoc=self.env.docname, reftype="doc", refdomain="std",
+                    refexplicit=True, refwarn=True,
+                    reftarget="/" + docname)
+                link += nodes.inline(text=docname.rsplit("/", 1)[-1])
+                seconds = run.get("runtime")
+                status = ("succeeded" if run.get("succeeded") else
+                          f"failed: {(run.get('error') or 'see the build log')[:80]}")
+                row = nodes.row()
+                for cell in (nodes.paragraph("", "", link),
+                             nodes.paragraph(text=profile_parameter(text)),
+                             nodes.paragraph(text="\u2014" if seconds is None
+                                             else f"{seconds:,.1f}"),
+                             nodes.paragraph(text=run_words(run, start)),
+                             nodes.paragraph(text=status)):
+                    row += nodes.entry("", cell)
+                rows.append(row)
+            if not rows:
+                rows = [nodes.row("", *[nodes.entry("", nodes.paragraph(text=t)) for t in
+                                        ("no chapter was executed in this build",
+                                         "\u2014", "\u2014", "\u2014", "\u2014")])]
+            placeholder.replace_self(rows)
+
+
+def _note_build_start(app: Any) -> None:
+    app.bparallel_build_start = time.time()
+
+
+def _update_execution_status(app: Any, env: Any) -> list[str]:
+    """The page with the table is written again once every chapter has run."""
+    return [d for d in env.found_docs if d == "book/execution"]
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.add_role("verdict", verdict_role)
     app.add_directive("verdict-legend", VerdictLegend)
@@ -203,4 +350,9 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_transform(LinkPublishedCode)
     app.add_config_value("bparallel_number_prefixes", NUMBER_PREFIXES, "env")
     app.connect("env-get-updated", prefix_unnumbered_pages, priority=900)
+    app.add_node(execution_rows)
+    app.add_directive("execution-status", ExecutionStatus)
+    app.add_post_transform(FillExecutionStatus)
+    app.connect("builder-inited", _note_build_start)
+    app.connect("env-updated", _update_execution_status)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
