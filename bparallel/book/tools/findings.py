@@ -227,7 +227,7 @@ def glance_markdown(intro: str, *, readme: bool = False) -> str:
     return (":::{table} The book's findings at a glance: each claim of the paper in a few words, "
             "by verdict and by part, with the chapter that tests it; the tables below give "
             "each claim's condition and key number.\n:name: tbl-findings-glance\n"
-            ":class: bp-glance\n:width: 100%\n\n" + table + ":::\n")
+            ":class: bp-glance bp-cards\n:width: 100%\n\n" + table + ":::\n")
 
 
 def with_block(text: str, start: str, end: str, block: str) -> str:
