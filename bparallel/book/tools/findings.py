@@ -195,8 +195,9 @@ def glance_markdown(intro: str, *, readme: bool = False) -> str:
     (:data:`PARTS`, the intro's findings tables in order), each cell the claims of that
     part with that verdict, in a few words (:data:`SHORT`), each followed by the number of
     the chapter that tests it (a link in the book). ``readme``: the README's rendering
-    (plain verdicts and chapter numbers); else the intro's, a MyST table. A claim without a
-    short form is a ``ValueError`` naming it."""
+    (plain verdicts and chapter numbers); else the intro's, a MyST table whose rows read as
+    cards on a narrow screen (``bp-cards``: the parts stacked, never behind a sideways
+    scroll). A claim without a short form is a ``ValueError`` naming it."""
     if GLANCE_START in intro and GLANCE_END in intro:  # the glance itself is no claim table
         intro = with_block(intro, GLANCE_START, GLANCE_END, "")
     tables = [rows for rows in table_rows(intro) if rows and len(rows[0]) in (4, 5)]
