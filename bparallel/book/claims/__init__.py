@@ -67,6 +67,7 @@ from .mixing import (
     pair_tv_curves,
     theorem_2_8_draws,
     theorem_2_8_ensemble,
+    theorem_2_8_under_hypothesis,
     weighted_forward_probabilities,
     worst_case_bound_ratio,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "horizon_sweep",
     "labelled",
     "lazy_path_eps_table",
+    "theorem_2_8_under_hypothesis",
     "mixing_search",
     "mixing_search_table",
     "theorem_2_8_draws",

@@ -58,6 +58,7 @@ __all__ = [
     "FeatureStudy",
     "HorizonStudy",
     "column_formats",
+    "complementarity_results",
     "family_table",
     "feature_study",
     "histogram_sets",
@@ -190,9 +191,26 @@ class FeatureStudy:
                     "fidelity.features.new_walk_share_mean_among_amplified": amp_new.mean(),
                     "fidelity.features.amp_above_complementarity":
                         (feat.amplification > feat.complementarity + 1e-9).mean(),
+                    **complementarity_results(feat),
                     "fidelity.features.mixed_sequence_share_mean":
                         feat.mixed_sequence_share.mean()})
         return out
+
+
+def complementarity_results(feat: pd.DataFrame) -> dict[str, float]:
+    """Complementarity as a condition of amplification, neither sufficient nor necessary:
+    the share of complementary pairs (complementarity above ``AMP_TOL``) that amplify,
+    the share of amplifying pairs with none, and the share of amplifying pairs whose
+    amplification exceeds their complementarity (``fidelity.features.*``)."""
+    complementary = feat.complementarity > AMP_TOL
+    amplified = feat.loc[feat.amplified]
+    return {"fidelity.features.complementary.frac_amplified":
+                feat.amplified[complementary].mean(),
+            "fidelity.features.complementary.count": int(complementary.sum()),
+            "fidelity.features.amplified.frac_zero_complementarity":
+                (amplified.complementarity <= AMP_TOL).mean(),
+            "fidelity.features.amplified.frac_above_complementarity":
+                (amplified.amplification > amplified.complementarity + 1e-9).mean()}
 
 
 def feature_study(

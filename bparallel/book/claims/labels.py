@@ -33,6 +33,11 @@ LABELS: dict[str, str] = {
     # lazy_path_eps_table
     "eps": "ε",
     "bound_holds": "bound holds",
+    # theorem_2_8_under_hypothesis
+    "cases": "(N, p) under the hypothesis",
+    "violations": "violations",
+    "max_tail_over_eps": "largest tail / ε",
+    "violations_without": "violations without the hypothesis",
     # eq20_checks
     "eq20_left_holds": "2N/max p_h ≤ T_mix (Eq. 20, left)",
     "eq3_holds": "T_mix ≤ 2N/p, p of Eq. 12 (Eq. 3)",

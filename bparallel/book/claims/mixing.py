@@ -207,6 +207,39 @@ def worst_case_bound_ratio(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDA
     return binomial_mixing_bound(N, p_arr, eps) / markov.mixing_time_bound(np.asarray(N) + 1, p_arr)
 
 
+#: The values of ``epsilon`` at which Theorem 2.8 is checked under its own hypothesis.
+HYPOTHESIS_EPS = (0.25, 0.1, 0.05, 0.01, 0.001)
+
+
+def theorem_2_8_under_hypothesis(
+    eps_values: ArrayLike = HYPOTHESIS_EPS, N_max: int = 200, num_p: int = 400
+) -> pd.DataFrame:
+    """Theorem 2.8 judged under the paper's own hypothesis, ``exp(-pN) <= epsilon`` (the
+    proof's Eq. 10 below ``epsilon``): for every ``N`` in ``1..N_max`` and ``num_p`` values
+    of ``p`` spaced geometrically in ``[1e-3, 1]``, the worst chain's TV distance at
+    ``t = floor(2N/p)``, ``Pr[Bin(t, p) < N]`` (:func:`binomial_tail_at_bound`, attained by
+    the lazy path, so no feedforward chain does worse); a *violation* of
+    ``T_mix <= floor(2N/p)`` is a tail above ``epsilon``.
+
+    One row per ``epsilon``: ``eps``, ``cases`` (grid points under the hypothesis),
+    ``violations`` among them, ``max_tail_over_eps`` (the largest tail under the hypothesis
+    over ``epsilon``), and ``violations_without`` (over the whole grid, hypothesis dropped:
+    what the hypothesis rules out)."""
+    eps = np.array([unit_interval(e, "eps_values") for e in np.atleast_1d(eps_values).tolist()])
+    N_max, num_p = positive_int(N_max, "N_max"), positive_int(num_p, "num_p")
+    N = np.arange(1, N_max + 1)[:, None]
+    p = np.geomspace(1e-3, 1, num_p)[None, :]
+    tails = binomial_tail_at_bound(N, p)           # (N_max, num_p): the worst chain at 2N/p
+    rows = []
+    for e in eps.tolist():
+        under = np.exp(-p * N) <= e                # the paper's hypothesis
+        rows.append({"eps": e, "cases": int(under.sum()),
+                     "violations": int((tails[under] > e).sum()),
+                     "max_tail_over_eps": float(tails[under].max() / e),
+                     "violations_without": int((tails > e).sum())})
+    return lazy_pandas().DataFrame(rows)
+
+
 def lazy_path_eps_table(eps_values: ArrayLike, n: int = 2, p: float = 0.001) -> pd.DataFrame:
     """``T_mix`` of the lazy path (:func:`lazy_path_walk`) against ``2N/p`` for each ``eps``.
 

@@ -53,18 +53,23 @@ SHORT: dict[str, str] = {
     "Lemma 2.5: a feedforward graph with a unique sink has $1_\\tau$ as its only stationary "
     "distribution": "Lemma 2.5",
     "Lemma 2.6: so does a combination of heads sharing the sink": "Lemma 2.6",
-    "Theorem 2.8: $T_{\\text{mix}}(\\bar W) \\lesssim 2N/p$": "Theorem 2.8",
+    "Theorem 2.8: $T_{\\text{mix}}(\\bar W) \\lesssim 2N/p$ where $\\exp(-pN) \\le \\epsilon$":
+        "Theorem 2.8",
+    "Theorem 2.8 without its hypothesis: $T_{\\text{mix}} \\le 2N/p$ for every chain":
+        "Theorem 2.8 without its hypothesis",
+    "Complementary heads amplify fidelity": "complementary heads amplify",
+    "Eq. 5: $2N/\\max_h p_h = \\min_h T_{\\text{mix}}(W^{(h)})$": "Eq. 5's equality",
     "Theorem 2.8's bound is informative": "Theorem 2.8 is informative",
     "Eq. 20, left: $2N/\\max_h p_h \\le T_{\\text{mix}}(\\bar W)$": "Eq. 20, left",
     "A combination mixes no faster than its fastest head (Section 2.2)":
         "no faster than the fastest head",
-    "A combination mixes faster than its slower head (Eq. 20)":
+    "A combination mixes faster than its slower head (Section 2.2)":
         "faster than the slower head",
-    "Eq. 5: optimal weights reach the fastest head": "Eq. 5, optimal weights",
+    "Optimal weights match the fastest head (Section 2.2)": "optimal weights match the fastest",
     "Eqs. 16-19: with more heads a good head becomes likely": "Eqs. 16-19, a good head",
     "Example 3.8: combining heads creates a path neither head has": "Example 3.8",
     "Example 3.13: combined $\\phi_{\\min} = 0.5$ beats 0.375 per head": "Example 3.13",
-    "Fidelity amplification: the combination beats its best head": "fidelity amplification",
+    "Fidelity amplification: the combination can beat its best head": "fidelity amplification",
     "Remark 3.7: amplification comes from cross-head pathways":
         "Remark 3.7, cross-head paths",
     "A mixing-fidelity trade-off ({cite:t}`vitvitskyi2025`, not this paper's)":
