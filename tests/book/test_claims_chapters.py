@@ -17,6 +17,7 @@ from bparallel.book.claims import fidelity_report as fr
 from bparallel.book.claims import mixing_report as mr
 from bparallel.book.claims.ensemble_design import EnsembleDesign, SectionStreams
 from bparallel.book.render.markdown import frame_rows, frame_table, glue_frame, pipe_table
+from bparallel.book.verdicts import Verdict
 
 EPS = 0.25
 DENSITIES = (0.1, 0.2, 0.35, 0.5, 0.7)  # the chapters' search densities
@@ -354,7 +355,7 @@ def test_feature_results_and_table(features):
     f = "fidelity.features"
     assert list(out) == [
         *[f"{f}.spearman.{k}" for k in ("jaccard", "complementarity", "mixed-sequence_share",
-                                         "new-walk_share")],
+                                         "new-walk_share", "new-walk_share_limiting")],
         f"{f}.jaccard_peak.left", f"{f}.jaccard_peak.right", f"{f}.jaccard_peak.frac_amplified",
         f"{f}.new_walk_share_zero_among_amplified", f"{f}.new_walk_share_mean_among_amplified",
         f"{f}.amp_above_complementarity", f"{f}.complementary.frac_amplified",
@@ -378,6 +379,51 @@ def test_feature_results_and_table(features):
     assert table.index.tolist() == [False, True, "Spearman ρ with amplification"]
     assert table.loc["Spearman ρ with amplification", "complementarity"] == (
         out[f"{f}.spearman.complementarity"])
+
+
+def test_remark_3_7_by_size_and_its_verdicts(fidelity):
+    """Remark 3.7 at the nodes that limit the best head, n = 5 (all pairs), 10, 20 (random
+    pairs of the fixture): counts by hand, intervals around their estimates, and the
+    verdicts the numbers decide. The smallest difference of means it could resolve is about
+    twice the intervals' half-width (~0.01 at n = 5, ~0.03 at n = 10 and 20)."""
+    study = fr.remark_3_7_study(fidelity, 20)
+    t = study.table
+    assert t.index.tolist() == [5, 10, 20] and list(t.columns) == list(claims.REMARK_3_7_COLUMNS)
+    A, fc = fidelity[("random", 10, 2)]
+    limiting = en.new_walk_share_at_limiting(graphs.diffusion_matrix_from_adjacency(A),
+                                             [0.5, 0.5], 20)
+    amp = fc.amp_uniform > claims.AMP_TOL
+    row = t.loc[10]
+    assert row.pairs == len(A) and row.amplified == amp.sum()
+    assert row.zero_limiting_amplified == (limiting[amp] < 1e-9).mean()
+    assert row.mean_limiting_amplified == pytest.approx(limiting[amp].mean())
+    for q in ("zero_limiting_amplified", "mean_limiting_amplified", "mean_limiting_not_amplified"):
+        assert (t[f"{q}_low"] <= t[q]).all() and (t[q] <= t[f"{q}_high"]).all()
+    # the worst node is blind where the limiting nodes are not (Example 3.8's point)
+    assert t.loc[5, "zero_worst_amplified"] > t.loc[5, "zero_limiting_amplified"]
+    assert study.verdicts() == {"paper": Verdict.HOLDS, "every_pair": Verdict.FAILS}
+    out = study.results()
+    assert out["fidelity.remark37.n10.amplified"] == amp.sum()
+    assert [out[f"fidelity.remark37.size{i}"] for i in range(3)] == [5, 10, 20]
+    assert out["verdict.remark_3_7.paper"] == list(Verdict).index(Verdict.HOLDS)
+    assert out["verdict.remark_3_7.every_pair"] == list(Verdict).index(Verdict.FAILS)
+    # the decision rule on its other branches
+    none_apart = t.assign(mean_limiting_amplified_low=t.mean_limiting_not_amplified_high - 1)
+    assert fr.Remark37Study(none_apart).verdicts()["paper"] is Verdict.NOT_SUPPORTED
+    all_cross = t.assign(zero_limiting_amplified_low=0.0)
+    assert fr.Remark37Study(all_cross).verdicts()["every_pair"] is Verdict.HOLDS
+    with pytest.raises(ValueError, match="level"):
+        claims.remark_3_7_by_size(fidelity, [("random", 10, 2)], 20, level=1.5)
+
+
+def test_remark_3_7_on_the_examples_as_chapter_06_records_them():
+    out = fr.remark_3_7_examples(20)
+    assert out["fidelity.remark37.example_3_8.limiting"] == 0.5
+    assert out["fidelity.remark37.example_3_8.worst"] == 0.0
+    assert out["fidelity.remark37.example_3_8.u"] == 1.0
+    assert out["fidelity.remark37.example_3_13.limiting"] == (
+        out["fidelity.remark37.example_3_13.worst"]) == pytest.approx(0.92811394, abs=1e-8)
+    assert out["fidelity.remark37.example_3_13_code.limiting"] == 0.0
 
 
 def test_top_pairs(fidelity):

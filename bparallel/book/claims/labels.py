@@ -71,6 +71,14 @@ LABELS: dict[str, str] = {
     "complementarity": "complementarity",
     "mixed_sequence_share": "mixed-sequence share",
     "new_walk_share": "new-walk share",
+    "new_walk_share_limiting": "new-walk share, limiting nodes",
+    # remark_3_7_by_size
+    "pairs": "pairs",
+    "zero_limiting_amplified": "no new walk at limiting nodes (share of amplified)",
+    "mean_limiting_amplified": "mean share at limiting nodes, amplified",
+    "mean_limiting_not_amplified": "mean share at limiting nodes, not amplified",
+    "zero_worst_amplified": "no new walk at the worst node (share of amplified)",
+    "mean_worst_amplified": "mean share at the worst node, amplified",
     # top_amplifying
     "pair": "pair",
     "phi_min_head_1": "φ_min head 1",

@@ -70,8 +70,9 @@ SHORT: dict[str, str] = {
     "Example 3.8: combining heads creates a path neither head has": "Example 3.8",
     "Example 3.13: combined $\\phi_{\\min} = 0.5$ beats 0.375 per head": "Example 3.13",
     "Fidelity amplification: the combination can beat its best head": "fidelity amplification",
-    "Remark 3.7: amplification comes from cross-head pathways":
+    "Remark 3.7: cross-head pathways contribute to amplification":
         "Remark 3.7, cross-head paths",
+    "Every amplification comes from cross-head pathways": "every amplification is cross-head",
     "A mixing-fidelity trade-off ({cite:t}`vitvitskyi2025`, not this paper's)":
         "mixing-fidelity trade-off (Vitvitskyi et al.)",
     "The paper's Tables 1-6 measure attention that the tasks use":
