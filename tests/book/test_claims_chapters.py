@@ -186,6 +186,35 @@ def test_eq5_and_the_counts_the_chapter_states(mixing):
     assert t4.uniform_beats_fastest.sum() > 0 and r6.uniform_beats_fastest.sum() > 0
 
 
+def test_the_mixing_orders_fail_at_every_eps_shown():
+    """Section 2.2's orderings at eps 0.25, 0.1, 0.01: on 4 nodes every pair is checked
+    on exact rationals (bparallel.exact, no floating point); on 5 nodes the counts at 0.25
+    are the chapter's headline (3,019 faster, 259 slower of 49,455 pairs). The smallest
+    effect it could find: one pair miscounted."""
+    four = claims.mixing_order_by_eps(4)
+    assert four.eps.tolist() == [0.25, 0.1, 0.01] and (four.sets == 210).all()
+    A = claims.head_sets("exhaustive", 4, 2)
+    want = []
+    for eps in (0.25, 0.1, 0.01):
+        faster = slower = 0
+        for pair in A:
+            edges = [graphs.edges_from_adjacency(a) for a in pair]
+            _, (t1, t2, tbar) = claims.exact_combination_mixing(edges, 4, [0.5, 0.5], eps)
+            faster += tbar < min(t1, t2)
+            slower += tbar > max(t1, t2)
+        want.append((faster, slower))
+    assert list(zip(four.uniform_faster, four.uniform_slower, strict=True)) == want
+    assert want[0] == (9, 1)
+    table, out = mr.order_by_eps(5)
+    assert table.index.tolist() == [0.25, 0.1, 0.01]
+    assert (out["mixing.by_eps.e0.uniform_faster"], out["mixing.by_eps.e0.uniform_slower"]) == (
+        3019, 259)
+    assert all(out[f"mixing.by_eps.e{i}.uniform_faster"] > 0
+               and out[f"mixing.by_eps.e{i}.uniform_slower"] > 0 for i in range(3))
+    with pytest.raises(ValueError, match="eps_values"):
+        claims.mixing_order_by_eps(4, [0.0])
+
+
 def test_mixing_search_results(mixing):
     store, table = mixing
     out = mr.mixing_search_results(store, table)

@@ -47,6 +47,7 @@ LABELS: dict[str, str] = {
     "search": "search",
     "num_heads": "H",
     "head_sets": "head sets",
+    "sets": "head pairs",
     "uniform_faster": "uniform < fastest",
     "best_faster": "best grid < fastest",
     "uniform_slower": "uniform > slowest",

@@ -24,7 +24,9 @@ from ...ensembles import (
     cdf_below,
     compare_mixing,
     edge_count,
+    enumerate_feedforward_adjacency,
     family_adjacency,
+    head_tuples,
     lazy_path_walk,
     random_weighted_walk,
     tv_curves,
@@ -314,6 +316,34 @@ def mixing_search_table(
     for col in ["uniform_faster", "best_faster", "uniform_slower"]:
         table[col + "_pct"] = (100 * table[col] / table["head_sets"]).round(2)
     return table
+
+
+#: The values of ``epsilon`` at which the mixing-order counts are shown beside the headline.
+ORDER_EPS = (0.25, 0.1, 0.01)
+
+
+def mixing_order_by_eps(
+    n: int = 5, eps_values: ArrayLike = ORDER_EPS, H: int = 2
+) -> pd.DataFrame:
+    """Section 2.2's orderings at several ``epsilon`` (Definition 2.7): over every set of
+    ``H`` distinct feedforward graphs with a unique sink on ``n`` nodes (no draws), how many
+    equal-weight combinations mix strictly faster than their fastest head and how many
+    strictly slower than their slowest (as :class:`~bparallel.ensembles.MixingComparison`
+    counts them; each graph's own mixing time is computed once, not once per set). One row
+    per ``epsilon``: ``eps``, ``sets``, ``uniform_faster``, ``uniform_slower``."""
+    n, H = positive_int(n, "n"), positive_int(H, "H")
+    eps = [unit_interval(e, "eps_values") for e in np.atleast_1d(eps_values).tolist()]
+    W = graphs.walk_matrix_from_adjacency(enumerate_feedforward_adjacency(n))
+    sets = head_tuples(len(W), H)
+    uniform = W[sets].mean(axis=-3)  # equal weights
+    rows = []
+    for e in eps:
+        heads = np.asarray(markov.mixing_time(W, e))[sets]  # (sets, H)
+        t_bar = np.asarray(markov.mixing_time(uniform, e))
+        rows.append({"eps": e, "sets": len(sets),
+                     "uniform_faster": int((t_bar < heads.min(axis=-1)).sum()),
+                     "uniform_slower": int((t_bar > heads.max(axis=-1)).sum())})
+    return lazy_pandas().DataFrame(rows)
 
 
 def fewest_edges_index(adjacency_sets: ArrayLike, mask: ArrayLike) -> int:

@@ -47,6 +47,7 @@ from .mixing import (
     exact_matrices_table,
     fewest_edges_index,
     lazy_path_eps_table,
+    mixing_order_by_eps,
     theorem_2_8_under_hypothesis,
     weighted_forward_probabilities,
     worst_case_bound_ratio,
@@ -76,6 +77,7 @@ __all__ = [
     "lazy_path_table",
     "matrices_table",
     "mixing_search_results",
+    "order_by_eps",
     "pair_example",
     "search_table",
     "theorem_2_8_results",
@@ -278,6 +280,21 @@ class PairExample:
         if self.which == "faster":
             out["T_best"] = self.best
         return out
+
+
+def order_by_eps(n: int = 5) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The mixing-order counts over all pairs on ``n`` nodes at each ``epsilon`` of
+    :data:`~bparallel.book.claims.mixing.ORDER_EPS`
+    (:func:`~bparallel.book.claims.mixing.mixing_order_by_eps`): the table (labelled) and the
+    chapter's ``mixing.by_eps.e<i>.*`` values (``eps``, ``uniform_faster``,
+    ``uniform_slower``), in that order of ``epsilon``."""
+    table = mixing_order_by_eps(n)
+    out: dict[str, float] = {}
+    for i, row in enumerate(table.itertuples()):
+        out.update({f"mixing.by_eps.e{i}.eps": row.eps,
+                    f"mixing.by_eps.e{i}.uniform_faster": row.uniform_faster,
+                    f"mixing.by_eps.e{i}.uniform_slower": row.uniform_slower})
+    return labelled(table.set_index("eps")), out
 
 
 def pair_example(store: Store, which: str, eps: float, n: int = 4) -> PairExample:
