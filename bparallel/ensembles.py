@@ -57,6 +57,10 @@ __all__ = [
     "compare_fidelity",
     "cross_head_share",
     "new_walk_share",
+    "new_walk_shares",
+    "new_walk_share_at_limiting",
+    "limiting_nodes",
+    "TIE_TOL",
     "node_best_head_gain",
     "best_head_exceedance",
     "cdf_below",
@@ -493,12 +497,27 @@ def new_walk_share(
     """Share of the worst node's combined peak signal that travels along *new* walks.
 
     A walk of ``Delta-bar`` (Eq. 26) is new when no single head's graph contains all its
-    steps, as the walk ``u -> v -> tau`` of Example 3.8. The walks inside head ``h``'s graph
-    carry ``(Delta-bar * mask_h)^t``; inclusion-exclusion over sets of heads removes the walks
-    counted twice (self-loops, shared edges). For the worst node ``j*`` of ``Delta-bar`` at
-    its optimal time ``t*`` returns ``(share, j*, t*)``; ``share = 1 - old / total``.
-    Masks are the supports ``D_heads > 0`` (``(..., H, n, n)``).
+    steps, as the walk ``u -> v -> tau`` of Example 3.8 (:func:`new_walk_shares`, per node).
+    For the worst node ``j*`` of ``Delta-bar`` at its optimal time ``t*`` returns
+    ``(share, j*, t*)``; ``share = 1 - old / total``.
     """
+    shares, phi, t_opt = _new_walk_split(D_heads, beta, horizon)
+    j_star = np.argmin(phi[..., :-1], axis=-1)
+    t_star = np.take_along_axis(t_opt, j_star[..., None], -1)[..., 0]
+    return np.take_along_axis(shares, j_star[..., None], -1)[..., 0], j_star, t_star
+
+
+def new_walk_shares(D_heads: ArrayLike, beta: ArrayLike, horizon: int) -> NDArray[np.float64]:
+    """Per node ``j``, the share of its combined peak signal (Definition 3.9, at its own
+    optimal time) carried by walks that no single head's graph contains: ``(..., n)``, 0 at
+    the sink and where no signal arrives. The walks inside head ``h``'s graph carry
+    ``(Delta-bar * mask_h)^t``; inclusion-exclusion over sets of heads removes the walks
+    counted twice (self-loops, shared edges). Masks are the supports ``D_heads > 0``
+    (``(..., H, n, n)``)."""
+    return _new_walk_split(D_heads, beta, horizon)[0]
+
+
+def _new_walk_split(D_heads, beta, horizon):
     D = graphs.check_stochastic(D_heads, axis=-1, name="D_heads")
     if D.ndim < 3:
         raise ValueError(f"D_heads must have shape (..., H, n, n), got {D.shape}")
@@ -514,11 +533,46 @@ def new_walk_share(
             mask = support[..., list(subset), :, :].all(axis=-3)
             old += (-1) ** (size + 1) * fidelity.sink_rows(bar * mask, horizon)
     phi, t_opt = fidelity.node_fidelity(bar, horizon)
-    j_star = np.argmin(phi[..., :-1], axis=-1)
-    t_star = np.take_along_axis(t_opt, j_star[..., None], -1)[..., 0]
-    tot = _pick(total, t_star, j_star)
-    share = np.where(tot > 0, 1.0 - _pick(old, t_star, j_star) / np.where(tot > 0, tot, 1.0), 0.0)
-    return np.clip(share, 0.0, 1.0), j_star, t_star
+    tot = np.take_along_axis(total, t_opt[..., None, :], axis=-2)[..., 0, :]  # (..., n)
+    od = np.take_along_axis(old, t_opt[..., None, :], axis=-2)[..., 0, :]
+    share = np.where(tot > 0, 1.0 - od / np.where(tot > 0, tot, 1.0), 0.0)
+    share[..., -1] = 0.0  # the sink sends nothing
+    return np.clip(share, 0.0, 1.0), phi, t_opt
+
+
+#: Two fidelities closer than this are a tie (a best head, a limiting node).
+TIE_TOL = 1e-12
+
+
+def limiting_nodes(node_phi: ArrayLike) -> NDArray[np.bool_]:
+    """The nodes that limit the best head (Definitions 3.5, 3.11-3.12): ``(..., n)``, true at
+    every non-sink node ``j`` where some best head ``h`` (``phi_min^(h) = phi_min^(h_*)``)
+    has ``phi_j^(h) = phi_min^(h)``, ties within :data:`TIE_TOL` (the sink last, false).
+    A combination amplifies only by lifting every one of them above ``phi_min^(h_*)``.
+    ``node_phi`` ``(..., H, n)``, the heads' node fidelities."""
+    phi = np.asarray(node_phi, dtype=np.float64)
+    if phi.ndim < 2 or phi.shape[-1] < 2:
+        raise ValueError(f"node_phi must have shape (..., H, n) with n >= 2, got {phi.shape}")
+    inner = phi[..., :-1]
+    head_min = inner.min(axis=-1)                                          # (..., H)
+    best = head_min >= head_min.max(axis=-1, keepdims=True) - TIE_TOL      # (..., H)
+    at_min = inner <= head_min[..., None] + TIE_TOL                        # (..., H, n-1)
+    mask = (at_min & best[..., None]).any(axis=-2)
+    return np.concatenate([mask, np.zeros(mask.shape[:-1] + (1,), dtype=bool)], axis=-1)
+
+
+def new_walk_share_at_limiting(
+    D_heads: ArrayLike, beta: ArrayLike, horizon: int
+) -> NDArray[np.float64]:
+    """Remark 3.7 where amplification must happen: the mean, over the nodes that limit the
+    best head (:func:`limiting_nodes`), of the share of each one's combined peak signal
+    carried by new walks (:func:`new_walk_shares`). Unlike the share at the combination's
+    worst node (:func:`new_walk_share`), it sees a cross-head path that lifts the node
+    holding the best head back, as ``u -> v -> tau`` does in Example 3.8. ``(...)``."""
+    shares = new_walk_shares(D_heads, beta, horizon)
+    node, _ = fidelity.node_fidelity(np.asarray(D_heads, dtype=np.float64), horizon)
+    mask = limiting_nodes(node)
+    return (shares * mask).sum(axis=-1) / mask.sum(axis=-1)
 
 
 def _pick(sig: NDArray[np.float64], t: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray:

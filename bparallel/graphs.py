@@ -31,6 +31,7 @@ __all__ = [
     "diffusion_matrix",
     "walk_matrix_from_adjacency",
     "diffusion_matrix_from_adjacency",
+    "has_causal_order",
     "is_feedforward",
     "backward_edges",
     "require_feedforward",
@@ -178,6 +179,33 @@ def is_feedforward(edges: Iterable[Sequence[int]] | ArrayLike, n: int) -> bool:
     than searched for; such a graph is acyclic apart from its self-loops.
     """
     return not backward_edges(edges, n)
+
+
+def has_causal_order(edges: Iterable[Sequence[int]] | ArrayLike, n: int) -> bool:
+    """Definition 2.1 as stated: *some* indexing of the nodes puts every edge ``j -> i``
+    forward, i.e. the graph without its self-loops is acyclic (found by Kahn's algorithm).
+
+    Weaker than :func:`is_feedforward`, which fixes the order to ``0..n-1`` (token
+    positions). Given the union of several heads' edges, it says whether the heads share a
+    common causal order: Example 3.13's head 2 has one alone, ``(v, u, w, tau)``, but with
+    head 1 the union holds the cycle ``u -> v -> u``.
+    """
+    arr = as_edges(edges, n)
+    proper = {(int(j), int(i)) for j, i in arr if j != i}
+    indegree = np.zeros(n, dtype=np.int64)
+    for _, i in proper:
+        indegree[i] += 1
+    ready = [v for v in range(n) if indegree[v] == 0]
+    seen = 0
+    while ready:
+        j = ready.pop()
+        seen += 1
+        for a, i in proper:
+            if a == j:
+                indegree[i] -= 1
+                if indegree[i] == 0:
+                    ready.append(i)
+    return seen == n
 
 
 def require_feedforward(

@@ -48,6 +48,7 @@ __all__ = [
     "example_3_8_terms",
     "example_3_13_reports",
     "exact_phi_min_multi",
+    "first_horizon_above_heads",
     "playground_report",
     "playground_results",
     "playground_runs",
@@ -103,10 +104,12 @@ def example_3_8_results(horizon: int) -> dict[str, float]:
     """Example 3.8 with equal weights at ``horizon``: the minimax fidelity of each head
     (Definition 3.5, 0: neither head reaches the sink from ``u``) and of the combination
     (Definition 3.10, positive)."""
-    rep = example_3_8().report(positive_int(horizon, "horizon"))
+    ex = example_3_8()
+    rep = ex.report(positive_int(horizon, "horizon"))
     return {"example_3_8.phi_min.head1": float(rep.head_minimax[0]),
             "example_3_8.phi_min.head2": float(rep.head_minimax[1]),
-            "example_3_8.phi_min.multi": rep.multi_minimax}
+            "example_3_8.phi_min.multi": rep.multi_minimax,
+            **{f"example_3_8.sinks.head{h + 1}": k for h, k in enumerate(ex.sink_counts)}}
 
 
 # ---------------------------------------------------------------------- Example 3.13
@@ -138,9 +141,12 @@ class Example313:
     def results(self) -> dict[str, int | float]:
         """The values the chapter records: ``example_3_13.*`` (the paper's head 2: the horizon,
         the minimax fidelities, their limit, the amplification in the limit, the optimal
-        time of node v in head 1) and ``example_3_13_code.*`` (the code's head 2)."""
+        time of node v in head 1, the first horizon from which the combination beats the
+        heads' 0.375, :func:`first_horizon_above_heads`) and ``example_3_13_code.*`` (the
+        code's head 2)."""
         p, c = self.paper, self.code
         return {"example_3_13.horizon": self.horizon,
+                "example_3_13.first_horizon_above_heads": first_horizon_above_heads(),
                 "example_3_13.phi_min.head1": float(p.head_minimax[0]),
                 "example_3_13.phi_min.head2": float(p.head_minimax[1]),
                 "example_3_13.phi_min.multi": p.multi_minimax,
@@ -163,6 +169,19 @@ def example_3_13_reports(horizon: int, limit: int = LIMIT_HORIZON) -> Example313
     return Example313(horizon=horizon, limit=limit,
                       paper=paper.report(horizon), paper_limit=paper.report(limit),
                       code=code.report(horizon), code_limit=code.report(limit))
+
+
+def first_horizon_above_heads(variant: str = "paper", limit: int = LIMIT_HORIZON) -> int:
+    """The least horizon ``T`` at which Example 3.13's combination has a minimax fidelity
+    (Definition 3.10 over ``t <= T``) above every head's at ``limit`` (0.375 with the paper's
+    head 2): from there on the amplification the paper reports is there at every ``T``,
+    its 0.5 a supremum approached as ``1/2 - (T+1)/2^(T+1)``."""
+    ex = example_3_13(one_of(variant, "variant", sorted(EXAMPLE_3_13_VARIANTS), "variants"))
+    best = float(ex.report(positive_int(limit, "limit")).head_minimax.max())
+    for T in range(1, limit + 1):
+        if ex.report(T).multi_minimax > best:
+            return T
+    raise ValueError(f"limit={limit}: the combination never beats the heads' {best}")
 
 
 def exact_phi_min_multi(horizon: int, variant: str = "paper") -> Fraction:

@@ -19,10 +19,22 @@ One level below a verdict, the outcome of one measured change across seeds (a la
 :class:`Outcome`: a statistical result per cell, which the verdicts tally.
 
 The vocabulary is closed: the browser tests check that every verdict on every page is one of
-:data:`LABELS`. Conditions ("for epsilon >= e^-2", "in 3 of 4 layers") are not part of a
+:data:`LABELS`. Conditions ("only where the heads break a common causal order", "in 3 of 4
+layers") are not part of a
 verdict's word; they follow it in the same cell, ``{verdict}`holds with conditions`: in 3 of
 4 layers`` (:func:`cell`, which refuses a *holds with conditions* cell without its
 condition), and the key number beside it gives the evidence.
+
+Every verdict on a claim of the paper is reached by one reading rule, :data:`READING_RULE`,
+which the ``{verdict-legend}`` directive prints under the legend (in the introduction and
+the chapters): a claim is judged as the paper states it, under the hypotheses the paper
+states, at the strength it states (an existential "can" holds on one case that shows it;
+an unqualified claim must hold in every case tested); a stronger or weaker variant that the
+book tests is the book's own claim, labelled so and listed under "beyond the paper"; and a
+condition in a verdict cell is only one the paper did not state, never a restatement of
+its hypotheses (Theorem 2.8 is judged where ``exp(-pN) <= epsilon``, the paper's
+assumption; that it holds for every chain when ``epsilon >= e^-2`` is the book's
+strengthening, not a condition).
 """
 
 from __future__ import annotations
@@ -32,19 +44,21 @@ from collections.abc import Mapping, Sequence
 
 from .words import join_words
 
-__all__ = ["HOLDING", "LABELS", "MEANINGS", "Outcome", "Verdict", "cell", "condition", "legend",
-           "only"]
+__all__ = ["HOLDING", "LABELS", "MEANINGS", "READING_RULE", "Outcome", "Verdict", "cell",
+           "condition", "legend", "only"]
 
 
 class Verdict(enum.StrEnum):
     """What testing a claim of the paper concludes; the value is the word a reader sees.
 
-    - ``HOLDS``, "holds": tested, and true as the paper states it, in every case tested
-      (e.g. Lemma 2.5 on every random feedforward graph).
+    - ``HOLDS``, "holds": tested, and true as the paper states it (under its hypotheses, at
+      its strength), in every case tested (e.g. Lemma 2.5 on every random feedforward
+      graph; Theorem 2.8 wherever ``exp(-pN) <= epsilon``; amplification, a "can" claim).
     - ``HOLDS_WITH_CONDITIONS``, "holds with conditions": true only under a condition the
       paper does not state, or only in part of the cases; the condition is written beside
-      the verdict (Theorem 2.8 for epsilon >= e^-2; "more heads mix faster" in 3 of 4 layers;
-      0.5 in Example 3.13 as a supremum that is never attained). "Published code only" is
+      the verdict (Eq. 18 with ``F`` read as ``Pr(p_h < p-bar)`` where the law has an atom;
+      "more heads mix faster" in 3 of 4 layers; Example 3.13 only with a head that breaks
+      the heads' common causal order). "Published code only" is
       such a condition: the authors' published code reproduces the paper's numbers or
       trend, while computed as the paper defines the quantities the claim is unresolved
       (where either reverses it, the verdict *fails*, with the mode that reverses it and
@@ -56,6 +70,8 @@ class Verdict(enum.StrEnum):
     - ``FAILS``, "fails": a counterexample, or a measured effect in the opposite direction,
       contradicts the claim as stated (Eq. 20's left side; "a combination mixes no faster
       than its fastest head").
+
+    How a claim is read before it is judged: :data:`READING_RULE`.
     - ``NOT_TESTABLE``, "not testable": the data at hand cannot decide (one training seed,
       an effect below its noise floor, no counterpart to compute); say what would decide it.
     """
@@ -140,7 +156,8 @@ LABELS: tuple[str, ...] = tuple(v.value for v in Verdict)
 
 #: The legend: what each verdict says.
 MEANINGS: dict[Verdict, str] = {
-    Verdict.HOLDS: "tested, and true as the paper states it in every case tested.",
+    Verdict.HOLDS: ("tested, and true as the paper states it, under its hypotheses and at its "
+                    "strength, in every case tested."),
     Verdict.HOLDS_WITH_CONDITIONS: (
         "true only under a condition the paper does not state, or in part of the cases; "
         "the condition follows it in a few words (for instance *published code only*: the "
@@ -153,6 +170,16 @@ MEANINGS: dict[Verdict, str] = {
         "stated."),
     Verdict.NOT_TESTABLE: "the data at hand cannot decide; the text says what would.",
 }
+
+#: The one rule by which every claim of the paper is read before it is judged; the
+#: ``{verdict-legend}`` directive prints it under the legend.
+READING_RULE = (
+    "How a claim is read. Each claim is judged as the paper states it: under the hypotheses "
+    "the paper states, and at the strength it states (a claim that heads \"can\" do something "
+    "holds when one case shows it; an unqualified claim must hold in every case tested). A "
+    "stronger or weaker variant that this book tests is the book's own claim: it is labelled "
+    "so and listed under \"beyond the paper\", with its own verdict. A condition beside a "
+    "verdict is one the paper did not state, never a restatement of the paper's hypotheses.")
 
 
 def cell(verdict: Verdict | str, condition: str = "") -> str:

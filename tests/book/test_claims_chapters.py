@@ -10,12 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bparallel import ensembles as en
 from bparallel import graphs, markov
 from bparallel.book import claims
 from bparallel.book.claims import fidelity_report as fr
 from bparallel.book.claims import mixing_report as mr
 from bparallel.book.claims.ensemble_design import EnsembleDesign, SectionStreams
 from bparallel.book.render.markdown import frame_rows, frame_table, glue_frame, pipe_table
+from bparallel.book.verdicts import Verdict
 
 EPS = 0.25
 DENSITIES = (0.1, 0.2, 0.35, 0.5, 0.7)  # the chapters' search densities
@@ -62,13 +64,18 @@ def test_theorem_2_8_results_and_table(bound):
         "thm28.graphs", "thm28.exceed", "thm28.max_ratio", "thm28.max_T_over_tstar",
         "thm28.min_pN", "thm28.small_pN.count", "thm28.small_pN.max_ratio",
         *[f"thm28.{k}.{s}" for k in kinds for s in ("max_ratio", "median_ratio")],
-        "thm28.path.n100.ratio", "thm28.complete.n100.ratio"]
+        "thm28.path.n100.ratio", "thm28.complete.n100.ratio", "thm28.complete.n100.t_mix",
+        "thm28.complete.n100.bound"]
     assert out["thm28.graphs"] == len(allm) and out["thm28.exceed"] == 0
     assert out["thm28.max_ratio"] == allm.ratio.max() <= 1
     assert out["thm28.max_T_over_tstar"] <= 1
     assert out["thm28.small_pN.count"] == (allm.p_times_n <= math.log(4)).sum()
     path = graphs.walk_matrix(graphs.line_graph_edges(100), 100)
     assert out["thm28.path.n100.ratio"] == markov.mixing_time(path, EPS) / (4 * 99)  # p = 1/2
+    # Eq. 5's equality 2N/max p_h = min_h T_mix on one head, the complete DAG: far apart
+    complete = graphs.walk_matrix_from_adjacency(en.family_adjacency("complete", 100))
+    assert out["thm28.complete.n100.t_mix"] == markov.mixing_time(complete, EPS) < 20
+    assert out["thm28.complete.n100.bound"] == 4 * 99
     table = mr.bound_table(allm, EPS)
     assert table.index.names == ["kind", "n"] and list(table.columns) == list(mr.BOUND_FORMATS)
     assert table["graphs"].sum() == len(allm)
@@ -95,6 +102,34 @@ def test_the_proof_made_exact_on_the_grid():
         mr.binomial_bound_grid(1.5)
     with pytest.raises(ValueError, match="num_p"):
         mr.binomial_bound_grid(EPS, num_p=0)
+
+
+def test_theorem_2_8_holds_under_its_hypothesis_at_every_eps():
+    """Theorem 2.8 judged where the paper assumes exp(-pN) <= eps: no worst chain breaks
+    T_mix <= floor(2N/p) for eps from 0.25 to 0.001 (N <= 200); without the hypothesis it
+    breaks below e^-2. The smallest effect it could find: one violation in ~180,000 cases."""
+    table = claims.theorem_2_8_under_hypothesis()
+    assert table.eps.tolist() == [0.25, 0.1, 0.05, 0.01, 0.001]
+    assert table.violations.sum() == 0 and (table.cases > 20000).all()
+    assert 0.05 < table.max_tail_over_eps.max() < 0.14   # the exact tail at most ~0.13 eps
+    assert table.violations_without.iloc[0] == 0             # eps = 1/4 >= e^-2: none anyway
+    assert (table.violations_without.iloc[1:] > 0).all()     # below e^-2 the hypothesis matters
+    # independently: the lazy path's exact mixing time (Definition 2.7) on a few grid points
+    for N, p, eps in ((1, 0.5, 0.25), (3, 0.001, 0.25), (30, 0.4, 0.01), (200, 0.04, 0.001),
+                      (1, 0.001, 0.01)):
+        t_mix = markov.mixing_time(en.lazy_path_walk(N + 1, p), eps)
+        tail = claims.binomial_tail_at_bound(N, p)
+        assert (t_mix <= math.floor(2 * N / p)) == (tail <= eps), (N, p, eps)
+        if math.exp(-p * N) <= eps:
+            assert t_mix <= math.floor(2 * N / p)
+    assert markov.mixing_time(en.lazy_path_walk(2, 0.001), 0.01) > 2000  # pN = 0.001
+    shown, values = mr.hypothesis_check(N_max=20)
+    assert values["thm28.hypothesis.N_max"] == 20 and values["thm28.hypothesis.violations"] == 0
+    assert values["thm28.hypothesis.cases"] == shown["(N, p) under the hypothesis"].sum()
+    with pytest.raises(ValueError, match="eps_values"):
+        claims.theorem_2_8_under_hypothesis([0.25, 2.0])
+    with pytest.raises(ValueError, match="N_max"):
+        claims.theorem_2_8_under_hypothesis(N_max=0)
 
 
 def test_lazy_path_table_the_constant_2_needs_eps_at_least_e_minus_2():
@@ -149,6 +184,35 @@ def test_eq5_and_the_counts_the_chapter_states(mixing):
     assert m5.uniform_slower_than_slowest.sum() == 259 > 0  # the other direction fails too
     assert (m5.uniform_beats_fastest.sum(), len(m5.heads)) == (3019, 49455)
     assert t4.uniform_beats_fastest.sum() > 0 and r6.uniform_beats_fastest.sum() > 0
+
+
+def test_the_mixing_orders_fail_at_every_eps_shown():
+    """Section 2.2's orderings at eps 0.25, 0.1, 0.01: on 4 nodes every pair is checked
+    on exact rationals (bparallel.exact, no floating point); on 5 nodes the counts at 0.25
+    are the chapter's headline (3,019 faster, 259 slower of 49,455 pairs). The smallest
+    effect it could find: one pair miscounted."""
+    four = claims.mixing_order_by_eps(4)
+    assert four.eps.tolist() == [0.25, 0.1, 0.01] and (four.sets == 210).all()
+    A = claims.head_sets("exhaustive", 4, 2)
+    want = []
+    for eps in (0.25, 0.1, 0.01):
+        faster = slower = 0
+        for pair in A:
+            edges = [graphs.edges_from_adjacency(a) for a in pair]
+            _, (t1, t2, tbar) = claims.exact_combination_mixing(edges, 4, [0.5, 0.5], eps)
+            faster += tbar < min(t1, t2)
+            slower += tbar > max(t1, t2)
+        want.append((faster, slower))
+    assert list(zip(four.uniform_faster, four.uniform_slower, strict=True)) == want
+    assert want[0] == (9, 1)
+    table, out = mr.order_by_eps(5)
+    assert table.index.tolist() == [0.25, 0.1, 0.01]
+    assert (out["mixing.by_eps.e0.uniform_faster"], out["mixing.by_eps.e0.uniform_slower"]) == (
+        3019, 259)
+    assert all(out[f"mixing.by_eps.e{i}.uniform_faster"] > 0
+               and out[f"mixing.by_eps.e{i}.uniform_slower"] > 0 for i in range(3))
+    with pytest.raises(ValueError, match="eps_values"):
+        claims.mixing_order_by_eps(4, [0.0])
 
 
 def test_mixing_search_results(mixing):
@@ -211,9 +275,14 @@ def best():
 def test_eq18_simulation_agrees_and_atoms_need_the_left_limit(best):
     zs = best.table.z.dropna()
     assert len(zs) == 3 * len(mr.HS) and (zs.abs() < 4.5).all()  # simulation agrees with Eq. 18
-    atom = best.table[best.table.law.str.startswith("unweighted DAGs")]
-    assert (atom.simulated == 1).all()  # the best head always reaches p = 1/2 ...
-    assert sorted(set(atom.theory)) == [0.0, 1.0]  # ... which only F(p̄-) predicts
+    atom = best.table[best.table.law.str.startswith(mr.ATOM_LABEL)]
+    assert (atom.simulated == 1).all()  # every head reaches p̄ = 0.5 ...
+    le, lt = atom[atom.law.str.contains("≤")], atom[atom.law.str.contains("<")]
+    assert (lt.theory == 1).all()  # ... which only F(p̄-) = Pr(p < p̄) = 0 predicts
+    F = float(np.mean(best.atom_draws <= 0.5))
+    assert 0.45 < F < 0.55  # inside the paper's hypothesis F(p̄) < 1
+    assert le.theory.tolist() == pytest.approx([1 - F ** H for H in mr.HS])  # Eq. 18 with the CDF
+    assert le.theory.iloc[0] < 0.6
     assert best.laws == ["Uniform(0, 1)", "Beta(2, 5)", "weighted DAGs (empirical)"]
 
 
@@ -222,7 +291,12 @@ def test_best_head_results_and_table(best):
     laws = ("uniform(0,", "beta(2,", "weighted")
     assert list(out) == [*[f"eq18.{law}.H{H}.{q}" for law in laws for H in mr.HS
                            for q in ("theory", "simulated")],
-                         "eq18.max_abs_z", "eq18.weighted_dags.pbar"]
+                         "eq18.max_abs_z", "eq18.weighted_dags.pbar",
+                         "eq18.atom.p_low", "eq18.atom.p_high", "eq18.atom.pbar", "eq18.atom.F",
+                         *[f"eq18.atom.H{H}.{q}" for H in mr.HS
+                           for q in ("simulated", "theory", "theory_left_limit")]]
+    assert out["eq18.atom.H1.theory"] == pytest.approx(1 - out["eq18.atom.F"])
+    assert out["eq18.atom.H16.simulated"] == out["eq18.atom.H1.theory_left_limit"] == 1
     assert out["eq18.uniform(0,.H1.theory"] == pytest.approx(0.3)
     assert out["eq18.max_abs_z"] == best.table.z.abs().max() < 4.5
     assert 0 < out["eq18.weighted_dags.pbar"] == best.pbar_dag < 1
@@ -310,16 +384,75 @@ def test_feature_results_and_table(features):
     f = "fidelity.features"
     assert list(out) == [
         *[f"{f}.spearman.{k}" for k in ("jaccard", "complementarity", "mixed-sequence_share",
-                                         "new-walk_share")],
+                                         "new-walk_share", "new-walk_share_limiting")],
         f"{f}.jaccard_peak.left", f"{f}.jaccard_peak.right", f"{f}.jaccard_peak.frac_amplified",
         f"{f}.new_walk_share_zero_among_amplified", f"{f}.new_walk_share_mean_among_amplified",
-        f"{f}.amp_above_complementarity", f"{f}.mixed_sequence_share_mean"]
+        f"{f}.amp_above_complementarity", f"{f}.complementary.frac_amplified",
+        f"{f}.complementary.count", f"{f}.amplified.frac_zero_complementarity",
+        f"{f}.amplified.frac_above_complementarity", f"{f}.mixed_sequence_share_mean"]
+    # complementarity neither sufficient nor necessary, counted by hand
+    feat = features.features
+    comp = feat.complementarity > claims.AMP_TOL
+    assert out[f"{f}.complementary.count"] == comp.sum()
+    assert 0.2 < out[f"{f}.complementary.frac_amplified"] == feat.amplified[comp].mean() < 0.8
+    amp = feat[feat.amplified]
+    assert 0 < out[f"{f}.amplified.frac_zero_complementarity"] == (
+        amp.complementarity <= claims.AMP_TOL).mean() < 0.5
+    # a share of the amplifying pairs, above the same count's share of all pairs
+    above = (amp.amplification > amp.complementarity + 1e-9).sum()
+    assert out[f"{f}.amplified.frac_above_complementarity"] == above / len(amp)
+    assert out[f"{f}.amp_above_complementarity"] == above / len(feat)
     assert out[f"{f}.jaccard_peak.left"] < out[f"{f}.jaccard_peak.right"]
     assert 0.5 < out[f"{f}.new_walk_share_zero_among_amplified"] <= 1  # new walks: rarely
     table = features.table()
     assert table.index.tolist() == [False, True, "Spearman ρ with amplification"]
     assert table.loc["Spearman ρ with amplification", "complementarity"] == (
         out[f"{f}.spearman.complementarity"])
+
+
+def test_remark_3_7_by_size_and_its_verdicts(fidelity):
+    """Remark 3.7 at the nodes that limit the best head, n = 5 (all pairs), 10, 20 (random
+    pairs of the fixture): counts by hand, intervals around their estimates, and the
+    verdicts the numbers decide. The smallest difference of means it could resolve is about
+    twice the intervals' half-width (~0.01 at n = 5, ~0.03 at n = 10 and 20)."""
+    study = fr.remark_3_7_study(fidelity, 20)
+    t = study.table
+    assert t.index.tolist() == [5, 10, 20] and list(t.columns) == list(claims.REMARK_3_7_COLUMNS)
+    A, fc = fidelity[("random", 10, 2)]
+    limiting = en.new_walk_share_at_limiting(graphs.diffusion_matrix_from_adjacency(A),
+                                             [0.5, 0.5], 20)
+    amp = fc.amp_uniform > claims.AMP_TOL
+    row = t.loc[10]
+    assert row.pairs == len(A) and row.amplified == amp.sum()
+    assert row.zero_limiting_amplified == (limiting[amp] < 1e-9).mean()
+    assert row.mean_limiting_amplified == pytest.approx(limiting[amp].mean())
+    for q in ("zero_limiting_amplified", "mean_limiting_amplified", "mean_limiting_not_amplified"):
+        assert (t[f"{q}_low"] <= t[q]).all() and (t[q] <= t[f"{q}_high"]).all()
+    # the worst node is blind where the limiting nodes are not (Example 3.8's point)
+    assert t.loc[5, "zero_worst_amplified"] > t.loc[5, "zero_limiting_amplified"]
+    assert study.verdicts() == {"paper": Verdict.HOLDS, "every_pair": Verdict.FAILS}
+    out = study.results()
+    assert out["fidelity.remark37.n10.amplified"] == amp.sum()
+    assert [out[f"fidelity.remark37.size{i}"] for i in range(3)] == [5, 10, 20]
+    assert out["verdict.remark_3_7.paper"] == list(Verdict).index(Verdict.HOLDS)
+    assert out["verdict.remark_3_7.every_pair"] == list(Verdict).index(Verdict.FAILS)
+    # the decision rule on its other branches
+    none_apart = t.assign(mean_limiting_amplified_low=t.mean_limiting_not_amplified_high - 1)
+    assert fr.Remark37Study(none_apart).verdicts()["paper"] is Verdict.NOT_SUPPORTED
+    all_cross = t.assign(zero_limiting_amplified_low=0.0)
+    assert fr.Remark37Study(all_cross).verdicts()["every_pair"] is Verdict.HOLDS
+    with pytest.raises(ValueError, match="level"):
+        claims.remark_3_7_by_size(fidelity, [("random", 10, 2)], 20, level=1.5)
+
+
+def test_remark_3_7_on_the_examples_as_chapter_06_records_them():
+    out = fr.remark_3_7_examples(20)
+    assert out["fidelity.remark37.example_3_8.limiting"] == 0.5
+    assert out["fidelity.remark37.example_3_8.worst"] == 0.0
+    assert out["fidelity.remark37.example_3_8.u"] == 1.0
+    assert out["fidelity.remark37.example_3_13.limiting"] == (
+        out["fidelity.remark37.example_3_13.worst"]) == pytest.approx(0.92811394, abs=1e-8)
+    assert out["fidelity.remark37.example_3_13_code.limiting"] == 0.0
 
 
 def test_top_pairs(fidelity):

@@ -46,7 +46,9 @@ def test_example_3_8_closed_form_over_all_weights():
 def test_example_3_8_results_amplify_from_zero():
     out = fx.example_3_8_results(20)
     assert out == {"example_3_8.phi_min.head1": 0.0, "example_3_8.phi_min.head2": 0.0,
-                   "example_3_8.phi_min.multi": pytest.approx(0.421875)}
+                   "example_3_8.phi_min.multi": pytest.approx(0.421875),  # 27/64
+                   # head 1: v and tau have no way out; head 2: u and tau (Definition 2.2)
+                   "example_3_8.sinks.head1": 2, "example_3_8.sinks.head2": 2}
     with pytest.raises(ValueError, match="horizon"):
         fx.example_3_8_results(0)
 
@@ -65,12 +67,28 @@ def test_example_3_13_paper_numbers(ex13):
     assert out["example_3_13.horizon"] == 20
     assert out["example_3_13.optimal_time.head1.v"] == 3  # C(3,2)/2^3 at t = 3
     assert out["example_3_13.amplification_limit"] == pytest.approx(0.125)
-    assert len(out) == 11 and sum(k.startswith("example_3_13_code.") for k in out) == 4
+    assert out["example_3_13.first_horizon_above_heads"] == 5
+    assert len(out) == 12 and sum(k.startswith("example_3_13_code.") for k in out) == 4
+
+
+def test_example_3_13_amplifies_from_horizon_5_and_approaches_one_half():
+    """The combination's phi_min at horizon T is 1/2 - (T+1)/2^(T+1) from T = 5 on (exact
+    fractions): above the heads' 3/8 at every T >= 5, never 1/2 (a supremum)."""
+    from bparallel.book.fidelity_examples import first_horizon_above_heads
+
+    for T in range(5, 30):
+        assert fx.exact_phi_min_multi(T) == Fraction(1, 2) - Fraction(T + 1, 2 ** (T + 1))
+    assert fx.exact_phi_min_multi(4) <= Fraction(3, 8) < fx.exact_phi_min_multi(5)
+    assert first_horizon_above_heads("paper") == 5
+    assert first_horizon_above_heads("code") == 4  # 5/12 > 1/4 ... the code's head 2
+    with pytest.raises(ValueError, match="variant"):
+        first_horizon_above_heads("text")
 
 
 def test_example_3_13_code_numbers(ex13):
     assert np.isclose(ex13.code.multi_minimax, 5 / 12)
-    assert ex13.code.amplification > 0
+    # the feedforward head 2 of the authors' code: amplification 0.125 -> 1/24
+    assert ex13.code.amplification == pytest.approx(1 / 24)
     assert ex13.results()["example_3_13_code.phi_min.head2"] == pytest.approx(0.25, abs=1e-8)
     rows = ex13.rows()
     assert [r["quantity"] for r in rows] == ["φ_min head 1", "φ_min head 2",

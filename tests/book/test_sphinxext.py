@@ -53,6 +53,10 @@ def test_legend_directive_lists_every_verdict_with_its_meaning(tmp_path):
     for v in Verdict:
         assert f'bp-verdict--{v.slug}">{v.label}</span>' in html
     assert html.count("bp-verdict--") == len(Verdict)
+    # the reading rule, written once (verdicts.READING_RULE), follows the list
+    rule = re.search(r'<p class="bp-reading-rule">(.*?)</p>', html, flags=re.S)
+    assert rule is not None and "as the paper states it" in rule.group(1)
+    assert "beyond the paper" in rule.group(1) and html.index("bp-verdict--") < rule.start()
 
 
 def test_book_bibtex_takes_its_url_from_the_configuration(tmp_path):

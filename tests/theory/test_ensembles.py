@@ -260,6 +260,63 @@ def test_shares_on_examples():
     assert share == pytest.approx(1 - 2.0 ** (1 - t)) and new == pytest.approx(0.0)
 
 
+def test_new_walk_shares_per_node_and_at_the_limiting_nodes_by_brute_force():
+    """Every node's share at its own optimal time equals the brute-force walk count; the
+    limiting nodes are where a best head reaches its minimax fidelity."""
+    A, _ = en.random_head_stacks(3, 2, 4, [0.3, 0.7], seed=11)
+    D = g.diffusion_matrix_from_adjacency(A)
+    beta = np.array([0.4, 0.6])
+    horizon = 6
+    shares = en.new_walk_shares(D, beta, horizon)
+    bar = np.einsum("h,khij->kij", beta, D)
+    node_bar, t_opt = fi.node_fidelity(bar, horizon)
+    node_heads, _ = fi.node_fidelity(D, horizon)
+    mask = en.limiting_nodes(node_heads)
+    for k in range(3):
+        for j in range(3):
+            total, old, _ = _walk_split(D[k], beta, int(t_opt[k, j]), j)
+            assert shares[k, j] == pytest.approx(1 - old / total if total > 0 else 0, abs=1e-12)
+        best = node_heads[k, :, :3].min(-1).max()
+        want = [any(node_heads[k, h, :3].min() == best and node_heads[k, h, j] == best
+                    for h in range(2)) for j in range(3)]
+        assert mask[k].tolist() == [*want, False]
+        assert en.new_walk_share_at_limiting(D, beta, horizon)[k] == pytest.approx(
+            shares[k][mask[k]].mean(), abs=1e-15)
+    assert shares[..., -1].tolist() == [0.0, 0.0, 0.0]  # the sink sends nothing
+    with pytest.raises(ValueError, match="node_phi"):
+        en.limiting_nodes(np.ones(3))
+
+
+def test_remark_3_7_on_the_paper_examples_at_the_limiting_nodes():
+    """Example 3.8 (equal weights): u and v limit head 1; u's signal travels only on the new
+    walk u -> v -> tau (share 1), v's only inside head 2 (0), so 1/2 at the limiting nodes
+    where the combination's worst node, v, shows 0. Example 3.13: the limiting nodes (v of
+    head 1, u of head 2) are the combination's worst, with the same share; with the code's
+    feedforward head 2 the limiting node v carries nothing on new walks."""
+    from bparallel.examples import example_3_8, example_3_13
+
+    ex = example_3_8()
+    node, _ = fi.node_fidelity(ex.deltas, 20)
+    assert en.limiting_nodes(node).tolist() == [True, True, False]
+    assert en.new_walk_shares(ex.deltas, ex.beta, 20).tolist() == [1.0, 0.0, 0.0]
+    assert en.new_walk_share_at_limiting(ex.deltas, ex.beta, 20) == 0.5
+    share, j, _ = en.new_walk_share(ex.deltas, ex.beta, 20)
+    assert j == 1 and share == 0.0
+    paper = example_3_13("paper")
+    node, _ = fi.node_fidelity(paper.deltas, 6)
+    assert en.limiting_nodes(node).tolist() == [True, True, False, False]
+    shares = en.new_walk_shares(paper.deltas, paper.beta, 6)
+    total, old, _ = _walk_split(paper.deltas, np.array(paper.beta), 6, 0)  # u peaks at T = 6
+    assert shares[0] == shares[1] == pytest.approx(1 - old / total, abs=1e-12)
+    at_limiting = en.new_walk_share_at_limiting(paper.deltas, paper.beta, 6)
+    assert at_limiting == pytest.approx(float(en.new_walk_share(paper.deltas, paper.beta, 6)[0]))
+    assert 0.1 < at_limiting < 0.2  # at T = 6 the cycle u <-> v has carried 13%
+    long = en.new_walk_share_at_limiting(paper.deltas, paper.beta, 20)  # the paper's horizon
+    assert long == float(en.new_walk_share(paper.deltas, paper.beta, 20)[0]) > 0.9
+    code = example_3_13("code")
+    assert en.new_walk_share_at_limiting(code.deltas, code.beta, 20) == 0.0
+
+
 def test_node_best_head_gain():
     phi = np.array([[[0.5, 0.1, 0.3, 1.0], [0.2, 0.4, 0.35, 1.0]]])
     # per node best: 0.5, 0.4, 0.35 -> min 0.35; best head minimax max(0.1, 0.2) = 0.2

@@ -49,6 +49,22 @@ def test_feedforward_and_sinks():
     assert not g.has_unique_sink([(0, 1), (2, 1)], 3)  # node 2 sends: not a sink
 
 
+def test_a_causal_order_is_searched_for_and_a_common_one_is_the_union_s():
+    from bparallel.examples import example_3_8, example_3_13
+
+    assert g.has_causal_order([(1, 0), (0, 2), (2, 3)], 4)        # order (v, u, w, tau)
+    assert not g.is_feedforward([(1, 0), (0, 2), (2, 3)], 4)      # not in positions' order
+    assert not g.has_causal_order([(0, 1), (1, 0)], 2)            # the cycle u <-> v
+    assert g.has_causal_order([(0, 0), (0, 1), (1, 1)], 2)        # self-loops are no cycle
+    assert not g.has_causal_order([(0, 1), (1, 2), (2, 0)], 3)
+    paper, code = example_3_13("paper"), example_3_13("code")
+    assert paper.causal_order == (True, True) and not paper.common_order
+    assert paper.feedforward == (True, False)
+    assert code.causal_order == (True, True) and code.common_order
+    assert paper.sink_counts == code.sink_counts == (1, 1)
+    assert example_3_8().sink_counts == (2, 2) and example_3_8().common_order
+
+
 def test_require_feedforward_names_the_edge():
     with pytest.raises(ValueError, match=r"backward edge\(s\) 1 -> 0"):
         g.require_feedforward([(1, 0), (0, 2)], 3)

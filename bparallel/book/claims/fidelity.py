@@ -24,10 +24,11 @@ from ...ensembles import (
     edge_jaccard,
     family_adjacency,
     new_walk_share,
+    new_walk_share_at_limiting,
     node_best_head_gain,
     random_head_stacks,
 )
-from .head_sets import over_head_sets, per_H
+from .head_sets import over_head_sets, per_H, store_entry
 from .labels import lazy_pandas
 
 if TYPE_CHECKING:
@@ -46,7 +47,8 @@ HORIZON_COLUMNS = (
     "amplified_uniform_pct", "amplified_best_pct", "max_amp_best", "mean_best_head_phi_min",
 )
 #: Candidate explanations of amplification in :func:`amplification_features`.
-FEATURES = ("jaccard", "complementarity", "mixed_sequence_share", "new_walk_share")
+FEATURES = ("jaccard", "complementarity", "mixed_sequence_share", "new_walk_share",
+            "new_walk_share_limiting")
 
 
 
@@ -125,7 +127,9 @@ def amplification_features(
     Columns: ``amplification`` (``fc.amp_uniform``), ``amplified``, ``jaccard``
     (:func:`edge_jaccard`), ``complementarity`` (:func:`node_best_head_gain`),
     ``mixed_sequence_share`` (:func:`cross_head_share`, Remark 3.7), ``new_walk_share``
-    (:func:`new_walk_share`) and ``t_star``, the worst node's optimal time.
+    (:func:`new_walk_share`, at the combination's worst node), ``new_walk_share_limiting``
+    (:func:`new_walk_share_at_limiting`, at the nodes that limit the best head) and
+    ``t_star``, the worst node's optimal time.
     """
     A = np.asarray(adjacency_pairs, dtype=np.float64)
     if A.ndim != 4 or A.shape[1] != 2:
@@ -140,8 +144,67 @@ def amplification_features(
         "complementarity": node_best_head_gain(fc.node)})
     feat["mixed_sequence_share"], _, t_star = cross_head_share(D, [0.5, 0.5], horizon)
     feat["new_walk_share"], _, _ = new_walk_share(D, [0.5, 0.5], horizon)
+    feat["new_walk_share_limiting"] = new_walk_share_at_limiting(D, [0.5, 0.5], horizon)
     feat["t_star"] = t_star
     return feat
+
+
+#: Remark 3.7's measure by graph size: the columns of :func:`remark_3_7_by_size`.
+REMARK_3_7_COLUMNS = (
+    "pairs", "amplified", "zero_limiting_amplified", "zero_limiting_amplified_low",
+    "zero_limiting_amplified_high", "mean_limiting_amplified", "mean_limiting_amplified_low",
+    "mean_limiting_amplified_high", "mean_limiting_not_amplified",
+    "mean_limiting_not_amplified_low", "mean_limiting_not_amplified_high",
+    "zero_worst_amplified", "mean_worst_amplified")
+
+
+def remark_3_7_by_size(
+    store: dict[tuple[str, int, int], tuple[NDArray[np.float64], FidelityComparison]],
+    keys: list[tuple[str, int, int]], horizon: int, level: float = 0.95,
+) -> pd.DataFrame:
+    """Remark 3.7 by graph size, on equal-weight pairs of a :func:`fidelity_search` store:
+    per key (one row, indexed by ``n``), the pairs, how many amplify, and among the amplifying
+    ones the share with *no* signal on new walks at the nodes that limit the best head
+    (:func:`new_walk_share_at_limiting`) with its Wilson interval at ``level``; the mean of
+    that share over amplifying and over other pairs, each with its t-interval (scipy); and,
+    for comparison, the same zero share and mean at the combination's worst node
+    (:func:`new_walk_share`), which cannot see a path that lifts another node."""
+    from scipy import stats
+
+    horizon = positive_int(horizon, "horizon")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level!r}: must lie in (0, 1)")
+
+    def mean_ci(x: NDArray[np.float64]) -> tuple[float, float, float]:
+        if len(x) < 2:
+            raise ValueError(f"a mean interval needs two pairs or more, got {len(x)}")
+        ci = stats.ttest_1samp(x, 0.0).confidence_interval(level)
+        return float(x.mean()), float(ci.low), float(ci.high)
+
+    rows = []
+    for key in keys:
+        A, fc = store_entry(store, key)
+        if A.shape[1] != 2:
+            raise ValueError(f"{key}: remark_3_7_by_size needs pairs of heads, H = {A.shape[1]}")
+        D = graphs.diffusion_matrix_from_adjacency(A)
+        limiting = new_walk_share_at_limiting(D, [0.5, 0.5], horizon)
+        worst, _, _ = new_walk_share(D, [0.5, 0.5], horizon)
+        amp = fc.amp_uniform > AMP_TOL
+        zero = int((limiting[amp] < 1e-9).sum())
+        ci = stats.binomtest(zero, int(amp.sum())).proportion_ci(level, method="wilson")
+        m, lo, hi = mean_ci(limiting[amp])
+        m0, lo0, hi0 = mean_ci(limiting[~amp])
+        rows.append({"n": key[1], "pairs": len(A), "amplified": int(amp.sum()),
+                     "zero_limiting_amplified": zero / amp.sum(),
+                     "zero_limiting_amplified_low": ci.low,
+                     "zero_limiting_amplified_high": ci.high,
+                     "mean_limiting_amplified": m, "mean_limiting_amplified_low": lo,
+                     "mean_limiting_amplified_high": hi, "mean_limiting_not_amplified": m0,
+                     "mean_limiting_not_amplified_low": lo0,
+                     "mean_limiting_not_amplified_high": hi0,
+                     "zero_worst_amplified": float((worst[amp] < 1e-9).mean()),
+                     "mean_worst_amplified": float(worst[amp].mean())})
+    return lazy_pandas().DataFrame(rows).set_index("n")
 
 
 def feature_correlations(

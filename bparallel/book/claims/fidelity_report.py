@@ -29,8 +29,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ... import graphs
-from ...ensembles import FAMILIES, FidelityComparison, random_head_stacks
+from ...ensembles import (
+    FAMILIES,
+    FidelityComparison,
+    new_walk_share,
+    new_walk_share_at_limiting,
+    new_walk_shares,
+    random_head_stacks,
+)
+from ...examples import example_3_8, example_3_13
 from ..render.markdown import column_label
+from ..verdicts import Verdict
 from .ensemble_design import EnsembleDesign
 from .fidelity import (
     AMP_TOL,
@@ -42,6 +51,7 @@ from .fidelity import (
     dominated_fraction,
     feature_correlations,
     horizon_sweep,
+    remark_3_7_by_size,
     tradeoff_correlation,
 )
 from .head_sets import store_entry
@@ -57,11 +67,16 @@ __all__ = [
     "TOP_KEYS",
     "FeatureStudy",
     "HorizonStudy",
+    "REMARK_3_7_KEYS",
+    "Remark37Study",
     "column_formats",
+    "complementarity_results",
     "family_table",
     "feature_study",
     "histogram_sets",
     "horizon_study",
+    "remark_3_7_examples",
+    "remark_3_7_study",
     "search_results",
     "top_pair",
     "top_results",
@@ -78,7 +93,8 @@ TOP_KEYS = (("exhaustive", 4, 2), ("exhaustive", 5, 2), ("random", 6, 2), ("rand
 #: The recorded key of each feature's Spearman correlation (kept from the first results files).
 SPEARMAN_KEYS = {"jaccard": "jaccard", "complementarity": "complementarity",
                  "mixed_sequence_share": "mixed-sequence_share",
-                 "new_walk_share": "new-walk_share"}
+                 "new_walk_share": "new-walk_share",
+                 "new_walk_share_limiting": "new-walk_share_limiting"}
 
 
 def column_formats(frame: pd.DataFrame) -> dict[str, str]:
@@ -190,9 +206,26 @@ class FeatureStudy:
                     "fidelity.features.new_walk_share_mean_among_amplified": amp_new.mean(),
                     "fidelity.features.amp_above_complementarity":
                         (feat.amplification > feat.complementarity + 1e-9).mean(),
+                    **complementarity_results(feat),
                     "fidelity.features.mixed_sequence_share_mean":
                         feat.mixed_sequence_share.mean()})
         return out
+
+
+def complementarity_results(feat: pd.DataFrame) -> dict[str, float]:
+    """Complementarity as a condition of amplification, neither sufficient nor necessary:
+    the share of complementary pairs (complementarity above ``AMP_TOL``) that amplify,
+    the share of amplifying pairs with none, and the share of amplifying pairs whose
+    amplification exceeds their complementarity (``fidelity.features.*``)."""
+    complementary = feat.complementarity > AMP_TOL
+    amplified = feat.loc[feat.amplified]
+    return {"fidelity.features.complementary.frac_amplified":
+                feat.amplified[complementary].mean(),
+            "fidelity.features.complementary.count": int(complementary.sum()),
+            "fidelity.features.amplified.frac_zero_complementarity":
+                (amplified.complementarity <= AMP_TOL).mean(),
+            "fidelity.features.amplified.frac_above_complementarity":
+                (amplified.amplification > amplified.complementarity + 1e-9).mean()}
 
 
 def feature_study(
@@ -202,6 +235,73 @@ def feature_study(
     comparison ``fc`` at ``horizon``, the overlap cut into ``bins`` equal bins."""
     feat = amplification_features(adjacency_pairs, fc, horizon)
     return FeatureStudy(feat, feature_correlations(feat), amplified_by_jaccard(feat, bins=bins))
+
+
+#: The equal-weight pairs by graph size on which Remark 3.7 is read (n = 5, 10, 20).
+REMARK_3_7_KEYS = (("exhaustive", 5, 2), ("random", 10, 2), ("random", 20, 2))
+
+
+@dataclass(frozen=True)
+class Remark37Study:
+    """Remark 3.7 read where amplification must happen, by graph size: :attr:`table`
+    (:func:`~bparallel.book.claims.fidelity.remark_3_7_by_size`, one row per ``n``)."""
+
+    table: pd.DataFrame
+
+    def verdicts(self) -> dict[str, Verdict]:
+        """The verdicts its numbers decide, by the reading rule:
+
+        - ``"paper"``, Remark 3.7 as stated, cross-head pathways *contribute* (an existential
+          reading: "promotes additional information propagation pathways"): *holds* where,
+          at some size, the amplifying pairs carry more of their limiting nodes' signal on
+          new walks than the other pairs (the two t-intervals apart) and some amplifying
+          pairs carry some at every size; else *not supported*;
+        - ``"every_pair"``, the book's stronger reading, every amplification comes from
+          them: *fails* where at some size amplifying pairs with no signal on new walks at
+          the limiting nodes are certain to exist (the Wilson interval of their share above
+          0), *holds* where none are seen at any size."""
+        t = self.table
+        apart = (t.mean_limiting_amplified_low > t.mean_limiting_not_amplified_high).any()
+        some = (t.zero_limiting_amplified < 1).all()
+        paper = Verdict.HOLDS if apart and some else Verdict.NOT_SUPPORTED
+        every = Verdict.FAILS if (t.zero_limiting_amplified_low > 0).any() else Verdict.HOLDS
+        return {"paper": paper, "every_pair": every}
+
+    def results(self) -> dict[str, float]:
+        """``fidelity.remark37.n<n>.<column>`` for every column, the sizes in order
+        (``fidelity.remark37.size<i>``), and each verdict's index in
+        :class:`~bparallel.book.verdicts.Verdict` (``verdict.remark_3_7.<reading>``)."""
+        out: dict[str, float] = {f"fidelity.remark37.n{n}.{col}": float(v)
+                                 for n, row in self.table.iterrows() for col, v in row.items()}
+        out.update({f"fidelity.remark37.size{i}": int(n) for i, n in enumerate(self.table.index)})
+        out.update({f"verdict.remark_3_7.{k}": list(Verdict).index(v)
+                    for k, v in self.verdicts().items()})
+        return out
+
+
+def remark_3_7_study(store: Store, horizon: int) -> Remark37Study:
+    """:class:`Remark37Study` of the equal-weight pairs of :data:`REMARK_3_7_KEYS` in a
+    :func:`~bparallel.book.claims.fidelity.fidelity_search` store, at ``horizon``."""
+    return Remark37Study(remark_3_7_by_size(store, list(REMARK_3_7_KEYS), horizon))
+
+
+def remark_3_7_examples(horizon: int) -> dict[str, float]:
+    """The new-walk share on the paper's examples (equal weights), at the nodes that limit
+    the best head and at the combination's worst node: Example 3.8 (``u``, whose signal
+    travels only along ``u -> v -> tau``, and ``v`` limit head 1; the worst node is ``v``:
+    1/2 and 0), Example 3.13 with the paper's head 2 and with the code's
+    (``fidelity.remark37.<example>.{limiting,worst}``), and Example 3.8's share at ``u``."""
+    out: dict[str, float] = {}
+    for name, ex in (("example_3_8", example_3_8()), ("example_3_13", example_3_13("paper")),
+                     ("example_3_13_code", example_3_13("code"))):
+        D = ex.deltas
+        out[f"fidelity.remark37.{name}.limiting"] = float(
+            new_walk_share_at_limiting(D, ex.beta, horizon))
+        out[f"fidelity.remark37.{name}.worst"] = float(new_walk_share(D, ex.beta, horizon)[0])
+        if name == "example_3_8":
+            out["fidelity.remark37.example_3_8.u"] = float(
+                new_walk_shares(D, ex.beta, horizon)[ex.index("u")])
+    return out
 
 
 def top_table(top: pd.DataFrame) -> pd.DataFrame:

@@ -33,6 +33,11 @@ LABELS: dict[str, str] = {
     # lazy_path_eps_table
     "eps": "ε",
     "bound_holds": "bound holds",
+    # theorem_2_8_under_hypothesis
+    "cases": "(N, p) under the hypothesis",
+    "violations": "violations",
+    "max_tail_over_eps": "largest tail / ε",
+    "violations_without": "violations without the hypothesis",
     # eq20_checks
     "eq20_left_holds": "2N/max p_h ≤ T_mix (Eq. 20, left)",
     "eq3_holds": "T_mix ≤ 2N/p, p of Eq. 12 (Eq. 3)",
@@ -42,6 +47,7 @@ LABELS: dict[str, str] = {
     "search": "search",
     "num_heads": "H",
     "head_sets": "head sets",
+    "sets": "head pairs",
     "uniform_faster": "uniform < fastest",
     "best_faster": "best grid < fastest",
     "uniform_slower": "uniform > slowest",
@@ -66,6 +72,14 @@ LABELS: dict[str, str] = {
     "complementarity": "complementarity",
     "mixed_sequence_share": "mixed-sequence share",
     "new_walk_share": "new-walk share",
+    "new_walk_share_limiting": "new-walk share, limiting nodes",
+    # remark_3_7_by_size
+    "pairs": "pairs",
+    "zero_limiting_amplified": "no new walk at limiting nodes (share of amplified)",
+    "mean_limiting_amplified": "mean share at limiting nodes, amplified",
+    "mean_limiting_not_amplified": "mean share at limiting nodes, not amplified",
+    "zero_worst_amplified": "no new walk at the worst node (share of amplified)",
+    "mean_worst_amplified": "mean share at the worst node, amplified",
     # top_amplifying
     "pair": "pair",
     "phi_min_head_1": "φ_min head 1",

@@ -24,7 +24,9 @@ from ...ensembles import (
     cdf_below,
     compare_mixing,
     edge_count,
+    enumerate_feedforward_adjacency,
     family_adjacency,
+    head_tuples,
     lazy_path_walk,
     random_weighted_walk,
     tv_curves,
@@ -207,6 +209,39 @@ def worst_case_bound_ratio(N: ArrayLike, p: ArrayLike, eps: float = 0.25) -> NDA
     return binomial_mixing_bound(N, p_arr, eps) / markov.mixing_time_bound(np.asarray(N) + 1, p_arr)
 
 
+#: The values of ``epsilon`` at which Theorem 2.8 is checked under its own hypothesis.
+HYPOTHESIS_EPS = (0.25, 0.1, 0.05, 0.01, 0.001)
+
+
+def theorem_2_8_under_hypothesis(
+    eps_values: ArrayLike = HYPOTHESIS_EPS, N_max: int = 200, num_p: int = 400
+) -> pd.DataFrame:
+    """Theorem 2.8 judged under the paper's own hypothesis, ``exp(-pN) <= epsilon`` (the
+    proof's Eq. 10 below ``epsilon``): for every ``N`` in ``1..N_max`` and ``num_p`` values
+    of ``p`` spaced geometrically in ``[1e-3, 1]``, the worst chain's TV distance at
+    ``t = floor(2N/p)``, ``Pr[Bin(t, p) < N]`` (:func:`binomial_tail_at_bound`, attained by
+    the lazy path, so no feedforward chain does worse); a *violation* of
+    ``T_mix <= floor(2N/p)`` is a tail above ``epsilon``.
+
+    One row per ``epsilon``: ``eps``, ``cases`` (grid points under the hypothesis),
+    ``violations`` among them, ``max_tail_over_eps`` (the largest tail under the hypothesis
+    over ``epsilon``), and ``violations_without`` (over the whole grid, hypothesis dropped:
+    what the hypothesis rules out)."""
+    eps = np.array([unit_interval(e, "eps_values") for e in np.atleast_1d(eps_values).tolist()])
+    N_max, num_p = positive_int(N_max, "N_max"), positive_int(num_p, "num_p")
+    N = np.arange(1, N_max + 1)[:, None]
+    p = np.geomspace(1e-3, 1, num_p)[None, :]
+    tails = binomial_tail_at_bound(N, p)           # (N_max, num_p): the worst chain at 2N/p
+    rows = []
+    for e in eps.tolist():
+        under = np.exp(-p * N) <= e                # the paper's hypothesis
+        rows.append({"eps": e, "cases": int(under.sum()),
+                     "violations": int((tails[under] > e).sum()),
+                     "max_tail_over_eps": float(tails[under].max() / e),
+                     "violations_without": int((tails > e).sum())})
+    return lazy_pandas().DataFrame(rows)
+
+
 def lazy_path_eps_table(eps_values: ArrayLike, n: int = 2, p: float = 0.001) -> pd.DataFrame:
     """``T_mix`` of the lazy path (:func:`lazy_path_walk`) against ``2N/p`` for each ``eps``.
 
@@ -281,6 +316,34 @@ def mixing_search_table(
     for col in ["uniform_faster", "best_faster", "uniform_slower"]:
         table[col + "_pct"] = (100 * table[col] / table["head_sets"]).round(2)
     return table
+
+
+#: The values of ``epsilon`` at which the mixing-order counts are shown beside the headline.
+ORDER_EPS = (0.25, 0.1, 0.01)
+
+
+def mixing_order_by_eps(
+    n: int = 5, eps_values: ArrayLike = ORDER_EPS, H: int = 2
+) -> pd.DataFrame:
+    """Section 2.2's orderings at several ``epsilon`` (Definition 2.7): over every set of
+    ``H`` distinct feedforward graphs with a unique sink on ``n`` nodes (no draws), how many
+    equal-weight combinations mix strictly faster than their fastest head and how many
+    strictly slower than their slowest (as :class:`~bparallel.ensembles.MixingComparison`
+    counts them; each graph's own mixing time is computed once, not once per set). One row
+    per ``epsilon``: ``eps``, ``sets``, ``uniform_faster``, ``uniform_slower``."""
+    n, H = positive_int(n, "n"), positive_int(H, "H")
+    eps = [unit_interval(e, "eps_values") for e in np.atleast_1d(eps_values).tolist()]
+    W = graphs.walk_matrix_from_adjacency(enumerate_feedforward_adjacency(n))
+    sets = head_tuples(len(W), H)
+    uniform = W[sets].mean(axis=-3)  # equal weights
+    rows = []
+    for e in eps:
+        heads = np.asarray(markov.mixing_time(W, e))[sets]  # (sets, H)
+        t_bar = np.asarray(markov.mixing_time(uniform, e))
+        rows.append({"eps": e, "sets": len(sets),
+                     "uniform_faster": int((t_bar < heads.min(axis=-1)).sum()),
+                     "uniform_slower": int((t_bar > heads.max(axis=-1)).sum())})
+    return lazy_pandas().DataFrame(rows)
 
 
 def fewest_edges_index(adjacency_sets: ArrayLike, mask: ArrayLike) -> int:

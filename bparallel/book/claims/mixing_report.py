@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ... import graphs, markov
+from ... import graphs
 from ..._checks import one_of, positive_int, unit_interval
 from ...ensembles import MixingComparison, cdf_below
 from ..words import fmt_steps
@@ -47,6 +47,8 @@ from .mixing import (
     exact_matrices_table,
     fewest_edges_index,
     lazy_path_eps_table,
+    mixing_order_by_eps,
+    theorem_2_8_under_hypothesis,
     weighted_forward_probabilities,
     worst_case_bound_ratio,
 )
@@ -58,6 +60,9 @@ __all__ = [
     "BOUND_FORMATS",
     "BOUND_KINDS",
     "HS",
+    "HYPOTHESIS_FORMATS",
+    "ATOM_LABEL",
+    "ATOM_LAW",
     "LAZY_EPS",
     "LAZY_FORMATS",
     "BestHeadStudy",
@@ -68,9 +73,11 @@ __all__ = [
     "bound_table",
     "eq20_results",
     "eq20_table",
+    "hypothesis_check",
     "lazy_path_table",
     "matrices_table",
     "mixing_search_results",
+    "order_by_eps",
     "pair_example",
     "search_table",
     "theorem_2_8_results",
@@ -83,8 +90,17 @@ BOUND_FORMATS = {"graphs": ",d", "median T_mix / (2N/p)": ".3f", "max T_mix / (2
                  "pN ≤ ln(1/ε)": ",d", "over the bound": ",d"}
 #: Number formats of :func:`lazy_path_table`: the bound, a number of steps, as one.
 LAZY_FORMATS = {"2N/p": fmt_steps}
+#: Number formats of the table of Theorem 2.8 under its hypothesis, by column label.
+HYPOTHESIS_FORMATS = {"ε": "{:g}".format, "(N, p) under the hypothesis": "{:,d}".format,
+                      "violations": "{:d}".format, "largest tail / ε": "{:.3f}".format,
+                      "violations without the hypothesis": "{:,d}".format}
 #: The thresholds of the lazy-path table (around e^-2 = 0.135).
 LAZY_EPS = (0.25, 0.2, 0.14, 0.13, 0.1, 0.05)
+#: Eq. 18's atom, inside the paper's hypothesis ``F(p-bar) < 1``: ``p_h`` takes the two
+#: values with probability 1/2 each, and ``p-bar`` is the lower one.
+ATOM_LAW = ((0.5, 0.7), 0.5)
+#: The two-point law's name in the table.
+ATOM_LABEL = "p_h = 0.5 or 0.7"
 #: The numbers of heads of Eq. 18's simulation.
 HS = (1, 2, 4, 8, 16)
 
@@ -124,7 +140,11 @@ def theorem_2_8_results(allm: pd.DataFrame, eps: float) -> dict[str, Any]:
         out[f"thm28.{kind.replace(' ', '_')}.max_ratio"] = ratio.max()
         out[f"thm28.{kind.replace(' ', '_')}.median_ratio"] = ratio.median()
     for kind in ("path", "complete"):
-        out[f"thm28.{kind}.n100.ratio"] = allm[(allm.kind == kind) & (allm.n == 100)].ratio.item()
+        row = allm[(allm.kind == kind) & (allm.n == 100)]
+        out[f"thm28.{kind}.n100.ratio"] = row.ratio.item()
+        if kind == "complete":  # Eq. 5's equality 2N/max p_h = min_h T_mix, for one head
+            out["thm28.complete.n100.t_mix"] = int(row.t_mix.item())
+            out["thm28.complete.n100.bound"] = row.bound_2n_over_p.item()
     return out
 
 
@@ -165,6 +185,21 @@ def lazy_path_table(eps_values: tuple[float, ...] = LAZY_EPS) -> pd.DataFrame:
     (:func:`~bparallel.book.claims.mixing.lazy_path_eps_table`): its exact mixing time
     against ``2N/p`` per ``eps``; the bound holds exactly when ``eps >= e^-2``. Labelled."""
     return labelled(lazy_path_eps_table(list(eps_values), n=2, p=0.001))
+
+
+def hypothesis_check(N_max: int = 200) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Theorem 2.8 under the paper's hypothesis ``exp(-pN) <= epsilon``
+    (:func:`~bparallel.book.claims.mixing.theorem_2_8_under_hypothesis`, ``N <= N_max``): the
+    table (labelled) and the chapter's ``thm28.hypothesis.*`` values: the ``epsilon`` range,
+    ``N_max``, the cases and violations in all, the largest tail over ``epsilon`` and the
+    violations once the hypothesis is dropped."""
+    table = theorem_2_8_under_hypothesis(N_max=N_max)
+    out = {"thm28.hypothesis.eps_max": table.eps.max(), "thm28.hypothesis.eps_min": table.eps.min(),
+           "thm28.hypothesis.N_max": N_max, "thm28.hypothesis.cases": int(table.cases.sum()),
+           "thm28.hypothesis.violations": int(table.violations.sum()),
+           "thm28.hypothesis.max_tail_over_eps": table.max_tail_over_eps.max(),
+           "thm28.hypothesis.violations_without": int(table.violations_without.sum())}
+    return labelled(table), out
 
 
 # ----------------------------------------------------------------------- Eq. 20 (Section 1)
@@ -247,6 +282,21 @@ class PairExample:
         return out
 
 
+def order_by_eps(n: int = 5) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The mixing-order counts over all pairs on ``n`` nodes at each ``epsilon`` of
+    :data:`~bparallel.book.claims.mixing.ORDER_EPS`
+    (:func:`~bparallel.book.claims.mixing.mixing_order_by_eps`): the table (labelled) and the
+    chapter's ``mixing.by_eps.e<i>.*`` values (``eps``, ``uniform_faster``,
+    ``uniform_slower``), in that order of ``epsilon``."""
+    table = mixing_order_by_eps(n)
+    out: dict[str, float] = {}
+    for i, row in enumerate(table.itertuples()):
+        out.update({f"mixing.by_eps.e{i}.eps": row.eps,
+                    f"mixing.by_eps.e{i}.uniform_faster": row.uniform_faster,
+                    f"mixing.by_eps.e{i}.uniform_slower": row.uniform_slower})
+    return labelled(table.set_index("eps")), out
+
+
 def pair_example(store: Store, which: str, eps: float, n: int = 4) -> PairExample:
     """The pair of heads on ``n`` nodes (exhaustive search) with the fewest edges whose
     equal-weight combination mixes strictly faster than both heads (``which="faster"``) or
@@ -273,7 +323,8 @@ def matrices_table(example: PairExample) -> pd.DataFrame:
 class BestHeadStudy:
     """Eq. 18 simulated: :attr:`table` (the rows of
     :func:`~bparallel.book.claims.mixing.best_head_simulation` per law, then those of
-    :func:`~bparallel.book.claims.mixing.atom_best_head_table` for unweighted DAGs),
+    :func:`~bparallel.book.claims.mixing.atom_best_head_table` for the two-point law of
+    :data:`ATOM_LAW`),
     :attr:`laws` the continuous laws in order, :attr:`sims` their frames and :attr:`pbar_dag`
     the threshold of the weighted DAGs (the 80th percentile of their ``p_h``)."""
 
@@ -281,6 +332,7 @@ class BestHeadStudy:
     laws: list[str]
     sims: list[pd.DataFrame]
     pbar_dag: float
+    atom_draws: NDArray[np.float64]
 
     def shown(self) -> pd.DataFrame:
         """Simulated, theory and z per law (rows) and ``H`` (columns); labelled."""
@@ -300,6 +352,17 @@ class BestHeadStudy:
                 out[f"eq18.{law}.H{H}.simulated"] = simulated
         out["eq18.max_abs_z"] = self.table.z.dropna().abs().max()
         out["eq18.weighted_dags.pbar"] = self.pbar_dag
+        values, pbar = ATOM_LAW
+        atom = self.table[self.table.law.str.startswith(ATOM_LABEL)]
+        le = atom[atom.law.str.contains("≤")]
+        lt = atom[atom.law.str.contains("<")]
+        out.update({"eq18.atom.p_low": values[0], "eq18.atom.p_high": values[1],
+                    "eq18.atom.pbar": pbar, "eq18.atom.F": float(np.mean(self.atom_draws <= pbar))})
+        for H, sim, th_le, th_lt in zip(le.num_heads, le.simulated, le.theory, lt.theory,
+                                        strict=True):
+            out[f"eq18.atom.H{H}.simulated"] = sim
+            out[f"eq18.atom.H{H}.theory"] = th_le
+            out[f"eq18.atom.H{H}.theory_left_limit"] = th_lt
         return out
 
 
@@ -307,11 +370,13 @@ def best_head_study(num_trials: int, rng: np.random.Generator) -> BestHeadStudy:
     """Eq. 18 (``Pr(max_h p_h >= p-bar) = 1 - F(p-bar)^H``) simulated for ``H`` in :data:`HS`
     with ``num_trials`` trials per ``H``, for ``p_h ~ Uniform(0, 1)`` (``p-bar = 0.7``),
     ``Beta(2, 5)`` (0.5), the forward probabilities of weighted random DAGs (``n = 10``,
-    density 0.3; ``F`` estimated from a separate pool) and unweighted random DAGs, where
-    ``p_h = 1/2`` is an atom of ``F``.
+    density 0.3; ``F`` estimated from a separate pool) and the two-point law of
+    :data:`ATOM_LAW` (``p_h`` 0.5 or 0.7 with probability 1/2 each, ``p-bar = 0.5``): an atom
+    at ``p-bar`` with ``F(p-bar) = 1/2 < 1``, inside the paper's hypothesis (unweighted
+    DAGs, whose ``p_h`` is always 1/2, have ``F(1/2) = 1``, a case the paper excludes).
 
     Draws from ``rng`` in this order: the pool, then per law and per ``H`` the simulation,
-    then the unweighted DAGs."""
+    then the two-point law."""
     from scipy import stats
 
     num_trials = positive_int(num_trials, "num_trials")
@@ -330,9 +395,9 @@ def best_head_study(num_trials: int, rng: np.random.Generator) -> BestHeadStudy:
     sims = [best_head_simulation(draw, pbar, F, Hs, num_trials, pool_size=pool_size,
                                  label=name)
             for name, (draw, pbar, F, pool_size) in dists.items()]
-    # unweighted DAGs: p_h = 1/2 exactly, an atom of F
-    p_unw = markov.forward_probability(graphs.walk_matrix_from_adjacency(
-        graphs.random_feedforward_adjacency(num_trials, 10, 0.3, rng)))
-    table = lazy_pandas().concat([*sims, atom_best_head_table(p_unw, Hs, 0.5, "unweighted DAGs")],
-                         ignore_index=True)
-    return BestHeadStudy(table, list(dists), sims, pbar_dag)
+    # an atom at p-bar inside the paper's hypothesis: F(p-bar) = Pr(p <= p-bar) = 1/2 < 1
+    values, pbar = ATOM_LAW
+    p_atom = rng.choice(np.array(values), size=num_trials)
+    table = lazy_pandas().concat([*sims, atom_best_head_table(p_atom, Hs, pbar, ATOM_LABEL)],
+                                 ignore_index=True)
+    return BestHeadStudy(table, list(dists), sims, pbar_dag, p_atom)

@@ -3,7 +3,8 @@
 - the ``{verdict}`holds``` role: one verdict of :class:`bparallel.book.verdicts.Verdict` as
   a badge, ``<span class="bp-verdict bp-verdict--holds">holds</span>``, styled by
   ``book/_static/verdicts.css``; any other text is a build error;
-- the ``{verdict-legend}`` directive: every verdict's badge with its meaning;
+- the ``{verdict-legend}`` directive: every verdict's badge with its meaning, then the
+  reading rule;
 - the ``{book-bibtex}`` directive: the book's own BibTeX entry, whose ``url`` is the
   configured address of the book (``html.baseurl``, else ``repository.url`` of
   ``_config.yml``), so that the citation follows the configuration like the repository link;
@@ -42,7 +43,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
 from ... import __version__
-from ..verdicts import Verdict
+from ..verdicts import READING_RULE, Verdict
 
 #: The book's title as cited (also CITATION.cff's).
 BOOK_TITLE = ("bparallel: an executable book of ``Beyond Parallelism: Synergistic "
@@ -68,7 +69,8 @@ def verdict_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
 
 
 class VerdictLegend(SphinxDirective):
-    """``{verdict-legend}``: a list of every verdict's badge and meaning."""
+    """``{verdict-legend}``: a list of every verdict's badge and meaning, then the rule by
+    which a claim is read (:data:`~bparallel.book.verdicts.READING_RULE`)."""
 
     has_content = False
 
@@ -79,7 +81,9 @@ class VerdictLegend(SphinxDirective):
             para += badge(verdict)
             para += nodes.Text(f": {verdict.meaning}")
             items += nodes.list_item("", para)
-        return [items]
+        rule = nodes.paragraph(classes=["bp-reading-rule"])
+        rule += nodes.Text(READING_RULE)
+        return [items, rule]
 
 
 def book_bibtex(url: str = "", version: str = __version__) -> str:
