@@ -258,8 +258,20 @@ def test_claim_verdicts_by_hand():
     assert v[("heads", "cycle")] is Verdict.HOLDS_WITH_CONDITIONS  # as defined only
     assert v[("heads", "copy")] is Verdict.NOT_TESTABLE
     assert v[("layers", "cycle")] is Verdict.HOLDS and ("layers", "all") not in v
-    assert v[("pairs", "copy")] is Verdict.HOLDS and v[("pairs", "cycle")] is \
-        Verdict.NOT_SUPPORTED and v[("pairs", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    # issue #78: cycle's complementarity lies below 0 beyond its interval, a significant
+    # reversal in a tested task, so the claim fails (chapter 12's rule), and says where
+    assert v[("pairs", "copy")] is Verdict.HOLDS and v[("pairs", "cycle")] is Verdict.FAILS \
+        and v[("pairs", "all")] is Verdict.FAILS
+    note = {(r["slug"], r["task"]): r["condition"] for r in out}
+    assert note[("pairs", "all")] == "reversed in cycle"
+    assert "negative (reversed) in 1" in {(r["slug"], r["task"]): r["defined"]
+                                          for r in out}[("pairs", "cycle")]
+    # an interval that holds 0 reverses nothing: not supported, as before
+    flat = [dict(p, mean=0.05) if p["task"] == "cycle" else p for p in pairs]
+    v2 = {(r["slug"], r["task"]): r["verdict"]
+          for r in claim_verdicts(rows, heads, ko, layers, head_tests, flat)}
+    assert v2[("pairs", "cycle")] is Verdict.NOT_SUPPORTED
+    assert v2[("pairs", "all")] is Verdict.HOLDS_WITH_CONDITIONS
     text = {(r["slug"], r["task"]): r["defined"] for r in out}
     assert "margin 20.0 → 10.0 to 12.0 logits" in text[("uses_attention", "copy")]
     assert "accuracy 100.0%," in text[("uses_attention", "copy")]  # one bound, not "between"
@@ -268,6 +280,18 @@ def test_claim_verdicts_by_hand():
     assert res["verdict.heads.cycle"] == list(Verdict).index(Verdict.HOLDS_WITH_CONDITIONS)
     with pytest.raises(ValueError, match="rows has 1 cells"):
         proxy_order_rho(rows[2:3] + rows[:1])
+
+
+def test_a_number_never_reads_as_the_threshold_it_misses():
+    from bparallel.book.section4.as_defined import fmt_beside, reversal_note
+    from bparallel.book.verdicts import Verdict
+
+    assert fmt_beside(0.6996, 0.7) == "0.6996"  # not "0.70" beside "below 0.7"
+    assert fmt_beside(0.55, 0.7) == "0.55" and fmt_beside(0.7, 0.7) == "0.70"
+    assert reversal_note(Verdict.FAILS, {"copy": Verdict.HOLDS, "cycle": Verdict.FAILS}) == \
+        "reversed in cycle"
+    assert reversal_note(Verdict.FAILS, {"copy": Verdict.FAILS}) == ""
+    assert reversal_note(Verdict.HOLDS, {"copy": Verdict.HOLDS}) == ""
 
 
 def test_definition_table_and_results_by_hand():
