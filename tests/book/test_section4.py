@@ -252,11 +252,30 @@ def test_claim_verdicts_by_hand():
         Verdict.HOLDS_WITH_CONDITIONS and v[("mixing", "all")] is Verdict.HOLDS_WITH_CONDITIONS
     assert v[("proxy", "all")] is Verdict.HOLDS_WITH_CONDITIONS
     assert v[("rollout", "copy")] is Verdict.HOLDS  # median .85
-    assert v[("uses_attention", "copy")] is Verdict.FAILS
+    # issue #78: copy's accuracy needs no attention but its margin does (20 -> 10 logits):
+    # redundant, not unused, so neither holding nor reversed; judged per task, the claim
+    # holds for cycle
+    assert v[("uses_attention", "copy")] is Verdict.NOT_SUPPORTED
     assert v[("uses_attention", "cycle")] is Verdict.HOLDS
-    assert v[("uses_attention", "all")] is Verdict.FAILS  # fails on copy
+    assert v[("uses_attention", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    cond = {(r["slug"], r["task"]): r["condition"] for r in out}
+    assert cond[("uses_attention", "all")] == "only cycle"
     assert v[("heads", "cycle")] is Verdict.HOLDS_WITH_CONDITIONS  # as defined only
     assert v[("heads", "copy")] is Verdict.NOT_TESTABLE
+    # the book's tests of heads and layers are judged over the tasks that need attention
+    assert v[("heads", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    assert cond[("heads", "all")] == ("only cycle (as defined only); copy set aside: needs "
+                                      "no attention")
+    claims = {r["slug"]: r["claim"] for r in out}
+    assert all(claims[s].startswith("Book's test: ")
+               for s in ("uses_attention", "heads", "layers"))
+    assert not claims["pairs"].startswith("Book's test")  # Remark 3.7 is the paper's
+    # a model whose attention moves neither accuracy nor margin reverses the claim
+    unused = [dict(k, **{"all.margin": 19.9}) if k["task"] == "copy" else k for k in ko]
+    v3 = {(r["slug"], r["task"]): r["verdict"]
+          for r in claim_verdicts(rows, heads, unused, layers, head_tests, pairs)}
+    assert v3[("uses_attention", "copy")] is Verdict.FAILS
+    assert v3[("uses_attention", "all")] is Verdict.FAILS
     assert v[("layers", "cycle")] is Verdict.HOLDS and ("layers", "all") not in v
     # issue #78: cycle's complementarity lies below 0 beyond its interval, a significant
     # reversal in a tested task, so the claim fails (chapter 12's rule), and says where
@@ -280,6 +299,15 @@ def test_claim_verdicts_by_hand():
     assert res["verdict.heads.cycle"] == list(Verdict).index(Verdict.HOLDS_WITH_CONDITIONS)
     with pytest.raises(ValueError, match="rows has 1 cells"):
         proxy_order_rho(rows[2:3] + rows[:1])
+
+
+def test_attention_carries_margin_at_the_stated_impact():
+    from bparallel.book.section4.as_defined import IMPACT_MIN, attention_carries_margin
+
+    row = {"none.margin": 20.0, "all.margin": 20.0 - IMPACT_MIN}
+    assert attention_carries_margin(row)  # the threshold itself counts
+    assert not attention_carries_margin({**row, "all.margin": 19.9})
+    assert attention_carries_margin({**row, "all.margin": 19.9}, impact=0.1)
 
 
 def test_a_number_never_reads_as_the_threshold_it_misses():

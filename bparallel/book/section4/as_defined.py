@@ -17,7 +17,7 @@ import numpy as np
 from ... import ranks
 from ...transformer.ablation import rank_correlation
 from ...transformer.importance import RELIABLE
-from ..verdicts import Verdict
+from ..verdicts import HOLDING, Verdict
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
 from ..words import fmt_p
@@ -133,6 +133,15 @@ def uses_attention(row: Mapping[str, Any], tolerance: float = 0.01) -> bool:
     """Does the model of a :func:`knockout_rows` row need attention at all: does removing
     every layer's attention lower its accuracy by more than ``tolerance``?"""
     return not ranks.reaches(tolerance, row["none.accuracy"] - row["all.accuracy"])
+
+
+def attention_carries_margin(row: Mapping[str, Any], impact: float | None = None) -> bool:
+    """Does removing every layer's attention lower the mean logit margin of a
+    :func:`knockout_rows` row by at least ``impact`` logits (default :data:`IMPACT_MIN`, a
+    practical impact stated before the test)? Attention that the accuracy does not need
+    (:func:`uses_attention` false) but the margin does is redundant, not unused."""
+    impact = IMPACT_MIN if impact is None else impact
+    return ranks.reaches(row["none.margin"] - row["all.margin"], impact)
 
 
 def reliability_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
@@ -327,17 +336,24 @@ def proxy_order_rho(rows: Sequence[Mapping[str, Any]]) -> float:
     return float(rank_correlation(x, y))
 
 
+#: How a claim the paper does not make, the book's test of what the paper implies, is
+#: labelled where it is written (the chapter's verdict table, the introduction, whose
+#: glance lists it beyond the paper: :data:`bparallel.book.tools.findings.BOOK_TEST`).
+BOOK_TEST = "Book's test: "
 #: The claims of the chapter's verdict table: slug -> the claim as the table and the
 #: introduction write it (one text per claim, so one verdict per claim in the whole book).
 CLAIMS = {
     "mixing": "More heads mix faster (the paper's Tables 1-2, Definition 2.7)",
     "proxy": "Algorithm 1 stands in for Definition 2.7",
     "rollout": "Fidelity says which positions reach the last one",
-    "uses_attention": "The paper's Tables 1-6 measure attention that the tasks use",
-    "heads": "Per-head fidelity says which heads matter (pruning)",
-    "layers": "The layers a task needs are the good graphs",
+    "uses_attention": BOOK_TEST + "the paper's Tables 1-6 measure attention that the tasks use",
+    "heads": BOOK_TEST + "per-head fidelity says which heads matter (pruning)",
+    "layers": BOOK_TEST + "the layers a task needs are the good graphs",
     "pairs": "Heads work as complementary pairs (Remark 3.7)",
 }
+#: The practical impact, in logits of the mean margin, at which removing attention counts
+#: as used (stated before the test; chapter 10's per-head cells use it too).
+IMPACT_MIN = 0.5
 ALL_TASKS = "all"
 #: The rollout claim's rule: the median over a task's (model, layer) cells of Spearman's rho
 #: between the per-node fidelity and attention rollout at which it holds, and at which it
@@ -377,20 +393,34 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
     head_tests, layers, _ = chapter_family(head_tests, layers)
 
     def add(slug: str, per_task: Mapping[str, tuple[Verdict, str, str, str]], evidence: str,
-            overall: tuple[str, str] | None = None) -> None:
+            overall: tuple[str, str] | None = None, pooled: Sequence[str] | None = None
+            ) -> None:
         for task, (verdict, published, defined, condition) in per_task.items():
             out.append({"slug": slug, "claim": CLAIMS[slug], "task": task, "verdict": verdict,
                         "condition": (condition if verdict is Verdict.HOLDS_WITH_CONDITIONS
                                       else ""),
                         "published": published, "defined": defined, "evidence": evidence})
         if overall is not None and len(per_task) > 1:
-            verdict = across_tasks([v[0] for v in per_task.values()])
+            judged = {t: v for t, v in per_task.items() if pooled is None or t in pooled}
+            by_task = {t: v[0] for t, v in judged.items()}
+            verdict = across_tasks(list(by_task.values()))
+            if len(judged) > 1:
+                condition = verdict_condition(verdict, by_task, "task",
+                                              {t: v[3] for t, v in judged.items()})
+            elif judged:  # one task judged: its own condition, named
+                (task, v), = judged.items()
+                condition = (f"only {task} ({v[3]})" if verdict is
+                             Verdict.HOLDS_WITH_CONDITIONS else f"on {task}")
+            else:
+                condition = ""
+            set_aside = [t for t in per_task if t not in judged]
+            note = reversal_note(verdict, by_task)
+            if set_aside:
+                note = "; ".join(w for w in (note, f"{', '.join(set_aside)} set aside: needs "
+                                             "no attention") if w)
             out.append({"slug": slug, "claim": CLAIMS[slug], "task": ALL_TASKS,
                         "verdict": verdict,
-                        "condition": verdict_condition(
-                            verdict, {t: v[0] for t, v in per_task.items()}, "task",
-                            {t: v[3] for t, v in per_task.items()})
-                        or reversal_note(verdict, {t: v[0] for t, v in per_task.items()}),
+                        "condition": "; ".join(w for w in (condition, note) if w),
                         "published": overall[0], "defined": overall[1],
                         "evidence": evidence})
 
@@ -427,18 +457,24 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
     for task in tasks:
         mine = [r for r in knockouts if r["task"] == task]
         needs = sum(uses_attention(r) for r in mine)
+        # a model whose accuracy and margin both ignore its attention contradicts the claim;
+        # one whose margin alone needs it (redundant, not unused) neither holds nor reverses
+        unused = sum(not uses_attention(r) and not attention_carries_margin(r) for r in mine)
         acc = (min(r["all.accuracy"] for r in mine), max(r["all.accuracy"] for r in mine))
         margin = (min(r["none.margin"] for r in mine), max(r["none.margin"] for r in mine))
         cut = (min(r["all.margin"] for r in mine), max(r["all.margin"] for r in mine))
-        verdict = (Verdict.HOLDS if needs == len(mine) else
-                   Verdict.FAILS if needs == 0 else Verdict.HOLDS_WITH_CONDITIONS)
-        text = (f"{needs} of {len(mine)} models need attention; with none, accuracy "
-                f"{_span(acc, '.1%')}, margin {_span(margin, '.1f')} → {_span(cut, '.1f')} "
-                "logits")
+        verdict = claim_over_units(needs, unused, len(mine))
+        text = (f"{needs} of {len(mine)} models need attention, {unused} use none; with "
+                f"none, accuracy {_span(acc, '.1%')}, margin {_span(margin, '.1f')} → "
+                f"{_span(cut, '.1f')} logits")
         used[task] = (verdict, "the same knockouts", text,
                       f"in {needs} of {len(mine)} models")
     add("uses_attention", used, "{numref}`tbl-knockouts`",
         ("the same knockouts", "per task"))
+    # the tasks whose accuracy needs attention: the book's tests of heads and layers are
+    # judged over these only (a task whose accuracy needs none says nothing of which heads
+    # or layers it needs; its own row is shown, never pooled)
+    attending = [t for t, v in used.items() if v[0] in HOLDING]
 
     per_head = {}
     for task in tasks:
@@ -449,7 +485,7 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
         per_head[task] = (both_modes(paper["verdict"], defined["verdict"]),
                           _fmt_test(paper), _fmt_test(defined),
                           modes_condition(paper["verdict"], defined["verdict"]))
-    add("heads", per_head, "{numref}`tbl-ablation`", ("per task", "per task"))
+    add("heads", per_head, "{numref}`tbl-ablation`", ("per task", "per task"), attending)
 
     per_layer = {}
     for task in tasks:
@@ -459,7 +495,7 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
         per_layer[task] = (tests["fidelity"]["verdict"], "—",
                            f"fidelity: {_fmt_test(tests['fidelity'])}; −T_mix: "
                            f"{_fmt_test(tests['speed'])}", rank_condition(tests["fidelity"]))
-    add("layers", per_layer, "{numref}`tbl-layers`", ("—", "per task"))
+    add("layers", per_layer, "{numref}`tbl-layers`", ("—", "per task"), attending)
 
     per_pair = {}
     for task in tasks:

@@ -18,6 +18,7 @@ from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIAB
 from ..verdicts import cell as verdict_cell
 from ..words import agree, fmt_p, fmt_sig, fmt_steps, join_words
 from .as_defined import (
+    IMPACT_MIN,
     LABELS,
     PAIR_EFFECTS,
     RANKINGS,
@@ -324,10 +325,12 @@ def verdict_rules() -> dict[str, float]:
     rank claim holds and holds with conditions
     (:data:`~bparallel.book.section4.statistics.RHO_HOLDS`, ``RHO_CONDITIONS``), and the
     rollout claim's (:data:`~bparallel.book.section4.as_defined.ROLLOUT_HOLDS`,
-    ``ROLLOUT_CONDITIONS``); the level of their tests is ``alpha``
-    (:func:`noise_floor_results`)."""
+    ``ROLLOUT_CONDITIONS``), and the practical impact in logits at which attention or a head
+    counts as used (:data:`~bparallel.book.section4.as_defined.IMPACT_MIN`); the level of
+    their tests is ``alpha`` (:func:`noise_floor_results`)."""
     return {"rules.rho_holds": RHO_HOLDS, "rules.rho_conditions": RHO_CONDITIONS,
-            "rules.rollout_holds": ROLLOUT_HOLDS, "rules.rollout_conditions": ROLLOUT_CONDITIONS}
+            "rules.rollout_holds": ROLLOUT_HOLDS, "rules.rollout_conditions": ROLLOUT_CONDITIONS,
+            "rules.impact_min": IMPACT_MIN}
 
 
 def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
