@@ -176,6 +176,44 @@ def test_head_and_layer_claims_per_task():
     assert speed["median"] == -1.0 and speed["verdict"] is Verdict.FAILS
 
 
+def test_per_head_tests_use_cells_where_heads_matter_and_mark_the_sink_cap():
+    """Issue #78: a practical impact threshold, stated before the test, selects the cells a
+    per-head ranking is tested on; a fidelity ranking whose every head lies below the sink
+    cap is marked, not ranked."""
+    from bparallel.book.section4.as_defined import (
+        IMPACT_MIN,
+        SINK_CAP,
+        capped_at_sink,
+        ranking_rows,
+        tested_cells,
+    )
+    from bparallel.book.section4.statistics import head_claims
+
+    assert capped_at_sink(np.array([1e-5, 2e-4])) and not capped_at_sink(np.array([1e-5, 0.1]))
+    assert not capped_at_sink(np.array([SINK_CAP, 0.0]))  # the cap itself is not below it
+    with pytest.raises(ValueError, match="one value per head"):
+        capped_at_sink(np.zeros((2, 2)))
+    rank = ranking_rows(_studies())
+    cyc = [r for r in rank if r["task"] == "cycle"]
+    assert [r["material"] for r in cyc] == [r["max_impact"] >= IMPACT_MIN for r in cyc]
+    assert all(r["capped"] == [] for r in rank)
+    rows = [{"task": "cycle", "heads": 4, "layer": la, "reliable": True, "max_impact": m,
+             "material": m >= IMPACT_MIN, "capped": capped,
+             "scores": {"impact": np.array([0.1, 0.9, 0.3, 0.2]) * m,
+                        "fidelity.paper": np.array([1e-5, 2e-5, 3e-6, 4e-6]) if capped
+                        else np.array([1.0, 4.0, 3.0, 2.0]),
+                        "fidelity.definition": np.array([1.0, 4.0, 3.0, 2.0])}}
+            for la, m, capped in ((1, 2.0, []), (2, 0.04, []), (3, 1.5, ["fidelity.paper"]),
+                                  (4, 0.9, []))]
+    cells = tested_cells(rows)
+    assert [c["reliable"] for c in cells] == [True, False, True, True]  # 0.04 logits: no
+    assert "fidelity.paper" not in cells[2]["scores"] and rows[2]["scores"]["fidelity.paper"] \
+        is not None  # the input is left alone
+    tests = {t["ranking"]: t for t in head_claims(cells)}
+    assert tests["fidelity.definition"]["cells"] == 3  # the three tested cells
+    assert tests["fidelity.paper"]["cells"] == 2  # the capped one is not ranked
+
+
 def test_across_tasks_and_both_modes():
     from bparallel.book.section4.statistics import across_tasks, both_modes
     from bparallel.book.verdicts import Verdict as V

@@ -179,7 +179,9 @@ def ranking_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]], *,
     permutation p-value, whether it is ``reliable``), the largest impact, and the rank
     correlation with it of each ranking (head weight ``w_h``, gradient importance, per-head
     minimax fidelity in both modes). A correlation with an impact below the noise floor is
-    ``None``: there is nothing stable to correlate with. ``scores`` keeps the layer's
+    ``None``: there is nothing stable to correlate with. ``material``: the largest impact
+    reaches :data:`IMPACT_MIN` logits; ``capped``: the fidelity rankings whose every head
+    lies below :data:`SINK_CAP` (:func:`capped_at_sink`). ``scores`` keeps the layer's
     per-head values of the impact and of each ranking, for
     :func:`~bparallel.book.section4.statistics.head_claims`."""
     removal = impact.split(".")[0]
@@ -192,16 +194,52 @@ def ranking_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]], *,
         layer = cell["layer"] - 1
         ok = cell["reliable"]
         row: dict[str, Any] = {**cell, "max_impact": float(np.max(st["scores"][impact][layer]))}
+        row["material"] = bool(ranks.reaches(row["max_impact"], IMPACT_MIN))
         row["scores"] = {"impact": np.asarray(st["scores"][impact][layer], float)}
+        row["capped"] = []
         for ranking in RANKINGS:
             if ranking in st["scores"]:
                 row["scores"][ranking] = np.asarray(st["scores"][ranking][layer], float)
+                if ranking.startswith("fidelity.") and capped_at_sink(row["scores"][ranking]):
+                    row["capped"].append(ranking)
             rho = st["spearman"].get(f"{ranking}~{removal}")
             value = None if rho is None else float(np.asarray(rho)[layer])
             row[ranking] = value if ok and value is not None and math.isfinite(value) \
                 else None
         rows.append(row)
     return rows
+
+
+#: The per-head minimax fidelity, in percent, below which every head of a cell lies when
+#: the sink caps it: the published code's minimum runs over every node, the sink included,
+#: and the sink's self-attention keeps its own signal below every other's (the book's
+#: reading of Definition 3.5 takes the minimum over the non-sink nodes). Such a cell's
+#: heads differ only in the sink's rounding: they are marked, not ranked.
+SINK_CAP = 1e-3
+
+
+def capped_at_sink(fidelity: np.ndarray, cap: float = SINK_CAP) -> bool:
+    """Is every head's minimax fidelity of a cell (``fidelity`` ``(H,)``, percent) below
+    ``cap`` (:data:`SINK_CAP`), i.e. capped at the sink, so that ranking its heads ranks
+    rounding?"""
+    f = np.asarray(fidelity, float)
+    if f.ndim != 1 or f.size == 0:
+        raise ValueError(f"fidelity has shape {f.shape}: expected one value per head")
+    return bool(np.all(f < cap))
+
+
+def tested_cells(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The cells of :func:`ranking_rows` that a per-head ranking is tested on, as
+    :func:`~bparallel.book.section4.statistics.head_claims` takes them: ``reliable`` now
+    also asks that the cell's heads matter in practice (``material``: its largest head
+    impact at least :data:`IMPACT_MIN` logits, a threshold stated before the test), and a
+    ranking's scores are dropped where the cell is capped at the sink for it (``capped``,
+    :func:`capped_at_sink`): marked, not ranked."""
+    out = []
+    for r in ranking:
+        scores = {k: v for k, v in r["scores"].items() if k not in r.get("capped", ())}
+        out.append({**r, "scores": scores, "reliable": bool(r["reliable"] and r["material"])})
+    return out
 
 
 #: The rankings of heads compared with the ablation impact, and their display names.

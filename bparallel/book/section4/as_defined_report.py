@@ -24,6 +24,7 @@ from .as_defined import (
     RANKINGS,
     ROLLOUT_CONDITIONS,
     ROLLOUT_HOLDS,
+    SINK_CAP,
     pruning_area,
     uses_attention,
 )
@@ -287,17 +288,25 @@ def noise_floor_results(reliability: Sequence[Mapping[str, Any]]) -> dict[str, f
 #: Formats of :func:`ranking_table`.
 RANKING_FORMATS = {"reliability": ".2f", "largest impact": ".2f"}
 BELOW = "below noise floor"
+#: A ranking's cell in :func:`ranking_table` where every head is capped at the sink.
+CAPPED = "capped at the sink"
 
 
 def ranking_table(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The rows of :func:`ranking_rows` as the chapter shows them: the reliability and
     Holm-corrected permutation p of the impact; a correlation with an impact below the
-    noise floor reads :data:`BELOW` (format with :data:`RANKING_FORMATS`)."""
+    noise floor reads :data:`BELOW`, a fidelity ranking capped at the sink :data:`CAPPED`;
+    whether the per-head tests use the cell (reliable, and its largest impact at least
+    :data:`~bparallel.book.section4.as_defined.IMPACT_MIN`; format with
+    :data:`RANKING_FORMATS`)."""
     return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
              "reliability": r["reliability"], "Holm p": fmt_p(r["p_holm"]),
-             **{f"ρ({label})": (BELOW if not r["reliable"] else _fmt_rho(r[k]))
+             **{f"ρ({label})": (BELOW if not r["reliable"] else
+                                CAPPED if k in r.get("capped", ()) else _fmt_rho(r[k]))
                 for k, label in RANKINGS.items()},
-             "largest impact": r["max_impact"]} for r in ranking]
+             "largest impact": r["max_impact"],
+             f"tested (impact ≥ {IMPACT_MIN:g})": bool(r["reliable"] and r["material"])}
+            for r in ranking]
 
 
 #: Display names of the rankings of :func:`head_claims` and the measures of
@@ -330,7 +339,7 @@ def verdict_rules() -> dict[str, float]:
     their tests is ``alpha`` (:func:`noise_floor_results`)."""
     return {"rules.rho_holds": RHO_HOLDS, "rules.rho_conditions": RHO_CONDITIONS,
             "rules.rollout_holds": ROLLOUT_HOLDS, "rules.rollout_conditions": ROLLOUT_CONDITIONS,
-            "rules.impact_min": IMPACT_MIN}
+            "rules.impact_min": IMPACT_MIN, "rules.sink_cap": SINK_CAP}
 
 
 def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
@@ -349,9 +358,11 @@ def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
 
 
 def ranking_results(ranking: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """How many (model, layer) cells have a reliable head impact (in all, per task), and per
-    task and ranking of :data:`RANKINGS` the median and positive share of its correlations
-    there (never pooled across tasks)."""
+    """How many (model, layer) cells have a reliable head impact (in all, per task), how
+    many of those the per-head tests use (``tested``: largest impact at least
+    :data:`~bparallel.book.section4.as_defined.IMPACT_MIN`) and how many of these are capped
+    at the sink per fidelity ranking, and per task and ranking of :data:`RANKINGS` the
+    median and positive share of its correlations there (never pooled across tasks)."""
     reliable = [r for r in ranking if r["reliable"]]
     out: dict[str, float] = {"ablation.reliable.cells": len(reliable),
                              "ablation.cells": len(ranking)}
@@ -359,6 +370,10 @@ def ranking_results(ranking: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         mine = [r for r in reliable if r["task"] == task]
         out[f"ablation.{task}.reliable.cells"] = len(mine)
         out[f"ablation.{task}.cells"] = sum(r["task"] == task for r in ranking)
+        out[f"ablation.{task}.tested.cells"] = sum(r["material"] for r in mine)
+        for k in ("fidelity.paper", "fidelity.definition"):
+            out[f"ablation.{task}.capped_{k.replace('.', '_')}.cells"] = sum(
+                k in r.get("capped", ()) for r in mine if r["material"])
         for k in RANKINGS:
             vals = [r[k] for r in mine if r[k] is not None]
             name = f"ablation.{task}.rho_{k.replace('.', '_')}"
