@@ -214,6 +214,47 @@ def test_per_head_tests_use_cells_where_heads_matter_and_mark_the_sink_cap():
     assert tests["fidelity.paper"]["cells"] == 2  # the capped one is not ranked
 
 
+def test_seed_ranking_rows_from_the_heads_part():
+    """The other seeds' per-head cells (the metrics cache's "heads" part) carry what seed
+    42's do: the noise floor, the seed, the largest impact, material and capped."""
+    from bparallel.book.section4.as_defined import seed_ranking_rows, tested_cells
+    from bparallel.book.section4.statistics import head_claims
+
+    studies = {}
+    for seed in (43, 44, 45):
+        eff = _effects([0], seed=seed)  # layer 1: heads differ (0.1, 0.5, 0.2); layer 2 not
+        eff[0] *= 4.0  # largest impact about 2 logits: material
+        studies[("cycle", 3, seed)] = {
+            "impact": eff, "fidelity": {"paper": np.array([[1e-5, 2e-5, 3e-5], [1.0, 2.0, 3.0]]),
+                                        "definition": np.array([[1.0, 3.0, 2.0], [1.0, 2.0, 3.0]])}}
+    rows = seed_ranking_rows(studies)
+    assert sorted({r["seed"] for r in rows}) == [43, 44, 45] and len(rows) == 6
+    first = [r for r in rows if r["layer"] == 1]
+    assert all(r["reliable"] and r["material"] for r in first)
+    assert all(r["capped"] == ["fidelity.paper"] for r in first)  # every head below the cap
+    tests = head_claims(tested_cells(rows), by=("task", "seed"))
+    assert {(t["seed"], t["ranking"]) for t in tests} == {
+        (s, m) for s in (43, 44, 45) for m in ("fidelity.paper", "fidelity.definition")}
+    # one tested cell per seed: too few to test, and the capped ranking has none
+    assert all(t["cells"] == (0 if t["ranking"] == "fidelity.paper" else 1) for t in tests)
+    assert seed_ranking_rows({}) == []
+
+
+def test_seeds_verdict_by_the_one_rule():
+    from bparallel.book.section4.as_defined import seeds_verdict
+    from bparallel.book.verdicts import Verdict as V
+
+    def of(*vs):
+        return seeds_verdict([{"verdict": v} for v in vs])
+
+    assert of(V.HOLDS) is V.HOLDS and of(V.HOLDS_WITH_CONDITIONS) is V.HOLDS_WITH_CONDITIONS
+    assert of(V.HOLDS, V.HOLDS_WITH_CONDITIONS) is V.HOLDS_WITH_CONDITIONS
+    assert of(V.HOLDS, V.NOT_SUPPORTED, V.NOT_TESTABLE) is V.HOLDS_WITH_CONDITIONS
+    assert of(V.HOLDS, V.FAILS) is V.FAILS  # a seed's reversal is never outvoted
+    assert of(V.NOT_TESTABLE, V.NOT_TESTABLE) is V.NOT_TESTABLE
+    assert of(V.NOT_SUPPORTED, V.NOT_TESTABLE) is V.NOT_SUPPORTED
+
+
 def test_across_tasks_and_both_modes():
     from bparallel.book.section4.statistics import across_tasks, both_modes
     from bparallel.book.verdicts import Verdict as V

@@ -31,6 +31,7 @@ from .statistics import (
     noise_floor,
     rank_claim_verdict,
     rank_condition,
+    scored_cells,
     threshold_verdict,
 )
 
@@ -242,6 +243,47 @@ def tested_cells(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def seed_ranking_rows(studies: Mapping[tuple[str, int, int], Mapping[str, Any]]
+                      ) -> list[dict[str, Any]]:
+    """The per-head cells of the other seeds' models (``studies``:
+    :func:`~bparallel.book.section4.as_defined_report.seed_head_studies`, keyed
+    ``(task, heads, seed)``), as :func:`ranking_rows` gives seed 42's: per (model, layer)
+    the noise floor of the head impact
+    (:func:`~bparallel.book.section4.statistics.scored_cells`: Holm over these cells), the
+    ``seed``, the largest impact, ``material`` and ``capped`` (:func:`capped_at_sink`),
+    and ``scores`` for :func:`tested_cells`."""
+    data = {k: {"impact": np.asarray(st["impact"], float),
+                "fidelity.paper": np.asarray(st["fidelity"]["paper"], float),
+                "fidelity.definition": np.asarray(st["fidelity"]["definition"], float)}
+            for k, st in studies.items()}
+    rows = scored_cells(data) if data else []
+    for r in rows:
+        r["seed"] = int(r["model"][2])
+        r["max_impact"] = float(np.max(r["scores"]["impact"]))
+        r["material"] = bool(ranks.reaches(r["max_impact"], IMPACT_MIN))
+        r["capped"] = [k for k in ("fidelity.paper", "fidelity.definition")
+                       if capped_at_sink(r["scores"][k])]
+    return rows
+
+
+def seeds_verdict(tests: Sequence[Mapping[str, Any]]) -> Verdict:
+    """One verdict of a per-head claim of one task and mode over its seeds' tests (each
+    with its ``verdict`` after the chapter's Holm correction), by the book's one rule
+    (:func:`~bparallel.book.section4.statistics.claim_over_units`): a seed holds when its
+    test holds (with or without conditions), goes against the claim when it fails; the
+    seeds that cannot test it (*not testable*) are set aside; where every seed holds but
+    some only with conditions, the claim holds with conditions."""
+    vs = [Verdict.parse(t["verdict"]) for t in tests]
+    testable = [v for v in vs if v is not Verdict.NOT_TESTABLE]
+    verdict = claim_over_units(sum(v in HOLDING for v in testable),
+                               sum(v is Verdict.FAILS for v in testable), len(testable))
+    if verdict is Verdict.HOLDS and Verdict.HOLDS_WITH_CONDITIONS in testable:
+        return Verdict.HOLDS_WITH_CONDITIONS  # never kinder than a seed's own verdict
+    if verdict is Verdict.NOT_SUPPORTED and len(testable) == 1:
+        return testable[0]
+    return verdict
+
+
 #: The rankings of heads compared with the ablation impact, and their display names.
 RANKINGS = {"weight": "w_h", "gradient": "gradient", "fidelity.definition": "φ, definition",
             "fidelity.paper": "φ, published code"}
@@ -399,6 +441,17 @@ ALL_TASKS = "all"
 ROLLOUT_HOLDS, ROLLOUT_CONDITIONS = 0.7, 0.3
 
 
+def _fmt_seeds(tests: Sequence[Mapping[str, Any]], verdict: Verdict) -> str:
+    """Seed 42's test in words and, with other seeds, how many of them hold and fail."""
+    first = _fmt_test(tests[0])
+    if len(tests) == 1:
+        return first
+    vs = [Verdict.parse(t["verdict"]) for t in tests]
+    return (f"seed 42: {first}; over {len(tests)} seeds, {sum(v in HOLDING for v in vs)} "
+            f"hold, {sum(v is Verdict.FAILS for v in vs)} fail, "
+            f"{sum(v is Verdict.NOT_TESTABLE for v in vs)} cannot test it")
+
+
 def _fmt_test(test: Mapping[str, float]) -> str:
     if not test.get("cells"):
         return "no reliable cell"
@@ -516,13 +569,18 @@ def claim_verdicts(rows: Sequence[Mapping[str, Any]], heads: Sequence[Mapping[st
 
     per_head = {}
     for task in tasks:
-        tests = {t["ranking"]: t for t in head_tests if t["task"] == task}
-        paper, defined = tests.get("fidelity.paper"), tests.get("fidelity.definition")
-        if paper is None or defined is None:
+        # seed 42's test (no "seed") first, then the other seeds' (seeds_verdict over all)
+        tests = {r: sorted((t for t in head_tests if t["task"] == task and t["ranking"] == r),
+                           key=lambda t: t.get("seed", 0))
+                 for r in ("fidelity.paper", "fidelity.definition")}
+        if not all(tests.values()):
             continue
-        per_head[task] = (both_modes(paper["verdict"], defined["verdict"]),
-                          _fmt_test(paper), _fmt_test(defined),
-                          modes_condition(paper["verdict"], defined["verdict"]))
+        paper, defined = (seeds_verdict(tests[r]) for r in ("fidelity.paper",
+                                                             "fidelity.definition"))
+        per_head[task] = (both_modes(paper, defined),
+                          _fmt_seeds(tests["fidelity.paper"], paper),
+                          _fmt_seeds(tests["fidelity.definition"], defined),
+                          modes_condition(paper, defined))
     add("heads", per_head, "{numref}`tbl-ablation`", ("per task", "per task"), attending)
 
     per_layer = {}

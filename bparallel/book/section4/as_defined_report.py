@@ -124,6 +124,38 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
         seed=0, cache_dir=cache_dir, recorded=recorded)
 
 
+def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences: int,
+                      reference_sequences: int, horizon: int, cache_dir: Any = None,
+                      recorded: Any = None) -> dict[tuple[str, int, int], dict[str, Any]]:
+    """Per multi-head model of every other shipped seed than ``bundle``'s (the paper
+    profile's seeds 43-46; none for a quick bundle), keyed ``(task, heads, seed)``: the
+    metrics cache's ``"heads"`` part (knockouts; the per-sequence margin drop of removing
+    each head alone by mean ablation, ``"impact"`` ``(L, H, N)``; each head's minimax
+    fidelity in both modes, ``"fidelity"``) on that seed's held-out sequences, split as
+    :func:`ablation_studies` splits seed 42's: ``num_sequences`` measured after the first
+    ``skip``, then ``reference_sequences`` for the means of mean ablation."""
+    from ...transformer.design import DEFAULT_SEED, evaluation_inputs
+    from ...transformer.shipped import models_by_seed
+
+    for name, value in (("skip", skip), ("num_sequences", num_sequences),
+                        ("reference_sequences", reference_sequences)):
+        positive_int(value, name)
+    own = {int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()}
+    models = {(t, h, seed): m for seed, ms in models_by_seed(bundle, models_dir).items()
+              if seed not in own
+              for (t, h), m in ms.items() if h > 1}
+    if not models:
+        return {}
+    return measure_models(
+        models,
+        lambda key: evaluation_inputs(key[0], "heldout", bundle.profile, seed=key[2],
+                                      num_sequences=skip + num_sequences
+                                      + reference_sequences)[skip:],
+        "heads", options_of=lambda key: {"task": key[0]},
+        reference_sequences=reference_sequences, horizon=horizon, cache_dir=cache_dir,
+        recorded=recorded)
+
+
 def layer_fidelity(metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]],
                    ) -> dict[tuple[str, int], np.ndarray]:
     """Per model, the layer means ``(L,)`` over sequences of the combined heads' minimax
@@ -321,7 +353,9 @@ def claims_table(tests: Sequence[Mapping[str, Any]], key: str) -> list[dict[str,
     permutation p-value and that p-value after Holm's correction over the chapter's family
     (:func:`~bparallel.book.section4.as_defined.chapter_family`), the smallest p-value the
     cells allow, and the verdict."""
-    return [{"task": t["task"], "measure": CLAIM_NAMES[t[key]], "cells": t["cells"],
+    seeded = any("seed" in t for t in tests)
+    return [{**({"seed": t.get("seed", 42)} if seeded else {}),
+             "task": t["task"], "measure": CLAIM_NAMES[t[key]], "cells": t["cells"],
              "median ρ": "—" if not t["cells"] else f"{t['median']:.2f}",
              "p": "—" if not t["cells"] else fmt_p(t["p"]),
              "p after Holm": "—" if t.get("p_holm") is None else fmt_p(t["p_holm"]),
