@@ -50,6 +50,26 @@ def test_the_glance_sorts_claims_by_verdict_and_part(monkeypatch):
     assert fd.glance_markdown(written, readme=True).splitlines() == table
 
 
+def test_the_books_own_tests_sit_beyond_the_paper(monkeypatch):
+    """Issue #78: a claim the paper does not make, labelled as the book's test, stays in its
+    chapter's table but the glance lists it beyond the paper (the last part)."""
+    intro = INTRO.replace("| More heads |", f"| {fd.BOOK_TEST}more heads |")
+    monkeypatch.setattr(fd, "PARTS", ("theory", "experiments", "beyond"))
+    monkeypatch.setattr(fd, "SHORT", {"Lemma 2.5: $1_\\tau$": "Lemma 2.5",
+                                      f"{fd.BOOK_TEST}more heads": "more"})
+    monkeypatch.setitem(fd.SHORT, "Other", "other")
+    third = intro + (":::{table} Beyond.\n:name: tbl-beyond\n\n| a | b | c | d |\n"
+                     "|:---|:---|:---|:---|\n| Other | {verdict}`fails` | x | y |\n:::\n")
+    assert fd.glance_markdown(third, readme=True).splitlines()[2:] == [
+        "| holds | Lemma 2.5 (01) | — | — |", "| holds with conditions | — | — | more (08) |",
+        "| fails | — | — | other |"]
+    intro_now = fd.INTRO.read_text()
+    for claim in ("per-head fidelity says which heads matter (pruning)",
+                  "the layers a task needs are the good graphs",
+                  "the paper's Tables 1-6 measure attention that the tasks use"):
+        assert f"| {fd.BOOK_TEST}{claim} |" in intro_now
+
+
 def test_a_claim_without_a_short_form_or_a_missing_part_is_named(monkeypatch):
     monkeypatch.setattr(fd, "PARTS", ("theory", "experiments"))
     monkeypatch.setattr(fd, "SHORT", {"More heads": "more"})

@@ -105,8 +105,9 @@ CATEGORIES = [
              "the paper's head counts 1, 4, 8 and 16 name its models (Section 4.1)"),
     Category("interval or test level",
              r"\b(?:95|90|99)%(?=[- ](?:t-)?(?:interval|paired|Student|confidence|band|level"
-             r"|bootstrap))|\b5[-–]95%|\b(?:1|5|10)% level\b",
-             "the level of an interval or of a test is a convention, chosen, not measured"),
+             r"|bootstrap))|\b5[-–]95%|\b(?:1|5|10)% level\b|\b80% power\b",
+             "the level of an interval, of a test or of its power is a convention, chosen, "
+             "not measured"),
 ]
 
 #: Exact phrases allowed in one file, with the reason; whitespace in a phrase matches any

@@ -176,6 +176,85 @@ def test_head_and_layer_claims_per_task():
     assert speed["median"] == -1.0 and speed["verdict"] is Verdict.FAILS
 
 
+def test_per_head_tests_use_cells_where_heads_matter_and_mark_the_sink_cap():
+    """Issue #78: a practical impact threshold, stated before the test, selects the cells a
+    per-head ranking is tested on; a fidelity ranking whose every head lies below the sink
+    cap is marked, not ranked."""
+    from bparallel.book.section4.as_defined import (
+        IMPACT_MIN,
+        SINK_CAP,
+        capped_at_sink,
+        ranking_rows,
+        tested_cells,
+    )
+    from bparallel.book.section4.statistics import head_claims
+
+    assert capped_at_sink(np.array([1e-5, 2e-4])) and not capped_at_sink(np.array([1e-5, 0.1]))
+    assert not capped_at_sink(np.array([SINK_CAP, 0.0]))  # the cap itself is not below it
+    with pytest.raises(ValueError, match="one value per head"):
+        capped_at_sink(np.zeros((2, 2)))
+    rank = ranking_rows(_studies())
+    cyc = [r for r in rank if r["task"] == "cycle"]
+    assert [r["material"] for r in cyc] == [r["max_impact"] >= IMPACT_MIN for r in cyc]
+    assert all(r["capped"] == [] for r in rank)
+    rows = [{"task": "cycle", "heads": 4, "layer": la, "reliable": True, "max_impact": m,
+             "material": m >= IMPACT_MIN, "capped": capped,
+             "scores": {"impact": np.array([0.1, 0.9, 0.3, 0.2]) * m,
+                        "fidelity.paper": np.array([1e-5, 2e-5, 3e-6, 4e-6]) if capped
+                        else np.array([1.0, 4.0, 3.0, 2.0]),
+                        "fidelity.definition": np.array([1.0, 4.0, 3.0, 2.0])}}
+            for la, m, capped in ((1, 2.0, []), (2, 0.04, []), (3, 1.5, ["fidelity.paper"]),
+                                  (4, 0.9, []))]
+    cells = tested_cells(rows)
+    assert [c["reliable"] for c in cells] == [True, False, True, True]  # 0.04 logits: no
+    assert "fidelity.paper" not in cells[2]["scores"] and rows[2]["scores"]["fidelity.paper"] \
+        is not None  # the input is left alone
+    tests = {t["ranking"]: t for t in head_claims(cells)}
+    assert tests["fidelity.definition"]["cells"] == 3  # the three tested cells
+    assert tests["fidelity.paper"]["cells"] == 2  # the capped one is not ranked
+
+
+def test_seed_ranking_rows_from_the_heads_part():
+    """The other seeds' per-head cells (the metrics cache's "heads" part) carry what seed
+    42's do: the noise floor, the seed, the largest impact, material and capped."""
+    from bparallel.book.section4.as_defined import seed_ranking_rows, tested_cells
+    from bparallel.book.section4.statistics import head_claims
+
+    studies = {}
+    for seed in (43, 44, 45):
+        eff = _effects([0], seed=seed)  # layer 1: heads differ (0.1, 0.5, 0.2); layer 2 not
+        eff[0] *= 4.0  # largest impact about 2 logits: material
+        studies[("cycle", 3, seed)] = {
+            "impact": eff, "fidelity": {"paper": np.array([[1e-5, 2e-5, 3e-5], [1.0, 2.0, 3.0]]),
+                                        "definition": np.array([[1.0, 3.0, 2.0], [1.0, 2.0, 3.0]])}}
+    rows = seed_ranking_rows(studies)
+    assert sorted({r["seed"] for r in rows}) == [43, 44, 45] and len(rows) == 6
+    first = [r for r in rows if r["layer"] == 1]
+    assert all(r["reliable"] and r["material"] for r in first)
+    assert all(r["capped"] == ["fidelity.paper"] for r in first)  # every head below the cap
+    tests = head_claims(tested_cells(rows), by=("task", "seed"))
+    assert {(t["seed"], t["ranking"]) for t in tests} == {
+        (s, m) for s in (43, 44, 45) for m in ("fidelity.paper", "fidelity.definition")}
+    # one tested cell per seed: too few to test, and the capped ranking has none
+    assert all(t["cells"] == (0 if t["ranking"] == "fidelity.paper" else 1) for t in tests)
+    assert seed_ranking_rows({}) == []
+
+
+def test_seeds_verdict_by_the_one_rule():
+    from bparallel.book.section4.as_defined import seeds_verdict
+    from bparallel.book.verdicts import Verdict as V
+
+    def of(*vs):
+        return seeds_verdict([{"verdict": v} for v in vs])
+
+    assert of(V.HOLDS) is V.HOLDS and of(V.HOLDS_WITH_CONDITIONS) is V.HOLDS_WITH_CONDITIONS
+    assert of(V.HOLDS, V.HOLDS_WITH_CONDITIONS) is V.HOLDS_WITH_CONDITIONS
+    assert of(V.HOLDS, V.NOT_SUPPORTED, V.NOT_TESTABLE) is V.HOLDS_WITH_CONDITIONS
+    assert of(V.HOLDS, V.FAILS) is V.FAILS  # a seed's reversal is never outvoted
+    assert of(V.NOT_TESTABLE, V.NOT_TESTABLE) is V.NOT_TESTABLE
+    assert of(V.NOT_SUPPORTED, V.NOT_TESTABLE) is V.NOT_SUPPORTED
+
+
 def test_across_tasks_and_both_modes():
     from bparallel.book.section4.statistics import across_tasks, both_modes
     from bparallel.book.verdicts import Verdict as V
@@ -252,14 +331,45 @@ def test_claim_verdicts_by_hand():
         Verdict.HOLDS_WITH_CONDITIONS and v[("mixing", "all")] is Verdict.HOLDS_WITH_CONDITIONS
     assert v[("proxy", "all")] is Verdict.HOLDS_WITH_CONDITIONS
     assert v[("rollout", "copy")] is Verdict.HOLDS  # median .85
-    assert v[("uses_attention", "copy")] is Verdict.FAILS
+    # issue #78: copy's accuracy needs no attention but its margin does (20 -> 10 logits):
+    # redundant, not unused, so neither holding nor reversed; judged per task, the claim
+    # holds for cycle
+    assert v[("uses_attention", "copy")] is Verdict.NOT_SUPPORTED
     assert v[("uses_attention", "cycle")] is Verdict.HOLDS
-    assert v[("uses_attention", "all")] is Verdict.FAILS  # fails on copy
+    assert v[("uses_attention", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    cond = {(r["slug"], r["task"]): r["condition"] for r in out}
+    assert cond[("uses_attention", "all")] == "only cycle"
     assert v[("heads", "cycle")] is Verdict.HOLDS_WITH_CONDITIONS  # as defined only
     assert v[("heads", "copy")] is Verdict.NOT_TESTABLE
+    # the book's tests of heads and layers are judged over the tasks that need attention
+    assert v[("heads", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    assert cond[("heads", "all")] == ("only cycle (as defined only); copy set aside: needs "
+                                      "no attention")
+    claims = {r["slug"]: r["claim"] for r in out}
+    assert all(claims[s].startswith("Book's test: ")
+               for s in ("uses_attention", "heads", "layers"))
+    assert not claims["pairs"].startswith("Book's test")  # Remark 3.7 is the paper's
+    # a model whose attention moves neither accuracy nor margin reverses the claim
+    unused = [dict(k, **{"all.margin": 19.9}) if k["task"] == "copy" else k for k in ko]
+    v3 = {(r["slug"], r["task"]): r["verdict"]
+          for r in claim_verdicts(rows, heads, unused, layers, head_tests, pairs)}
+    assert v3[("uses_attention", "copy")] is Verdict.FAILS
+    assert v3[("uses_attention", "all")] is Verdict.FAILS
     assert v[("layers", "cycle")] is Verdict.HOLDS and ("layers", "all") not in v
-    assert v[("pairs", "copy")] is Verdict.HOLDS and v[("pairs", "cycle")] is \
-        Verdict.NOT_SUPPORTED and v[("pairs", "all")] is Verdict.HOLDS_WITH_CONDITIONS
+    # issue #78: cycle's complementarity lies below 0 beyond its interval, a significant
+    # reversal in a tested task, so the claim fails (chapter 12's rule), and says where
+    assert v[("pairs", "copy")] is Verdict.HOLDS and v[("pairs", "cycle")] is Verdict.FAILS \
+        and v[("pairs", "all")] is Verdict.FAILS
+    note = {(r["slug"], r["task"]): r["condition"] for r in out}
+    assert note[("pairs", "all")] == "reversed in cycle"
+    assert "negative (reversed) in 1" in {(r["slug"], r["task"]): r["defined"]
+                                          for r in out}[("pairs", "cycle")]
+    # an interval that holds 0 reverses nothing: not supported, as before
+    flat = [dict(p, mean=0.05) if p["task"] == "cycle" else p for p in pairs]
+    v2 = {(r["slug"], r["task"]): r["verdict"]
+          for r in claim_verdicts(rows, heads, ko, layers, head_tests, flat)}
+    assert v2[("pairs", "cycle")] is Verdict.NOT_SUPPORTED
+    assert v2[("pairs", "all")] is Verdict.HOLDS_WITH_CONDITIONS
     text = {(r["slug"], r["task"]): r["defined"] for r in out}
     assert "margin 20.0 → 10.0 to 12.0 logits" in text[("uses_attention", "copy")]
     assert "accuracy 100.0%," in text[("uses_attention", "copy")]  # one bound, not "between"
@@ -268,6 +378,27 @@ def test_claim_verdicts_by_hand():
     assert res["verdict.heads.cycle"] == list(Verdict).index(Verdict.HOLDS_WITH_CONDITIONS)
     with pytest.raises(ValueError, match="rows has 1 cells"):
         proxy_order_rho(rows[2:3] + rows[:1])
+
+
+def test_attention_carries_margin_at_the_stated_impact():
+    from bparallel.book.section4.as_defined import IMPACT_MIN, attention_carries_margin
+
+    row = {"none.margin": 20.0, "all.margin": 20.0 - IMPACT_MIN}
+    assert attention_carries_margin(row)  # the threshold itself counts
+    assert not attention_carries_margin({**row, "all.margin": 19.9})
+    assert attention_carries_margin({**row, "all.margin": 19.9}, impact=0.1)
+
+
+def test_a_number_never_reads_as_the_threshold_it_misses():
+    from bparallel.book.section4.as_defined import fmt_beside, reversal_note
+    from bparallel.book.verdicts import Verdict
+
+    assert fmt_beside(0.6996, 0.7) == "0.6996"  # not "0.70" beside "below 0.7"
+    assert fmt_beside(0.55, 0.7) == "0.55" and fmt_beside(0.7, 0.7) == "0.70"
+    assert reversal_note(Verdict.FAILS, {"copy": Verdict.HOLDS, "cycle": Verdict.FAILS}) == \
+        "reversed in cycle"
+    assert reversal_note(Verdict.FAILS, {"copy": Verdict.FAILS}) == ""
+    assert reversal_note(Verdict.HOLDS, {"copy": Verdict.HOLDS}) == ""
 
 
 def test_definition_table_and_results_by_hand():

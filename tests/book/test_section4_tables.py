@@ -15,7 +15,6 @@ from bparallel.book.section4 import across_seeds, amplification
 from bparallel.book.section4 import proxies as proxy_chapter
 from bparallel.book.section4.across_seeds import effects_table
 from bparallel.book.section4.across_seeds_stats import (
-    amplification_across_seeds,
     head_count_effects,
     surviving_claims,
 )
@@ -420,19 +419,51 @@ def test_the_seed_trained_alone_on_its_machine():
                                                         overview=_overview((CPU,)))
 
 
+def _amp_data():
+    """Per seed (42-44), a 4-head copy model of 2 layers on 4 sequences: layer 1's
+    combination (0.5) beats every head (0.3) on every sequence; layer 2's beats its best
+    head (0.3) only in seed 43 (0.4), and loses in the others (0.2)."""
+    out = {}
+    for seed in (42, 43, 44):
+        per_head = np.full((2, 4, 4), 0.1)
+        per_head[0] = 0.3
+        per_head[1, :, 0] = 0.3
+        comb = np.stack([np.full(4, 0.5), np.full(4, 0.4 if seed == 43 else 0.2)])
+        d = {"combined": comb, "per_head": per_head}
+        out[seed] = {("copy", 4): {"paper": d, "definition": {
+            "combined": comb - 0.3, "per_head": per_head}}}  # as defined: never wins
+    return out
+
+
 def test_amplification_and_claims_over_seeds():
+    from bparallel.book.section4.across_seeds_stats import (
+        amplification_claims,
+        amplification_per_sequence,
+    )
+
     by_seed = _by_seed()
-    amplification = amplification_across_seeds(by_seed)
-    assert across_seeds.seed_amplification_results(amplification) == {
+    amplification = amplification_per_sequence(_amp_data())
+    claims_amp = amplification_claims(amplification)
+    res = across_seeds.seed_amplification_results(amplification, claims_amp)
+    assert {k: res[k] for k in ("amplification.cells", "amplification.every_seed",
+                                "amplification.no_seed")} == {
         "amplification.cells": 2, "amplification.every_seed": 1, "amplification.no_seed": 0}
+    assert res["amplification.per_sequence.copy.h4.L2.wins"] == 1
+    assert res["amplification.per_sequence.copy.h4.L2.share"] == pytest.approx(1 / 3)
+    index = list(Verdict).index
+    assert res["verdict.amplification_occurs.copy"] == index(Verdict.HOLDS)
     shares = across_seeds.seed_amplification_table(amplification)
-    assert [(r["task"], r["heads"]) for r in shares] == [
-        (t, h) for t in ("copy", "cycle") for h in (4, 8, 16)]
-    assert shares[0] == {"task": "copy", "heads": 4, "layer 1": "3 of 3", "layer 2": "1 of 3"}
+    assert [(r["task"], r["heads"], r["layer"]) for r in shares] == [("copy", 4, 1),
+                                                                      ("copy", 4, 2)]
+    assert shares[0]["best head per sequence: seeds won"] == "3 of 3"
+    assert shares[1]["best head per sequence: seeds won"] == "1 of 3"
+    assert shares[0]["best head per sequence: win share"] == "1.00 [1.00, 1.00]"
+    claims_table = across_seeds.amplification_claims_table(claims_amp)
+    assert claims_table[0]["claim"] == "wins occur (the paper's claim)"
     effects = {mode: head_count_effects(by_seed, mode=mode) for mode in ("paper", "definition")}
     claims = surviving_claims(effects["paper"], amplification)
     claims_definition = surviving_claims(
-        effects["definition"], amplification_across_seeds(by_seed, mode="definition"))
+        effects["definition"], amplification_per_sequence(_amp_data(), mode="definition"))
     out = across_seeds.seed_claims_results(claims)
     index = list(Verdict).index
     # fidelity: nothing holds and nothing reverses, so not supported (the one rule)
@@ -460,6 +491,7 @@ def test_amplification_and_claims_over_seeds():
     assert all(c["condition"] == "" for c in claims[:2])
     assert table[2]["published code: holds in"] == "1 of 2"
     assert table[2]["definitions: holds in"] == "0 of 2"
+    assert table[2]["verdict: definitions"] == "{verdict}`fails`"  # loses beyond the seeds
     with pytest.raises(ValueError, match="pair up"):
         across_seeds.seed_claims_table(claims, claims_definition[:1])
     with pytest.raises(ValueError, match="unknown claim"):

@@ -54,6 +54,7 @@ def test_share_of_seeds():
 
 from bparallel.book.section4.across_seeds_stats import (  # noqa: E402
     amplification_across_seeds,
+    amplification_per_sequence,
     changes_by_seed,
     hardware_kind,
     head_count_effects,
@@ -145,10 +146,72 @@ def test_tables_1_4_across_seeds_by_hand():
         tables_1_4_across_seeds(_by_seed(), protocol="fresh")
 
 
+def _amp_data(seeds=(42, 43, 44)):
+    """Per seed, a 2-head copy model of 3 layers on 4 sequences, per-head fidelities
+    ``(L, N, H)`` and the combination ``(L, N)``. Layer 1: the combination beats both heads
+    on every sequence. Layer 2: the heads take turns being best (head 0 on sequences 0-1 at
+    0.6, head 1 on 2-3 at 0.6, the other at 0.2) and the combination, 0.5, loses every
+    sequence to the best head per sequence but wins half against head 0, the best on
+    average (ties to the published resolution none). Layer 3: all tie near 0 at the sink."""
+    out = {}
+    for seed in seeds:
+        per_head = np.zeros((3, 4, 2))
+        per_head[0] = 0.3
+        per_head[1] = [[0.6, 0.2], [0.6, 0.2], [0.2, 0.6], [0.2, 0.61]]
+        per_head[2] = 1e-4
+        comb = np.array([[0.5] * 4, [0.5] * 4, [1e-4 + 1e-6] * 4])
+        d = {"combined": comb, "per_head": per_head}
+        out[seed] = {("copy", 2): {"paper": d, "definition": d}}
+    return out
+
+
+def test_amplification_per_sequence_both_readings_and_ties():
+    from bparallel.book.section4.across_seeds_stats import (
+        TIE,
+        amplification_claims,
+        amplification_per_sequence,
+        win_share,
+    )
+
+    assert win_share(np.array([1.0, 0.5, 0.2]), np.array([0.5, 0.5 + TIE / 2, 0.3])) == (
+        0.5, 1 / 3)  # one win, one tie (left out), one loss
+    assert win_share(np.zeros(2), np.full(2, TIE / 2)) == (None, 1.0)
+    with pytest.raises(ValueError, match="matching"):
+        win_share(np.zeros(2), np.zeros(3))
+    rows = {(r["layer"], r["reading"]): r for r in amplification_per_sequence(_amp_data())}
+    assert rows[(1, "per_sequence")]["share"] == 1.0 and rows[(1, "per_sequence")][
+        "outcome"] == "as claimed" and rows[(1, "per_sequence")]["wins"] == 3
+    # layer 2: the best head per sequence wins every sequence; against head 0, the best on
+    # average, the combination wins the two sequences head 0 loses
+    assert rows[(2, "per_sequence")]["share"] == 0.0
+    assert rows[(2, "per_sequence")]["outcome"] == "against the claim"
+    assert rows[(2, "on_average")]["share"] == 0.5
+    assert rows[(2, "on_average")]["outcome"] == "not resolved"
+    # the seed-level reading at two decimals: 0.50 against the mean of the per-sequence
+    # best (0.6025) loses; against head 0's mean (0.40) wins, in every seed
+    assert rows[(2, "per_sequence")]["wins"] == 0 and rows[(2, "on_average")]["wins"] == 3
+    assert rows[(3, "per_sequence")]["share"] is None and rows[(3, "per_sequence")][
+        "ties"] == 1.0 and rows[(3, "per_sequence")]["outcome"] == "no change"
+    claims = {(c["claim"], c["reading"]): c for c in amplification_claims(
+        list(rows.values()))}
+    # wins occur in the one head count under both readings
+    assert claims[("occurs", "per_sequence")]["verdict"] is Verdict.HOLDS
+    # in every seed: the tied cell is no unit; layer 2 reverses per sequence (fails) but not
+    # against the best head on average, where it wins in every seed
+    every = claims[("every_seed", "per_sequence")]
+    assert (every["units"], every["holds"], every["against"]) == (2, 1, 1)
+    assert every["verdict"] is Verdict.FAILS
+    assert claims[("every_seed", "on_average")]["verdict"] is Verdict.HOLDS
+    # one seed: nothing survives seeds that were not trained
+    one = amplification_claims(amplification_per_sequence(_amp_data((42,))))
+    assert {c["verdict"] for c in one} == {Verdict.NOT_TESTABLE}
+
+
 def test_amplification_and_surviving_claims():
     amp = amplification_across_seeds(_by_seed())
     assert [(r["layer"], r["wins"], r["share"]) for r in amp] == [(1, 3, 1.0), (2, 1, 1 / 3)]
-    claims = surviving_claims(head_count_effects(_by_seed()), amp)
+    claims = surviving_claims(head_count_effects(_by_seed()), amplification_per_sequence(
+        _amp_data()))
     by_claim = {c["claim"].split(" (")[0]: c for c in claims}
     assert by_claim["more heads mix faster"]["verdict"] is Verdict.HOLDS
     # nothing holds and nothing reverses after Holm: not supported (the one rule of
@@ -156,11 +219,14 @@ def test_amplification_and_surviving_claims():
     assert by_claim["more heads keep more fidelity"]["verdict"] is Verdict.NOT_SUPPORTED
     assert by_claim["more heads keep more fidelity"]["undecided"] == 1
     comb = by_claim["the combination beats its best head"]
-    assert (comb["holds"], comb["against"], comb["undecided"], comb["verdict"]) == (
-        1, 0, 1, Verdict.HOLDS_WITH_CONDITIONS)
+    # the stricter claim over the cells that do not tie throughout, by the best head per
+    # sequence: layer 1 wins in every seed, layer 2 loses beyond the seeds
+    assert (comb["units"], comb["holds"], comb["against"], comb["undecided"],
+            comb["verdict"]) == (2, 1, 1, 0, Verdict.FAILS)
     one = {42: _by_seed()[42]}
     assert {c["verdict"] for c in surviving_claims(
-        head_count_effects(one), amplification_across_seeds(one))} == {Verdict.NOT_TESTABLE}
+        head_count_effects(one), amplification_per_sequence(_amp_data((42,))))} == {
+        Verdict.NOT_TESTABLE}
 
 
 def _holm_by_steps(p, alpha):
@@ -190,6 +256,27 @@ def test_holm_by_hand_and_against_the_stepwise_procedure():
         holm([0.1, 1.5])
 
 
+def test_chapter_family_corrects_both_modes_together():
+    """Issue #78: chapter 11's Holm family is the chapter's (both modes' tables), as the
+    REFORMS page says, and every test states the smallest change it could find."""
+    from scipy import stats
+
+    from bparallel.book.section4.across_seeds_stats import chapter_family
+
+    effects = {mode: head_count_effects(_by_seed(), mode="paper") for mode in
+               ("paper", "definition")}  # the same two tests twice: a family of four
+    ps = [r["p_value"] for rows in effects.values() for r in rows]
+    assert chapter_family(effects) == 4
+    flat = [r for rows in effects.values() for r in rows]
+    assert [r["p_holm"] for r in flat] == pytest.approx(holm(ps))
+    mix = flat[[r["quantity"] for r in flat].index("mixing_time")]
+    # the paired t-test's 80%-power effect at Holm's first step, 0.05 / 4: 3 seeds, sd 1
+    t = stats.t.ppf(1 - 0.05 / 4 / 2, 2) + stats.t.ppf(0.8, 2)
+    assert mix["smallest"] == pytest.approx(t * 1.0 / math.sqrt(3))
+    alone = {r["quantity"]: r for r in head_count_effects(_by_seed())}["mixing_time"]
+    assert mix["p_holm"] == pytest.approx(2 * alone["p_holm"])  # twice the tests
+
+
 def test_the_odd_seed_out():
     by_seed = _by_seed()
     rows = changes_by_seed(by_seed)
@@ -203,6 +290,12 @@ def test_the_odd_seed_out():
     assert {r["position"] for r in odd_seed_out(rows, 43)} == {"between", "below"}
     with pytest.raises(ValueError, match="at least one other seed"):
         odd_seed_out(changes_by_seed({42: by_seed[42]}), 42)
+    # issue #78: a change within the published resolution of the others' range ties with
+    # it: -1.8e-6 beside +1.6e-7 and +3e-7 is not "below" them
+    tiny = [{"quantity": "fidelity", "task": "cycle", "layer": 4,
+             "changes": {42: -1.8e-6, 43: 1.6e-7, 44: 3e-7}}]
+    assert odd_seed_out(tiny, 42)[0]["position"] == "between"
+    assert odd_seed_out(tiny, 42, tie=1e-9)[0]["position"] == "below"
     # exchangeable seeds: a given one of 3 is outside the others' range with probability 2/3
     assert outside_tail(0, 16, 3) == 1.0
     assert outside_tail(16, 16, 3) == pytest.approx((2 / 3) ** 16)

@@ -21,7 +21,7 @@ from ..._checks import positive_int, unit_interval
 from ...transformer.design import HEADS
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
-from ..words import agree, fmt_p, join_words
+from ..words import agree, fmt_fixed, fmt_p, join_words
 from .across_seeds_stats import changes_by_seed, hardware_kind, odd_seed_out, outside_tail
 from .published import MODE_NAMES
 from .statistics import across_tasks, fmt_interval
@@ -79,10 +79,14 @@ EFFECT_FORMATS = {"1 head": ".2f", "16 heads": ".2f"}
 def effects_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """:func:`head_count_effects` rows as shown (format with :data:`EFFECT_FORMATS`): the
     means over seeds with 1 and 16 heads, the change with its interval across seeds, the
-    paired p-value, Holm's adjusted one and the outcome after it."""
+    smallest change the test finds (80% power, at Holm's first step over the chapter's
+    family: :func:`~.across_seeds_stats.holm_outcomes`), the paired p-value, Holm's
+    adjusted one and the outcome after it."""
     return [{"quantity": _QUANTITY[r["quantity"]], "task": r["task"], "layer": r["layer"],
              "1 head": r["fewer"], "16 heads": r["more"],
              "change [interval]": fmt_interval(r["effect"], r["low"], r["high"]),
+             "smallest detectable": ("—" if r.get("smallest") is None
+                                     else fmt_fixed(r["smallest"], 2)),
              "paired p": fmt_p(r["p_value"]), "Holm p": fmt_p(r["p_holm"]),
              "outcome": r["outcome_holm"]} for r in rows]
 
@@ -133,8 +137,13 @@ def effects_results(effects: Mapping[str, Sequence[Mapping[str, Any]]], *, n_see
     ``{"paper": rows, "definition": rows}``): per (quantity, task, layer) the change and
     whether it survives the seeds
     (``effects.<mode>.<quantity>.<task>.L<l>.<change|survives>``); the survivors per mode, the
-    cells, the changes against the claim in definition mode; with ``n_seeds`` >= 2 the tests
-    and the survivors after Holm's correction (``effects.<mode>.holm.*``)."""
+    cells, the changes against the claim in definition mode after Holm's correction over the
+    chapter's family (``reversed``; before it, ``reversed_uncorrected``); each change's
+    smallest detectable size (``.smallest``); with ``n_seeds`` >= 2 the tests and the
+    survivors after Holm's correction (``effects.<mode>.holm.*``), the family's size
+    (``effects.holm.family``, both modes) and the smallest change a paired t-test over the
+    seeds finds with 80% power, in standard deviations of the per-seed changes, at the
+    0.05 level and at Holm's first step (``effects.smallest_sd.<alpha|holm_first>``)."""
     positive_int(n_seeds, "n_seeds")
     if set(effects) != {"paper", "definition"}:
         raise ValueError(f"effects has modes {sorted(effects)}: expected 'paper' and "
@@ -145,18 +154,35 @@ def effects_results(effects: Mapping[str, Sequence[Mapping[str, Any]]], *, n_see
             base = f"effects.{mode}.{r['quantity']}.{r['task']}.L{r['layer']}"
             out[f"{base}.change"] = r["effect"]
             out[f"{base}.survives"] = int(r["outcome"] == Outcome.AS_CLAIMED)
+            if r.get("smallest") is not None:
+                out[f"{base}.smallest"] = r["smallest"]
     survive = {mode: sum(r["outcome"] == Outcome.AS_CLAIMED for r in rows)
                for mode, rows in effects.items()}
     out["effects.paper.survive"] = survive["paper"]
     out["effects.paper.cells"] = len(effects["paper"])
     out["effects.definition.survive"] = survive["definition"]
-    out["effects.definition.reversed"] = sum(r["outcome"] == Outcome.AGAINST
-                                             for r in effects["definition"])
+    # a reversal counts once it survives Holm's correction, as a survivor does
+    out["effects.definition.reversed"] = sum(r.get("outcome_holm", r["outcome"]) ==
+                                             Outcome.AGAINST for r in effects["definition"])
+    out["effects.definition.reversed_uncorrected"] = sum(r["outcome"] == Outcome.AGAINST
+                                                         for r in effects["definition"])
     if n_seeds >= 2:  # with one seed there are no tests to correct
         for mode, rows in effects.items():
             out[f"effects.{mode}.holm.tests"] = sum(r["p_value"] is not None for r in rows)
             out[f"effects.{mode}.holm.survive"] = sum(r["outcome_holm"] == Outcome.AS_CLAIMED
                                                       for r in rows)
+        out["effects.holm.family"] = sum(r["p_value"] is not None
+                                         for rows in effects.values() for r in rows)
+        smallest = [r["smallest"] for rows in effects.values() for r in rows
+                    if r.get("smallest") is not None]
+        if smallest:
+            # the same test's power in units of the per-seed differences' spread
+            from scipy import stats
+
+            n, m = n_seeds, out["effects.holm.family"]
+            for name, alpha in (("alpha", 0.05), ("holm_first", 0.05 / m)):
+                out[f"effects.smallest_sd.{name}"] = float(
+                    (stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(0.8, n - 1)) / n ** 0.5)
     return out
 
 
@@ -310,28 +336,92 @@ def hardware_markdown(odd: Sequence[Mapping[str, Any]], *, seed: int,
                          "change has the same sign.")
 
 
-def seed_amplification_results(amplification: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Tables 5-6 over seeds (rows of
-    :func:`amplification_across_seeds`): the cells, those
-    where the combination wins in every seed and in none."""
-    return {"amplification.cells": len(amplification),
-            "amplification.every_seed": sum(r["share"] == 1 for r in amplification),
-            "amplification.no_seed": sum(r["share"] == 0 for r in amplification)}
+def seed_amplification_results(amplification: Sequence[Mapping[str, Any]],
+                               claims: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Tables 5-6 over seeds (rows of :func:`~.across_seeds_stats.amplification_per_sequence`
+    and their :func:`~.across_seeds_stats.amplification_claims`): with the best head per
+    sequence (Tables 5-6's reading), the cells and those where the combination wins in
+    every seed and in none (``amplification.*``); per reading, cell and statistic the win
+    shares (``amplification.<reading>.<task>.h<H>.L<l>.<share|low|high|ties|wins>``), per
+    reading the cells whose share lies above one half beyond the seeds, below it, or that
+    tie throughout; the tie's resolution (``amplification.tie``); and the verdicts, "wins
+    occur" and "in every seed" (``verdict.amplification_<claim>.<task>.<reading>``), "wins
+    occur" per task over both readings (:func:`~.statistics.both_modes`: holds with
+    conditions where only one reading holds) and across tasks
+    (``verdict.amplification_occurs[.<task>]``)."""
+    from .across_seeds_stats import TIE
+    from .statistics import both_modes
+
+    mine = [r for r in amplification if r["reading"] == "per_sequence"]
+    out: dict[str, float] = {
+        "amplification.cells": len(mine), "amplification.tie": TIE,
+        "amplification.every_seed": sum(r["wins"] == r["seeds"] for r in mine),
+        "amplification.no_seed": sum(r["wins"] == 0 for r in mine)}
+    for r in amplification:
+        base = f"amplification.{r['reading']}.{r['task']}.h{r['heads']}.L{r['layer']}"
+        out[f"{base}.wins"] = r["wins"]
+        out[f"{base}.ties"] = r["ties"]
+        for k in ("share", "low", "high"):
+            if r[k] is not None:
+                out[f"{base}.{k}"] = r[k]
+    for reading in {r["reading"] for r in amplification}:
+        rows = [r for r in amplification if r["reading"] == reading]
+        for name, outcome in (("above_half", Outcome.AS_CLAIMED),
+                              ("below_half", Outcome.AGAINST),
+                              ("all_ties", Outcome.NO_CHANGE)):
+            out[f"amplification.{reading}.{name}"] = sum(r["outcome"] is outcome for r in rows)
+    order = list(Verdict)
+    occurs: dict[str, dict[str, Verdict]] = {}
+    for c in claims:
+        out[f"verdict.amplification_{c['claim']}.{c['task']}.{c['reading']}"] = \
+            order.index(c["verdict"])
+        if c["claim"] == "occurs":
+            occurs.setdefault(c["task"], {})[c["reading"]] = c["verdict"]
+    for task, by in occurs.items():
+        out[f"verdict.amplification_occurs.{task}"] = order.index(
+            both_modes(by["per_sequence"], by["on_average"]))
+    if occurs:
+        out["verdict.amplification_occurs"] = order.index(across_tasks(
+            [both_modes(by["per_sequence"], by["on_average"]) for by in occurs.values()]))
+    return out
 
 
 def seed_amplification_table(amplification: Sequence[Mapping[str, Any]]
                              ) -> list[dict[str, Any]]:
-    """Per task and multi-head count, per layer: in how many seeds the combination beats
-    its best single head ("2 of 3")."""
-    shares = []
+    """Per task, multi-head count and layer, under each reading of the best head
+    (:data:`~.across_seeds_stats.READINGS`): the share of sequences the combination wins
+    among those it does not tie, mean over seeds with its interval ("—" where every
+    sequence ties), and in how many seeds it wins on the means at two decimals ("2 of 5");
+    and the share of tied sequences."""
+    from .across_seeds_stats import READINGS
+
+    by = {(r["task"], r["heads"], r["layer"], r["reading"]): r for r in amplification}
+    rows = []
     for task in ("copy", "cycle"):
         for heads in HEADS[1:]:
-            row: dict[str, Any] = {"task": task, "heads": heads}
-            for r in amplification:
-                if (r["task"], r["heads"]) == (task, heads):
-                    row[f"layer {r['layer']}"] = f"{r['wins']} of {r['seeds']}"
-            shares.append(row)
-    return shares
+            for layer in sorted({k[2] for k in by if k[:2] == (task, heads)}):
+                row: dict[str, Any] = {"task": task, "heads": heads, "layer": layer}
+                for reading, name in READINGS.items():
+                    r = by[(task, heads, layer, reading)]
+                    row[f"{name}: win share"] = ("—" if r["share"] is None else fmt_interval(
+                        r["share"], r["low"], r["high"], floor=0.0))
+                    row[f"{name}: seeds won"] = f"{r['wins']} of {r['seeds']}"
+                row["ties"] = by[(task, heads, layer, "per_sequence")]["ties"]
+                rows.append(row)
+    return rows
+
+
+def amplification_claims_table(claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`~.across_seeds_stats.amplification_claims` as shown: per claim,
+    task and reading of the best head, the units that hold and go against it, and the
+    verdict."""
+    from .across_seeds_stats import READINGS
+
+    names = {"occurs": "wins occur (the paper's claim)",
+             "every_seed": "the combination wins in every seed"}
+    return [{"claim": names[c["claim"]], "task": c["task"], "best head": READINGS[c["reading"]],
+             "holds in": f"{c['holds']} of {c['units']}", "against it": c["against"],
+             "verdict": verdict_cell(c["verdict"], c["condition"])} for c in claims]
 
 
 _CLAIM_KEYS = {"more heads mix faster (Tables 1-2)": "mixing",

@@ -24,6 +24,7 @@ from .statistics import (
     paired_effect,
     seed_interval,
     share_of_seeds,
+    smallest_change,
 )
 
 # --------------------------------------------------------------------------- Section 4 over seeds
@@ -110,14 +111,41 @@ def head_count_effects(
     if not rows:
         raise ValueError(f"no seed has both {fewer} and {more} heads for protocol={protocol!r}, "
                          f"mode={mode!r}")
-    for r, adjusted in zip(rows, holm([r["p_value"] for r in rows]), strict=True):
+    holm_outcomes(rows, level=level)
+    return rows
+
+
+def holm_outcomes(rows: Sequence[dict[str, Any]], *, level: float = 0.95) -> int:
+    """Holm's correction over a family of rows of :func:`head_count_effects` (one table's,
+    or the chapter's: both modes' tables together, :func:`chapter_family`): each row gets
+    ``p_holm`` and ``outcome_holm`` (a change that survives its own interval but not the
+    correction reads "as claimed, not after Holm", a reversal that does not survive it "not
+    resolved": the correction applies to both directions) and ``smallest``, the smallest
+    change its paired t-test finds with 80% power at the level of Holm's first step
+    (:func:`~bparallel.book.section4.statistics.smallest_change`, ``(1 - level) / m``;
+    ``None`` with one seed). Returns ``m``, the tests in the family."""
+    alpha = 1 - level
+    adjusted_all = holm([r["p_value"] for r in rows])
+    m = sum(p is not None for p in adjusted_all)
+    for r, adjusted in zip(rows, adjusted_all, strict=True):
         r["p_holm"] = adjusted
-        survives = adjusted is not None and adjusted <= 1 - level
+        survives = adjusted is not None and adjusted <= alpha
         r["outcome_holm"] = (r["outcome"] if survives or r["outcome"] not in (
                                  Outcome.AS_CLAIMED, Outcome.AGAINST)
                              else Outcome.NOT_AFTER_HOLM if r["outcome"] == Outcome.AS_CLAIMED
                              else Outcome.NOT_RESOLVED)
-    return rows
+        r["smallest"] = smallest_change({"seeds": r["seeds"], "low": r["low"],
+                                         "high": r["high"]}, alpha=alpha / max(m, 1))
+    return m
+
+
+def chapter_family(effects: Mapping[str, Sequence[dict[str, Any]]], *,
+                   level: float = 0.95) -> int:
+    """Holm's correction over chapter 11's family, as the REFORMS page states it: every
+    paired 1 -> 16-head change of both modes' tables together (``effects``: rows of
+    :func:`head_count_effects` per mode), :func:`holm_outcomes` over them all. Returns the
+    family's size."""
+    return holm_outcomes([r for rows in effects.values() for r in rows], level=level)
 
 
 def amplification_across_seeds(
@@ -150,6 +178,193 @@ def amplification_across_seeds(
     return rows
 
 
+# --------------------------------------------------------------- Tables 5-6, sequence by sequence
+
+#: Two minimax fidelities (percent) that differ by less than this are a tie: half the last
+#: digit the paper publishes (two decimals). A tie is neither a win nor a loss and is left
+#: out of a win share (the sink's cap makes many cells tie near 0.00%).
+TIE = 0.005
+#: The two readings of "the best head" (Definitions 3.10-3.12) against which the weighted
+#: combination is compared: the head best on each sequence (Tables 5-6's ``individual``,
+#: one sequence in the paper), or the one head best on average over the sequences
+#: (:func:`bparallel.transformer.importance.head_fidelity`'s ``h_*``).
+READINGS = {"per_sequence": "best head per sequence", "on_average": "best head on average"}
+
+
+def head_fidelity_cached(model: Any, inputs: Any, *, horizon: int,
+                         cache_dir: Any = None) -> dict[str, np.ndarray]:
+    """:func:`bparallel.transformer.importance.head_fidelity` of ``model`` on ``inputs``
+    (each head's minimax fidelity per sequence, both modes), stored under ``cache_dir`` by
+    the metrics cache's content key (:func:`~bparallel.transformer.metrics_cache.metrics_key`:
+    weights, sequences, options and the measuring code, so never stale); ``None`` computes
+    without a cache."""
+    from pathlib import Path
+
+    from ..._io import atomic_write, file_lock
+    from ...transformer.importance import head_fidelity
+    from ...transformer.metrics_cache import metrics_key
+
+    if cache_dir is None:
+        return head_fidelity(model, inputs, horizon=horizon)
+    key = metrics_key(model, inputs, measure="head_fidelity", horizon=horizon)
+    path = Path(cache_dir) / f"metrics-{key}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(path.with_suffix(".lock")):
+        if path.is_file():
+            with np.load(path, allow_pickle=False) as f:
+                return {k: f[k] for k in f.files}
+        out = head_fidelity(model, inputs, horizon=horizon)
+        atomic_write(path, lambda fh: np.savez(fh, **out))
+        return out
+
+
+def sequence_amplification_data(bundle: Any, models_dir: Any, *, max_steps: int,
+                                horizon: int, cache_dir: Any = None, recorded: Any = None,
+                                ) -> dict[int, dict[tuple, dict]]:
+    """Per seed, multi-head model ``(task, heads)`` of the book's models on the published
+    protocol (each seed's own sequences, as :func:`~bparallel.book.section4.tables.
+    evaluate_seeds`) and mode (``"paper"``, ``"definition"``): the combination's minimax
+    fidelity per sequence ``"combined"`` ``(L, N)`` (Algorithm 2; the metrics cache's
+    ``"sequence"`` part, the one Tables 1-6 read) and each head's ``"per_head"``
+    ``(L, N, H)`` (:func:`head_fidelity_cached`). The best head per sequence of the one must
+    be Tables 5-6's ``individual`` (checked to 1e-6 percentage points, the two computations'
+    float32 rounding, far below :data:`TIE`: a ``ValueError`` where they disagree)."""
+    from ...transformer.design import evaluation_inputs
+    from ...transformer.shipped import models_by_seed
+    from .measures import measure_models
+
+    out: dict[int, dict[tuple, dict]] = {}
+    for seed, models in models_by_seed(bundle, models_dir).items():
+        multi = {k: m for k, m in models.items() if k[1] > 1}
+        inputs = {k: evaluation_inputs(k[0], "paper", bundle.profile, seed=seed)
+                  for k in multi}
+        seq = measure_models(multi, inputs, "sequence", max_steps=max_steps, horizon=horizon,
+                             cache_dir=cache_dir, recorded=recorded)
+        out[seed] = {}
+        for k, m in multi.items():
+            heads = head_fidelity_cached(m, inputs[k], horizon=horizon, cache_dir=cache_dir)
+            out[seed][k] = {}
+            for mode in ("paper", "definition"):
+                per_head = np.asarray(heads[f"{mode}.per_sequence"], float)  # (L, N, H)
+                best = np.asarray(seq[k][f"best_head.individual.{mode}"], float)
+                if not np.allclose(per_head.max(-1), best, rtol=1e-5, atol=1e-6):
+                    raise ValueError(f"seed {seed}, {k}, {mode}: the heads' fidelities do not "
+                                     "give Tables 5-6's best head; the two measures disagree")
+                out[seed][k][mode] = {"combined": np.asarray(seq[k][f"fidelity.{mode}"], float),
+                                      "per_head": per_head}
+    return out
+
+
+def win_share(combined: np.ndarray, best: np.ndarray, tie: float = TIE
+              ) -> tuple[float | None, float]:
+    """Over sequences, the share the combination wins among those it does not tie
+    (``|combined - best| < tie`` is a tie), ``None`` when every one ties; and the share of
+    ties."""
+    c, b = np.asarray(combined, float), np.asarray(best, float)
+    if c.shape != b.shape or c.ndim != 1 or c.size == 0:
+        raise ValueError(f"combined and best must be matching non-empty 1-d arrays, got "
+                         f"{c.shape} and {b.shape}")
+    d = c - b
+    tied = np.abs(d) < tie
+    decided = int((~tied).sum())
+    return (float((d[~tied] > 0).mean()) if decided else None), float(tied.mean())
+
+
+def amplification_per_sequence(data: Mapping[int, Mapping[tuple, Mapping[str, Any]]],
+                               *, mode: str = "paper", level: float = 0.95, tie: float = TIE
+                               ) -> list[dict[str, Any]]:
+    """Tables 5-6 sequence by sequence over seeds (``data``:
+    :func:`sequence_amplification_data`, its ``mode``), per (task, heads, layer) and reading of
+    :data:`READINGS`: per seed, the share of sequences the combination wins among those it
+    does not tie (:func:`win_share`), its mean over seeds with a t-interval
+    (``share``, ``low``, ``high``; seeds whose every sequence ties are left out, and a cell
+    where all do has no share), the mean share of ties, and in how many seeds the
+    combination beats that best head on the means at the published two decimals (``wins``
+    of ``seeds``). ``outcome``: as claimed when the whole interval lies above one half (the
+    combination wins more sequences than it loses, beyond the seeds), against the claim
+    when below, not resolved when it holds one half, no change when every sequence ties."""
+    from .published import verdict
+
+    cells: dict[tuple, dict[str, list]] = {}
+    for _seed, models in sorted(data.items()):
+        for (task, heads), d in sorted(models.items()):
+            comb, per_head = d[mode]["combined"], d[mode]["per_head"]  # (L, N), (L, N, H)
+            on_average = per_head.mean(1).argmax(-1)  # (L,): h_* of the mean fidelities
+            for layer in range(comb.shape[0]):
+                best = {"per_sequence": per_head[layer].max(-1),
+                        "on_average": per_head[layer][:, on_average[layer]]}
+                for reading, b in best.items():
+                    c = cells.setdefault((task, heads, layer + 1, reading),
+                                         {"shares": [], "ties": [], "wins": []})
+                    share, ties = win_share(comb[layer], b, tie)
+                    c["ties"].append(ties)
+                    if share is not None:
+                        c["shares"].append(share)
+                    c["wins"].append(verdict(float(comb[layer].mean()), float(b.mean())) > 0)
+    rows = []
+    for (task, heads, layer, reading), c in sorted(cells.items()):
+        row: dict[str, Any] = {"task": task, "heads": heads, "layer": layer,
+                               "reading": reading, "seeds": len(c["wins"]),
+                               "wins": int(sum(c["wins"])), "ties": float(np.mean(c["ties"])),
+                               "decided_seeds": len(c["shares"])}
+        if c["shares"]:
+            iv = seed_interval(c["shares"], level)
+            row.update(share=iv.mean, low=iv.low, high=iv.high)
+            outcome = effect_outcome(seed_interval(np.asarray(c["shares"]) - 0.5, level), +1)
+            # every seed exactly at one half: decided sequences, balanced
+            row["outcome"] = Outcome.NOT_RESOLVED if outcome is Outcome.NO_CHANGE else outcome
+        else:
+            row.update(share=None, low=None, high=None, outcome=Outcome.NO_CHANGE)
+        rows.append(row)
+    return rows
+
+
+def amplification_claims(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The verdicts on Tables 5-6 over seeds, per task and reading of :data:`READINGS`
+    (rows of :func:`amplification_per_sequence`), by the book's one rule
+    (:func:`~bparallel.book.section4.statistics.claim_over_units`):
+
+    - ``"occurs"``, the paper's claim ("instances across both tasks and various head
+      counts where the combined ... exceeded the best individual"): the units are head
+      counts; one holds when some cell of it wins more sequences than it loses beyond the
+      seeds (outcome as claimed), goes against the claim when every cell of it that does
+      not tie throughout goes against it;
+    - ``"every_seed"``, the stricter reading: the units are the cells that do not tie
+      throughout; one holds when the combination wins in every seed (on the means, at the
+      published two decimals), goes against the claim only when its win share lies below
+      one half beyond the seeds (no seed winning is no reversal: 0 of 5 is compatible
+      with a win rate near one half).
+
+    Each row: ``claim``, ``task``, ``reading``, ``units``, ``holds``, ``against``,
+    ``verdict`` and ``condition`` (the verdict cell's: "in 2 of 3 head counts")."""
+    out = []
+    for task in sorted({r["task"] for r in rows}):
+        for reading in READINGS:
+            mine = [r for r in rows if r["task"] == task and r["reading"] == reading]
+            if not mine:
+                continue
+            counts = sorted({r["heads"] for r in mine})
+            decided = {h: [r for r in mine if r["heads"] == h and r["outcome"] is not
+                           Outcome.NO_CHANGE] for h in counts}
+            held = sum(any(r["outcome"] is Outcome.AS_CLAIMED for r in decided[h])
+                       for h in counts)
+            against = sum(bool(decided[h]) and all(r["outcome"] is Outcome.AGAINST
+                                                   for r in decided[h]) for h in counts)
+            cells = [r for h in counts for r in decided[h]]
+            every = sum(r["wins"] == r["seeds"] for r in cells)
+            reversed_ = sum(r["outcome"] is Outcome.AGAINST for r in cells)
+            n = min(r["seeds"] for r in mine)
+            for claim, holds, against_, units, unit in (
+                    ("occurs", held, against, len(counts), "head counts"),
+                    ("every_seed", every, reversed_, len(cells), "cells")):
+                verdict = _claim_verdict(n, holds, against_, units)
+                out.append({"claim": claim, "task": task, "reading": reading, "seeds": n,
+                            "units": units, "holds": holds, "against": against_,
+                            "verdict": verdict,
+                            "condition": _condition(verdict, holds, units, unit)})
+    return out
+
+
 def surviving_claims(effects: Sequence[Mapping[str, Any]],
                      amplification: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Which Section 4 claims survive seeds, per task: counts behind each verdict.
@@ -159,9 +374,11 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
     (survives the seeds *and* Holm's correction over the table's tests, the chapter's one
     multiple-testing rule; ``holds_uncorrected`` counts those whose own interval survives,
     shown beside it, labelled), goes ``against`` the claim (reversed) or is ``undecided``. For "the
-    combination beats its best head" (rows of :func:`amplification_across_seeds`): in how
-    many (heads, layer) cells it wins in every seed (``holds``), in none (``against``), in
-    some (``undecided``). ``verdict`` (:class:`~bparallel.book.verdicts.Verdict`) and its
+    combination beats its best head" (rows of :func:`amplification_per_sequence`, the best
+    head per sequence as Tables 5-6 read it): :func:`amplification_claims`' stricter claim,
+    in how many (heads, layer) cells that do not tie throughout it wins in every seed
+    (``holds``), loses more sequences than it wins beyond the seeds (``against``), or
+    neither (``undecided``). ``verdict`` (:class:`~bparallel.book.verdicts.Verdict`) and its
     ``condition`` (the verdict cell's, "in 3 of 4 layers"; empty unless it holds with
     conditions): holds
     when every layer (cell) goes the claimed way in every seed, fails when none does, holds
@@ -191,16 +408,14 @@ def surviving_claims(effects: Sequence[Mapping[str, Any]],
                             len(rows))})
             out[-1]["condition"] = _condition(out[-1]["verdict"], count[Outcome.AS_CLAIMED],
                                               len(rows), "layers")
-    for task in sorted({r["task"] for r in amplification}):
-        rows = [r for r in amplification if r["task"] == task]
-        n = min(r["seeds"] for r in rows)
-        every = sum(r["share"] == 1 for r in rows)
-        none = sum(r["share"] == 0 for r in rows)
-        out.append({"claim": "the combination beats its best head (Tables 5-6)", "task": task,
-                    "seeds": n, "units": len(rows), "holds": every, "against": none,
-                    "undecided": len(rows) - every - none,
-                    "verdict": _claim_verdict(n, every, none, len(rows))})
-        out[-1]["condition"] = _condition(out[-1]["verdict"], every, len(rows), "cells")
+    for c in amplification_claims(amplification):
+        if (c["claim"], c["reading"]) != ("every_seed", "per_sequence"):
+            continue
+        out.append({"claim": "the combination beats its best head (Tables 5-6)",
+                    "task": c["task"], "seeds": c["seeds"], "units": c["units"],
+                    "holds": c["holds"], "against": c["against"],
+                    "undecided": c["units"] - c["holds"] - c["against"],
+                    "verdict": c["verdict"], "condition": c["condition"]})
     return out
 
 
@@ -254,12 +469,14 @@ def changes_by_seed(
     return rows
 
 
-def odd_seed_out(rows: Sequence[Mapping[str, Any]], seed: int) -> list[dict[str, Any]]:
+def odd_seed_out(rows: Sequence[Mapping[str, Any]], seed: int, tie: float = TIE
+                 ) -> list[dict[str, Any]]:
     """Does one seed (e.g. the only one trained on another machine) stand apart from the
     others? Per row of :func:`changes_by_seed`: that seed's ``change``, the other seeds'
     ``low`` and ``high``, its ``position`` among them (``"below"``, ``"between"``,
-    ``"above"``: strictly outside their range, or within it) and whether every seed's change
-    has the same sign (``same_sign``)."""
+    ``"above"``: outside their range by at least ``tie``, the published resolution
+    (:data:`TIE`; a change of -1.8e-6 beside others from +1.6e-7 ties with them), or not)
+    and whether every seed's change has the same sign (``same_sign``)."""
     out = []
     for r in rows:
         changes = r["changes"]
@@ -268,7 +485,9 @@ def odd_seed_out(rows: Sequence[Mapping[str, Any]], seed: int) -> list[dict[str,
                              f"{r['quantity']}, {r['task']}, layer {r['layer']}")
         others = [v for s, v in changes.items() if s != seed]
         v = changes[seed]
-        position = ("below" if v < min(others) else "above" if v > max(others) else "between")
+        # within the tie's resolution of the others' range, it is not outside it
+        position = ("below" if v <= min(others) - tie else "above" if v >= max(others) + tie
+                    else "between")
         signs = {int(np.sign(x)) for x in changes.values()}
         out.append({"quantity": r["quantity"], "task": r["task"], "layer": r["layer"],
                     "change": v, "low": min(others), "high": max(others), "position": position,
@@ -279,8 +498,9 @@ def odd_seed_out(rows: Sequence[Mapping[str, Any]], seed: int) -> list[dict[str,
 def outside_tail(outside: int, cells: int, seeds: int) -> float:
     """How surprising is one seed outside the others' range in ``outside`` of ``cells``
     cells? With ``seeds`` exchangeable seeds (the machine makes no difference) a given seed
-    is the lowest or the highest of a cell with probability ``2 / seeds``; this is
-    ``Pr[X >= outside]`` for ``X ~ Bin(cells, 2 / seeds)``, cells taken as independent."""
+    is the lowest or the highest of a cell with probability ``2 / seeds``; this is the
+    one-sided (upper) binomial tail ``Pr[X >= outside]`` for ``X ~ Bin(cells, 2 / seeds)``,
+    cells taken as independent: the question is only whether it stands apart too often."""
     if seeds < 2 or not 0 <= outside <= cells:
         raise ValueError(f"need seeds >= 2 and 0 <= outside <= cells, got seeds={seeds}, "
                          f"outside={outside}, cells={cells}")

@@ -18,11 +18,13 @@ from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIAB
 from ..verdicts import cell as verdict_cell
 from ..words import agree, fmt_p, fmt_sig, fmt_steps, join_words
 from .as_defined import (
+    IMPACT_MIN,
     LABELS,
     PAIR_EFFECTS,
     RANKINGS,
     ROLLOUT_CONDITIONS,
     ROLLOUT_HOLDS,
+    SINK_CAP,
     pruning_area,
     uses_attention,
 )
@@ -120,6 +122,38 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
         "ablation", options_of=lambda key: {"task": key[0]},
         reference_sequences=reference_sequences, horizon=horizon, num_random=RANDOM_ORDERS,
         seed=0, cache_dir=cache_dir, recorded=recorded)
+
+
+def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences: int,
+                      reference_sequences: int, horizon: int, cache_dir: Any = None,
+                      recorded: Any = None) -> dict[tuple[str, int, int], dict[str, Any]]:
+    """Per multi-head model of every other shipped seed than ``bundle``'s (the paper
+    profile's seeds 43-46; none for a quick bundle), keyed ``(task, heads, seed)``: the
+    metrics cache's ``"heads"`` part (knockouts; the per-sequence margin drop of removing
+    each head alone by mean ablation, ``"impact"`` ``(L, H, N)``; each head's minimax
+    fidelity in both modes, ``"fidelity"``) on that seed's held-out sequences, split as
+    :func:`ablation_studies` splits seed 42's: ``num_sequences`` measured after the first
+    ``skip``, then ``reference_sequences`` for the means of mean ablation."""
+    from ...transformer.design import DEFAULT_SEED, evaluation_inputs
+    from ...transformer.shipped import models_by_seed
+
+    for name, value in (("skip", skip), ("num_sequences", num_sequences),
+                        ("reference_sequences", reference_sequences)):
+        positive_int(value, name)
+    own = {int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()}
+    models = {(t, h, seed): m for seed, ms in models_by_seed(bundle, models_dir).items()
+              if seed not in own
+              for (t, h), m in ms.items() if h > 1}
+    if not models:
+        return {}
+    return measure_models(
+        models,
+        lambda key: evaluation_inputs(key[0], "heldout", bundle.profile, seed=key[2],
+                                      num_sequences=skip + num_sequences
+                                      + reference_sequences)[skip:],
+        "heads", options_of=lambda key: {"task": key[0]},
+        reference_sequences=reference_sequences, horizon=horizon, cache_dir=cache_dir,
+        recorded=recorded)
 
 
 def layer_fidelity(metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]],
@@ -286,17 +320,25 @@ def noise_floor_results(reliability: Sequence[Mapping[str, Any]]) -> dict[str, f
 #: Formats of :func:`ranking_table`.
 RANKING_FORMATS = {"reliability": ".2f", "largest impact": ".2f"}
 BELOW = "below noise floor"
+#: A ranking's cell in :func:`ranking_table` where every head is capped at the sink.
+CAPPED = "capped at the sink"
 
 
 def ranking_table(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The rows of :func:`ranking_rows` as the chapter shows them: the reliability and
     Holm-corrected permutation p of the impact; a correlation with an impact below the
-    noise floor reads :data:`BELOW` (format with :data:`RANKING_FORMATS`)."""
+    noise floor reads :data:`BELOW`, a fidelity ranking capped at the sink :data:`CAPPED`;
+    whether the per-head tests use the cell (reliable, and its largest impact at least
+    :data:`~bparallel.book.section4.as_defined.IMPACT_MIN`; format with
+    :data:`RANKING_FORMATS`)."""
     return [{"task": r["task"], "heads": r["heads"], "layer": r["layer"],
              "reliability": r["reliability"], "Holm p": fmt_p(r["p_holm"]),
-             **{f"ρ({label})": (BELOW if not r["reliable"] else _fmt_rho(r[k]))
+             **{f"ρ({label})": (BELOW if not r["reliable"] else
+                                CAPPED if k in r.get("capped", ()) else _fmt_rho(r[k]))
                 for k, label in RANKINGS.items()},
-             "largest impact": r["max_impact"]} for r in ranking]
+             "largest impact": r["max_impact"],
+             f"tested (impact ≥ {IMPACT_MIN:g})": bool(r["reliable"] and r["material"])}
+            for r in ranking]
 
 
 #: Display names of the rankings of :func:`head_claims` and the measures of
@@ -311,7 +353,9 @@ def claims_table(tests: Sequence[Mapping[str, Any]], key: str) -> list[dict[str,
     permutation p-value and that p-value after Holm's correction over the chapter's family
     (:func:`~bparallel.book.section4.as_defined.chapter_family`), the smallest p-value the
     cells allow, and the verdict."""
-    return [{"task": t["task"], "measure": CLAIM_NAMES[t[key]], "cells": t["cells"],
+    seeded = any("seed" in t for t in tests)
+    return [{**({"seed": t.get("seed", 42)} if seeded else {}),
+             "task": t["task"], "measure": CLAIM_NAMES[t[key]], "cells": t["cells"],
              "median ρ": "—" if not t["cells"] else f"{t['median']:.2f}",
              "p": "—" if not t["cells"] else fmt_p(t["p"]),
              "p after Holm": "—" if t.get("p_holm") is None else fmt_p(t["p_holm"]),
@@ -324,10 +368,12 @@ def verdict_rules() -> dict[str, float]:
     rank claim holds and holds with conditions
     (:data:`~bparallel.book.section4.statistics.RHO_HOLDS`, ``RHO_CONDITIONS``), and the
     rollout claim's (:data:`~bparallel.book.section4.as_defined.ROLLOUT_HOLDS`,
-    ``ROLLOUT_CONDITIONS``); the level of their tests is ``alpha``
-    (:func:`noise_floor_results`)."""
+    ``ROLLOUT_CONDITIONS``), and the practical impact in logits at which attention or a head
+    counts as used (:data:`~bparallel.book.section4.as_defined.IMPACT_MIN`); the level of
+    their tests is ``alpha`` (:func:`noise_floor_results`)."""
     return {"rules.rho_holds": RHO_HOLDS, "rules.rho_conditions": RHO_CONDITIONS,
-            "rules.rollout_holds": ROLLOUT_HOLDS, "rules.rollout_conditions": ROLLOUT_CONDITIONS}
+            "rules.rollout_holds": ROLLOUT_HOLDS, "rules.rollout_conditions": ROLLOUT_CONDITIONS,
+            "rules.impact_min": IMPACT_MIN, "rules.sink_cap": SINK_CAP}
 
 
 def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
@@ -346,9 +392,11 @@ def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
 
 
 def ranking_results(ranking: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """How many (model, layer) cells have a reliable head impact (in all, per task), and per
-    task and ranking of :data:`RANKINGS` the median and positive share of its correlations
-    there (never pooled across tasks)."""
+    """How many (model, layer) cells have a reliable head impact (in all, per task), how
+    many of those the per-head tests use (``tested``: largest impact at least
+    :data:`~bparallel.book.section4.as_defined.IMPACT_MIN`) and how many of these are capped
+    at the sink per fidelity ranking, and per task and ranking of :data:`RANKINGS` the
+    median and positive share of its correlations there (never pooled across tasks)."""
     reliable = [r for r in ranking if r["reliable"]]
     out: dict[str, float] = {"ablation.reliable.cells": len(reliable),
                              "ablation.cells": len(ranking)}
@@ -356,6 +404,10 @@ def ranking_results(ranking: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         mine = [r for r in reliable if r["task"] == task]
         out[f"ablation.{task}.reliable.cells"] = len(mine)
         out[f"ablation.{task}.cells"] = sum(r["task"] == task for r in ranking)
+        out[f"ablation.{task}.tested.cells"] = sum(r["material"] for r in mine)
+        for k in ("fidelity.paper", "fidelity.definition"):
+            out[f"ablation.{task}.capped_{k.replace('.', '_')}.cells"] = sum(
+                k in r.get("capped", ()) for r in mine if r["material"])
         for k in RANKINGS:
             vals = [r[k] for r in mine if r[k] is not None]
             name = f"ablation.{task}.rho_{k.replace('.', '_')}"
