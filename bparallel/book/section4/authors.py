@@ -1,0 +1,402 @@
+"""The authors' checkpoints in the replication (chapters 08 and 09): the published Tables
+1-6 beside the authors' own eight models, measured by this book's code in both modes, and
+beside the book's retrained models, so that a page can say which differences come from the
+code, which from the definitions and which from training.
+
+- :func:`authors_tables` measures the authors' models (:mod:`bparallel.transformer.authors`,
+  hash-checked) exactly as chapter 08 measures the book's (:func:`~.tables.evaluate_models`,
+  through the metrics cache), or, where the checkpoints are absent, reads the values
+  recorded from them with their provenance (:data:`RECORDED_FILE`, written by
+  ``python -m bparallel record``, :func:`write_recorded`).
+- :func:`reproduction` says how closely the published code on the authors' checkpoints
+  reproduces the published Tables 1-4; :func:`numbers_verdict` turns it into the verdict on
+  "the numbers".
+- :func:`checkpoint_columns` and :func:`sources_of_difference` set the published numbers,
+  the checkpoints in both modes and the retrained models (every shipped seed, their mean
+  and spread) side by side, and split the differences into code, definitions and training.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...transformer.shipped import MODELS_ROOT
+from ..verdicts import Verdict, cell
+from .published import LAYERS, PUBLISHED_TABLES, published_rows
+from .tables import table_rows
+
+#: Where the checkpoint columns are recorded for a build without the checkpoints (beside the
+#: recorded measures of the shipped models, ``python -m bparallel record``).
+RECORDED_FILE = MODELS_ROOT / "recorded" / "authors-checkpoints.json"
+
+#: How the authors' models are measured: chapter 08's settings (the paper profile's
+#: evaluation sets with seed 42, Algorithm 1's cutoff and Algorithm 2's horizon).
+SETTINGS: dict[str, Any] = {"profile": "paper", "protocols": ["paper", "heldout"],
+                            "seed": 42, "max_steps": 100, "horizon": 100}
+
+#: A published mixing time (Tables 1-2, four decimals) counts as reproduced when the
+#: published code on the authors' checkpoints comes within this many steps of it. A
+#: reviewer's separate recomputation found every one of the 32 cells within 0.021 steps
+#: (median 0.0008); the published numbers are means of 500 sampled walks per start, which
+#: the book computes exactly, so a small gap is the published sampling's.
+MIXING_TOLERANCE = 0.025
+
+#: ... and its median difference over the 32 cells within this many steps.
+MIXING_MEDIAN_TOLERANCE = 0.002
+
+#: Tables 3-4 are published to two decimals: a fidelity counts as reproduced when it reads
+#: the published value at that precision.
+FIDELITY_DECIMALS = 2
+
+
+# --------------------------------------------------------------------------- the values
+
+
+@dataclass(frozen=True)
+class AuthorsTables:
+    """Tables 1-6 of the authors' checkpoints (:func:`~.tables.evaluate_models`' result),
+    where they came from (``source``: ``"checkpoints"``, measured in this build, or
+    ``"recorded"``, read from :data:`RECORDED_FILE`) and their provenance."""
+
+    tables: dict[str, list[dict[str, Any]]]
+    source: str
+    provenance: dict[str, Any]
+
+    @property
+    def note(self) -> str:
+        """A sentence for the page: which values these are."""
+        origin = (f"the authors' eight published models ({self.provenance['source']}), each "
+                  "checked against its published SHA-256")
+        if self.source == "checkpoints":
+            return (f"The checkpoint columns are measured in this build from {origin}, by "
+                    "this book's code, as it measures its own models.")
+        return (f"The authors' checkpoints are not available to this build, so the "
+                f"checkpoint columns are the values recorded from {origin} by "
+                f"`python -m bparallel record` (torch {self.provenance['torch']}, numpy "
+                f"{self.provenance['numpy']}); a build given the checkpoints measures them "
+                "again.")
+
+
+def _provenance() -> dict[str, Any]:
+    import hashlib
+
+    import torch
+
+    from ...transformer import authors
+    from ..tools.record import measured_code
+
+    code = hashlib.sha256(json.dumps(measured_code(), sort_keys=True).encode()).hexdigest()
+    return {"source": authors.SOURCE, "sha256": dict(sorted(authors.SHA256.items())),
+            "settings": SETTINGS, "measured_code": code, "torch": torch.__version__,
+            "numpy": np.__version__, "recorded_by": "python -m bparallel record"}
+
+
+def evaluate_authors(directory: str | os.PathLike | None = None, *,
+                     cache_dir: str | os.PathLike | None = None,
+                     workers: int | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Tables 1-6 of the authors' eight models (:func:`~bparallel.transformer.authors.
+    load_authors_models`: ``directory``, else the environment variable, else the default
+    beside the repository; each file hash-checked) with chapter 08's :data:`SETTINGS`, both
+    modes, both evaluation sets and the one fresh sequence, through the metrics cache
+    ``cache_dir``."""
+    from ...transformer.authors import load_authors_models
+    from .tables import evaluate_models
+
+    models = load_authors_models(directory)
+    return evaluate_models(models, profile=SETTINGS["profile"],
+                           protocols=tuple(SETTINGS["protocols"]), seed=SETTINGS["seed"],
+                           max_steps=SETTINGS["max_steps"], horizon=SETTINGS["horizon"],
+                           cache_dir=cache_dir, workers=workers)
+
+
+def write_recorded(tables: Mapping[str, Sequence[Mapping[str, Any]]],
+                   path: str | os.PathLike = RECORDED_FILE) -> Path:
+    """Record ``tables`` (:func:`evaluate_authors`' result) with their provenance (the
+    checkpoints' source and SHA-256, the settings, the measuring code's hash, the torch and
+    numpy versions) as JSON at ``path``, atomically."""
+    from ..._io import atomic_write_text
+
+    for key in ("tables_1_4", "tables_5_6"):
+        table_rows(tables, key)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"provenance": _provenance(), "tables_1_4": list(tables["tables_1_4"]),
+            "tables_5_6": list(tables["tables_5_6"])}
+    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_recorded(path: str | os.PathLike = RECORDED_FILE) -> AuthorsTables:
+    """The values :func:`write_recorded` recorded at ``path``; a ``FileNotFoundError`` when
+    there are none, a ``ValueError`` when the file is not such a record."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no recorded checkpoint columns at {path}: run `python -m "
+                                "bparallel record` where the authors' checkpoints are")
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or not {"provenance", "tables_1_4", "tables_5_6"} <= set(data):
+        raise ValueError(f"{path} is not a record of the authors' checkpoint columns")
+    return AuthorsTables({"tables_1_4": data["tables_1_4"], "tables_5_6": data["tables_5_6"]},
+                         "recorded", data["provenance"])
+
+
+def recorded_is_current(path: str | os.PathLike = RECORDED_FILE) -> bool:
+    """Whether the record at ``path`` was made by the measuring code of now (its hash in the
+    provenance); ``False`` when there is no record."""
+    try:
+        then = read_recorded(path).provenance.get("measured_code")
+    except FileNotFoundError:
+        return False
+    return then == _provenance()["measured_code"]
+
+
+def authors_tables(directory: str | os.PathLike | None = None, *,
+                   cache_dir: str | os.PathLike | None = None,
+                   recorded_file: str | os.PathLike = RECORDED_FILE,
+                   workers: int | None = None) -> AuthorsTables:
+    """The checkpoint columns of chapters 08 and 09: measured from the authors' checkpoints
+    (:func:`evaluate_authors`) where :func:`~bparallel.transformer.authors.checkpoint_dir`
+    finds them (``directory``, the environment variable, the default), else read from the
+    record at ``recorded_file`` (:func:`read_recorded`)."""
+    from ...transformer.authors import checkpoint_dir
+
+    folder = checkpoint_dir(directory)
+    if folder is None:
+        return read_recorded(recorded_file)
+    return AuthorsTables(evaluate_authors(folder, cache_dir=cache_dir, workers=workers),
+                         "checkpoints", _provenance())
+
+
+# --------------------------------------------------------------------------- the comparisons
+
+
+def _cells(rows: Sequence[Mapping[str, Any]], *, protocol: str, mode: str
+           ) -> dict[tuple[int, int, int], float]:
+    """``{(table, heads, layer): mean}`` of Tables 1-4 ``rows`` for one protocol and mode."""
+    return {(r["table"], r["heads"], r["layer"]): r["mean"] for r in rows
+            if r["protocol"] == protocol and r["mode"] == mode}
+
+
+def _published() -> dict[tuple[int, int, int], Mapping[str, Any]]:
+    return {(r["table"], r["heads"], r["layer"]): r for r in published_rows()
+            if r["table"] <= 4}
+
+
+def reproduction(rows: Sequence[Mapping[str, Any]], *, protocol: str = "paper",
+                 mode: str = "paper") -> dict[str, float]:
+    """How closely Tables 1-4 ``rows`` (the authors' checkpoints, published-code mode and
+    protocol by default) reproduce the published ones: for Tables 1-2 (mixing time, four
+    published decimals) the cells compared, the largest and the median absolute difference
+    in steps and the cells within :data:`MIXING_TOLERANCE`; for Tables 3-4 (fidelity, two
+    published decimals) the cells compared, those that read the published value at
+    :data:`FIDELITY_DECIMALS` decimals and the largest absolute difference in points."""
+    ours, pub = _cells(rows, protocol=protocol, mode=mode), _published()
+    keys = sorted(k for k in pub if k in ours)
+    if not keys:
+        raise ValueError(f"rows have no Tables 1-4 cells for protocol={protocol!r}, "
+                         f"mode={mode!r}")
+    mix = np.array([abs(ours[k] - pub[k]["mean"]) for k in keys if k[0] <= 2])
+    fid = [k for k in keys if k[0] >= 3]
+    d = FIDELITY_DECIMALS
+    same = [round(ours[k], d) == round(pub[k]["mean"], d) for k in fid]
+    return {"mixing.cells": len(mix), "mixing.max_abs_difference": float(mix.max()),
+            "mixing.median_abs_difference": float(np.median(mix)),
+            "mixing.within": int((mix <= MIXING_TOLERANCE).sum()),
+            "fidelity.cells": len(fid), "fidelity.same_at_two_decimals": int(sum(same)),
+            "fidelity.max_abs_difference": float(max(abs(ours[k] - pub[k]["mean"])
+                                                     for k in fid))}
+
+
+def reproduces(rep: Mapping[str, float]) -> bool:
+    """Whether :func:`reproduction` ``rep`` reproduces the published Tables 1-4: every
+    mixing time within :data:`MIXING_TOLERANCE` with a median within
+    :data:`MIXING_MEDIAN_TOLERANCE`, every fidelity at the published two decimals, and all
+    32 cells of each pair of tables compared."""
+    full = sum(len(PUBLISHED_TABLES[t]["mean"]) * LAYERS for t in (1, 2))
+    return (rep["mixing.cells"] == full and rep["fidelity.cells"] == full
+            and rep["mixing.within"] == full
+            and rep["mixing.median_abs_difference"] <= MIXING_MEDIAN_TOLERANCE
+            and rep["fidelity.same_at_two_decimals"] == full)
+
+
+#: The condition of "the numbers" when the checkpoints reproduce them.
+NUMBERS_CONDITION = "with the published code on the authors' checkpoints"
+
+
+def numbers_verdict(rep: Mapping[str, float]) -> tuple[Verdict, str]:
+    """The verdict on "the paper's Tables 1-4 as published (the numbers)" and its condition,
+    from what the published code does on the authors' checkpoints (:func:`reproduction`):
+    *holds with conditions* (:data:`NUMBERS_CONDITION`; computed as the paper defines the
+    quantities, the numbers are others, chapter 08's definition mode) where
+    :func:`reproduces`; else *not supported*: the published code and checkpoints, the
+    authors' own, do not give the published numbers. Retrained models are not evidence on
+    this claim: how far they land is training variance, reported beside it."""
+    if reproduces(rep):
+        return Verdict.HOLDS_WITH_CONDITIONS, NUMBERS_CONDITION
+    return Verdict.NOT_SUPPORTED, ""
+
+
+def numbers_results(rep: Mapping[str, float]) -> dict[str, float]:
+    """The results keys of the verdict: ``verdict.numbers`` (its index in
+    :class:`~bparallel.book.verdicts.Verdict`, read by ``python -m bparallel findings``)."""
+    verdict, _ = numbers_verdict(rep)
+    return {"verdict.numbers": list(Verdict).index(verdict)}
+
+
+def numbers_cell(rep: Mapping[str, float]) -> str:
+    """The verdict cell of "the numbers" (:func:`~bparallel.book.verdicts.cell`)."""
+    return cell(*numbers_verdict(rep))
+
+
+def seed_spread(by_seed: Mapping[int, Sequence[Mapping[str, Any]]], *, protocol: str = "paper",
+                mode: str = "paper") -> dict[tuple[int, int, int], tuple[float, float, int]]:
+    """Per cell of Tables 1-4, the retrained models' mean over seeds, the standard
+    deviation over seeds (``ddof=1``; 0 for one seed) and the number of seeds, from
+    ``by_seed`` (seed -> Tables 1-4 rows, :func:`~.tables.evaluate_seeds`)."""
+    if not by_seed:
+        raise ValueError("by_seed is empty: give at least one seed's Tables 1-4 rows")
+    per = [_cells(rows, protocol=protocol, mode=mode) for rows in by_seed.values()]
+    keys = sorted(set.intersection(*(set(p) for p in per)))
+    out = {}
+    for k in keys:
+        v = np.array([p[k] for p in per])
+        out[k] = (float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0, len(v))
+    return out
+
+
+def checkpoint_columns(authors_rows: Sequence[Mapping[str, Any]],
+                       by_seed: Mapping[int, Sequence[Mapping[str, Any]]], table: int
+                       ) -> list[dict[str, Any]]:
+    """One of the paper's Tables 1-4 (``table``) as rows per head count and layer: the
+    published mean, the authors' checkpoints through the published code (published-code
+    mode) and through the definitions (definition mode), and the retrained models'
+    published-code mean over seeds with its standard deviation over seeds
+    (:func:`seed_spread`); all on the published protocol's sequences."""
+    if table not in (1, 2, 3, 4):
+        raise ValueError(f"table={table!r}: Tables 1-4 only")
+    pub = _published()
+    code = _cells(authors_rows, protocol="paper", mode="paper")
+    defs = _cells(authors_rows, protocol="paper", mode="definition")
+    spread = seed_spread(by_seed)
+    n = {s for _, _, s in spread.values()}
+    seeds = f"retrained, {min(n)} seed{'s' if min(n) > 1 else ''}"
+    out = []
+    for k in sorted(k for k in pub if k[0] == table):
+        mean, sd, _ = spread.get(k, (None, None, 0))
+        out.append({"heads": k[1], "layer": k[2], "published": pub[k]["mean"],
+                    "checkpoints, published code": code.get(k),
+                    "checkpoints, definitions": defs.get(k),
+                    f"{seeds}, mean": mean, f"{seeds}, SD": sd})
+    return out
+
+
+def sources_of_difference(authors_rows: Sequence[Mapping[str, Any]],
+                          by_seed: Mapping[int, Sequence[Mapping[str, Any]]]
+                          ) -> dict[str, dict[str, float]]:
+    """Per quantity (``mixing_time``: Tables 1-2, steps; ``fidelity``: Tables 3-4, points),
+    the three differences a reader can attribute, over the cells of the published protocol,
+    each as its median and largest absolute value:
+
+    - ``code``: the authors' checkpoints through the published code less the published
+      number (what is left when the models are the same: the code, here the published
+      sampling's noise);
+    - ``definitions``: the checkpoints through the definitions less through the published
+      code (the same models, the other mode);
+    - ``training``: the retrained models' mean over seeds less the checkpoints, both
+      through the published code (the same code, other training runs), also counted in
+      cells more than two published standard deviations from the published mean
+      (``training.beyond_2sd``, per seed mean over the seeds) and in cells where the
+      checkpoint lies outside the retrained seeds' range (``training.outside_seeds``).
+    """
+    pub = _published()
+    code = _cells(authors_rows, protocol="paper", mode="paper")
+    defs = _cells(authors_rows, protocol="paper", mode="definition")
+    spread = seed_spread(by_seed)
+    per_seed = [_cells(rows, protocol="paper", mode="paper") for rows in by_seed.values()]
+    out: dict[str, dict[str, float]] = {}
+    for quantity, tabs in (("mixing_time", (1, 2)), ("fidelity", (3, 4))):
+        keys = sorted(k for k in pub if k[0] in tabs and k in code and k in defs
+                      and k in spread)
+        if not keys:
+            raise ValueError(f"no {quantity} cells in common: expected Tables 1-4 rows of "
+                             "the published protocol in both modes")
+        diffs = {"code": [code[k] - pub[k]["mean"] for k in keys],
+                 "definitions": [defs[k] - code[k] for k in keys],
+                 "training": [spread[k][0] - code[k] for k in keys]}
+        q: dict[str, float] = {"cells": len(keys)}
+        for name, d in diffs.items():
+            a = np.abs(np.array(d))
+            q[f"{name}.median"], q[f"{name}.max"] = float(np.median(a)), float(a.max())
+        beyond = [np.mean([abs(p[k] - pub[k]["mean"]) > 2 * pub[k]["std"] for p in per_seed])
+                  for k in keys]
+        q["training.beyond_2sd"] = float(np.sum(beyond))
+        q["training.outside_seeds"] = float(sum(
+            not min(p[k] for p in per_seed) <= code[k] <= max(p[k] for p in per_seed)
+            for k in keys))
+        out[quantity] = q
+    return out
+
+
+def columns_markdown(authors_rows: Sequence[Mapping[str, Any]],
+                     by_seed: Mapping[int, Sequence[Mapping[str, Any]]], *,
+                     name_prefix: str = "tbl-checkpoints") -> str:
+    """Tables 1-4 with the checkpoint columns (:func:`checkpoint_columns`), one numbered,
+    captioned table per published table, in tabs, as MyST Markdown."""
+    from ..render.markdown import table as md_table
+    from ..render.markdown import tabs
+
+    titles = {1: ("mixing time (steps), copy", ".4f"), 2: ("mixing time (steps), cycle", ".4f"),
+              3: ("minimax fidelity (%), copy", ".2f"), 4: ("minimax fidelity (%), cycle", ".2f")}
+    seeds = sorted(by_seed)
+    items = {}
+    for t, (title, fmt) in titles.items():
+        rows = checkpoint_columns(authors_rows, by_seed, t)
+        formats = {k: fmt for k in rows[0] if k not in ("heads", "layer")}
+        caption = (f"Paper's Table {t}, {title}, on the published protocol's sequences: the "
+                   "published mean, the authors' checkpoints through the published code "
+                   "(published-code mode) and through the definitions (definition mode), and "
+                   f"this book's retrained models (seeds {seeds[0]}-{seeds[-1]}, published-code "
+                   "mode: mean and standard deviation over seeds)."
+                   if len(seeds) > 1 else
+                   f"Paper's Table {t}, {title}, on the published protocol's sequences: the "
+                   "published mean, the authors' checkpoints through the published code "
+                   "(published-code mode) and through the definitions (definition mode), and "
+                   f"this book's retrained models (seed {seeds[0]}, published-code mode).")
+        items[f"Table {t}"] = md_table(rows, caption=caption, name=f"{name_prefix}-table{t}",
+                                       formats=formats)
+    return tabs(items)
+
+
+def sources_table(sources: Mapping[str, Mapping[str, float]]) -> list[dict[str, Any]]:
+    """Rows of :func:`sources_of_difference` as shown: per quantity and source, the median
+    and largest absolute difference."""
+    what = {"code": "published code on the checkpoints − published",
+            "definitions": "checkpoints: definitions − published code",
+            "training": "retrained (mean over seeds) − checkpoints"}
+    return [{"quantity": q.replace("_", " "), "difference": what[s],
+             "median |difference|": v[f"{s}.median"], "largest |difference|": v[f"{s}.max"]}
+            for q, v in sources.items() for s in what]
+
+
+def flat_columns(tables: Mapping[str, Sequence[Mapping[str, Any]]], prefix: str = "authors"
+                 ) -> dict[str, float]:
+    """The checkpoint columns as results keys, ``<prefix>.`` before
+    :func:`~.tables.flat_results`' keys."""
+    from .tables import flat_results
+
+    return {f"{prefix}.{k}": v for k, v in flat_results(tables).items()}
+
+
+__all__ = ["FIDELITY_DECIMALS", "MIXING_MEDIAN_TOLERANCE", "MIXING_TOLERANCE",
+           "NUMBERS_CONDITION", "RECORDED_FILE", "SETTINGS", "AuthorsTables",
+           "authors_tables", "checkpoint_columns", "columns_markdown", "evaluate_authors",
+           "flat_columns", "numbers_cell", "numbers_results", "numbers_verdict",
+           "read_recorded", "recorded_is_current", "reproduces", "reproduction",
+           "seed_spread", "sources_of_difference", "sources_table", "write_recorded"]
