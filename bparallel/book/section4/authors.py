@@ -92,10 +92,11 @@ def _provenance() -> dict[str, Any]:
 
     import torch
 
-    from ...transformer import authors
-    from ..tools.record import measured_code
+    from ...transformer import authors, metrics_cache
 
-    code = hashlib.sha256(json.dumps(measured_code(), sort_keys=True).encode()).hexdigest()
+    per_module = {name: hashlib.sha256(code.encode()).hexdigest()
+                  for name, code in metrics_cache.measured_code().items()}
+    code = hashlib.sha256(json.dumps(per_module, sort_keys=True).encode()).hexdigest()
     return {"source": authors.SOURCE, "sha256": dict(sorted(authors.SHA256.items())),
             "settings": SETTINGS, "measured_code": code, "torch": torch.__version__,
             "numpy": np.__version__, "recorded_by": "python -m bparallel record"}
