@@ -36,8 +36,9 @@ from .tables import table_rows
 #: recorded measures of the shipped models, ``python -m bparallel record``).
 RECORDED_FILE = MODELS_ROOT / "recorded" / "authors-checkpoints.json"
 
-#: How the authors' models are measured: chapter 08's settings (the paper profile's
-#: evaluation sets with seed 42, Algorithm 1's cutoff and Algorithm 2's horizon).
+#: How the authors' models are measured: chapter 08's settings (the published protocol's
+#: sequences as the paper profile draws them with seed 42, Algorithm 1's cutoff and
+#: Algorithm 2's horizon).
 SETTINGS: dict[str, Any] = {"profile": "paper", "protocols": ["paper"],
                             "seed": 42, "max_steps": 100, "horizon": 100}
 
@@ -49,9 +50,9 @@ SEQUENCES = 50
 #: the authors' training sequences, which this book cannot regenerate, so both means are
 #: over 50 sequences of the same distribution, and their difference has the standard error
 #: sqrt(s_pub^2/50 + s_ours^2/50). 4 standard errors: a two-sided normal tail of 6e-5 per
-#: cell, 0.004 over the 64 cells of Tables 1-4, so a reproduction passes by chance failing
-#: almost never, while a gap of a few published standard deviations (tens of standard
-#: errors) is caught.
+#: cell, 0.004 over the 64 cells of Tables 1-4, so a reproduction almost never fails by
+#: chance, while a gap of one published standard deviation (5 standard errors where the two
+#: spreads are alike) is caught.
 Z_TOLERANCE = 4.0
 
 #: Where both standard deviations are 0 (a fidelity of 0.00 on every sequence), a cell
