@@ -120,19 +120,6 @@ def test_inline_membership_checks_go_through_one_of():
     assert not found, found
 
 
-#: The most lines a module of the package may have: past it, a module holds more than one
-#: idea and is split (claims, plotting: packages whose modules say which chapters they serve).
-MAX_MODULE_LINES = 700
-
-
-def test_no_module_of_the_package_is_over_700_lines():
-    sizes = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
-             for p in PACKAGE.rglob("*.py")}
-    assert len(sizes) > 30  # the glob found the package
-    over = {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES}
-    assert not over, over
-
-
 def test_every_room_of_the_book_layer_is_named_where_it_says_what_goes_there():
     """The book layer's docstring says where a new helper goes; each of its modules and
     folders is named there (a module nobody lists is a room a newcomer cannot find)."""

@@ -23,7 +23,10 @@ it in this list):
   manifests) and :mod:`~bparallel.transformer.train` (one loop over epochs of a fixed set
   or steps of fresh data);
 - :mod:`~bparallel.transformer.shipped`: the models the book uses, and
-  :func:`~bparallel.transformer.shipped.load_model` for any model file.
+  :func:`~bparallel.transformer.shipped.load_model` for any model file;
+- :mod:`~bparallel.transformer.authors`: the authors' published checkpoints, read from a
+  directory the build names, hash-checked and mapped onto the Transformer (outside the
+  measuring code's key).
 
 Imports :mod:`bparallel`'s theory layer (``proxies``); never the book layer.
 """

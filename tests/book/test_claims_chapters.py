@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bparallel import cross_head as ch
 from bparallel import ensembles as en
 from bparallel import graphs, markov
 from bparallel.book import claims
@@ -419,7 +420,7 @@ def test_remark_3_7_by_size_and_its_verdicts(fidelity):
     t = study.table
     assert t.index.tolist() == [5, 10, 20] and list(t.columns) == list(claims.REMARK_3_7_COLUMNS)
     A, fc = fidelity[("random", 10, 2)]
-    limiting = en.new_walk_share_at_limiting(graphs.diffusion_matrix_from_adjacency(A),
+    limiting = ch.new_walk_share_at_limiting(graphs.diffusion_matrix_from_adjacency(A),
                                              [0.5, 0.5], 20)
     amp = fc.amp_uniform > claims.AMP_TOL
     row = t.loc[10]

@@ -70,6 +70,7 @@ def test_record_keeps_computes_and_prunes(tmp_path, monkeypatch):
                               max_steps=5, horizon=5)
 
     monkeypatch.setattr(record, "STUDIES", {"toy": study})
+    monkeypatch.setattr(record, "record_authors", lambda folder: False)  # tested below
     folder = tmp_path / "recorded"
     assert len(record.missing(folder)["toy"]) == 1 and not folder.exists()  # nothing computed
     assert record.stale(folder) is None  # not known while a result is missing
@@ -90,6 +91,26 @@ def test_record_keeps_computes_and_prunes(tmp_path, monkeypatch):
     assert sorted(p.suffix for p in folder.iterdir()) == [".json", ".npz", ".npz"]
     assert record.missing(folder) == {"toy": []} and record.stale(folder) == []
     assert record.changed_code(folder) == []  # record() says which code it measured with
+
+
+def test_the_checkpoint_columns_are_recorded_only_from_the_checkpoints(tmp_path, monkeypatch):
+    """Without the authors' checkpoints record() measures nothing of theirs and keeps the
+    record there is (it is no stale file); the record in the repository is current."""
+    from bparallel.book.section4 import authors
+    from bparallel.transformer import authors as loader
+
+    monkeypatch.delenv(loader.ENV, raising=False)
+    monkeypatch.setattr(loader, "DEFAULT_DIR", tmp_path / "absent")
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    kept = folder / record.AUTHORS_FILE
+    kept.write_text("{}")
+    assert record.record_authors(folder) is False and kept.read_text() == "{}"
+    monkeypatch.setattr(record, "STUDIES", {})
+    counts = record.record(folder)
+    assert counts["authors"] is False and kept.is_file() and counts["removed"] == 0
+    assert record.stale(folder) == []
+    assert authors.recorded_is_current(record.RECORDED / record.AUTHORS_FILE)
 
 
 def test_check_names_the_measuring_code_that_changed(tmp_path, monkeypatch, capsys):

@@ -299,7 +299,8 @@ def test_threshold_verdict():
 
 
 def test_claim_verdicts_by_hand():
-    from bparallel.book.section4.as_defined import claim_verdicts, proxy_order_rho, verdict_results
+    from bparallel.book.section4.as_defined import proxy_order_rho
+    from bparallel.book.section4.as_defined_verdicts import claim_verdicts, verdict_results
     from bparallel.book.verdicts import Verdict
 
     rows = [{"task": task, "t_mix_median": t, "proxy_definition": p, "starts_beyond_cutoff": b,
@@ -390,7 +391,7 @@ def test_attention_carries_margin_at_the_stated_impact():
 
 
 def test_a_number_never_reads_as_the_threshold_it_misses():
-    from bparallel.book.section4.as_defined import fmt_beside, reversal_note
+    from bparallel.book.section4.as_defined_verdicts import fmt_beside, reversal_note
     from bparallel.book.verdicts import Verdict
 
     assert fmt_beside(0.6996, 0.7) == "0.6996"  # not "0.70" beside "below 0.7"

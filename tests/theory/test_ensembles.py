@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from bparallel import cross_head as ch
 from bparallel import ensembles as en
 from bparallel import exact
 from bparallel import fidelity as fi
@@ -233,8 +234,8 @@ def test_cross_head_and_new_walk_shares_by_brute_force():
     A, _ = en.random_head_stacks(4, 2, 4, [0.3, 0.7], seed=9)
     D = g.diffusion_matrix_from_adjacency(A)
     beta = np.array([0.3, 0.7])
-    share, j, t = en.cross_head_share(D, beta, 6)
-    new, j2, t2 = en.new_walk_share(D, beta, 6)
+    share, j, t = ch.cross_head_share(D, beta, 6)
+    new, j2, t2 = ch.new_walk_share(D, beta, 6)
     np.testing.assert_array_equal(j, j2)
     np.testing.assert_array_equal(t, t2)
     for k in range(4):
@@ -251,12 +252,12 @@ def test_shares_on_examples():
     # Example 3.8: u's signal reaches tau only along the new walk u -> v -> tau
     d1 = g.diffusion_matrix([(0, 1)], 3)
     d2 = g.diffusion_matrix([(1, 2)], 3)
-    new, j, _ = en.new_walk_share(np.stack([d1, d2]), [0.2, 0.8], 10)  # u is the worst node
+    new, j, _ = ch.new_walk_share(np.stack([d1, d2]), [0.2, 0.8], 10)  # u is the worst node
     assert j == 0 and new == pytest.approx(1.0)
     # identical heads: no new walks, but mixed sequences carry 1 - 2^(1-t) of the signal
     D = g.diffusion_matrix(g.line_graph_edges(5), 5)
-    share, _, t = en.cross_head_share(np.stack([D, D]), [0.5, 0.5], 20)
-    new, _, _ = en.new_walk_share(np.stack([D, D]), [0.5, 0.5], 20)
+    share, _, t = ch.cross_head_share(np.stack([D, D]), [0.5, 0.5], 20)
+    new, _, _ = ch.new_walk_share(np.stack([D, D]), [0.5, 0.5], 20)
     assert share == pytest.approx(1 - 2.0 ** (1 - t)) and new == pytest.approx(0.0)
 
 
@@ -267,11 +268,11 @@ def test_new_walk_shares_per_node_and_at_the_limiting_nodes_by_brute_force():
     D = g.diffusion_matrix_from_adjacency(A)
     beta = np.array([0.4, 0.6])
     horizon = 6
-    shares = en.new_walk_shares(D, beta, horizon)
+    shares = ch.new_walk_shares(D, beta, horizon)
     bar = np.einsum("h,khij->kij", beta, D)
     node_bar, t_opt = fi.node_fidelity(bar, horizon)
     node_heads, _ = fi.node_fidelity(D, horizon)
-    mask = en.limiting_nodes(node_heads)
+    mask = ch.limiting_nodes(node_heads)
     for k in range(3):
         for j in range(3):
             total, old, _ = _walk_split(D[k], beta, int(t_opt[k, j]), j)
@@ -280,11 +281,11 @@ def test_new_walk_shares_per_node_and_at_the_limiting_nodes_by_brute_force():
         want = [any(node_heads[k, h, :3].min() == best and node_heads[k, h, j] == best
                     for h in range(2)) for j in range(3)]
         assert mask[k].tolist() == [*want, False]
-        assert en.new_walk_share_at_limiting(D, beta, horizon)[k] == pytest.approx(
+        assert ch.new_walk_share_at_limiting(D, beta, horizon)[k] == pytest.approx(
             shares[k][mask[k]].mean(), abs=1e-15)
     assert shares[..., -1].tolist() == [0.0, 0.0, 0.0]  # the sink sends nothing
     with pytest.raises(ValueError, match="node_phi"):
-        en.limiting_nodes(np.ones(3))
+        ch.limiting_nodes(np.ones(3))
 
 
 def test_remark_3_7_on_the_paper_examples_at_the_limiting_nodes():
@@ -297,30 +298,30 @@ def test_remark_3_7_on_the_paper_examples_at_the_limiting_nodes():
 
     ex = example_3_8()
     node, _ = fi.node_fidelity(ex.deltas, 20)
-    assert en.limiting_nodes(node).tolist() == [True, True, False]
-    assert en.new_walk_shares(ex.deltas, ex.beta, 20).tolist() == [1.0, 0.0, 0.0]
-    assert en.new_walk_share_at_limiting(ex.deltas, ex.beta, 20) == 0.5
-    share, j, _ = en.new_walk_share(ex.deltas, ex.beta, 20)
+    assert ch.limiting_nodes(node).tolist() == [True, True, False]
+    assert ch.new_walk_shares(ex.deltas, ex.beta, 20).tolist() == [1.0, 0.0, 0.0]
+    assert ch.new_walk_share_at_limiting(ex.deltas, ex.beta, 20) == 0.5
+    share, j, _ = ch.new_walk_share(ex.deltas, ex.beta, 20)
     assert j == 1 and share == 0.0
     paper = example_3_13("paper")
     node, _ = fi.node_fidelity(paper.deltas, 6)
-    assert en.limiting_nodes(node).tolist() == [True, True, False, False]
-    shares = en.new_walk_shares(paper.deltas, paper.beta, 6)
+    assert ch.limiting_nodes(node).tolist() == [True, True, False, False]
+    shares = ch.new_walk_shares(paper.deltas, paper.beta, 6)
     total, old, _ = _walk_split(paper.deltas, np.array(paper.beta), 6, 0)  # u peaks at T = 6
     assert shares[0] == shares[1] == pytest.approx(1 - old / total, abs=1e-12)
-    at_limiting = en.new_walk_share_at_limiting(paper.deltas, paper.beta, 6)
-    assert at_limiting == pytest.approx(float(en.new_walk_share(paper.deltas, paper.beta, 6)[0]))
+    at_limiting = ch.new_walk_share_at_limiting(paper.deltas, paper.beta, 6)
+    assert at_limiting == pytest.approx(float(ch.new_walk_share(paper.deltas, paper.beta, 6)[0]))
     assert 0.1 < at_limiting < 0.2  # at T = 6 the cycle u <-> v has carried 13%
-    long = en.new_walk_share_at_limiting(paper.deltas, paper.beta, 20)  # the paper's horizon
-    assert long == float(en.new_walk_share(paper.deltas, paper.beta, 20)[0]) > 0.9
+    long = ch.new_walk_share_at_limiting(paper.deltas, paper.beta, 20)  # the paper's horizon
+    assert long == float(ch.new_walk_share(paper.deltas, paper.beta, 20)[0]) > 0.9
     code = example_3_13("code")
-    assert en.new_walk_share_at_limiting(code.deltas, code.beta, 20) == 0.0
+    assert ch.new_walk_share_at_limiting(code.deltas, code.beta, 20) == 0.0
 
 
 def test_node_best_head_gain():
     phi = np.array([[[0.5, 0.1, 0.3, 1.0], [0.2, 0.4, 0.35, 1.0]]])
     # per node best: 0.5, 0.4, 0.35 -> min 0.35; best head minimax max(0.1, 0.2) = 0.2
-    assert en.node_best_head_gain(phi) == pytest.approx([0.15])
+    assert ch.node_best_head_gain(phi) == pytest.approx([0.15])
 
 
 # ---------------------------------------------------------------------- Eqs. 16-19
@@ -641,7 +642,7 @@ def test_amplification_features_correlations_and_top_pairs():
     assert list(feat.columns) == ["amplification", "amplified", *claims.FEATURES, "t_star"]
     np.testing.assert_array_equal(feat.jaccard, en.edge_jaccard(A[:, 0], A[:, 1]))
     D = g.diffusion_matrix_from_adjacency(A)
-    np.testing.assert_array_equal(feat.new_walk_share, en.new_walk_share(D, [0.5, 0.5], 10)[0])
+    np.testing.assert_array_equal(feat.new_walk_share, ch.new_walk_share(D, [0.5, 0.5], 10)[0])
     assert feat.amplified.tolist() == (fc.amp_uniform > 1e-9).tolist()
     rho = claims.feature_correlations(feat)
     assert list(rho) == list(claims.FEATURES) and all(-1 <= r <= 1 for r in rho.values())

@@ -16,16 +16,18 @@ from numpy.typing import ArrayLike, NDArray
 
 from ... import fidelity, graphs, markov, ranks
 from ..._checks import positive_int
+from ...cross_head import (
+    cross_head_share,
+    new_walk_share,
+    new_walk_share_at_limiting,
+    node_best_head_gain,
+)
 from ...ensembles import (
     FAMILIES,
     FidelityComparison,
     compare_fidelity,
-    cross_head_share,
     edge_jaccard,
     family_adjacency,
-    new_walk_share,
-    new_walk_share_at_limiting,
-    node_best_head_gain,
     random_head_stacks,
 )
 from .head_sets import over_head_sets, per_H, store_entry

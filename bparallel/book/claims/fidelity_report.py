@@ -29,12 +29,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ... import graphs
-from ...ensembles import (
-    FAMILIES,
-    FidelityComparison,
+from ...cross_head import (
     new_walk_share,
     new_walk_share_at_limiting,
     new_walk_shares,
+)
+from ...ensembles import (
+    FAMILIES,
+    FidelityComparison,
     random_head_stacks,
 )
 from ...examples import example_3_8, example_3_13

@@ -4,9 +4,9 @@
 - ``proxies`` (08_proxies): Algorithm 1 exactly and by sampling, the claims of Tables 1-4
   and their agreement with the published tables;
 - ``amplification`` (09_amplification): Tables 5-6, the best head against the combination;
-- ``as_defined`` (10_section4_as_defined): the measures as defined, the knockouts and the
-  chapter's verdicts, and ``as_defined_report``: the tables it shows and the values it
-  records;
+- ``as_defined`` (10_section4_as_defined): the measures as defined and the knockouts,
+  ``as_defined_verdicts``: the chapter's verdicts by the book's one rule, and
+  ``as_defined_report``: the tables it shows and the values it records;
 - ``across_seeds`` (11_across_seeds): the tables it shows and the values it records, and
   ``across_seeds_stats``: what it computes, Tables 1-6 and the head-count effects over
   seeds;
@@ -26,6 +26,8 @@
 Beneath them, what several chapters share, each named for what it is:
 
 - ``published``: the paper's published Tables 1-6 and the agreement with them (08, 09, 11);
+- ``authors``: the authors' checkpoints measured (or their recorded values read) and set
+  beside the published tables and the retrained seeds, the verdict on the numbers (08, 09);
 - ``tables``: Tables 1-6 measured on the book's models (08, 09, 11, ``python -m bparallel
   evaluate``);
 - ``statistics``: intervals across seeds, Holm, the noise floor and the verdict rules

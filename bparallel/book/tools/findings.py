@@ -114,6 +114,7 @@ _TABLE = re.compile(r"^:::\{table\}.*?\n(?P<body>.*?)^:::\s*$", re.S | re.M)
 #: The introduction's rows whose verdict a chapter records: claim (the row's first cell) ->
 #: (chapter, results key of the verdict's index in :class:`Verdict`).
 INTRO_VERDICTS: dict[str, tuple[str, str]] = {
+    "The paper's Tables 1-4 as published (the numbers)": ("08_proxies", "verdict.numbers"),
     "Book's test: the paper's Tables 1-6 measure attention that the tasks use":
         ("10_section4_as_defined", "verdict.uses_attention.all"),
     "Algorithm 1 stands in for Definition 2.7": ("10_section4_as_defined", "verdict.proxy.all"),

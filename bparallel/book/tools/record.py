@@ -144,6 +144,25 @@ def _chapter_12_dropout(cache_dir: Path | None, recorded: Path | None) -> Any:
                                              recorded=recorded) for r in (runs, budget))
 
 
+#: The checkpoint columns of chapters 08 and 09, recorded from the authors' checkpoints where
+#: a build has them (:mod:`bparallel.book.section4.authors`), for the builds that do not.
+AUTHORS_FILE = "authors-checkpoints.json"
+
+
+def record_authors(folder: str | os.PathLike = RECORDED) -> bool:
+    """Measure the authors' checkpoints (hash-checked) and record the checkpoint columns in
+    ``folder`` (:data:`AUTHORS_FILE`), where the checkpoints are found
+    (:func:`~bparallel.transformer.authors.checkpoint_dir`); ``False``, recording nothing and
+    keeping the record there is, where they are not."""
+    from ...transformer.authors import checkpoint_dir
+    from ..section4 import authors
+
+    if checkpoint_dir() is None:
+        return False
+    authors.write_recorded(authors.evaluate_authors(), Path(folder) / AUTHORS_FILE)
+    return True
+
+
 #: The recorded studies: the chapter -> its call, ``(cache_dir, recorded)``.
 STUDIES: dict[str, Callable[[Path | None, Path | None], Any]] = {
     "08_proxies": _chapter_08,
@@ -187,7 +206,7 @@ def stale(folder: str | os.PathLike = RECORDED) -> list[str] | None:
     found = needed(folder)
     if not all(complete for _, complete in found.values()):
         return None
-    keep = set().union(*(names for names, _ in found.values())) | {CODE_FILE}
+    keep = set().union(*(names for names, _ in found.values())) | {CODE_FILE, AUTHORS_FILE}
     return sorted(p.name for p in Path(folder).glob("*") if p.name not in keep)
 
 
@@ -206,14 +225,16 @@ def record(folder: str | os.PathLike = RECORDED) -> dict[str, Any]:
     with tracked_files() as keep:
         for study in STUDIES.values():
             study(folder, None)
+    authors = record_authors(folder)
     removed = 0
     for p in folder.iterdir():
-        if p.name not in keep | {CODE_FILE}:
+        if p.name not in keep | {CODE_FILE, AUTHORS_FILE}:
             p.unlink()
             removed += p.suffix == ".npz"
     atomic_write_text(folder / CODE_FILE, json.dumps(measured_code(), indent=1,
                                                      sort_keys=True) + "\n")
     return {"kept": len(keep & before), "computed": len(keep - before), "removed": removed,
+            "authors": authors,
             "bytes": sum(p.stat().st_size for p in folder.glob("metrics-*.npz"))}
 
 
@@ -230,7 +251,13 @@ def run(args: argparse.Namespace) -> int:
                   + (" (at least)" if files and old is None else ""))
         if old:
             print(f"{len(old)} stale file(s) no chapter needs")
-        if any(gaps.values()) or old:
+        from ..section4.authors import recorded_is_current
+
+        authors_stale = not recorded_is_current(RECORDED / AUTHORS_FILE)
+        if authors_stale:
+            print(f"{AUTHORS_FILE}: the checkpoint columns are not recorded with the "
+                  "measuring code of now (record them where the authors' checkpoints are)")
+        if any(gaps.values()) or old or authors_stale:
             changed = changed_code()
             if changed:
                 print(f"the measuring code changed since they were recorded: "
@@ -242,9 +269,10 @@ def run(args: argparse.Namespace) -> int:
     counts = record()
     print(f"recorded in {RECORDED.relative_to(MODELS_ROOT.parent)}/: {counts['kept']} kept, "
           f"{counts['computed']} computed, {counts['removed']} stale removed, "
+          f"the authors' checkpoints {'measured' if counts['authors'] else 'not found'}, "
           f"{counts['bytes'] / 1e6:.1f} MB")
     return 0
 
 
-__all__ = ["CODE_FILE", "RECORDED", "STUDIES", "add_arguments", "changed_code", "measured_code",
-           "missing", "needed", "record", "run", "stale"]
+__all__ = ["AUTHORS_FILE", "CODE_FILE", "RECORDED", "STUDIES", "add_arguments", "changed_code",
+           "measured_code", "missing", "needed", "record", "record_authors", "run", "stale"]
