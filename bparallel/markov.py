@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import absorbing
-from ._checks import no_backward_edges, positive_int, unit_interval
+from ._checks import SUM_ATOL, no_backward_edges, positive_int, unit_interval
 from .graphs import STOCHASTIC_ATOL, check_stochastic, check_weights, reaches
 
 __all__ = [
@@ -301,11 +301,7 @@ def forward_probability(W: ArrayLike) -> float | NDArray[np.float64]:
     Raises ``ValueError`` for a non-feedforward ``W``.
     """
     W = check_stochastic(W, axis=-2, name="W")
-    if np.abs(np.triu(W, 1)).max(initial=0.0) > 0:
-        raise ValueError(
-            "W is not lower-triangular: not a feedforward graph (Definition 2.1), "
-            "so 'forward move' is undefined"
-        )
+    no_backward_edges(W, "W", "a 'forward move' (Theorem 2.8) needs")
     n = W.shape[-1]
     if n < 2:
         raise ValueError("W needs at least 2 nodes to have a forward move")
@@ -320,7 +316,7 @@ def effective_forward_probability(p: ArrayLike, alpha: ArrayLike) -> float | NDA
     if ((p < 0) | (p > 1)).any():
         raise ValueError(f"p must lie in [0, 1], got {p.tolist()}")
     a = check_weights(alpha, p.shape[-1], "alpha")
-    if np.abs(a.sum(-1) - 1).max() > 1e-9:
+    if np.abs(a.sum(-1) - 1).max() > SUM_ATOL:  # the package's one rule for weights
         raise ValueError(f"alpha must sum to 1 (convex weights), got {a.tolist()}")
     out = (a * p).sum(axis=-1)
     return float(out) if out.ndim == 0 else out
