@@ -23,7 +23,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from ._checks import positive_int
+from ._checks import SUM_ATOL, positive_int
 from .fidelity import (
     FidelityReport,
     fidelity_report,
@@ -66,7 +66,7 @@ class ToyExample:
         for edges in self.head_edges:
             as_edges(edges, n)
         w = check_weights(self.beta, len(self.head_edges), "beta")
-        if abs(w.sum() - 1.0) > 1e-9:
+        if abs(w.sum() - 1.0) > SUM_ATOL:  # the package's one rule for weights
             raise ValueError(f"beta must sum to 1 (convex weights), got {self.beta}")
         positive_int(self.horizon, "horizon")
 

@@ -4,7 +4,15 @@
 sends), shape ``(..., n, n)``; the sink ``tau`` is node ``n-1``. Time runs over
 ``t = 1 .. horizon`` (``t = 0`` is excluded: at ``t = 0`` only the sink itself has signal).
 Heads are stacked as ``(..., H, n, n)`` with convex weights ``beta`` of shape ``(..., H)``.
-Non-feedforward diffusion matrices (such as Example 3.13's head 2) are allowed here.
+
+Graphs that are not feedforward (Definition 2.1: an edge ``j -> i`` with ``j > i``, an entry
+``delta[..., i, j] > 0`` above the diagonal): the signal and node fidelity
+(:func:`signal_at_sink`, :func:`node_fidelity`) and :func:`fidelity_report` take them, as
+the paper's own Example 3.13 needs (its head 2 has the backward edge ``v -> u``, and the
+combination of its heads the cycle ``u -> v -> u``); :func:`minimax_fidelity` and what is
+built on it (:func:`worst_node`, :func:`multi_head_minimax_fidelity`, :func:`best_head`,
+:func:`amplification`) refuse them with a ``ValueError`` naming the backward edge unless
+``allow_backward=True``.
 """
 
 from __future__ import annotations
@@ -15,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import one_of, positive_int
-from .graphs import check_stochastic, convex_combination
+from ._checks import no_backward_edges, one_of, positive_int
+from .graphs import STOCHASTIC_ATOL, check_stochastic, convex_combination
 
 __all__ = [
     "signal_at_sink",
@@ -173,22 +181,35 @@ def min_over_nodes(phi: ArrayLike, exclude_sink: bool = True) -> NDArray[np.floa
     return (phi[..., :-1] if exclude_sink and phi.shape[-1] > 1 else phi).min(axis=-1)
 
 
+def _feedforward_delta(delta: ArrayLike, name: str, allow_backward: bool
+                       ) -> NDArray[np.float64]:
+    """``delta`` checked row-stochastic and, unless ``allow_backward``, feedforward."""
+    D = _delta(delta, name)
+    if not allow_backward:
+        no_backward_edges(D, name, "the minimax fidelity (Definition 3.5) is defined here on",
+                          atol=STOCHASTIC_ATOL,
+                          hint="; allow_backward=True computes it anyway (Example 3.13 does)")
+    return D
+
+
 def minimax_fidelity(
-    delta: ArrayLike, horizon: int, *, exclude_sink: bool = True
+    delta: ArrayLike, horizon: int, *, exclude_sink: bool = True, allow_backward: bool = False
 ) -> float | NDArray[np.float64]:
     """Minimax fidelity ``phi_min = min_j phi_j`` (Def. 3.5, Eq. 25; Eq. 29 for ``Delta-bar``).
 
     The min runs over the non-sink nodes, as in the paper's examples; ``exclude_sink=False``
-    includes the sink, as the authors' code does (see ``bparallel.proxies``).
+    includes the sink, as the authors' code does (see ``bparallel.proxies``). A graph with
+    a backward edge is refused unless ``allow_backward`` (module docstring).
     """
-    phi, _ = node_fidelity(delta, horizon)
+    phi, _ = node_fidelity(_feedforward_delta(delta, "delta", allow_backward), horizon)
     out = min_over_nodes(phi, exclude_sink)
     return float(out) if out.ndim == 0 else out
 
 
-def worst_node(delta: ArrayLike, horizon: int, *, exclude_sink: bool = True) -> int | NDArray:
+def worst_node(delta: ArrayLike, horizon: int, *, exclude_sink: bool = True,
+               allow_backward: bool = False) -> int | NDArray:
     """The node attaining the minimax fidelity (the lowest index among ties)."""
-    phi, _ = node_fidelity(delta, horizon)
+    phi, _ = node_fidelity(_feedforward_delta(delta, "delta", allow_backward), horizon)
     if exclude_sink and phi.shape[-1] > 1:
         phi = phi[..., :-1]
     out = np.argmin(phi, axis=-1)
@@ -214,21 +235,25 @@ def multi_head_node_fidelity(
 
 
 def multi_head_minimax_fidelity(
-    deltas: ArrayLike, beta: ArrayLike, horizon: int, *, exclude_sink: bool = True
+    deltas: ArrayLike, beta: ArrayLike, horizon: int, *, exclude_sink: bool = True,
+    allow_backward: bool = False,
 ) -> float | NDArray[np.float64]:
     """Definition 3.10 (Eq. 29): ``phi_min^multi``, the minimax fidelity of ``Delta-bar``."""
-    return minimax_fidelity(multi_head_operator(deltas, beta), horizon, exclude_sink=exclude_sink)
+    _feedforward_delta(deltas, "deltas", allow_backward)  # names the head's backward edge
+    return minimax_fidelity(multi_head_operator(deltas, beta), horizon,
+                            exclude_sink=exclude_sink, allow_backward=allow_backward)
 
 
 def best_head(
-    deltas: ArrayLike, horizon: int, *, exclude_sink: bool = True
+    deltas: ArrayLike, horizon: int, *, exclude_sink: bool = True, allow_backward: bool = False
 ) -> tuple[int | NDArray[np.int64], float | NDArray[np.float64]]:
     """Definitions 3.11-3.12: ``(h_*, phi_min^(h_*))``, the head with the largest minimax
     fidelity (the lowest index among ties) and that fidelity."""
-    D = _delta(deltas, "deltas")
+    D = _feedforward_delta(deltas, "deltas", allow_backward)
     if D.ndim < 3:
         raise ValueError(f"deltas must have shape (..., H, n, n), got {D.shape}")
-    per_head = np.asarray(minimax_fidelity(D, horizon, exclude_sink=exclude_sink))
+    per_head = np.asarray(minimax_fidelity(D, horizon, exclude_sink=exclude_sink,
+                                           allow_backward=allow_backward))
     h = np.argmax(per_head, axis=-1)
     val = per_head.max(axis=-1)
     if h.ndim == 0:
@@ -237,14 +262,15 @@ def best_head(
 
 
 def amplification(
-    deltas: ArrayLike, beta: ArrayLike, horizon: int, *, exclude_sink: bool = True
+    deltas: ArrayLike, beta: ArrayLike, horizon: int, *, exclude_sink: bool = True,
+    allow_backward: bool = False,
 ) -> float | NDArray[np.float64]:
     """``phi_min^multi - phi_min^(h_*)``: positive when the heads together beat the best head
     (the synergy of Section 3.1)."""
-    multi = np.asarray(
-        multi_head_minimax_fidelity(deltas, beta, horizon, exclude_sink=exclude_sink)
-    )
-    _, best = best_head(deltas, horizon, exclude_sink=exclude_sink)
+    multi = np.asarray(multi_head_minimax_fidelity(
+        deltas, beta, horizon, exclude_sink=exclude_sink, allow_backward=allow_backward))
+    _, best = best_head(deltas, horizon, exclude_sink=exclude_sink,
+                        allow_backward=allow_backward)
     out = multi - np.asarray(best)
     return float(out) if out.ndim == 0 else out
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import positive_int, square_matrices
+from ._checks import SUM_ATOL, positive_int, square_matrices
 
 __all__ = [
     "as_edges",
@@ -270,7 +270,7 @@ def convex_combination(
     total = w.sum(axis=-1, keepdims=True)
     if normalize:
         w = w / total
-    elif np.abs(total - 1.0).max() > 1e-9:
+    elif np.abs(total - 1.0).max() > SUM_ATOL:  # the package's one rule for weights
         raise ValueError(
             f"weights must sum to 1 (convex), got sum {np.ravel(total).tolist()}; "
             "pass normalize=True to rescale them"

@@ -24,8 +24,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import absorbing
-from ._checks import positive_int, unit_interval
-from .graphs import check_stochastic, check_weights, reaches
+from ._checks import SUM_ATOL, no_backward_edges, positive_int, unit_interval
+from .graphs import STOCHASTIC_ATOL, check_stochastic, check_weights, reaches
 
 __all__ = [
     "stationary_distributions",
@@ -133,7 +133,9 @@ def _tv_max(Wt: NDArray[np.float64], pi: NDArray[np.float64]) -> NDArray[np.floa
     return 0.5 * np.abs(Wt - pi[..., :, None]).sum(axis=-2).max(axis=-1)
 
 
-def mixing_time(W: ArrayLike, eps: float = 0.25) -> int | NDArray[np.int64]:
+def mixing_time(
+    W: ArrayLike, eps: float = 0.25, *, allow_backward: bool = False
+) -> int | NDArray[np.int64]:
     """Exact mixing time of Definition 2.7 (Eq. 2): the least ``t >= 0`` with
     ``max_j ||W^t e_j - 1_tau||_TV <= eps``.
 
@@ -144,8 +146,16 @@ def mixing_time(W: ArrayLike, eps: float = 0.25) -> int | NDArray[np.int64]:
     computation is :func:`bparallel.absorbing.mixing_times` on the transition matrices
     ``W^T`` (the package's one implementation; distances within
     :data:`~bparallel.absorbing.MIX_ATOL` of ``eps`` count as reached). Raises
-    ``ValueError`` when some start never gets within ``eps`` (a node that cannot reach the
-    sink, or not within :data:`~bparallel.absorbing.MIX_CAP` steps), naming the graph.
+    ``ValueError`` when some start never gets within ``eps``, naming the graph and the start
+    node that never reaches the sink (or saying that the walk needs more than
+    :data:`~bparallel.absorbing.MIX_CAP` steps).
+
+    A graph that is not feedforward (Definition 2.1), whose ``W[..., i, j]`` has a backward
+    edge ``j -> i`` with ``j > i``, is refused with a ``ValueError`` naming the edge: Lemma
+    2.5, which makes ``1_tau`` the stationary distribution, and Theorem 2.8 assume it.
+    ``allow_backward=True`` computes Definition 2.7 on such a walk anyway (the playground
+    does, for the heads it flags), where it means what it says whenever every node reaches
+    the absorbing sink.
     """
     eps = unit_interval(eps, "eps")
     W = check_stochastic(W, axis=-2, name="W")
@@ -155,17 +165,27 @@ def mixing_time(W: ArrayLike, eps: float = 0.25) -> int | NDArray[np.int64]:
         where = f" (batch index {tuple(int(i) for i in bad[0])})" if batch else ""
         raise ValueError(f"W: the sink {n - 1} must be absorbing (W[{n - 1}, {n - 1}] = 1, "
                          f"Lemma 2.5){where}")
+    if not allow_backward:
+        no_backward_edges(W, "W", "Definition 2.7 (through Lemma 2.5) assumes",
+                          atol=STOCHASTIC_ATOL, hint="; allow_backward=True computes it anyway")
     Q = np.ascontiguousarray(np.swapaxes(W.reshape((-1, n, n)), -1, -2), dtype=np.float64)
     Q[:, -1, :] = 0.0  # exactly absorbing (the check above allows rounding)
     Q[:, -1, -1] = 1.0
     t = absorbing.mixing_times(Q, eps)  # (N,)
     never = ~np.isfinite(t)
     if never.any():
-        index = np.unravel_index(int(np.flatnonzero(never)[0]), batch) if batch else ()
+        k = int(np.flatnonzero(never)[0])
+        index = np.unravel_index(k, batch) if batch else ()
         where = f" (batch index {tuple(int(i) for i in index)})" if batch else ""
-        raise ValueError(
-            f"W does not mix to within eps={eps}{where}: some start never reaches the sink, "
-            f"or not within {absorbing.MIX_CAP} steps (Definition 2.7)")
+        lost = np.flatnonzero(absorbing.lost_starts(Q[k:k + 1])[0])
+        if lost.size:
+            also = f"; so can the walks from {lost[1:].tolist()}" if lost.size > 1 else ""
+            why = (f"the walk from start node {lost[0]} may never reach the sink {n - 1} (it "
+                   f"can be caught where the sink is out of reach{also}), so it never gets "
+                   "within eps")
+        else:
+            why = f"some start needs more than 2^{int(np.log2(absorbing.MIX_CAP))} steps"
+        raise ValueError(f"W does not mix to within eps={eps}{where}: {why} (Definition 2.7)")
     out = t.astype(np.int64).reshape(batch)
     return int(out) if not batch else out
 
@@ -281,11 +301,7 @@ def forward_probability(W: ArrayLike) -> float | NDArray[np.float64]:
     Raises ``ValueError`` for a non-feedforward ``W``.
     """
     W = check_stochastic(W, axis=-2, name="W")
-    if np.abs(np.triu(W, 1)).max(initial=0.0) > 0:
-        raise ValueError(
-            "W is not lower-triangular: not a feedforward graph (Definition 2.1), "
-            "so 'forward move' is undefined"
-        )
+    no_backward_edges(W, "W", "a 'forward move' (Theorem 2.8) needs")
     n = W.shape[-1]
     if n < 2:
         raise ValueError("W needs at least 2 nodes to have a forward move")
@@ -300,7 +316,7 @@ def effective_forward_probability(p: ArrayLike, alpha: ArrayLike) -> float | NDA
     if ((p < 0) | (p > 1)).any():
         raise ValueError(f"p must lie in [0, 1], got {p.tolist()}")
     a = check_weights(alpha, p.shape[-1], "alpha")
-    if np.abs(a.sum(-1) - 1).max() > 1e-9:
+    if np.abs(a.sum(-1) - 1).max() > SUM_ATOL:  # the package's one rule for weights
         raise ValueError(f"alpha must sum to 1 (convex weights), got {a.tolist()}")
     out = (a * p).sum(axis=-1)
     return float(out) if out.ndim == 0 else out

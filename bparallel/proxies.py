@@ -7,6 +7,15 @@ Inputs are post-softmax attention patterns ``pattern`` shaped ``(..., H, T, T)``
 weights ``1/H``. Every leading dimension is a batch dimension: one call handles all
 sequences and layers. Outputs are numpy float64.
 
+Algorithms 1-2 (:func:`mixing_time_proxy`, :func:`node_fidelity_proxy`,
+:func:`minimax_fidelity_proxy`) refuse, with a ``ValueError`` naming the argument, the
+position and the value, what they cannot mean: a pattern that is not causal (a query
+reading a later key: a backward edge) or whose rows do not sum to 1, and head weights that
+are negative or do not sum to 1, all within :data:`bparallel._checks.SUM_ATOL`. Every
+function of this module holds head weights to that one rule; the walk's own measures
+(:func:`worst_case_mixing_time`, :func:`hitting_time_profile`) also take any non-negative
+pattern, non-causal walks included.
+
 The combined matrix is ``C = sum_h w_h A[h]`` (Definition 3.6 with ``beta = w``) and the
 forward-transition matrix of both algorithms is ``P = C^T``: ``P[j, i] = C[i, j]`` moves
 from position ``j`` to a position ``i >= j``. The last position ``T - 1`` is the sink.
@@ -40,6 +49,7 @@ import numpy as np
 from . import absorbing, fidelity, graphs
 from ._checks import (
     attention_pattern,
+    causal_attention,
     head_weight_vectors,
     one_of,
     positive_int,
@@ -231,6 +241,17 @@ class Walk:
         return fidelity.sink_peaks(self._combined, horizon, times=times, product="matmul")
 
 
+def _causal_walk(pattern: Any, head_weights: Any) -> Walk:
+    """The :class:`Walk` of Algorithms 1-2, whose input is a post-softmax causal attention
+    pattern: a pattern that is not causal, or whose rows do not sum to 1, is refused
+    (:func:`bparallel._checks.causal_attention`, within
+    :data:`bparallel._checks.SUM_ATOL`), as are head weights that are not a distribution
+    (:func:`bparallel._checks.head_weight_vectors`, the same rule in every function)."""
+    a = attention_pattern(pattern)
+    causal_attention(a)
+    return Walk._of_checked(a, head_weight_vectors(head_weights, a))
+
+
 def transition_matrix(pattern: Any, head_weights: Any = None, *, mode: str = "paper") -> np.ndarray:
     """Row-stochastic transition matrix ``(..., T, T)`` of Algorithm 1's walk, sink absorbing.
 
@@ -271,7 +292,7 @@ def mixing_time_proxy(
     one_of(reduce, "reduce", REDUCTIONS)
     positive_int(max_steps, "max_steps")
     positive_int(num_simulations, "num_simulations")
-    walk = Walk(pattern, head_weights)
+    walk = _causal_walk(pattern, head_weights)
     if method == "exact":
         per_start = walk.truncated_hitting_times(mode, max_steps)  # (N, T)
         stderr_start = np.zeros_like(per_start)
@@ -384,7 +405,7 @@ def node_fidelity_proxy(
     """
     one_of(mode, "mode", MODES)
     positive_int(horizon, "horizon")
-    walk = Walk(pattern, head_weights)
+    walk = _causal_walk(pattern, head_weights)
     phi, t_opt = walk.node_fidelity(horizon, times)
     return NodeFidelity(100.0 * walk.shaped(phi), None if t_opt is None else walk.shaped(t_opt))
 
@@ -399,7 +420,7 @@ def minimax_fidelity_proxy(
     """
     one_of(mode, "mode", MODES)
     positive_int(horizon, "horizon")
-    walk = Walk(pattern, head_weights)
+    walk = _causal_walk(pattern, head_weights)
     phi, _ = walk.node_fidelity(horizon, times=False)
     return fidelity.min_over_nodes(walk.shaped(phi), exclude_sink=mode == "definition") * 100.0
 

@@ -246,9 +246,10 @@ class PlaygroundResult:
 
 def _mix(W: NDArray[np.float64], eps: float) -> int | None:
     """Definition 2.7 (:func:`bparallel.markov.mixing_time`, hence
-    :func:`bparallel.absorbing.mixing_times`); ``None``: never mixes."""
+    :func:`bparallel.absorbing.mixing_times`), on a head with backward edges too (the
+    playground flags it: :func:`compute`'s warnings); ``None``: never mixes."""
     try:
-        return int(mixing_time(W, eps))
+        return int(mixing_time(W, eps, allow_backward=True))
     except ValueError:
         return None
 

@@ -28,7 +28,7 @@ loads one seed's 8 models. Unfinished runs are snapshotted into ``partial/seed-<
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,10 +66,48 @@ from .design import (
 from .model import Transformer
 from .train import train
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository
-MODELS_ROOT = ROOT / "models"  # models/<profile>/: one folder, one manifest per profile
+ROOT = Path(__file__).resolve().parents[2]  # the repository, in a checkout
+#: The environment variable naming the models folder (``models/`` of a checkout: one folder
+#: and one manifest per profile); ``python -m bparallel --models DIR`` sets it.
+MODELS_ENV = "BPARALLEL_MODELS"
+#: What :data:`MODELS_ROOT` is when no models folder was found: a path no folder has, so that
+#: a missing model's error shows it and :func:`models_help` says how to name the folder.
+MODELS_UNSET = Path(f"<{MODELS_ENV} not set>")
+
+
+def is_checkout(root: str | os.PathLike = ROOT) -> bool:
+    """Is ``root`` a checkout of the repository (``pyproject.toml`` and ``models/`` beside the
+    package) rather than the ``site-packages`` of an installed wheel?"""
+    return (Path(root) / "pyproject.toml").is_file() and (Path(root) / "models").is_dir()
+
+
+def find_models_root(
+    environ: Mapping[str, str] = os.environ, root: str | os.PathLike = ROOT
+) -> Path | None:
+    """The models folder: ``$BPARALLEL_MODELS`` when set (not empty), else ``models/`` of
+    the checkout the package runs from, else ``None``: an installed package never looks
+    for models in ``site-packages``."""
+    if environ.get(MODELS_ENV):
+        return Path(environ[MODELS_ENV]).expanduser().resolve()
+    return Path(root) / "models" if is_checkout(root) else None
+
+
+MODELS_ROOT = find_models_root() or MODELS_UNSET  # models/<profile>/
 SHIPPED_DIR = MODELS_ROOT / "paper"
-RUNS_DIR = ROOT / "runs"
+#: Where the quick profile trains when no committed models serve: ``runs/`` of the checkout,
+#: or of the working directory for an installed package.
+RUNS_DIR = ROOT / "runs" if is_checkout() else Path("runs")
+
+
+def models_help() -> str:
+    """Where the models are read from, and how to name another folder (for errors)."""
+    how = (f"set ${MODELS_ENV} to the models/ folder of a checkout of the repository, or "
+           "run `python -m bparallel --models DIR ...`")
+    if MODELS_ROOT == MODELS_UNSET:
+        return (f"this installed bparallel is not a checkout and ${MODELS_ENV} is not set, "
+                f"so it has no models folder: {how}")
+    source = f"${MODELS_ENV}" if os.environ.get(MODELS_ENV) else "the checkout"
+    return f"models are read from {MODELS_ROOT} ({source}); to read others, {how}"
 BOOK_PROFILES = ("auto", "quick", "paper")
 
 
@@ -205,8 +243,8 @@ def load_shipped(
     manifest = shipped_manifest(shipped_dir)
     if manifest is None:
         raise FileNotFoundError(
-            f"no shipped paper-profile models: {shipped_dir / MANIFEST} does not exist "
-            "(train and ship them with `python -m bparallel sweep --profile paper`)"
+            f"no shipped models: {shipped_dir / MANIFEST} does not exist ({models_help()}; "
+            "or train and ship them with `python -m bparallel sweep --profile paper`)"
         )
     models, metas = {}, {}
     for task in tasks:

@@ -121,6 +121,7 @@ def test_exact_and_sampled_algorithm_1_agree_on_a_random_causal_pattern():
     a = np.tril(rng.uniform(0.1, 1.0, size=(3, 2, 12, 12)))
     a /= a.sum(-1, keepdims=True)  # causal softmax-like rows
     w = rng.uniform(0.2, 1.0, size=(3, 2))
+    w /= w.sum(-1, keepdims=True)  # head weights are a distribution per layer (Section 4.2)
     rows = proxy_chapter.exact_vs_monte_carlo(a, w, max_steps=30)
     assert [(r["mode"], r["layer"]) for r in rows] == [
         (m, layer) for m in ("paper", "definition") for layer in (1, 2, 3)]

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from bparallel import exact
 from bparallel import fidelity as fi
 from bparallel import graphs as g
+from bparallel.examples import example_3_13
 from tests._ulps import assert_close_ulps
 
 
@@ -107,6 +108,29 @@ def test_remark_3_7_expansion_equals_matrix_power():
 def test_bad_horizon(horizon):
     with pytest.raises(ValueError, match="horizon"):
         fi.node_fidelity(np.eye(3), horizon)
+
+
+def test_minimax_fidelity_refuses_a_backward_edge_unless_allowed():
+    cyclic = g.diffusion_matrix([(0, 1), (1, 2), (2, 0), (2, 3)], 4)
+    for where, call in ((r"delta\[0, 2\]", lambda **k: fi.minimax_fidelity(cyclic, 20, **k)),
+                        (r"delta\[0, 2\]", lambda **k: fi.worst_node(cyclic, 20, **k)),
+                        (r"deltas\[0, 0, 2\]", lambda **k: fi.best_head(cyclic[None], 20, **k))):
+        with pytest.raises(ValueError, match=rf"^{where} = 0\.5: a backward edge 2 -> 0 "
+                                             r".*Definition 3\.5.*allow_backward=True"):
+            call()
+        call(allow_backward=True)
+    # Example 3.13: head 2's backward edge v -> u is named, on the heads as given
+    ex = example_3_13("paper")
+    with pytest.raises(ValueError, match=r"deltas\[1, 0, 1\] = 0\.5: a backward edge 1 -> 0"):
+        fi.multi_head_minimax_fidelity(ex.deltas, ex.beta, 20)
+    with pytest.raises(ValueError, match="backward edge 1 -> 0"):
+        fi.amplification(ex.deltas, ex.beta, 20)
+    # allowed, the paper's numbers, the same as the report's (which takes any graph)
+    rep = ex.report(horizon=100)
+    assert fi.multi_head_minimax_fidelity(ex.deltas, ex.beta, 100, allow_backward=True) == (
+        rep.multi_minimax)
+    assert fi.amplification(ex.deltas, ex.beta, 100, allow_backward=True) == pytest.approx(
+        rep.amplification, abs=1e-15)
 
 
 def test_bad_matrices_and_weights():

@@ -78,6 +78,27 @@ def test_mixing_time_batched_equals_loop():
     assert list(batched) == [mk.mixing_time(w) for w in W]
 
 
+def test_mixing_time_refuses_a_backward_edge_and_names_the_start_that_never_mixes():
+    # the cyclic graph: 0 -> 1 -> 2 -> 3 with the backward edge 2 -> 0
+    cyclic = g.walk_matrix([(0, 1), (1, 2), (2, 0), (2, 3)], 4)
+    with pytest.raises(ValueError, match=r"^W\[0, 2\] = 0\.333333: a backward edge 2 -> 0 .*"
+                                         r"Definition 2\.1.*allow_backward=True"):
+        mk.mixing_time(cyclic)
+    batch = np.stack([g.walk_matrix(g.line_graph_edges(4), 4), cyclic])
+    with pytest.raises(ValueError, match=r"^W\[1, 0, 2\] = "):
+        mk.mixing_time(batch)
+    # allowed, it is Definition 2.7 on the walk: the same number by exact rationals
+    assert mk.mixing_time(cyclic, allow_backward=True) == exact.mixing_time(
+        exact.walk([(0, 1), (1, 2), (2, 0), (2, 3)], 4), Fraction(1, 4))
+    # node 1 never leaves: the message names it and says never, with no 2^62 in digits
+    with pytest.raises(ValueError, match=r"from start node 1 may never reach the sink 2") as err:
+        mk.mixing_time(g.walk_matrix([(0, 2)], 3))
+    assert str(absorbing.MIX_CAP) not in str(err.value)
+    # a closed class {0, 1} (allowed backward edge 1 -> 0): both starts are named
+    with pytest.raises(ValueError, match=r"start node 0 may never .*walks from \[1\]"):
+        mk.mixing_time(g.walk_matrix([(0, 1), (1, 0), (2, 3)], 4), allow_backward=True)
+
+
 def test_mixing_time_errors():
     W = g.walk_matrix([(0, 1)], 2)
     for eps in (0, 1, -0.1, 1.5):
@@ -195,7 +216,8 @@ def test_forward_probability():
     n = 6
     Wc = g.walk_matrix(g.complete_dag_edges(n), n)
     assert mk.forward_probability(Wc) == pytest.approx(1 / 2)  # node n-2 has outdeg 2
-    with pytest.raises(ValueError, match="not a feedforward graph"):
+    with pytest.raises(ValueError, match=r"^W\[0, 1\] = 0\.333333: a backward edge 1 -> 0 .* "
+                                         r"needs a feedforward graph"):
         mk.forward_probability(g.walk_matrix([(1, 0), (0, 2), (1, 2)], 3))
 
 

@@ -34,6 +34,24 @@ W_B = np.array([0.6, 0.4])
 EX_C = np.array([[[0.5, 0, 0], [0.7, 0.3, 0], [0.2, 0.5, 0.3]]])
 
 
+def walk_hitting(pattern, head_weights=None, *, mode="paper", max_steps=100):
+    """Algorithm 1's ``E[min(tau, M)]`` per start, ``(..., T)``, on any non-negative
+    pattern, by the walk every proxy reads (:class:`bparallel.proxies.Walk`): the arithmetic
+    the hand examples check, where :func:`~bparallel.proxies.mixing_time_proxy` itself
+    refuses a pattern whose rows do not sum to 1."""
+    walk = px.Walk(pattern, head_weights)
+    return walk.shaped(walk.truncated_hitting_times(mode, max_steps))
+
+
+def stochastic(pattern):
+    """``pattern`` ``(..., T, T)`` made causal post-softmax attention: its lower triangle,
+    each row divided by its sum (a row without weight reads its own position)."""
+    a = np.tril(pattern)
+    empty = a.sum(-1) == 0
+    a[empty, np.nonzero(empty)[-1]] = 1.0
+    return a / a.sum(-1, keepdims=True)
+
+
 def solved_hitting_times(Q):
     """``E[tau]`` of chains ``Q`` ``(..., T, T)`` (sink last) by a dense solve of
     ``(I - Q_transient) h = 1``: independent of the back-substitution under test."""
@@ -133,13 +151,16 @@ def test_mixing_hand_example_a():
 
 def test_mixing_hand_example_c():
     # Paper, M = 3: from 1: 1 + .3 + .09 = 1.39; from 0: 1 + 1 + (.5 + .5 * .3) = 2.65.
-    got = px.mixing_time_proxy(EX_C, max_steps=3, reduce="none")
+    got = walk_hitting(EX_C, max_steps=3)
     np.testing.assert_allclose(got, [2.65, 1.39, 0.0])
     # Definition, M = 3: from 1: 1 + 3/8 + 9/64; from 0: 1 + 6/7 + (5/14)(6/7) + (1/2)(3/8).
-    got = px.mixing_time_proxy(EX_C, mode="definition", max_steps=3, reduce="none")
+    got = walk_hitting(EX_C, mode="definition", max_steps=3)
     np.testing.assert_allclose(got, [1 + 6 / 7 + 15 / 49 + 3 / 16, 1 + 3 / 8 + 9 / 64, 0.0])
     # Paper, M large: h1 = 1/.7 = 10/7, h0 = 2 + h1 = 24/7 (geometric waits), mean 34/21.
-    assert px.mixing_time_proxy(EX_C, max_steps=200) == pytest.approx(34 / 21, rel=1e-12)
+    assert walk_hitting(EX_C, max_steps=200).mean() == pytest.approx(34 / 21, rel=1e-12)
+    # Algorithm 1 itself refuses Example C: its row 0 is not a distribution
+    with pytest.raises(ValueError, match=r"pattern\[0, 0, :\] sums to 0\.5: .* must sum to 1"):
+        px.mixing_time_proxy(EX_C)
 
 
 def test_mixing_max_steps_one_and_large_m_solve():
@@ -181,11 +202,16 @@ def test_fidelity_hand_example_b_modes_differ():
 
 def test_fidelity_hand_example_c():
     # (C^t)[2, 0] = .2, .51, .483, ... peaks at t=2; node 1: .5, .3, .135, ...; sink .3^t.
-    nf = px.node_fidelity_proxy(EX_C, horizon=100)
-    np.testing.assert_allclose(nf.phi, [51.0, 50.0, 30.0])
-    np.testing.assert_array_equal(nf.t_opt, [2, 1, 1])
-    assert px.minimax_fidelity_proxy(EX_C) == pytest.approx(30.0)
-    assert px.minimax_fidelity_proxy(EX_C, mode="definition") == pytest.approx(50.0)
+    # the walk's arithmetic (Algorithm 2 refuses Example C's row 0, which is not a
+    # distribution)
+    phi, t_opt = px.Walk(EX_C).node_fidelity(100)
+    np.testing.assert_allclose(100 * phi[0], [51.0, 50.0, 30.0])
+    np.testing.assert_array_equal(t_opt[0], [2, 1, 1])
+    assert 100 * phi[0].min() == pytest.approx(30.0)  # paper: the sink too
+    assert 100 * phi[0, :-1].min() == pytest.approx(50.0)  # Definition 3.5
+    for proxy in (px.node_fidelity_proxy, px.minimax_fidelity_proxy):
+        with pytest.raises(ValueError, match=r"pattern\[0, 0, :\] sums to 0\.5"):
+            proxy(EX_C)
 
 
 def test_best_head_vs_combined_hand_example_b():
@@ -241,9 +267,13 @@ def test_exact_vs_monte_carlo_within_four_standard_errors(mode):
 
 
 def test_exact_vs_monte_carlo_hand_example_c():
-    exact = px.mixing_time_proxy(EX_C, max_steps=20)
-    mc, se = px.mixing_time_proxy(EX_C, method="monte-carlo", max_steps=20,
-                                  num_simulations=4000, seed=3, return_stderr=True)
+    # on the walk the proxies read (Example C's row 0 is not a distribution: the proxies
+    # refuse it, the walk's sampler and exact sums still agree on it)
+    walk = px.Walk(EX_C)
+    exact = walk.truncated_hitting_times("paper", 20).mean()
+    times = walk.sampled_hitting_times("paper", 20, 4000, np.random.default_rng(3))[0]
+    mc = times.mean(-1).mean()
+    se = np.sqrt((times.var(-1, ddof=1) / 4000).sum()) / 3
     assert abs(mc - exact) < 4 * se
 
 
@@ -317,10 +347,16 @@ def test_definition_mode_empty_column_waits():
     # walk wait there (hitting time M), the paper sampler jumps to the sink (r > 0 = cs).
     # Position 1: P1 = (0, 1, .5) -> (0, 2/3, 1/3), geometric: sum_{t<10} (2/3)^t.
     C = np.array([[[0.0, 0, 0], [0, 1, 0], [0, 0.5, 0.5]]])
-    np.testing.assert_allclose(px.mixing_time_proxy(C, mode="definition", max_steps=10,
-                                                    reduce="none"), [10, 3 * (1 - (2 / 3)**10), 0])
-    np.testing.assert_allclose(px.mixing_time_proxy(C, mode="paper", max_steps=10,
-                                                    reduce="none")[0], 1.0)
+    np.testing.assert_allclose(walk_hitting(C, mode="definition", max_steps=10),
+                               [10, 3 * (1 - (2 / 3)**10), 0])
+    np.testing.assert_allclose(walk_hitting(C, mode="paper", max_steps=10)[0], 1.0)
+    # in causal attention whose rows sum to 1, position 1's column can be empty too: no
+    # query reads key 1, so a walk there waits; from 0, P0 = (1, 1, .5) / 2.5 stays (.4),
+    # is trapped at 1 (.4) or leaves (.2): P(tau > t) = .4^t + (2/3)(1 - .4^t)
+    A = np.array([[[1.0, 0, 0], [1, 0, 0], [0.5, 0, 0.5]]])
+    np.testing.assert_allclose(
+        px.mixing_time_proxy(A, mode="definition", max_steps=10, reduce="none"),
+        [20 / 3 + (1 - 0.4**10) / 1.8, 10, 0], rtol=1e-12)
 
 
 # --------------------------------------------------------------------------- properties
@@ -335,7 +371,7 @@ attn_arrays = st.integers(2, 6).flatmap(
 @given(pattern=attn_arrays)
 def test_paper_minimax_never_exceeds_definition(pattern):
     # same node fidelities off the sink; the paper's min also ranges over the sink
-    pattern = np.tril(pattern)
+    pattern = stochastic(pattern)
     assert px.minimax_fidelity_proxy(pattern, horizon=20) <= px.minimax_fidelity_proxy(
         pattern, mode="definition", horizon=20) + 1e-12
 
@@ -343,7 +379,7 @@ def test_paper_minimax_never_exceeds_definition(pattern):
 @settings(max_examples=40, deadline=None)
 @given(pattern=attn_arrays, m=st.integers(1, 30))
 def test_mixing_bounds_and_monotone_in_cutoff(pattern, m):
-    pattern = np.tril(pattern)
+    pattern = stochastic(pattern)
     T = pattern.shape[-1]
     for mode in px.MODES:
         mean = px.mixing_time_proxy(pattern, mode=mode, max_steps=m)
@@ -362,11 +398,23 @@ def test_mixing_bounds_and_monotone_in_cutoff(pattern, m):
     [
         (lambda: px.mixing_time_proxy(np.ones((3, 3))), "at least 3 dims"),
         (lambda: px.mixing_time_proxy(np.ones((1, 3, 4))), "last two dimensions"),
-        (lambda: px.mixing_time_proxy(-np.ones((1, 3, 3))), "negative"),
+        (lambda: px.mixing_time_proxy(-np.ones((1, 3, 3))),
+         r"pattern has negative entries \(pattern\[0, 0, 0\] = -1\)"),
         (lambda: px.mixing_time_proxy(np.full((1, 3, 3), np.nan)), "NaN"),
         (lambda: px.mixing_time_proxy(EX_A, [1.0, 0, 0]), "number of heads H=2"),
         (lambda: px.mixing_time_proxy(EX_A, [1.0, -0.5]), "negative"),
-        (lambda: px.mixing_time_proxy(EX_A, [0.0, 0.0]), "all zero"),
+        (lambda: px.mixing_time_proxy(EX_A, [0.0, 0.0]), r"head_weights\[:\] sums to 0:"),
+        (lambda: px.mixing_time_proxy(EX_A, [1.0, -0.5]), r"head_weights\[1\] = -0\.5: "),
+        (lambda: px.minimax_fidelity_proxy(EX_A, [2, 2]),
+         r"head_weights\[:\] sums to 4: the head weights .* must sum to 1 \(within 0\.0001\)"),
+        (lambda: px.mixing_time_proxy(np.stack([EX_A] * 2), [[0.5, 0.5], [0.5, 0.6]]),
+         r"head_weights\[1, :\] sums to 1\.1"),
+        (lambda: px.mixing_time_proxy(np.full((1, 4, 4), 0.25)),
+         r"pattern\[0, 0, 1\] = 0\.25: a backward edge 1 -> 0 .* must be causal"),
+        (lambda: px.minimax_fidelity_proxy(np.full((1, 4, 4), 0.25)), "backward edge 1 -> 0"),
+        (lambda: px.node_fidelity_proxy(EX_A + np.triu(np.ones(3), 2)), r"pattern\[0, 0, 2\]"),
+        (lambda: px.mixing_time_proxy(EX_A * 0.9), r"pattern\[0, 0, :\] sums to 0\.9"),
+        (lambda: px.minimax_fidelity_proxy(EX_A * 1.001), r"sums to 1\.001"),
         (lambda: px.mixing_time_proxy(np.stack([EX_A] * 3), np.ones((2, 2))), "broadcast"),
         (lambda: px.mixing_time_proxy(EX_A, mode="exact"), r"mode='exact'.*'paper'"),
         (lambda: px.mixing_time_proxy(EX_A, method="mc"), r"method='mc'.*'monte-carlo'"),
@@ -381,6 +429,28 @@ def test_mixing_bounds_and_monotone_in_cutoff(pattern, m):
 def test_validation_messages(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_algorithms_accept_rounding_within_sum_atol_and_refuse_beyond():
+    # float32 softmax rows sum to 1 within ~T * 2^-24; SUM_ATOL (1e-4) takes them, and a
+    # row 2e-4 off (or weights 2e-4 off) is refused, in float32 and float64 alike
+    from bparallel._checks import SUM_ATOL
+
+    rng = np.random.default_rng(40)
+    pattern = softmax_attention(rng, (2, 3), 8)
+    w = rng.dirichlet(np.ones(3), size=2)
+    exact = px.mixing_time_proxy(pattern, w, reduce="none")
+    as32 = pattern.astype(np.float32)
+    assert np.abs(as32.astype(np.float64).sum(-1) - 1).max() > 0  # rounded
+    np.testing.assert_allclose(px.mixing_time_proxy(as32, w, reduce="none"), exact, atol=1e-4)
+    near = pattern.copy()
+    near[..., 5, 0] += SUM_ATOL / 2
+    px.minimax_fidelity_proxy(near, w + np.array([SUM_ATOL / 2, 0, 0]))
+    near[..., 5, 0] += SUM_ATOL
+    with pytest.raises(ValueError, match=r"pattern\[0, 0, 5, :\] sums to 1\.00015"):
+        px.minimax_fidelity_proxy(near, w)
+    with pytest.raises(ValueError, match=r"head_weights\[0, :\] sums to 1\.0002"):
+        px.mixing_time_proxy(pattern, w + np.array([2 * SUM_ATOL, 0, 0]))
 
 
 def test_binary_search_matches_the_published_rule_with_ties():
@@ -411,7 +481,8 @@ def test_early_exit_with_trapped_start_is_exact_bitwise():
 
 
 def markov_mixing_times(pattern, w, mode, eps):
-    """``markov.mixing_time`` graph by graph on ``W = Q^T`` (inf where it finds no mixing)."""
+    """``markov.mixing_time`` graph by graph on ``W = Q^T`` (inf where it finds no mixing;
+    non-causal walks too, the cross-check being of the arithmetic)."""
     from bparallel import markov
 
     Q = px.transition_matrix(pattern, w, mode=mode)
@@ -419,8 +490,8 @@ def markov_mixing_times(pattern, w, mode, eps):
     out = []
     for Qg in Q.reshape(-1, T, T):
         try:
-            out.append(float(markov.mixing_time(Qg.T, eps)))
-        except ValueError:  # "does not mix to within eps in 2^40 steps"
+            out.append(float(markov.mixing_time(Qg.T, eps, allow_backward=True)))
+        except ValueError:  # "does not mix to within eps"
             out.append(np.inf)
     return np.array(out).reshape(Q.shape[:-2])
 
@@ -693,8 +764,7 @@ def test_hitting_time_profile_equals_solve_and_long_truncation(mode):
     w = rng.dirichlet(np.ones(3), size=6)
     ht = px.hitting_time_profile(pattern, w, mode=mode)
     # bitwise: both are absorbing.survival_sums of the same chain (same operations, same order)
-    np.testing.assert_array_equal(ht.truncated, px.mixing_time_proxy(
-        pattern, w, mode=mode, method="exact", reduce="none"))
+    np.testing.assert_array_equal(ht.truncated, walk_hitting(pattern, w, mode=mode))
     finite = np.isfinite(ht.exact)
     if mode == "definition":
         assert finite.all()

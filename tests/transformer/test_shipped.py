@@ -139,7 +139,7 @@ def test_corrupted_or_missing_shipped_files_are_refused(tiny_run, tmp_path):
 
 
 def test_paper_never_trains(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no shipped paper-profile models"):
+    with pytest.raises(FileNotFoundError, match="no shipped models"):
         ex.book_models("paper", runs_dir=tmp_path, shipped_dir=tmp_path / "none")
     assert not (tmp_path / "paper").exists() and not (tmp_path / "quick").exists()
     with pytest.raises(ValueError, match="valid profiles"):

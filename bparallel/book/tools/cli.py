@@ -356,9 +356,48 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
 }
 
 
+#: The environment variable that names the models folder
+#: (:data:`bparallel.transformer.shipped.MODELS_ENV`, read when that module is imported).
+MODELS_ENV = "BPARALLEL_MODELS"
+
+
+def _models_option(argv: list[str]) -> str | None:
+    """The value of ``--models DIR`` given before the command, or ``None``."""
+    for i, token in enumerate(argv):
+        if token == "--models":
+            return argv[i + 1] if i + 1 < len(argv) else None
+        if token.startswith("--models="):
+            return token.partition("=")[2]
+        if not token.startswith("-"):  # the command: its options are its own
+            return None
+    return None
+
+
+def _use_models(folder: str) -> str | None:
+    """Point this process (and the notebooks it runs) at the models folder ``folder``
+    through ``$BPARALLEL_MODELS``; the error, if it cannot."""
+    path = Path(folder).expanduser().resolve()
+    if not path.is_dir():
+        return f"--models {folder}: not a folder"
+    os.environ[MODELS_ENV] = str(path)
+    from ...transformer import shipped
+
+    if shipped.MODELS_ROOT != path:  # imported before: its defaults are bound
+        return (f"--models {folder}: bparallel.transformer.shipped was imported before, "
+                f"reading {shipped.MODELS_ROOT}; set ${MODELS_ENV} instead")
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bparallel", description=__doc__.split(
-        "\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bparallel",
+        description=f"The command line of bparallel: {', '.join(COMMANDS)} "
+                    "(`python -m bparallel COMMAND --help` for each).")
+    parser.add_argument(
+        "--models", metavar="DIR", dest="models_root",
+        help=f"the models folder (default: ${MODELS_ENV}, else models/ of the checkout the "
+             "package runs from); given before the command, it sets that variable for the "
+             "notebooks the command runs too")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add, _) in COMMANDS.items():
         add(sub.add_parser(name, help=help_text, description=help_text))
@@ -366,7 +405,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    folder = _models_option(argv)
+    problem = None if folder is None else _use_models(folder)  # before the parser imports
     parser = build_parser()
+    if problem:
+        parser.error(problem)
     args = parser.parse_args(argv)
     if args.command in ("train", "evaluate", "sweep"):
         _check_profile(parser, args.profile, fresh=args.command == "sweep")
