@@ -46,7 +46,7 @@ from typing import Any
 
 import torch
 
-from .._checks import one_of, positive_int, unit_interval
+from .._checks import nonnegative_int, one_of, positive_int, unit_interval
 from .data import (
     GRAPH_TASKS,
     PAPER_TASKS,
@@ -433,23 +433,28 @@ def arms_of(config: ModelConfig) -> list[str]:
 # --------------------------------------------------------------------------- names and files
 
 
-def run_name(task: str, heads: int, head_size: int | None = None, budget_factor: int = 1
-             ) -> str:
+def run_name(task: str, heads: int, head_size: int | None = None, budget_factor: int = 1,
+             data_seed: int | None = None) -> str:
     """File stem of one model's run, e.g. ``"copy-h04"``; a model of a fixed head size
-    (``ModelConfig.head_size``) adds it, ``"induction-h08-hs16"``, and a run of ``K`` times
-    the budget ``-xK``."""
+    (``ModelConfig.head_size``) adds it, ``"induction-h08-hs16"``, a run of ``K`` times
+    the budget ``-xK``, and a run whose data seed is not its seed ``-d<D>`` (``data_seed``:
+    ``None`` for a run whose data seed is its seed; the seed itself is the run folder's)."""
     name = f"{task}-h{heads:02d}"
     if head_size is not None:
         name = f"{name}-hs{head_size:02d}"
-    return name if positive_int(budget_factor, "budget_factor") == 1 else \
-        f"{name}-x{budget_factor}"
+    if positive_int(budget_factor, "budget_factor") != 1:
+        name = f"{name}-x{budget_factor}"
+    return name if data_seed is None else f"{name}-d{nonnegative_int(data_seed, 'data_seed')}"
 
 
 def model_name(task: str, heads: int, head_size: int | None = None, seed: int = DEFAULT_SEED,
-               budget_factor: int = 1) -> str:
+               budget_factor: int = 1, data_seed: int | None = None) -> str:
     """Manifest key and file stem of a shipped model: :func:`run_name`, and ``-s<S>`` for a
-    seed other than 42, the paper's (``"copy-h04"``, ``"copy-h04-s43"``)."""
-    return seeded_name(run_name(task, heads, head_size, budget_factor), seed)
+    seed other than 42, the paper's (``"copy-h04"``, ``"copy-h04-s43"``); a data seed other
+    than the seed adds ``-d<D>`` (``"induction-h04-hs64-d44-s43"``), one equal to it
+    nothing, so every run of data seed = seed keeps its name."""
+    own = None if data_seed_or(data_seed, seed) == seed else data_seed
+    return seeded_name(run_name(task, heads, head_size, budget_factor, own), seed)
 
 
 def seeded_name(run: str, seed: int) -> str:
@@ -459,8 +464,11 @@ def seeded_name(run: str, seed: int) -> str:
 
 
 def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int,
-                    head_size: int | None = None, budget_factor: int = 1) -> Path:
-    return Path(out_dir) / f"{run_name(task, heads, head_size, budget_factor)}.ckpt.pt"
+                    head_size: int | None = None, budget_factor: int = 1,
+                    data_seed: int | None = None) -> Path:
+    """The checkpoint file of a run in ``out_dir`` (``data_seed``: as :func:`run_name`'s,
+    ``None`` where it is the seed)."""
+    return Path(out_dir) / f"{run_name(task, heads, head_size, budget_factor, data_seed)}.ckpt.pt"
 
 
 def weights_path(out_dir: str | os.PathLike, task: str, heads: int,
@@ -478,13 +486,24 @@ def lock_path(out_dir: str | os.PathLike, task: str, heads: int,
 # --------------------------------------------------------------------------- sequences
 
 
-def fresh_batch(task: str, step: int, *, seed: int, batch_size: int = 50, seq_len: int = 100,
-                vocab_size: int = 256) -> SequenceDataset:
+def fresh_batch(task: str, step: int, *, seed: int, data_seed: int | None = None,
+                batch_size: int = 50, seq_len: int = 100, vocab_size: int = 256
+                ) -> SequenceDataset:
     """The training batch of step ``step`` on fresh data: ``batch_size`` new sequences of
-    ``task`` from the stream ``(seed, "step", step)``, a pure function of the seed and the
-    step, so a resumed run continues bitwise."""
-    return make_dataset(task, batch_size, seed=seed, stream="step", step=step,
-                        seq_len=seq_len, vocab_size=vocab_size)
+    ``task`` from the stream ``(data_seed, "step", step)``, a pure function of the data seed
+    and the step, so a resumed run continues bitwise. ``data_seed`` (:func:`data_seed_or`)
+    defaults to the initialisation ``seed``: every run trained before the two were separated
+    drew its batches from its seed, and still does."""
+    return make_dataset(task, batch_size, seed=data_seed_or(data_seed, seed), stream="step",
+                        step=step, seq_len=seq_len, vocab_size=vocab_size)
+
+
+def data_seed_or(data_seed: int | None, seed: int) -> int:
+    """The data seed of a run of initialisation seed ``seed``: ``data_seed``, or ``seed``
+    when it is ``None`` (the default, and every run recorded before the data seed was kept;
+    :func:`~bparallel.transformer.checkpoints.data_seed_of` reads it from a record)."""
+    nonnegative_int(seed, "seed")
+    return seed if data_seed is None else nonnegative_int(data_seed, "data_seed")
 
 
 def fresh_heldout(task: str, profile: str | FreshProfile) -> SequenceDataset:

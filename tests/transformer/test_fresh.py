@@ -306,3 +306,49 @@ def test_a_cosine_run_uses_the_schedule_and_resumes_bitwise(tmp_path):
                                          r"\['lr_schedule'\]"):
         load_checkpoint(plain.checkpoint, profile=dataclasses.replace(TINY,
                                                                       lr_schedule="cosine"))
+
+
+def test_the_data_seed_is_the_seed_unless_given(straight, tmp_path):
+    """A data seed separate from the initialisation seed (issue 72): equal to the seed it
+    draws bitwise the batches, weights and history every earlier run drew; another one draws
+    other batches from the same starting weights, under its own name, and is recorded."""
+    from bparallel.transformer.checkpoints import data_seed_of
+
+    kw = {"batch_size": 10, "seq_len": 16}
+    old = design.fresh_batch("induction", 3, seed=43, **kw)
+    same = design.fresh_batch("induction", 3, seed=43, data_seed=43, **kw)
+    other = design.fresh_batch("induction", 3, seed=43, data_seed=44, **kw)
+    assert torch.equal(old.inputs, same.inputs) and torch.equal(old.targets, same.targets)
+    assert torch.equal(other.inputs, design.fresh_batch("induction", 3, seed=44, **kw).inputs)
+    assert not torch.equal(old.inputs, other.inputs)
+    # a run of data seed = seed is bitwise the run without one
+    again = train("induction", 8, TINY, arm="head16", data_seed=42, progress=False)
+    assert again.data_seed == 42
+    assert _same_state(straight.model.state_dict(), again.model.state_dict())
+    # another data seed: the same initial weights (seed 42), other batches, its own file
+    crossed = train("induction", 8, TINY, arm="head16", data_seed=44, out_dir=tmp_path,
+                    progress=False)
+    assert crossed.checkpoint.name == "induction-h08-hs16-d44.ckpt.pt"
+    assert not _same_state(straight.model.state_dict(), crossed.model.state_dict())
+    ck = load_checkpoint(crossed.checkpoint)
+    assert (ck.data["seed"], data_seed_of(ck.data), ck.name()) == (42, 44,
+                                                                   "induction-h08-hs16-d44")
+    entry = ship(crossed.checkpoint, tmp_path / "shipped", profile=TINY)
+    assert (entry["seed"], entry["data_seed"]) == (42, 44)
+    assert entry["file"] == "induction-h08-hs16-d44.weights.pt"
+    assert model_name("induction", 8, 16, seed=43, data_seed=43) == "induction-h08-hs16-s43"
+    assert model_name("induction", 8, 16, seed=43, data_seed=44) == \
+        "induction-h08-hs16-d44-s43"
+    # a checkpoint of another data seed is refused; an old entry without one reads its seed
+    (tmp_path / "other").mkdir()
+    crossed.checkpoint.rename(tmp_path / "other" / "induction-h08-hs16.ckpt.pt")
+    with pytest.raises(ValueError, match="data_seed=44, not data_seed=42"):
+        train("induction", 8, TINY, arm="head16", data_seed=42, out_dir=tmp_path / "other",
+              progress=False)
+    assert data_seed_of({"seed": 45}) == 45 and data_seed_of({"seed": 45, "data_seed": 2}) == 2
+    with pytest.raises(ValueError, match="record"):
+        data_seed_of({"task": "induction"})
+    with pytest.raises(ValueError, match="data_seed"):
+        train("copy", 1, "tiny", data_seed=43, progress=False)
+    with pytest.raises(ValueError, match="data_seed"):
+        design.fresh_batch("induction", 0, seed=42, data_seed=-1, **kw)
