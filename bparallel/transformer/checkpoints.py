@@ -431,7 +431,10 @@ class StepCheckpoint(RunCheckpoint):
         evaluation; ``data_seed``, the seed of its training batches (:func:`data_seed_of`);
         ``curve`` (:data:`CURVE_KEYS` at every evaluation, step 0 included) and
         ``probes`` (:func:`~.measure.training_probe` at every probed step: scalars, and lists
-        of one value per layer). Floats to 6 significant digits, ``None`` for NaN and inf.
+        of one value per layer); a run of a profile with head probes, ``head_probes``
+        (:func:`~.head_probes.head_probe` at every head-probe step, with the seconds each
+        took: lists of one list of ``H`` values per layer) and its schedule. Floats to 6
+        significant digits, ``None`` for NaN and inf.
         ``hardware`` and ``torch_version`` name every machine and torch the run trained on; a
         run that moved (resumed elsewhere) also has ``segments``, which steps each trained; a
         run whose learning rate decays, its ``lr_schedule``. Cheap to compute: ``reuse`` is
@@ -456,6 +459,9 @@ class StepCheckpoint(RunCheckpoint):
             "hardware": d["hardware"], "attention_path": self.attention_path,
             "curve": {k: _clean(list(h[k])) for k in self.CURVE_KEYS},
             "probes": {k: _clean(list(v)) for k, v in h["probe"].items()},
+            **({"head_probes": {k: _clean(list(v)) for k, v in h["heads"].items()},
+                "head_probe_every": pc["head_probe_every"],
+                "head_probe_until": pc["head_probe_until"]} if "heads" in h else {}),
             **({"segments": self.segments()} if moved else {}),
             **({"lr_schedule": schedule} if schedule != "constant" else {}),
             "budget_factor": self.budget_factor(),

@@ -152,6 +152,12 @@ class FreshProfile(Recipe):
     the first step after 0 of the log-spaced probe schedule (:func:`~.learning.probe_steps`).
     The loss is taken over the predictable positions (``loss_positions``). ``lr_schedule``
     (:data:`LR_SCHEDULES`): the learning rate over the budget, :meth:`lr_at`.
+
+    ``head_probe_every``, ``head_probe_until``: the per-head probes of
+    :mod:`~bparallel.transformer.head_probes` (previous-token, induction and copying scores,
+    logit rank, and the probe set's loss), on the probe sequences every ``head_probe_every``
+    steps up to step ``head_probe_until``, then at every evaluation
+    (:func:`~.head_probes.head_probe_steps`); ``None`` (the default): no head probes.
     """
 
     name: str
@@ -166,6 +172,8 @@ class FreshProfile(Recipe):
     probe_first: int = 50
     loss_positions: str = field(default="predictable", kw_only=True)
     lr_schedule: str = field(default="constant", kw_only=True)
+    head_probe_every: int | None = field(default=None, kw_only=True)
+    head_probe_until: int = field(default=0, kw_only=True)
 
     unit = "step"
     arms = ARMS
@@ -187,6 +195,9 @@ class FreshProfile(Recipe):
         if self.threshold is not None:
             unit_interval(self.threshold, "threshold", closed=True)
         one_of(self.lr_schedule, "lr_schedule", LR_SCHEDULES, "schedules")
+        if self.head_probe_every is not None:
+            positive_int(self.head_probe_every, "head_probe_every")
+        nonnegative_int(self.head_probe_until, "head_probe_until")
 
     def lr_at(self, step: int, total: int) -> float:
         """The learning rate of step ``step`` (0-based: the ``step + 1``-th update) of a run

@@ -74,6 +74,7 @@ from .design import (
     run_name,
 )
 from .evaluation import evaluate_accuracy
+from .head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS, head_probe, head_probe_steps
 from .learning import learning_summary, probe_steps
 from .measure import PROBE_LAYER_KEYS, PROBE_SCALAR_KEYS, training_probe
 from .model import ATTENTION_PATHS, Transformer
@@ -202,6 +203,12 @@ class _Steps:
         self.interval = {"loss_sum": 0.0, "count": 0}
         self.done = False
         self.t0 = 0.0
+        self.head_schedule: set[int] = set()
+        if p.head_probe_every is not None:
+            self.head_schedule = set(head_probe_steps(p.head_probe_every, p.head_probe_until,
+                                                      p.eval_every, total))
+            self.history["heads"] = {k: [] for k in ("step", "seconds", *HEAD_SCALAR_KEYS,
+                                                     *HEAD_SCORE_KEYS)}
 
     def restore(self, ck: RunCheckpoint) -> None:
         self.history, self.interval = ck.history, dict(ck.data["interval"])
@@ -235,10 +242,24 @@ class _Steps:
         for key, value in values.items():
             probes[key].append(value)
 
+    def _head_probe(self, step: int) -> None:
+        """The per-head probes (:func:`~.head_probes.head_probe`) at ``step``, with the
+        seconds they took (their cost beside the training's ``seconds``)."""
+        heads = self.history.get("heads")
+        if heads is None or heads["step"][-1:] == [step]:
+            return
+        t0 = time.perf_counter()
+        values = head_probe(self.model, self.probe_set)
+        heads["step"].append(step)
+        heads["seconds"].append(time.perf_counter() - t0)
+        for key, value in values.items():
+            heads[key].append(value)
+
     def begin(self) -> None:
         if not self.history["step"]:  # step 0: the untrained model
             self._evaluate(0, 0.0)
             self._probe(0)
+            self._head_probe(0)
         self.done = self.summary()["outcome"] != "running"
         self.t0 = time.perf_counter()
 
@@ -268,6 +289,8 @@ class _Steps:
                        "acc": f"{self.history['heldout_accuracy_predictable'][-1]:.3f}"}
         if step in self.schedule or self.done:
             self._probe(step)
+        if step in self.head_schedule or self.done:
+            self._head_probe(step)
         return step % self.p.eval_every == 0 or self.done, postfix
 
     def state(self) -> dict[str, Any]:

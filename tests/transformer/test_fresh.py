@@ -352,3 +352,36 @@ def test_the_data_seed_is_the_seed_unless_given(straight, tmp_path):
         train("copy", 1, "tiny", data_seed=43, progress=False)
     with pytest.raises(ValueError, match="data_seed"):
         design.fresh_batch("induction", 0, seed=42, data_seed=-1, **kw)
+
+
+def test_a_run_with_head_probes_records_them_at_its_schedule_and_resumes_bitwise(tmp_path):
+    """The per-head probes of issue 75: at step 0, every 2 steps up to step 6, then at the
+    evaluations (every 4) and the budget; in the checkpoint, resumed bitwise after a kill,
+    and shipped in the manifest entry with their schedule. The probes change no weight."""
+    from bparallel.transformer.head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS
+
+    probed = dataclasses.replace(TINY, head_probe_every=2, head_probe_until=6)
+    straight = train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "a",
+                     progress=False)
+    plain = train("induction", 4, TINY, arm="inner256", progress=False)
+    assert _same_state(straight.model.state_dict(), plain.model.state_dict())
+    heads = straight.history["heads"]
+    assert heads["step"] == [0, 2, 4, 6, 8, 12]
+    assert set(heads) == {"step", "seconds", *HEAD_SCALAR_KEYS, *HEAD_SCORE_KEYS}
+    assert all(len(heads[k]) == 6 and len(heads[k][0]) == 4 and len(heads[k][0][0]) == 4
+               for k in HEAD_SCORE_KEYS)
+    assert "heads" not in plain.history
+    train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "b", stop_after=5,
+          progress=False)
+    resumed = train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "b",
+                    progress=False)
+    assert resumed.resumed_from == 5  # stopped at step 5, between head probes 4 and 6
+    again = resumed.history["heads"]
+    assert again["step"] == heads["step"]
+    assert _same_values({k: v for k, v in again.items() if k != "seconds"},
+                        {k: v for k, v in heads.items() if k != "seconds"})
+    entry = ship(straight.checkpoint, tmp_path / "shipped", profile=probed)
+    assert entry["head_probes"]["step"] == heads["step"]
+    assert (entry["head_probe_every"], entry["head_probe_until"]) == (2, 6)
+    assert len(entry["head_probes"]["induction"][0]) == 4  # layers x heads
+
