@@ -27,6 +27,23 @@ dimensions is the only configuration whose head size reaches the sequence length
 (Bhojanapalli et al.'s criterion). A configuration in two arms is one run, shipped once,
 listed under both: 4 heads of 16 (width and head16), 16 heads of 16 (head16 and inner256).
 
+**Controls** of chapter 12's reversal on induction (issue 72), all of the fixed-attention-
+width arm, with the per-head probes of issue 75 (``head_probe_every``):
+``induction-fresh-lr3e-4`` and ``induction-fresh-lr3e-3``, the paper's recipe at a third and
+three times its learning rate (``induction-fresh`` is 1e-3), and
+``induction-nodropout-cosine``, histogram's settling recipe (no dropout, the rate decayed
+along a cosine to 0 at the budget, as ``histogram-nodropout-cosine``). How the head size
+enters the rate: a head's attention logits are ``q . k / sqrt(D)`` with ``q = W_Q x``,
+``k = W_K x``, whose entries are initialised at a scale set by the model width ``d = 64``
+alone (``nn.Linear``'s ``1/sqrt(d)``), so at initialisation the ``D`` terms of ``q . k`` and
+the ``1/sqrt(D)`` leave the logits' spread the same at every head size. Adam moves every
+weight by about the learning rate per step whatever its gradient's size; a step that moves
+the ``D`` coordinates of ``q`` (and ``k``) together changes the logit by a sum of ``D``
+aligned terms over ``sqrt(D)``, about ``sqrt(D)`` times the rate. At one rate a head of 256
+dimensions can so move its pattern up to ``sqrt(256/16) = 4`` times as fast per step as a
+head of 16: the control asks whether the reversal survives each configuration at its own
+best rate, over a factor of ten (3e-4 to 3e-3).
+
 **Names.** A run is ``<task>-hNN`` (:func:`run_name`), ``-hsNN`` for a head size other than
 ``64/H``, ``-xK`` for ``K`` times the budget; a shipped model adds ``-s<S>`` for a seed other
 than the paper's 42 (:func:`model_name`).
@@ -338,6 +355,31 @@ PROFILES: dict[str, Profile | FreshProfile] = {
         description="histogram on fresh data without dropout, the learning rate decayed along "
                     "a cosine to 0 at 18,000 steps (the settling pilot, then chapter 12's "
                     "runs)",
+    ),
+    # Chapter 12's controls of induction's reversal (issue 72 items 1-2), each with the
+    # per-head probes of issue 75 (the module docstring, "Controls"): the fixed-attention-
+    # width arm at a third and three times the paper's rate (1e-3 is induction-fresh), and
+    # under histogram's settling recipe. Head probes every 20 steps through the phase change:
+    # at 1e-3 every run of the arm learned by step 1,000 and converged by 1,800, so up to step
+    # 2,000 at the paper's rate and above; at a third of it, three times that, 6,000.
+    "induction-fresh-lr3e-4": FreshProfile(
+        "induction-fresh-lr3e-4", ("induction",), steps=12000, eval_every=200, lr=3e-4,
+        head_probe_every=20, head_probe_until=6000,
+        description="two-hop composition on fresh data at a learning rate of 3e-4 (the "
+                    "learning-rate control), up to 12,000 steps, per-head probes",
+    ),
+    "induction-fresh-lr3e-3": FreshProfile(
+        "induction-fresh-lr3e-3", ("induction",), steps=12000, eval_every=200, lr=3e-3,
+        head_probe_every=20, head_probe_until=2000,
+        description="two-hop composition on fresh data at a learning rate of 3e-3 (the "
+                    "learning-rate control), up to 12,000 steps, per-head probes",
+    ),
+    "induction-nodropout-cosine": FreshProfile(
+        "induction-nodropout-cosine", ("induction",), steps=12000, eval_every=200,
+        dropout=0.0, lr_schedule="cosine", head_probe_every=20, head_probe_until=2000,
+        description="two-hop composition on fresh data under histogram's settling recipe: no "
+                    "dropout, the learning rate decayed along a cosine to 0 at 12,000 steps, "
+                    "per-head probes",
     ),
     "fresh-quick": FreshProfile(
         "fresh-quick", GRAPH_TASKS, steps=300, eval_every=50, patience=3, num_heldout=200,

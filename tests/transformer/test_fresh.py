@@ -385,3 +385,21 @@ def test_a_run_with_head_probes_records_them_at_its_schedule_and_resumes_bitwise
     assert (entry["head_probe_every"], entry["head_probe_until"]) == (2, 6)
     assert len(entry["head_probes"]["induction"][0]) == 4  # layers x heads
 
+
+def test_the_control_profiles():
+    """Issue 72's controls: induction's fixed-attention-width arm at 3e-4 and 3e-3, and under
+    histogram's settling recipe; each with head probes every 20 steps through the change."""
+    base, settling = PROFILES["induction-fresh"], PROFILES["histogram-nodropout-cosine"]
+    low, high = PROFILES["induction-fresh-lr3e-4"], PROFILES["induction-fresh-lr3e-3"]
+    recipe = PROFILES["induction-nodropout-cosine"]
+    for p, lr in ((low, 3e-4), (high, 3e-3)):
+        assert p.lr == lr and p.tasks == ("induction",)
+        assert dataclasses.replace(p, name=base.name, lr=base.lr, description=base.description,
+                                   head_probe_every=None, head_probe_until=0) == base
+    assert (recipe.dropout, recipe.lr_schedule) == (settling.dropout, settling.lr_schedule)
+    assert (recipe.lr, recipe.steps, recipe.eval_every) == (base.lr, base.steps,
+                                                            base.eval_every)
+    for p in (low, high, recipe):
+        assert p.head_probe_every == 20 and p.head_probe_until >= 2000
+    with pytest.raises(ValueError, match="head_probe_every"):
+        dataclasses.replace(TINY, head_probe_every=0)
