@@ -164,6 +164,18 @@ def set_rng_state(state: dict[str, Any], device: str | torch.device = "cpu") -> 
 _ANY = object()
 
 
+def data_seed_of(record: Mapping[str, Any]) -> int:
+    """The data seed of a run from its record (a checkpoint's data, a weights file's meta or
+    a manifest entry): its ``data_seed``, or its ``seed`` where the record has none (every
+    run recorded before the data seed was kept drew its batches from its seed,
+    :func:`~.design.fresh_batch`). ``ValueError`` for a record with neither."""
+    if not isinstance(record, Mapping) or "seed" not in record:
+        raise ValueError(f"record={type(record).__name__}: expected a run's record (a "
+                         "checkpoint's data, weights meta or manifest entry) with a 'seed'")
+    value = record.get("data_seed")
+    return int(record["seed"]) if value is None else int(value)
+
+
 def _clean(v: Any) -> Any:
     """``v`` (nested lists of floats) to 6 significant digits; ``None`` for NaN and inf."""
     if isinstance(v, list):
@@ -230,7 +242,7 @@ class RunCheckpoint:
         """The shipped model's name (:func:`~.design.model_name`)."""
         d = self.data
         return model_name(d["task"], d["heads"], d.get("head_size"), d["seed"],
-                          self.budget_factor())
+                          self.budget_factor(), data_seed_of(d))
 
     def budget_factor(self) -> int:
         return 1
@@ -407,8 +419,8 @@ class StepCheckpoint(RunCheckpoint):
         d, cfg = self.data, self.config()
         return {**{k: d[k] for k in ("task", "heads", "seed", "profile", "step", "budget",
                                      "torch_version", "hardware", "attention_path")},
-                "head_size": cfg.head_dim, "arms": arms_of(cfg), **self.summary(),
-                "history": d["history"]}
+                "head_size": cfg.head_dim, "arms": arms_of(cfg), "data_seed": data_seed_of(d),
+                **self.summary(), "history": d["history"]}
 
     def entry(self, reuse: dict[str, Any] | None = None) -> dict[str, Any]:
         """``head_size`` (the dimensions per head, 64/H in the width arm, also in
@@ -416,9 +428,13 @@ class StepCheckpoint(RunCheckpoint):
         budget, the steps trained, the rule (``eval_every``, ``threshold``, ``patience``,
         ``tolerance``) and :func:`~.learning.learning_summary` (``outcome``,
         ``steps_to_threshold``, ``converged_at``, ``curve_area``); the last held-out
-        evaluation; ``curve`` (:data:`CURVE_KEYS` at every evaluation, step 0 included) and
+        evaluation; ``data_seed``, the seed of its training batches (:func:`data_seed_of`);
+        ``curve`` (:data:`CURVE_KEYS` at every evaluation, step 0 included) and
         ``probes`` (:func:`~.measure.training_probe` at every probed step: scalars, and lists
-        of one value per layer). Floats to 6 significant digits, ``None`` for NaN and inf.
+        of one value per layer); a run of a profile with head probes, ``head_probes``
+        (:func:`~.head_probes.head_probe` at every head-probe step, with the seconds each
+        took: lists of one list of ``H`` values per layer) and its schedule. Floats to 6
+        significant digits, ``None`` for NaN and inf.
         ``hardware`` and ``torch_version`` name every machine and torch the run trained on; a
         run that moved (resumed elsewhere) also has ``segments``, which steps each trained; a
         run whose learning rate decays, its ``lr_schedule``. Cheap to compute: ``reuse`` is
@@ -429,8 +445,8 @@ class StepCheckpoint(RunCheckpoint):
         schedule = pc.get("lr_schedule", "constant")
         return {
             "task": d["task"], "heads": d["heads"], "head_size": cfg.head_dim,
-            "arms": arms_of(cfg), "seed": d["seed"], "profile": d["profile"],
-            "model_config": {**cfg.to_dict(), "head_size": cfg.head_dim},
+            "arms": arms_of(cfg), "seed": d["seed"], "data_seed": data_seed_of(d),
+            "profile": d["profile"], "model_config": {**cfg.to_dict(), "head_size": cfg.head_dim},
             "num_parameters": cfg.num_parameters(), "steps": self.step,
             "eval_every": pc["eval_every"], "threshold": self.threshold,
             "patience": pc["patience"], "tolerance": pc["tolerance"], **self.summary(),
@@ -443,6 +459,9 @@ class StepCheckpoint(RunCheckpoint):
             "hardware": d["hardware"], "attention_path": self.attention_path,
             "curve": {k: _clean(list(h[k])) for k in self.CURVE_KEYS},
             "probes": {k: _clean(list(v)) for k, v in h["probe"].items()},
+            **({"head_probes": {k: _clean(list(v)) for k, v in h["heads"].items()},
+                "head_probe_every": pc["head_probe_every"],
+                "head_probe_until": pc["head_probe_until"]} if "heads" in h else {}),
             **({"segments": self.segments()} if moved else {}),
             **({"lr_schedule": schedule} if schedule != "constant" else {}),
             "budget_factor": self.budget_factor(),

@@ -27,6 +27,23 @@ dimensions is the only configuration whose head size reaches the sequence length
 (Bhojanapalli et al.'s criterion). A configuration in two arms is one run, shipped once,
 listed under both: 4 heads of 16 (width and head16), 16 heads of 16 (head16 and inner256).
 
+**Controls** of chapter 12's reversal on induction (issue 72), all of the fixed-attention-
+width arm, with the per-head probes of issue 75 (``head_probe_every``):
+``induction-fresh-lr3e-4`` and ``induction-fresh-lr3e-3``, the paper's recipe at a third and
+three times its learning rate (``induction-fresh`` is 1e-3), and
+``induction-nodropout-cosine``, histogram's settling recipe (no dropout, the rate decayed
+along a cosine to 0 at the budget, as ``histogram-nodropout-cosine``). How the head size
+enters the rate: a head's attention logits are ``q . k / sqrt(D)`` with ``q = W_Q x``,
+``k = W_K x``, whose entries are initialised at a scale set by the model width ``d = 64``
+alone (``nn.Linear``'s ``1/sqrt(d)``), so at initialisation the ``D`` terms of ``q . k`` and
+the ``1/sqrt(D)`` leave the logits' spread the same at every head size. Adam moves every
+weight by about the learning rate per step whatever its gradient's size; a step that moves
+the ``D`` coordinates of ``q`` (and ``k``) together changes the logit by a sum of ``D``
+aligned terms over ``sqrt(D)``, about ``sqrt(D)`` times the rate. At one rate a head of 256
+dimensions can so move its pattern up to ``sqrt(256/16) = 4`` times as fast per step as a
+head of 16: the control asks whether the reversal survives each configuration at its own
+best rate, over a factor of ten (3e-4 to 3e-3).
+
 **Names.** A run is ``<task>-hNN`` (:func:`run_name`), ``-hsNN`` for a head size other than
 ``64/H``, ``-xK`` for ``K`` times the budget; a shipped model adds ``-s<S>`` for a seed other
 than the paper's 42 (:func:`model_name`).
@@ -46,7 +63,7 @@ from typing import Any
 
 import torch
 
-from .._checks import one_of, positive_int, unit_interval
+from .._checks import nonnegative_int, one_of, positive_int, unit_interval
 from .data import (
     GRAPH_TASKS,
     PAPER_TASKS,
@@ -152,6 +169,12 @@ class FreshProfile(Recipe):
     the first step after 0 of the log-spaced probe schedule (:func:`~.learning.probe_steps`).
     The loss is taken over the predictable positions (``loss_positions``). ``lr_schedule``
     (:data:`LR_SCHEDULES`): the learning rate over the budget, :meth:`lr_at`.
+
+    ``head_probe_every``, ``head_probe_until``: the per-head probes of
+    :mod:`~bparallel.transformer.head_probes` (previous-token, induction and copying scores,
+    logit rank, and the probe set's loss), on the probe sequences every ``head_probe_every``
+    steps up to step ``head_probe_until``, then at every evaluation
+    (:func:`~.head_probes.head_probe_steps`); ``None`` (the default): no head probes.
     """
 
     name: str
@@ -166,6 +189,8 @@ class FreshProfile(Recipe):
     probe_first: int = 50
     loss_positions: str = field(default="predictable", kw_only=True)
     lr_schedule: str = field(default="constant", kw_only=True)
+    head_probe_every: int | None = field(default=None, kw_only=True)
+    head_probe_until: int = field(default=0, kw_only=True)
 
     unit = "step"
     arms = ARMS
@@ -187,6 +212,9 @@ class FreshProfile(Recipe):
         if self.threshold is not None:
             unit_interval(self.threshold, "threshold", closed=True)
         one_of(self.lr_schedule, "lr_schedule", LR_SCHEDULES, "schedules")
+        if self.head_probe_every is not None:
+            positive_int(self.head_probe_every, "head_probe_every")
+        nonnegative_int(self.head_probe_until, "head_probe_until")
 
     def lr_at(self, step: int, total: int) -> float:
         """The learning rate of step ``step`` (0-based: the ``step + 1``-th update) of a run
@@ -328,6 +356,31 @@ PROFILES: dict[str, Profile | FreshProfile] = {
                     "a cosine to 0 at 18,000 steps (the settling pilot, then chapter 12's "
                     "runs)",
     ),
+    # Chapter 12's controls of induction's reversal (issue 72 items 1-2), each with the
+    # per-head probes of issue 75 (the module docstring, "Controls"): the fixed-attention-
+    # width arm at a third and three times the paper's rate (1e-3 is induction-fresh), and
+    # under histogram's settling recipe. Head probes every 20 steps through the phase change:
+    # at 1e-3 every run of the arm learned by step 1,000 and converged by 1,800, so up to step
+    # 2,000 at the paper's rate and above; at a third of it, three times that, 6,000.
+    "induction-fresh-lr3e-4": FreshProfile(
+        "induction-fresh-lr3e-4", ("induction",), steps=12000, eval_every=200, lr=3e-4,
+        head_probe_every=20, head_probe_until=6000,
+        description="two-hop composition on fresh data at a learning rate of 3e-4 (the "
+                    "learning-rate control), up to 12,000 steps, per-head probes",
+    ),
+    "induction-fresh-lr3e-3": FreshProfile(
+        "induction-fresh-lr3e-3", ("induction",), steps=12000, eval_every=200, lr=3e-3,
+        head_probe_every=20, head_probe_until=2000,
+        description="two-hop composition on fresh data at a learning rate of 3e-3 (the "
+                    "learning-rate control), up to 12,000 steps, per-head probes",
+    ),
+    "induction-nodropout-cosine": FreshProfile(
+        "induction-nodropout-cosine", ("induction",), steps=12000, eval_every=200,
+        dropout=0.0, lr_schedule="cosine", head_probe_every=20, head_probe_until=2000,
+        description="two-hop composition on fresh data under histogram's settling recipe: no "
+                    "dropout, the learning rate decayed along a cosine to 0 at 12,000 steps, "
+                    "per-head probes",
+    ),
     "fresh-quick": FreshProfile(
         "fresh-quick", GRAPH_TASKS, steps=300, eval_every=50, patience=3, num_heldout=200,
         description="the graph tasks on fresh data in CI and book builds: 300 steps a model",
@@ -433,23 +486,28 @@ def arms_of(config: ModelConfig) -> list[str]:
 # --------------------------------------------------------------------------- names and files
 
 
-def run_name(task: str, heads: int, head_size: int | None = None, budget_factor: int = 1
-             ) -> str:
+def run_name(task: str, heads: int, head_size: int | None = None, budget_factor: int = 1,
+             data_seed: int | None = None) -> str:
     """File stem of one model's run, e.g. ``"copy-h04"``; a model of a fixed head size
-    (``ModelConfig.head_size``) adds it, ``"induction-h08-hs16"``, and a run of ``K`` times
-    the budget ``-xK``."""
+    (``ModelConfig.head_size``) adds it, ``"induction-h08-hs16"``, a run of ``K`` times
+    the budget ``-xK``, and a run whose data seed is not its seed ``-d<D>`` (``data_seed``:
+    ``None`` for a run whose data seed is its seed; the seed itself is the run folder's)."""
     name = f"{task}-h{heads:02d}"
     if head_size is not None:
         name = f"{name}-hs{head_size:02d}"
-    return name if positive_int(budget_factor, "budget_factor") == 1 else \
-        f"{name}-x{budget_factor}"
+    if positive_int(budget_factor, "budget_factor") != 1:
+        name = f"{name}-x{budget_factor}"
+    return name if data_seed is None else f"{name}-d{nonnegative_int(data_seed, 'data_seed')}"
 
 
 def model_name(task: str, heads: int, head_size: int | None = None, seed: int = DEFAULT_SEED,
-               budget_factor: int = 1) -> str:
+               budget_factor: int = 1, data_seed: int | None = None) -> str:
     """Manifest key and file stem of a shipped model: :func:`run_name`, and ``-s<S>`` for a
-    seed other than 42, the paper's (``"copy-h04"``, ``"copy-h04-s43"``)."""
-    return seeded_name(run_name(task, heads, head_size, budget_factor), seed)
+    seed other than 42, the paper's (``"copy-h04"``, ``"copy-h04-s43"``); a data seed other
+    than the seed adds ``-d<D>`` (``"induction-h04-hs64-d44-s43"``), one equal to it
+    nothing, so every run of data seed = seed keeps its name."""
+    own = None if data_seed_or(data_seed, seed) == seed else data_seed
+    return seeded_name(run_name(task, heads, head_size, budget_factor, own), seed)
 
 
 def seeded_name(run: str, seed: int) -> str:
@@ -459,8 +517,11 @@ def seeded_name(run: str, seed: int) -> str:
 
 
 def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int,
-                    head_size: int | None = None, budget_factor: int = 1) -> Path:
-    return Path(out_dir) / f"{run_name(task, heads, head_size, budget_factor)}.ckpt.pt"
+                    head_size: int | None = None, budget_factor: int = 1,
+                    data_seed: int | None = None) -> Path:
+    """The checkpoint file of a run in ``out_dir`` (``data_seed``: as :func:`run_name`'s,
+    ``None`` where it is the seed)."""
+    return Path(out_dir) / f"{run_name(task, heads, head_size, budget_factor, data_seed)}.ckpt.pt"
 
 
 def weights_path(out_dir: str | os.PathLike, task: str, heads: int,
@@ -478,13 +539,24 @@ def lock_path(out_dir: str | os.PathLike, task: str, heads: int,
 # --------------------------------------------------------------------------- sequences
 
 
-def fresh_batch(task: str, step: int, *, seed: int, batch_size: int = 50, seq_len: int = 100,
-                vocab_size: int = 256) -> SequenceDataset:
+def fresh_batch(task: str, step: int, *, seed: int, data_seed: int | None = None,
+                batch_size: int = 50, seq_len: int = 100, vocab_size: int = 256
+                ) -> SequenceDataset:
     """The training batch of step ``step`` on fresh data: ``batch_size`` new sequences of
-    ``task`` from the stream ``(seed, "step", step)``, a pure function of the seed and the
-    step, so a resumed run continues bitwise."""
-    return make_dataset(task, batch_size, seed=seed, stream="step", step=step,
-                        seq_len=seq_len, vocab_size=vocab_size)
+    ``task`` from the stream ``(data_seed, "step", step)``, a pure function of the data seed
+    and the step, so a resumed run continues bitwise. ``data_seed`` (:func:`data_seed_or`)
+    defaults to the initialisation ``seed``: every run trained before the two were separated
+    drew its batches from its seed, and still does."""
+    return make_dataset(task, batch_size, seed=data_seed_or(data_seed, seed), stream="step",
+                        step=step, seq_len=seq_len, vocab_size=vocab_size)
+
+
+def data_seed_or(data_seed: int | None, seed: int) -> int:
+    """The data seed of a run of initialisation seed ``seed``: ``data_seed``, or ``seed``
+    when it is ``None`` (the default, and every run recorded before the data seed was kept;
+    :func:`~bparallel.transformer.checkpoints.data_seed_of` reads it from a record)."""
+    nonnegative_int(seed, "seed")
+    return seed if data_seed is None else nonnegative_int(data_seed, "data_seed")
 
 
 def fresh_heldout(task: str, profile: str | FreshProfile) -> SequenceDataset:

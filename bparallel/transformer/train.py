@@ -51,6 +51,7 @@ from .checkpoints import (
     RunCheckpoint,
     StepCheckpoint,
     atomic_torch_save,
+    data_seed_of,
     load_checkpoint,
     on_cpu,
     rng_state,
@@ -65,6 +66,7 @@ from .design import (
     Profile,
     arm_head_size,
     checkpoint_path,
+    data_seed_or,
     fresh_batch,
     fresh_heldout,
     get_profile,
@@ -72,6 +74,7 @@ from .design import (
     run_name,
 )
 from .evaluation import evaluate_accuracy
+from .head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS, head_probe, head_probe_steps
 from .learning import learning_summary, probe_steps
 from .measure import PROBE_LAYER_KEYS, PROBE_SCALAR_KEYS, training_probe
 from .model import ATTENTION_PATHS, Transformer
@@ -98,6 +101,7 @@ class TrainResult:
     resumed_from: int = 0
     budget: int | None = None
     summary: dict[str, Any] | None = None
+    data_seed: int | None = None
 
     @property
     def epoch(self) -> int:
@@ -186,8 +190,8 @@ class _Steps:
     KIND = StepCheckpoint
 
     def __init__(self, task: str, p: FreshProfile, seed: int, total: int, model: Transformer,
-                 head_size: int | None) -> None:
-        self.head_size = head_size
+                 head_size: int | None, data_seed: int) -> None:
+        self.head_size, self.data_seed = head_size, data_seed
         self.task, self.p, self.seed, self.total, self.model = task, p, seed, total, model
         self.threshold = p.threshold_of(task)
         self.schedule = set(probe_steps(total, p.probe_first))
@@ -199,6 +203,12 @@ class _Steps:
         self.interval = {"loss_sum": 0.0, "count": 0}
         self.done = False
         self.t0 = 0.0
+        self.head_schedule: set[int] = set()
+        if p.head_probe_every is not None:
+            self.head_schedule = set(head_probe_steps(p.head_probe_every, p.head_probe_until,
+                                                      p.eval_every, total))
+            self.history["heads"] = {k: [] for k in ("step", "seconds", *HEAD_SCALAR_KEYS,
+                                                     *HEAD_SCORE_KEYS)}
 
     def restore(self, ck: RunCheckpoint) -> None:
         self.history, self.interval = ck.history, dict(ck.data["interval"])
@@ -232,17 +242,32 @@ class _Steps:
         for key, value in values.items():
             probes[key].append(value)
 
+    def _head_probe(self, step: int) -> None:
+        """The per-head probes (:func:`~.head_probes.head_probe`) at ``step``, with the
+        seconds they took (their cost beside the training's ``seconds``)."""
+        heads = self.history.get("heads")
+        if heads is None or heads["step"][-1:] == [step]:
+            return
+        t0 = time.perf_counter()
+        values = head_probe(self.model, self.probe_set)
+        heads["step"].append(step)
+        heads["seconds"].append(time.perf_counter() - t0)
+        for key, value in values.items():
+            heads[key].append(value)
+
     def begin(self) -> None:
         if not self.history["step"]:  # step 0: the untrained model
             self._evaluate(0, 0.0)
             self._probe(0)
+            self._head_probe(0)
         self.done = self.summary()["outcome"] != "running"
         self.t0 = time.perf_counter()
 
     def batches(self, step: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         p = self.p
-        batch = fresh_batch(self.task, step, seed=self.seed, batch_size=p.batch_size,
-                            seq_len=p.seq_len, vocab_size=p.vocab_size)
+        batch = fresh_batch(self.task, step, seed=self.seed, data_seed=self.data_seed,
+                            batch_size=p.batch_size, seq_len=p.seq_len,
+                            vocab_size=p.vocab_size)
         if p.loss_positions == "predictable":
             batch = ignore_unpredictable(batch)
         yield batch.inputs, batch.targets
@@ -264,11 +289,13 @@ class _Steps:
                        "acc": f"{self.history['heldout_accuracy_predictable'][-1]:.3f}"}
         if step in self.schedule or self.done:
             self._probe(step)
+        if step in self.head_schedule or self.done:
+            self._head_probe(step)
         return step % self.p.eval_every == 0 or self.done, postfix
 
     def state(self) -> dict[str, Any]:
         return {"head_size": self.head_size, "budget": self.total,
-                "interval": dict(self.interval)}
+                "data_seed": self.data_seed, "interval": dict(self.interval)}
 
 
 # --------------------------------------------------------------------------- the loop
@@ -328,6 +355,7 @@ def train(
     arm: str = "width",
     out_dir: str | os.PathLike | None = None,
     seed: int = DEFAULT_SEED,
+    data_seed: int | None = None,
     epochs: int | None = None,
     budget_factor: int = 1,
     stop_after: int | None = None,
@@ -340,6 +368,11 @@ def train(
     """Train one model of Section 4 (``task``, ``heads`` heads) under ``profile``, of either
     kind (module docstring).
 
+    ``seed`` draws the initial weights (and dropout masks); ``data_seed`` (fresh-data
+    profiles; default: ``seed``) the training batches, :func:`~.design.fresh_batch` of
+    ``(data_seed, step)``, so that runs of one data stream and several initialisations (or
+    the reverse) can be crossed; a run whose data seed is not its seed has its own files
+    (``-d<D>``, :func:`~.design.run_name`), and a checkpoint of another data seed is refused.
     ``epochs`` overrides a finite-data profile's epoch count; ``arm`` (``"width"``,
     ``"head16"``, ``"inner256"``: :data:`~.design.ARMS`) and ``budget_factor`` (train ``K``
     times the step budget) are for fresh-data profiles. With ``out_dir``, a checkpoint is
@@ -371,7 +404,11 @@ def train(
                              "steps (give budget_factor)")
         head_size = arm_head_size(arm, positive_int(heads, "heads"))
         total = p.total(budget_factor)
+        data_seed = data_seed_or(data_seed, seed)
     else:
+        if data_seed is not None and data_seed != seed:
+            raise ValueError(f"data_seed={data_seed}: a finite-data profile ({p.name!r}) draws "
+                             "its training set from the seed; data seeds are for fresh data")
         if arm != "width":
             raise ValueError(f"arm={arm!r}: arms are for fresh-data profiles; {p.name!r} "
                              "trains the paper's head size")
@@ -385,19 +422,25 @@ def train(
     with num_threads(threads):
         model = initial_model(p, heads, head_size, seed).to(dev)  # the same weights anywhere
         opt = torch.optim.Adam(model.parameters(), lr=p.lr)
-        run = (_Steps(task, p, seed, total, model, head_size) if isinstance(p, FreshProfile)
+        run = (_Steps(task, p, seed, total, model, head_size, data_seed)
+               if isinstance(p, FreshProfile)
                else _Epochs(task, p, seed, total, model, progress))
         here = (hardware_string(dev), str(torch.__version__))
         segments = _segments(None, 0, p.unit, *here)
         start, ckpt_file = 0, None
         if out_dir is not None:
-            ckpt_file = checkpoint_path(out_dir, task, heads, head_size, budget_factor)
+            own = None if data_seed is None or data_seed == seed else data_seed
+            ckpt_file = checkpoint_path(out_dir, task, heads, head_size, budget_factor, own)
             if budget_factor > 1 and resume:
-                _adopt(checkpoint_path(out_dir, task, heads, head_size), ckpt_file, total,
-                       task=task, heads=heads, head_size=head_size, profile=p, seed=seed)
+                _adopt(checkpoint_path(out_dir, task, heads, head_size, 1, own), ckpt_file,
+                       total, task=task, heads=heads, head_size=head_size, profile=p,
+                       seed=seed)
         if ckpt_file is not None and resume and ckpt_file.exists():
             ck = load_checkpoint(ckpt_file, task=task, heads=heads, head_size=head_size,
                                  profile=p, seed=seed)
+            if data_seed is not None and data_seed_of(ck.data) != data_seed:
+                raise ValueError(f"checkpoint {ckpt_file} has data_seed="
+                                 f"{data_seed_of(ck.data)}, not data_seed={data_seed}")
             try:
                 model.load_state_dict(ck.data["model"])
                 opt.load_state_dict(ck.data["optimizer"])
@@ -465,7 +508,8 @@ def train(
         save(position)  # stopped between evaluations (stop_after), or nothing was trained
     model.eval()
     return TrainResult(model, task, heads, seed, p, position, run.history, ckpt_file, start,
-                       total if isinstance(p, FreshProfile) else None, run.summary())
+                       total if isinstance(p, FreshProfile) else None, run.summary(),
+                       data_seed)
 
 
 def projected_hours(seconds_per_step: float, profile: str | Profile, models: int = 8) -> float:

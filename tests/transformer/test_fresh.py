@@ -306,3 +306,100 @@ def test_a_cosine_run_uses_the_schedule_and_resumes_bitwise(tmp_path):
                                          r"\['lr_schedule'\]"):
         load_checkpoint(plain.checkpoint, profile=dataclasses.replace(TINY,
                                                                       lr_schedule="cosine"))
+
+
+def test_the_data_seed_is_the_seed_unless_given(straight, tmp_path):
+    """A data seed separate from the initialisation seed (issue 72): equal to the seed it
+    draws bitwise the batches, weights and history every earlier run drew; another one draws
+    other batches from the same starting weights, under its own name, and is recorded."""
+    from bparallel.transformer.checkpoints import data_seed_of
+
+    kw = {"batch_size": 10, "seq_len": 16}
+    old = design.fresh_batch("induction", 3, seed=43, **kw)
+    same = design.fresh_batch("induction", 3, seed=43, data_seed=43, **kw)
+    other = design.fresh_batch("induction", 3, seed=43, data_seed=44, **kw)
+    assert torch.equal(old.inputs, same.inputs) and torch.equal(old.targets, same.targets)
+    assert torch.equal(other.inputs, design.fresh_batch("induction", 3, seed=44, **kw).inputs)
+    assert not torch.equal(old.inputs, other.inputs)
+    # a run of data seed = seed is bitwise the run without one
+    again = train("induction", 8, TINY, arm="head16", data_seed=42, progress=False)
+    assert again.data_seed == 42
+    assert _same_state(straight.model.state_dict(), again.model.state_dict())
+    # another data seed: the same initial weights (seed 42), other batches, its own file
+    crossed = train("induction", 8, TINY, arm="head16", data_seed=44, out_dir=tmp_path,
+                    progress=False)
+    assert crossed.checkpoint.name == "induction-h08-hs16-d44.ckpt.pt"
+    assert not _same_state(straight.model.state_dict(), crossed.model.state_dict())
+    ck = load_checkpoint(crossed.checkpoint)
+    assert (ck.data["seed"], data_seed_of(ck.data), ck.name()) == (42, 44,
+                                                                   "induction-h08-hs16-d44")
+    entry = ship(crossed.checkpoint, tmp_path / "shipped", profile=TINY)
+    assert (entry["seed"], entry["data_seed"]) == (42, 44)
+    assert entry["file"] == "induction-h08-hs16-d44.weights.pt"
+    assert model_name("induction", 8, 16, seed=43, data_seed=43) == "induction-h08-hs16-s43"
+    assert model_name("induction", 8, 16, seed=43, data_seed=44) == \
+        "induction-h08-hs16-d44-s43"
+    # a checkpoint of another data seed is refused; an old entry without one reads its seed
+    (tmp_path / "other").mkdir()
+    crossed.checkpoint.rename(tmp_path / "other" / "induction-h08-hs16.ckpt.pt")
+    with pytest.raises(ValueError, match="data_seed=44, not data_seed=42"):
+        train("induction", 8, TINY, arm="head16", data_seed=42, out_dir=tmp_path / "other",
+              progress=False)
+    assert data_seed_of({"seed": 45}) == 45 and data_seed_of({"seed": 45, "data_seed": 2}) == 2
+    with pytest.raises(ValueError, match="record"):
+        data_seed_of({"task": "induction"})
+    with pytest.raises(ValueError, match="data_seed"):
+        train("copy", 1, "tiny", data_seed=43, progress=False)
+    with pytest.raises(ValueError, match="data_seed"):
+        design.fresh_batch("induction", 0, seed=42, data_seed=-1, **kw)
+
+
+def test_a_run_with_head_probes_records_them_at_its_schedule_and_resumes_bitwise(tmp_path):
+    """The per-head probes of issue 75: at step 0, every 2 steps up to step 6, then at the
+    evaluations (every 4) and the budget; in the checkpoint, resumed bitwise after a kill,
+    and shipped in the manifest entry with their schedule. The probes change no weight."""
+    from bparallel.transformer.head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS
+
+    probed = dataclasses.replace(TINY, head_probe_every=2, head_probe_until=6)
+    straight = train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "a",
+                     progress=False)
+    plain = train("induction", 4, TINY, arm="inner256", progress=False)
+    assert _same_state(straight.model.state_dict(), plain.model.state_dict())
+    heads = straight.history["heads"]
+    assert heads["step"] == [0, 2, 4, 6, 8, 12]
+    assert set(heads) == {"step", "seconds", *HEAD_SCALAR_KEYS, *HEAD_SCORE_KEYS}
+    assert all(len(heads[k]) == 6 and len(heads[k][0]) == 4 and len(heads[k][0][0]) == 4
+               for k in HEAD_SCORE_KEYS)
+    assert "heads" not in plain.history
+    train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "b", stop_after=5,
+          progress=False)
+    resumed = train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "b",
+                    progress=False)
+    assert resumed.resumed_from == 5  # stopped at step 5, between head probes 4 and 6
+    again = resumed.history["heads"]
+    assert again["step"] == heads["step"]
+    assert _same_values({k: v for k, v in again.items() if k != "seconds"},
+                        {k: v for k, v in heads.items() if k != "seconds"})
+    entry = ship(straight.checkpoint, tmp_path / "shipped", profile=probed)
+    assert entry["head_probes"]["step"] == heads["step"]
+    assert (entry["head_probe_every"], entry["head_probe_until"]) == (2, 6)
+    assert len(entry["head_probes"]["induction"][0]) == 4  # layers x heads
+
+
+def test_the_control_profiles():
+    """Issue 72's controls: induction's fixed-attention-width arm at 3e-4 and 3e-3, and under
+    histogram's settling recipe; each with head probes every 20 steps through the change."""
+    base, settling = PROFILES["induction-fresh"], PROFILES["histogram-nodropout-cosine"]
+    low, high = PROFILES["induction-fresh-lr3e-4"], PROFILES["induction-fresh-lr3e-3"]
+    recipe = PROFILES["induction-nodropout-cosine"]
+    for p, lr in ((low, 3e-4), (high, 3e-3)):
+        assert p.lr == lr and p.tasks == ("induction",)
+        assert dataclasses.replace(p, name=base.name, lr=base.lr, description=base.description,
+                                   head_probe_every=None, head_probe_until=0) == base
+    assert (recipe.dropout, recipe.lr_schedule) == (settling.dropout, settling.lr_schedule)
+    assert (recipe.lr, recipe.steps, recipe.eval_every) == (base.lr, base.steps,
+                                                            base.eval_every)
+    for p in (low, high, recipe):
+        assert p.head_probe_every == 20 and p.head_probe_until >= 2000
+    with pytest.raises(ValueError, match="head_probe_every"):
+        dataclasses.replace(TINY, head_probe_every=0)
