@@ -85,9 +85,11 @@ def test_every_claim_of_the_intro_has_a_short_form_and_the_glance_comes_first():
     claims = [row[0] for rows in fd.table_rows(with_block_removed(intro)) for row in rows]
     assert set(claims) == set(fd.SHORT)
     assert all(len(short) <= 45 for short in fd.SHORT.values())
-    # a one-line legend of every verdict comes before the glance, the full one after the tables
+    # one sentence naming every verdict comes before the glance (the first thing after the
+    # title), the full legend after the tables
     assert intro.index("{verdict}`not testable`") < intro.index(fd.GLANCE_START) < intro.index(
         ":name: tbl-findings\n") < intro.index("(verdict-legend)=")
+    assert intro.index(fd.GLANCE_START) < intro.index("This book re-derives")
 
 
 def with_block_removed(intro: str) -> str:

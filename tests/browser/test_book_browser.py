@@ -796,20 +796,28 @@ def test_intro_findings_give_both_answers_and_their_evidence(built_html, browser
     text = section4.get_text(" ", strip=True)
     assert "reversed" in text and "published code only" in text
     assert "reproduced (published code only)" not in text  # one vocabulary: a condition
-    # the first screen: a heading, three sentences, a one-line legend of the five verdicts,
-    # then the findings at a glance (every claim by verdict and part, chapters linked)
+    # the first screen: a heading, one sentence naming the five verdicts, then the findings
+    # at a glance (every claim by verdict and part, chapters linked); the narrative after it
     first = soup.select_one("main section")
     paragraphs = first.find_all("p", recursive=False)
-    assert len(re.findall(r"\.(?:\s|$)", paragraphs[0].get_text(" ", strip=True))) == 3
-    legend = paragraphs[0].find_next_sibling()
-    assert legend.name == "p" and len(legend.select(".bp-verdict")) == len(Verdict)
-    box = legend.find_next_sibling()
+    lede = paragraphs[0]
+    assert len(re.findall(r"\.(?:\s|$)", lede.get_text(" ", strip=True))) == 1
+    assert len(lede.select(".bp-verdict")) == len(Verdict)
+    box = lede.find_next_sibling()
     glance = None if box is None else box.select_one("table#tbl-findings-glance")
     assert glance is not None
     rows = glance.select("tbody tr")
     assert rows and all(len(r.select(".bp-verdict")) == 1 for r in rows)
     assert len(glance.select("a[href*='notebooks/']")) >= sum(
         len(tables[n].select("tbody tr")) for n in ("tbl-findings", "tbl-findings-section4"))
+    # in a browser at 1280 x 800 every verdict of the glance is on the first screen; at 390
+    # its parts stack (cards), nothing behind a sideways scroll
+    screen = _read(browser, html.as_uri(), 1280, height=800, js="""() => {
+      const t = document.querySelector('#tbl-findings-glance');
+      const rows = [...t.querySelectorAll('tbody tr')].map((r) => r.getBoundingClientRect());
+      return {bottom: Math.max(...rows.map((r) => r.bottom)), rows: rows.length};
+    }""")
+    assert screen["rows"] == len(rows) and screen["bottom"] <= 800, screen
     page = _read(browser, html.as_uri(), 390)
     assert page["scrollW"] <= page["clientW"]
 
