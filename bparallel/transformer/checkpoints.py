@@ -432,7 +432,8 @@ class StepCheckpoint(RunCheckpoint):
         ``curve`` (:data:`CURVE_KEYS` at every evaluation, step 0 included) and
         ``probes`` (:func:`~.measure.training_probe` at every probed step: scalars, and lists
         of one value per layer); a run of a profile with head probes, ``head_probes``
-        (:func:`~.head_probes.head_probe` at every head-probe step, with the seconds each
+        (:func:`~bparallel.transformer.head_probes.head_probe` at every head-probe step, with the
+        seconds each
         took: lists of one list of ``H`` values per layer) and its schedule. Floats to 6
         significant digits, ``None`` for NaN and inf.
         ``hardware`` and ``torch_version`` name every machine and torch the run trained on; a

@@ -174,7 +174,8 @@ class FreshProfile(Recipe):
     :mod:`~bparallel.transformer.head_probes` (previous-token, induction and copying scores,
     logit rank, and the probe set's loss), on the probe sequences every ``head_probe_every``
     steps up to step ``head_probe_until``, then at every evaluation
-    (:func:`~.head_probes.head_probe_steps`); ``None`` (the default): no head probes.
+    (:func:`~bparallel.transformer.head_probes.head_probe_steps`); ``None`` (the default): no
+    head probes.
     """
 
     name: str
