@@ -102,7 +102,7 @@ def test_array_checks_name_the_argument_and_the_shape():
     assert square_matrices([[1, 0], [0, 1]], "W").dtype == np.float64
     with pytest.raises(ValueError, match="x contains NaN"):
         finite_array([1.0, np.nan], "x")
-    with pytest.raises(ValueError, match=r"x has negative entries \(min -1\)"):
+    with pytest.raises(ValueError, match=r"x has negative entries \(x\[1\] = -1\)"):
         finite_array([1.0, -1.0], "x", nonnegative=True)
     kept = finite_array(np.ones(2, dtype=np.float32), "x", keep_float32=True)
     assert kept.dtype == np.float32

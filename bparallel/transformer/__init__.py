@@ -14,7 +14,9 @@ it in this list):
   :func:`~bparallel.transformer.measure.training_probe`) and the content-addressed
   :mod:`~bparallel.transformer.metrics_cache`, whose key hashes this measuring code only;
   :mod:`~bparallel.transformer.conditioning` (the condition number of the concatenated
-  heads' outputs; outside that key);
+  heads' outputs; outside that key); :mod:`~bparallel.transformer.head_probes` (each head's
+  previous-token, induction and copying scores and logit rank, probed through training;
+  outside that key);
 - what a run is: :mod:`~bparallel.transformer.learning` (learning thresholds, learning time,
   convergence: rules on curves of numbers) and :mod:`~bparallel.transformer.design` (both
   kinds of profile, arms, head counts, seeds, names and files, the sequences a run trains

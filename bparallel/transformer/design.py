@@ -27,20 +27,17 @@ dimensions is the only configuration whose head size reaches the sequence length
 (Bhojanapalli et al.'s criterion). A configuration in two arms is one run, shipped once,
 listed under both: 4 heads of 16 (width and head16), 16 heads of 16 (head16 and inner256).
 
-**Controls** of chapter 12's reversal on induction (issue 72), all of the fixed-attention-
-width arm, with the per-head probes of issue 75 (``head_probe_every``):
-``induction-fresh-lr3e-4`` and ``induction-fresh-lr3e-3``, the paper's recipe at a third and
-three times its learning rate (``induction-fresh`` is 1e-3), and
+**Controls** of chapter 12's reversal on induction (fixed attention width, with the probes of
+:mod:`~bparallel.transformer.head_probes`): ``induction-fresh-lr3e-4`` and
+``induction-fresh-lr3e-3``, the paper's recipe at a third and three times its rate, and
 ``induction-nodropout-cosine``, histogram's settling recipe (no dropout, the rate decayed
 along a cosine to 0 at the budget, as ``histogram-nodropout-cosine``). How the head size
-enters the rate: a head's attention logits are ``q . k / sqrt(D)`` with ``q = W_Q x``,
-``k = W_K x``, whose entries are initialised at a scale set by the model width ``d = 64``
-alone (``nn.Linear``'s ``1/sqrt(d)``), so at initialisation the ``D`` terms of ``q . k`` and
-the ``1/sqrt(D)`` leave the logits' spread the same at every head size. Adam moves every
-weight by about the learning rate per step whatever its gradient's size; a step that moves
-the ``D`` coordinates of ``q`` (and ``k``) together changes the logit by a sum of ``D``
-aligned terms over ``sqrt(D)``, about ``sqrt(D)`` times the rate. At one rate a head of 256
-dimensions can so move its pattern up to ``sqrt(256/16) = 4`` times as fast per step as a
+enters the rate: a head's logits are ``q . k / sqrt(D)``, ``q = W_Q x`` and ``k = W_K x``
+initialised at the scale of the width ``d = 64`` alone, so at initialisation their spread is
+the same at every head size. Adam moves every weight by about the rate per step whatever
+its gradient's size; a step moving the ``D`` coordinates of ``q`` (and ``k``) together
+changes the logit by ``D`` aligned terms over ``sqrt(D)``: ``sqrt(D)`` times the rate. So
+a head of 256 can move its pattern up to ``sqrt(256/16) = 4`` times as fast per step as a
 head of 16: the control asks whether the reversal survives each configuration at its own
 best rate, over a factor of ten (3e-4 to 3e-3).
 
@@ -357,12 +354,8 @@ PROFILES: dict[str, Profile | FreshProfile] = {
                     "a cosine to 0 at 18,000 steps (the settling pilot, then chapter 12's "
                     "runs)",
     ),
-    # Chapter 12's controls of induction's reversal (issue 72 items 1-2), each with the
-    # per-head probes of issue 75 (the module docstring, "Controls"): the fixed-attention-
-    # width arm at a third and three times the paper's rate (1e-3 is induction-fresh), and
-    # under histogram's settling recipe. Head probes every 20 steps through the phase change:
-    # at 1e-3 every run of the arm learned by step 1,000 and converged by 1,800, so up to step
-    # 2,000 at the paper's rate and above; at a third of it, three times that, 6,000.
+    # The controls (module docstring): head probes every 20 steps through the phase change,
+    # which at 1e-3 ends by step 1,800 (so to 2,000; at a third of the rate, to 6,000).
     "induction-fresh-lr3e-4": FreshProfile(
         "induction-fresh-lr3e-4", ("induction",), steps=12000, eval_every=200, lr=3e-4,
         head_probe_every=20, head_probe_until=6000,

@@ -1,4 +1,4 @@
-"""Per-head probes through training (issue 75): what each head of each layer does, read on
+"""Per-head probes through training: what each head of each layer does, read on
 the probe sequences at every head-probe step of a fresh-data run
 (``FreshProfile.head_probe_every``, :func:`head_probe_steps`).
 

@@ -94,8 +94,9 @@ def find_models_root(
 
 MODELS_ROOT = find_models_root() or MODELS_UNSET  # models/<profile>/
 SHIPPED_DIR = MODELS_ROOT / "paper"
-#: Where the quick profile trains when no committed models serve: ``runs/`` of the checkout,
-#: or of the working directory for an installed package.
+# Where the quick profile trains when no committed models serve: runs/ of the checkout, or
+# of the working directory for an installed package (a plain comment: the API page would
+# print the build machine's path).
 RUNS_DIR = ROOT / "runs" if is_checkout() else Path("runs")
 
 

@@ -683,7 +683,7 @@ def test_links_round_trip_and_export_as_python_reproduces_the_view(name, exporte
     one, other = out["partial"]
     assert one["problems"] == ["field l is out of range"]
     assert {k: one["view"][k] for k in ("model", "seq", "tokens", "weights", "fill", "pos")} \
-        == {"model": "cycle-h04", "seq": "typed", "tokens": [5, 17, 5, 9],
+        == {"model": name, "seq": "typed", "tokens": [5, 17, 5, 9],
             "weights": "uniform", "fill": "zero", "pos": 2}
     assert one["view"]["layer"] == 3  # the default's
     assert other["problems"] == ["the link names no model this page offers"]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ... import ranks
 from ..verdicts import Outcome, Verdict
 from .statistics import (
     claim_over_units,
@@ -129,7 +130,7 @@ def holm_outcomes(rows: Sequence[dict[str, Any]], *, level: float = 0.95) -> int
     m = sum(p is not None for p in adjusted_all)
     for r, adjusted in zip(rows, adjusted_all, strict=True):
         r["p_holm"] = adjusted
-        survives = adjusted is not None and adjusted <= alpha
+        survives = adjusted is not None and ranks.reaches(alpha, adjusted)  # p <= alpha
         r["outcome_holm"] = (r["outcome"] if survives or r["outcome"] not in (
                                  Outcome.AS_CLAIMED, Outcome.AGAINST)
                              else Outcome.NOT_AFTER_HOLM if r["outcome"] == Outcome.AS_CLAIMED

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +77,9 @@ class AuthorsTables:
     @property
     def note(self) -> str:
         """A sentence for the page: which values these are."""
-        origin = (f"the authors' eight published models ({self.provenance['source']}), each "
+        # a commit's 40 hex digits would not wrap on a phone: its first 12 name it
+        source = re.sub(r"\b([0-9a-f]{12})[0-9a-f]{28}\b", r"\1", self.provenance["source"])
+        origin = (f"the authors' eight published models ({source}), each "
                   "checked against its published SHA-256")
         if self.source == "checkpoints":
             return (f"The checkpoint columns are measured in this build from {origin}, by "

@@ -27,7 +27,7 @@ PRIMARY_TASKS = ("induction", "histogram")
 
 @dataclass(frozen=True)
 class Hypothesis:
-    """One primary hypothesis of chapter 12, stated before the runs of issue 72 trained: the
+    """One primary hypothesis of chapter 12, stated before the controls' runs trained: the
     claim it tests (``slug``, a key of :data:`~.graph_experiment.CLAIMS`), the quantity
     (``quantity``: ``"speed"``, or a quantity of :data:`~.graph_experiment.CHANGE_CLAIMS`),
     in words (``what``), its test and the direction the paper's claim predicts, in words
@@ -46,11 +46,11 @@ class Hypothesis:
 
 _CHANGE_TEST = ("paired t-test over seeds of the change from 1 to 16 heads "
                 "(graph_tasks.head_count_change), two-sided")
-#: Chapter 12's primary family, stated before the learning-rate control and the
-#: one-recipe runs (issue 72 items 1-2) trained: learning speed per task and arm, and the
-#: change of each graph measure from 1 to 16 heads per task and arm. Holm's correction runs
-#: over these tests alone (:func:`primary_tests`); every other test of the chapter is
-#: secondary, in its own family (:data:`SECONDARY_FAMILIES`), and read as exploratory.
+#: Chapter 12's primary family, stated before the learning-rate control and the one-recipe runs
+#: trained (the controls, :mod:`bparallel.transformer.design`): learning speed per task and arm,
+#: and the change of each graph measure from 1 to 16 heads per task and arm. Holm's correction runs
+#: over these tests alone (:func:`primary_tests`); every other test of the chapter is secondary, in
+#: its own family (:data:`SECONDARY_FAMILIES`), and read as exploratory.
 PRIMARY_FAMILY = (
     Hypothesis("speed", "speed", "learning speed (steps to the learning threshold)",
                "exact two-sided permutation test of the mean over seeds of Spearman's rho "

@@ -81,7 +81,7 @@ SHORT: dict[str, str] = {
     f"{BOOK_TEST}a mixing-fidelity trade-off ({{cite:t}}`vitvitskyi2025`, not this paper's)":
         "mixing-fidelity trade-off (Vitvitskyi et al.)",
     f"{BOOK_TEST}the paper's Tables 1-6 measure attention that the tasks use":
-        "Tables 1-6 measure attention the tasks use",
+        "paper's Tables 1-6 measure used attention",
     "The paper's Tables 1-2: more heads mix faster": "paper's Tables 1-2: more heads mix faster",
     "The paper's Tables 3-4: more heads keep more fidelity":
         "paper's Tables 3-4: more heads keep fidelity",
