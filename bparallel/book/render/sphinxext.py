@@ -182,7 +182,7 @@ class LinkPublishedCode(SphinxTransform):
 #: Pages outside the numbered parts of ``_toc.yml`` -> the prefix of their table and figure
 #: numbers: "Table 0.1" in the introduction, never a bare "Table 1" that could be the paper's.
 NUMBER_PREFIXES = {"book/intro": "0", "book/reproducibility": "A", "book/reforms": "B",
-                   "book/execution": "C", "book/api": "D"}
+                   "book/execution": "C", "book/use": "D", "book/api": "E"}
 #: The kinds of numbered things renumbered (the std domain's; proofs keep the paper's count).
 _PREFIXED_TYPES = ("table", "figure", "code-block")
 

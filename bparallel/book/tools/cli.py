@@ -180,10 +180,11 @@ def add_regress_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_regress(args: argparse.Namespace) -> int:
     from .noise import measure_noise
-    from .regress import run
+    from .regress import chosen_root, run
 
+    root = chosen_root(args)  # --root: a chapter of one's own, outside this repository
     # --noise runs the notebooks under each setting instead of comparing them
-    return measure_noise(args) if getattr(args, "noise", None) else run(args)
+    return measure_noise(args, root) if getattr(args, "noise", None) else run(args, root)
 
 
 # --------------------------------------------------------------------------- sweep
