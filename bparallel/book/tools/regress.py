@@ -49,6 +49,14 @@ from typing import Any
 from ..._io import atomic_write_text
 from ..render.results import PROFILES, load_results
 
+__all__ = ["ROOT", "DEFAULT_TOLERANCE", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
+           "KERNEL_START_FAILURES", "RegressError", "chosen_root", "notebooks_dir",
+           "reference_dir", "available_notebooks", "resolve_notebooks", "TRAIN_FIRST", "run_order",
+           "check_profile", "declared_parameters", "parse_value", "Row", "load_reference",
+           "load_tolerance_rules", "matching_rule", "tolerance_for", "retolerance", "compare",
+           "updated_reference", "Outcome", "run_notebook", "format_table", "add_arguments",
+           "SHARED_VARS", "run", "main"]
+
 ROOT = Path(__file__).resolve().parents[3]  # the repository
 DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
 STAGGER_S = 2.0
