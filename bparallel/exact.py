@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+__all__ = ["adjacency", "diffusion", "walk", "matmul", "identity", "combine", "node_fidelity",
+           "mixing_time"]
+
 
 def adjacency(edges, n):
     A = [[Fraction(int(i == j)) for j in range(n)] for i in range(n)]

@@ -4,6 +4,8 @@
 sends), shape ``(..., n, n)``; the sink ``tau`` is node ``n-1``. Time runs over
 ``t = 1 .. horizon`` (``t = 0`` is excluded: at ``t = 0`` only the sink itself has signal).
 Heads are stacked as ``(..., H, n, n)`` with convex weights ``beta`` of shape ``(..., H)``.
+Signals and fidelities are **fractions** in ``[0, 1]``; :mod:`bparallel.proxies` reports
+the same quantities of attention patterns in percent, as the paper's tables do.
 
 Graphs that are not feedforward (Definition 2.1: an edge ``j -> i`` with ``j > i``, an entry
 ``delta[..., i, j] > 0`` above the diagonal): the signal and node fidelity

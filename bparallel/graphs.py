@@ -264,6 +264,11 @@ def convex_combination(
 
     ``matrices`` has shape ``(..., H, n, n)``; ``weights`` ``(H,)`` or ``(..., H)``, non-negative
     and summing to 1 (or any non-negative, not-all-zero weights with ``normalize=True``).
+
+    Of walk matrices (Eq. 1) it is the combined walk ``W-bar`` of Section 2 (Theorem 2.8),
+    each head divided by the sender's out-degree before the heads are combined; of diffusion
+    matrices (Eq. 21) it is ``Delta-bar``, whose transposed walk the proxies take
+    (:mod:`bparallel.proxies`): two different chains, with different mixing times.
     """
     M = square_matrices(matrices, "matrices", layout="(..., H, n, n)")
     w = check_weights(weights, M.shape[-3])

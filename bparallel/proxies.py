@@ -20,6 +20,19 @@ The combined matrix is ``C = sum_h w_h A[h]`` (Definition 3.6 with ``beta = w``)
 forward-transition matrix of both algorithms is ``P = C^T``: ``P[j, i] = C[i, j]`` moves
 from position ``j`` to a position ``i >= j``. The last position ``T - 1`` is the sink.
 
+Two combined walks: this one, the proxies' walk on ``Delta-bar`` (attention rows, one per
+query, sum to 1 as the rows of ``Delta``, Eq. 21, do; the heads are combined first and each
+row of ``P`` is normalised after, in definition mode), is not the chain of ``W-bar = sum_h
+alpha_h W^(h)`` of Section 2 (Theorem 2.8; :func:`bparallel.graphs.convex_combination` of
+walk matrices, Eq. 1, each divided by the sender's out-degree before the heads are combined,
+which :func:`bparallel.markov.mixing_time` takes). They differ even for one head, and so do
+their mixing times; the book's "Using the package" page shows both on one graph.
+
+Units: fidelities are in **percent** here (:func:`node_fidelity_proxy`,
+:func:`minimax_fidelity_proxy`, :func:`best_head_vs_combined`), as the paper's Tables 3-6
+print them, 100 times the fractions that :mod:`bparallel.fidelity` returns for the same
+``Delta-bar``; mixing and hitting times are in steps.
+
 Two modes:
 
 - ``mode="paper"`` reproduces the published code. Algorithm 1 samples the next state by
@@ -29,6 +42,16 @@ Two modes:
 - ``mode="definition"`` follows the definitions: the walk of Definition 2.3 (rows of ``P``
   normalised; a non-sink position without outgoing weight, where Definition 2.3 is
   undefined, waits there) and the min over non-sink nodes of Definition 3.5.
+
+Defaults: Algorithms 1-2 (:func:`mixing_time_proxy`, :func:`node_fidelity_proxy`,
+:func:`minimax_fidelity_proxy`, :func:`best_head_vs_combined`) and
+:func:`transition_matrix` default to ``mode="paper"``, the mode in which the book's values
+of the published checkpoints are recorded; :func:`worst_case_mixing_time` and
+:func:`hitting_time_profile` default to ``"definition"``. In paper mode position 0 of a
+causal pattern traps the walk (its first entry, ``P[0, 0] = C[0, 0] = 1``, already fills
+the unnormalised cumulative sum the sampler draws from), so Algorithm 1's worst start is
+the step cap and Definition 2.7 is never reached; for
+graphs and models that are not the published checkpoints, name ``mode="definition"``.
 
 ``method="exact"`` computes the expectation of Algorithm 1 in closed form (the walk is a
 Markov chain: sum its survival probabilities); ``method="monte-carlo"`` samples it.

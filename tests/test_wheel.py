@@ -5,6 +5,7 @@ version (``bparallel.__version__``, ``CITATION.cff``, ``CHANGELOG.md``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -30,6 +31,14 @@ MODULES = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffi
 def _readme_example(n: int) -> str:
     """The ``n``-th ```python block of README.md."""
     return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)[n]
+
+
+def _page_example(n: int) -> str:
+    """The ``n``-th code cell of the book's "use the package" page (book/use.md), its
+    ``:tags:`` line left out."""
+    cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", (ROOT / "book" / "use.md")
+                       .read_text(encoding="utf-8"), re.S)
+    return re.sub(r"\A:tags:.*\n", "", cells[n])
 
 
 # --------------------------------------------------------------------------- one version
@@ -154,6 +163,11 @@ def test_installed_wheel_runs_from_outside_the_checkout(installed):
             + _readme_example(0))
     out = _run(site, "-c", code)
     assert out.returncode == 0, out.stderr
+    # the "use the package" page's first example: your own DAG, its mixing times, fidelity
+    # and the proxies (what it prints is the page's; the values are tested in theory/)
+    out = _run(site, "-c", _page_example(0))
+    assert out.returncode == 0, out.stderr
+    assert "mixing time" in out.stdout, out.stdout
 
 
 @pytest.mark.slow
@@ -170,3 +184,58 @@ def test_installed_wheel_reads_models_only_from_a_stated_folder(installed):
     assert out.stdout.split() == ["8", "16"]
     out = _run(site, "-m", "bparallel", "--models", str(ROOT / "models"), "pilot", "--help")
     assert out.returncode == 0, out.stderr
+
+
+CHAPTER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A chapter of my own
+
+```{code-cell} ipython3
+:tags: [parameters]
+profile = "quick"
+results_dir = "results"
+scale = 2
+```
+
+```{code-cell} ipython3
+from bparallel.book.render.results import save_results
+
+save_results(results_dir, "mine", {"answer": 21 * scale})
+```
+"""
+
+
+@pytest.mark.slow
+def test_installed_wheel_runs_the_regression_of_a_chapter_outside_the_checkout(installed,
+                                                                                tmp_path):
+    """``regress --root``: a folder of one's own (notebooks/, tests/reference/), run by the
+    installed package from outside the checkout: --update writes the reference, a second
+    run passes, and a changed parameter fails naming the key (the smallest change it sees:
+    above the default tolerance, 1e-12 + 1e-9 relative)."""
+    _, site = installed
+    mine = tmp_path / "my-chapters"
+    (mine / "notebooks").mkdir(parents=True)
+    (mine / "notebooks" / "mine.md").write_text(CHAPTER)
+    regress = ["-m", "bparallel", "regress", "--root", str(mine), "--notebooks", "mine",
+               "--output-dir", str(tmp_path / "out"), "--jobs", "1"]
+    out = _run(site, *regress, "--update")
+    assert out.returncode == 0, out.stdout + out.stderr
+    reference = mine / "tests" / "reference" / "quick" / "mine.json"
+    assert json.loads(reference.read_text())["answer"]["value"] == 42
+    out = _run(site, *regress)
+    assert out.returncode == 0 and "1 passed, 0 failed" in out.stdout, out.stdout + out.stderr
+    out = _run(site, *regress, "-p", "scale", "3")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert re.search(r"^answer +42 +63 .*FAIL$", out.stdout, re.M), out.stdout
+    out = _run(site, "-m", "bparallel", "regress", "--root", str(tmp_path / "none"))
+    assert out.returncode == 2 and "has no notebooks/ folder" in out.stderr

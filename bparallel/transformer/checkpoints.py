@@ -41,6 +41,12 @@ from .learning import LEARNING_THRESHOLD, learning_summary
 from .model import ModelConfig, Transformer
 from .runtime import hardware_string
 
+__all__ = ["WEIGHTS_FORMAT", "LEGACY_ATTENTION_PATH", "atomic_torch_save", "on_cpu",
+           "read_torch_file", "sha256_file", "seed_everything", "rng_state", "set_rng_state",
+           "data_seed_of", "RunCheckpoint", "EpochCheckpoint", "StepCheckpoint",
+           "CHECKPOINT_KINDS", "load_checkpoint", "write_weights", "load_weights",
+           "export_weights", "MANIFEST", "MANIFEST_LOCK", "read_manifest", "updating_manifest"]
+
 WEIGHTS_FORMAT = "bparallel-weights-v1"
 # Checkpoints written before they recorded their attention path were all trained with SDPA.
 LEGACY_ATTENTION_PATH = "sdpa"

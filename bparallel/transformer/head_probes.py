@@ -52,6 +52,10 @@ from .._checks import nonnegative_int, positive_int
 from .data import SequenceDataset, check_tokens
 from .model import Transformer
 
+__all__ = ["HEAD_SCORE_KEYS", "HEAD_SCALAR_KEYS", "previous_token_score", "induction_targets",
+           "induction_score", "copying_score", "effective_rank", "logit_singular_values",
+           "head_probe", "head_probe_steps"]
+
 #: The per-head scores, lists of one list of ``H`` floats per layer.
 HEAD_SCORE_KEYS = ("previous_token", "induction", "copying", "logit_rank")
 #: The probe set's loss and accuracy on the predictable positions at each head probe.

@@ -390,7 +390,7 @@ def pair_synergy(
       alone in the layer, does what neither head alone does: the interaction Remark 3.7's
       cross-head pathways would produce.
 
-    Returns ``"pairs"`` ``(P, 2)`` in :func:`itertools.combinations` order and both
+    Returns ``"pairs"`` ``(P, 2)`` in ``itertools.combinations`` order (lexicographic) and both
     interactions ``(P, N)``.
     """
     L, H = model.config.n_layers, model.config.n_heads

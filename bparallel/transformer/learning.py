@@ -53,6 +53,10 @@ import numpy as np
 from .._checks import nonnegative_int, positive_int, unit_interval
 from .data import FRESH_ONLY_TASKS, GRAPH_TASKS
 
+__all__ = ["LEARNING_THRESHOLD", "LEARNED_IN_A_ROW", "TOLERANCE", "PATIENCE", "OUTCOMES",
+           "steps_to_threshold", "learning_time", "learning_curve_area", "converged_at",
+           "learning_summary", "probe_steps"]
+
 #: The held-out accuracy on the predictable positions at which a model has learned its task.
 LEARNING_THRESHOLD = dict.fromkeys((*GRAPH_TASKS, *FRESH_ONLY_TASKS), 0.9)
 #: A run has learned its task at the first of this many held-out evaluations in a row at or

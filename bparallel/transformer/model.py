@@ -196,6 +196,16 @@ class Transformer(nn.Module):
     def forward(
         self, idx: Tensor, return_attention: bool = False, *, attention_path: str | None = None
     ) -> Tensor | tuple[Tensor, Tensor]:
+        """Logits of every position for the tokens ``idx`` ``(B, T)``, ``T <= seq_len``.
+
+        Returns the logits ``(B, T, V)``; with ``return_attention=True``, ``(logits,
+        pattern)`` where ``pattern`` is every layer's post-softmax attention ``(L, B, H, T,
+        T)``, ``pattern[l, b, h, i, j]`` head ``h``'s attention of query ``i`` on key ``j``
+        (causal, rows summing to 1: what :mod:`bparallel.proxies` takes). ``attention_path``
+        overrides the model's own for this call (:data:`ATTENTION_PATHS`; the patterns are
+        always computed by the explicit path). A bad path, an ``idx`` that is not 2-D or a
+        sequence longer than ``seq_len`` is a ``ValueError``.
+        """
         path = self.attention_path if attention_path is None else attention_path
         if path not in ATTENTION_PATHS:
             raise ValueError(f"attention_path={path!r}: valid paths are {list(ATTENTION_PATHS)}")

@@ -12,6 +12,8 @@ import torch
 
 from .._checks import positive_int
 
+__all__ = ["THREADS_ENV", "hardware_string", "device_name", "resolve_device", "num_threads"]
+
 THREADS_ENV = "BPARALLEL_THREADS"
 
 

@@ -66,6 +66,13 @@ from .design import (
 from .model import Transformer
 from .train import train
 
+__all__ = ["ROOT", "MODELS_ENV", "MODELS_UNSET", "is_checkout", "find_models_root", "MODELS_ROOT",
+           "SHIPPED_DIR", "RUNS_DIR", "models_help", "BOOK_PROFILES", "ModelSet",
+           "shipped_manifest", "partial_path", "find_partial", "is_shipped", "shipped_seeds",
+           "shipped_status", "shipped_complete", "load_shipped", "QUICK_THREADS", "train_quick",
+           "resolve_profile", "fixed_quick", "book_models", "models_by_seed", "seed_overview",
+           "ship_run", "ship", "load_model", "load_run_models"]
+
 ROOT = Path(__file__).resolve().parents[2]  # the repository, in a checkout
 #: The environment variable naming the models folder (``models/`` of a checkout: one folder
 #: and one manifest per profile); ``python -m bparallel --models DIR`` sets it.

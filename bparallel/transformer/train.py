@@ -80,6 +80,8 @@ from .measure import PROBE_LAYER_KEYS, PROBE_SCALAR_KEYS, training_probe
 from .model import ATTENTION_PATHS, Transformer
 from .runtime import hardware_string, num_threads, resolve_device
 
+__all__ = ["TrainResult", "ignore_unpredictable", "initial_model", "train", "projected_hours"]
+
 _CURVE_KEYS = ("train_loss", "heldout_loss", "heldout_accuracy", "heldout_accuracy_predictable",
                "heldout_loss_predictable", "seconds")
 

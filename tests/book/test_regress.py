@@ -59,6 +59,18 @@ def test_bad_profile_notebook_and_parameter():
         rg.run(_args(notebooks=["04_minimax_fidelity"], parameter=[["horizn", "3"]]))
 
 
+def test_root_is_the_repository_unless_a_folder_with_notebooks_is_named(tmp_path):
+    assert rg.chosen_root(_args()) == rg.ROOT
+    with pytest.raises(rg.RegressError, match="has no notebooks/ folder"):
+        rg.chosen_root(_args(root=str(tmp_path)))
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "mine.md").write_text("# mine\n")
+    root = rg.chosen_root(_args(root=str(tmp_path)))
+    assert root == tmp_path.resolve()
+    assert rg.available_notebooks(root) == ["mine"]
+    assert rg.reference_dir(root) == root / "tests" / "reference"
+
+
 def test_the_notebooks_that_train_start_first():
     names = rg.available_notebooks()
     assert set(rg.TRAIN_FIRST) <= set(names)  # a renamed chapter is noticed here

@@ -169,6 +169,9 @@ def test_the_machine_chapters_and_provenance_in_words(tmp_path):
     assert not machine_description(tmp_path / "missing").startswith(", ")
     assert profile_parameter('x = 1\nprofile = "auto"  # the book\'s\n') == "auto"
     assert profile_parameter("no parameters here") == "\u2014"
+    shown = 'text\n````md\n```{code-cell} ipython3\nprofile = "quick"\n```\n````\nmore\n'
+    assert profile_parameter(shown) == "\u2014"  # an example shown on a page, not its cell
+    assert profile_parameter(shown + 'profile = "paper"\n') == "paper"
     assert run_words({"mtime": 200.0}, build_start=100.0) == "in this build"
     assert run_words({"mtime": None}, build_start=100.0) == "in this build"
     assert run_words({"mtime": 50.0}, 100.0).startswith("from the execution cache (run 19")

@@ -19,6 +19,8 @@ import numpy as np
 from ..._io import atomic_write_text
 from ..words import fmt_sig
 
+__all__ = ["PROFILES", "key_name", "flatten", "save_results", "load_results", "ChapterResults"]
+
 #: The profiles a chapter is built and its results recorded at: ``quick`` (CI and the book's
 #: builds) and ``paper`` (the paper's sizes); each has its own regression references. A
 #: theory chapter samples at the profile's sizes, a Section 4 chapter reads the models

@@ -182,7 +182,7 @@ class LinkPublishedCode(SphinxTransform):
 #: Pages outside the numbered parts of ``_toc.yml`` -> the prefix of their table and figure
 #: numbers: "Table 0.1" in the introduction, never a bare "Table 1" that could be the paper's.
 NUMBER_PREFIXES = {"book/intro": "0", "book/reproducibility": "A", "book/reforms": "B",
-                   "book/execution": "C", "book/api": "D"}
+                   "book/execution": "C", "book/use": "D", "book/api": "E"}
 #: The kinds of numbered things renumbered (the std domain's; proofs keep the paper's count).
 _PREFIXED_TYPES = ("table", "figure", "code-block")
 
@@ -238,11 +238,15 @@ def machine_description(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
 
 #: A chapter's profile parameter, as its parameters cell sets it (``profile = "auto"``).
 _PROFILE = re.compile(r'^profile\s*=\s*"(\w+)"', re.MULTILINE)
+#: A block fenced by four or more backticks (or tildes): a page *showing* a notebook's
+#: source (the "use the package" page's chapter of one's own), never the page's own cells.
+_SHOWN_SOURCE = re.compile(r"^(`{4,}|~{4,})[^\n]*\n.*?^\1[ \t]*$", re.S | re.M)
 
 
 def profile_parameter(source: str) -> str:
-    """The ``profile`` a chapter's parameters cell sets, or "—" for a chapter without one."""
-    m = _PROFILE.search(source)
+    """The ``profile`` a chapter's parameters cell sets, or "—" for a chapter without one
+    (a notebook's source shown inside a fence of four backticks is not the page's own)."""
+    m = _PROFILE.search(_SHOWN_SOURCE.sub("", source))
     return m.group(1) if m else "\u2014"
 
 

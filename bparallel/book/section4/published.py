@@ -14,6 +14,11 @@ import numpy as np
 from ... import ranks
 from ..._checks import one_of
 
+__all__ = ["LAYERS", "spearman", "PUBLISHED_TABLES", "published_rows", "published_agreement",
+           "largest_differences", "PUBLISHED_DECIMALS", "verdict", "amplification_agreement",
+           "SPREAD", "MODE_NAMES", "side_by_side", "tables_1_4_markdown", "layer_means",
+           "side_by_side_5_6", "tables_5_6_markdown"]
+
 #: The paper's Transformers have 4 layers: columns L1-L4 of every published table.
 LAYERS = 4
 

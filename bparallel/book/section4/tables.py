@@ -25,6 +25,9 @@ from ...transformer.measure import MODES, sequence_metrics
 from ...transformer.model import Transformer
 from .measures import measure_models
 
+__all__ = ["evaluate_models", "as_dataframe", "flat_results", "table_rows", "evaluate_bundle",
+           "evaluate_seeds"]
+
 
 def _rows_tables_1_4(
     metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]], protocol: str

@@ -180,10 +180,11 @@ def add_regress_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_regress(args: argparse.Namespace) -> int:
     from .noise import measure_noise
-    from .regress import run
+    from .regress import chosen_root, run
 
+    root = chosen_root(args)  # --root: a chapter of one's own, outside this repository
     # --noise runs the notebooks under each setting instead of comparing them
-    return measure_noise(args) if getattr(args, "noise", None) else run(args)
+    return measure_noise(args, root) if getattr(args, "noise", None) else run(args, root)
 
 
 # --------------------------------------------------------------------------- sweep
@@ -218,8 +219,10 @@ examples:
         --jobs 16 --slurm-partition cpu --slurm-time 240 --slurm-cpus-per-task 2
 
 fresh data: each step 50 new sequences, a budget in steps, stopped when the
-held-out accuracy has converged; both arms by default (width: head size 64/H, the paper's;
-head16: 16 dimensions per head), 4 heads of 16 trained once for both; shipped into
+held-out accuracy has converged; the profile's arms by default, all three (width: head
+size 64/H, the paper's; head16: 16 dimensions per head; inner256: an attention width of 256
+split into H heads), a configuration in two arms trained once (4 heads of 16: width and
+head16; 16 heads of 16: head16 and inner256); shipped into
 models/<profile>/ with the outcome, learning curve and the proxies through training
     python -m bparallel sweep --profile induction-fresh --seeds 42 43 44 --jobs 2 --threads 1
     python -m bparallel sweep --profile induction-fresh --arms head16 --heads 16 --seeds 42 \\

@@ -34,6 +34,9 @@ from .regress import (
     resolve_notebooks,
 )
 
+__all__ = ["NOISE_SETTINGS", "NOISE_FACTOR", "noise_path", "load_noise", "spreads",
+           "merged_spreads", "measure_noise"]
+
 #: The sources of last-bit noise a regression may meet on another machine, each as the
 #: environment that reproduces it here: the CPU's kernels (torch's ATen, numpy's SIMD
 #: dispatch and OpenBLAS) at the AVX2 width, at no vector width at all, and the thread

@@ -17,6 +17,14 @@ rule with ``"profile"`` applies to that profile's references only. A tolerance l
 the value it guards cannot notice the value going to zero: a rule that allows it must say
 why in ``"exceeds_value"`` (the test suite checks every reference against this).
 ``retolerance`` re-applies the rules to stored references, keeping every value.
+
+A chapter of one's own: ``--root DIR`` runs the notebooks of any folder laid out as this
+repository is, ``DIR/notebooks/<name>.md`` (a text notebook whose cell tagged
+``parameters`` declares ``profile`` and ``results_dir`` and which ends by writing its
+results with :func:`bparallel.book.render.results.save_results`) and its references in
+``DIR/tests/reference/<profile>/<name>.json`` (tolerance rules, optional, in
+``DIR/tests/reference/tolerances.json``); the kernels import from ``DIR`` first. It works
+from an installed copy of the package, outside any checkout (:func:`chosen_root`).
 """
 
 from __future__ import annotations
@@ -41,6 +49,14 @@ from typing import Any
 from ..._io import atomic_write_text
 from ..render.results import PROFILES, load_results
 
+__all__ = ["ROOT", "DEFAULT_TOLERANCE", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
+           "KERNEL_START_FAILURES", "RegressError", "chosen_root", "notebooks_dir",
+           "reference_dir", "available_notebooks", "resolve_notebooks", "TRAIN_FIRST", "run_order",
+           "check_profile", "declared_parameters", "parse_value", "Row", "load_reference",
+           "load_tolerance_rules", "matching_rule", "tolerance_for", "retolerance", "compare",
+           "updated_reference", "Outcome", "run_notebook", "format_table", "add_arguments",
+           "SHARED_VARS", "run", "main"]
+
 ROOT = Path(__file__).resolve().parents[3]  # the repository
 DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
 STAGGER_S = 2.0
@@ -55,6 +71,17 @@ class RegressError(ValueError):
 
 
 # ------------------------------------------------------------------------ discovery
+def chosen_root(args: argparse.Namespace, default: Path = ROOT) -> Path:
+    """The folder ``--root`` names (absolute), or ``default`` (this repository) without it;
+    a ``RegressError`` when the folder has no ``notebooks/``."""
+    given = getattr(args, "root", None)
+    root = Path(given).expanduser().resolve() if given else default
+    if not notebooks_dir(root).is_dir():
+        raise RegressError(f"root {given or str(root)!r} has no notebooks/ folder: --root names "
+                           "a folder with notebooks/<name>.md and tests/reference/<profile>/")
+    return root
+
+
 def notebooks_dir(root: Path = ROOT) -> Path:
     return root / "notebooks"
 
@@ -379,6 +406,9 @@ def format_table(notebook: str, rows: list[Row], *, only_problems: bool = False)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default="quick", help=f"one of {', '.join(PROFILES)}")
+    p.add_argument("--root", metavar="DIR", default=None,
+                   help="run the chapters of DIR instead of this repository's: "
+                        "DIR/notebooks/<name>.md, references in DIR/tests/reference/<profile>/")
     p.add_argument("--notebooks", nargs="+", metavar="NAME", help="notebook names (default all)")
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                    metavar=("KEY", "VALUE"), help="override a notebook parameter")
@@ -535,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        return run(args)
+        return run(args, chosen_root(args))
     except RegressError as err:
         parser.error(str(err))
         return 2

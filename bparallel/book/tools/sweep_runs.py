@@ -21,6 +21,8 @@ from ...transformer.design import (
 )
 from ...transformer.shipped import MODELS_ROOT
 
+__all__ = ["default_models_dir", "ModelRun"]
+
 
 def default_models_dir(profile: str | Profile | FreshProfile) -> Path:
     """``models/<profile>`` in the repository: where a profile's models are shipped."""

@@ -16,6 +16,8 @@ from ...transformer.design import DEFAULT_SEED
 from ...transformer.shipped import is_shipped, shipped_manifest
 from .sweep_runs import ModelRun
 
+__all__ = ["shown_path", "sweep_status", "format_status", "snapshot"]
+
 
 def shown_path(path: str | os.PathLike) -> str:
     """``path`` relative to the working directory when it lies inside it."""
