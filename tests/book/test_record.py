@@ -181,7 +181,7 @@ def test_the_studies_use_the_chapters_own_defaults():
             "09_amplification": {"horizon": 100},
             "10_section4_as_defined": {"max_steps": 100, "num_sequences": None,
                                        "ablation_sequences": None,
-                                       "reference_sequences": None},
+                                       "reference_sequences": None, "other_seeds": True},
             "11_across_seeds": {"max_steps": 100, "horizon": 100},
             "12_graph_tasks": {"max_steps": 100, "num_sequences": None,
                                "reference_sequences": None}}
