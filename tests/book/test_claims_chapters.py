@@ -5,6 +5,7 @@ small seeded ensembles, and the recorded keys by hand."""
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -234,6 +235,12 @@ def test_mixing_search_results(mixing):
     assert out[f"{n5}.max_loss_uniform"] > 0
     shown = mr.search_table(table)
     assert shown.index.names == ["search", "n", "H"] and len(shown) == len(MIXING_KEYS)
+    # one precision per column: every share at two decimals (9 of 210 is "4.29", 0 "0.00")
+    rows, _ = frame_rows(shown, formats=mr.SEARCH_FORMATS)
+    for col in mr.SEARCH_FORMATS:
+        assert all(re.fullmatch(r"\d+\.\d\d", r[col]) for r in rows), col
+    n4 = next(r for r in rows if (r["search"], r["n"], r["H"]) == ("exhaustive", 4, 2))
+    assert n4["uniform < fastest (%)"] == "4.29" and rows[0]["uniform > slowest (%)"] == "0.00"
     with pytest.raises(ValueError, match="no head sets"):
         mr.mixing_search_results({k: v for k, v in store.items() if k[1] != 5}, table)
 

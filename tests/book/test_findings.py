@@ -70,6 +70,33 @@ def test_the_books_own_tests_sit_beyond_the_paper(monkeypatch):
         assert f"| {fd.BOOK_TEST}{claim} |" in intro_now
 
 
+def test_a_long_glance_cell_continues_in_a_row_of_the_same_verdict(monkeypatch):
+    """A verdict whose claims of one part would take more than MAX_CELL characters as shown
+    (a link as its text) gets a second row, the claims in order; 200 characters exactly
+    stay in one cell, 201 do not."""
+    monkeypatch.setattr(fd, "PARTS", ("theory", "experiments"))
+    monkeypatch.setattr(fd, "MAX_CELL", 20)
+    rows = "\n".join(f"| c{i} | {{verdict}}`holds` | x | [a](../notebooks/08_proxies.md) |"
+                     for i in range(4))
+    intro = INTRO.replace("| Lemma 2.5: $1_\\tau$ | {verdict}`holds` |", "| c9 | {verdict}`fails` |")
+    intro = intro.replace("| More heads |", "| More |").replace(
+        ":name: tbl-findings-section4\n\n| Claim | Verdict | With the published code | "
+        "Under the definitions | Evidence |\n|:---|:---|:---|:---|:---|\n",
+        ":name: tbl-findings-section4\n\n| a | b | c | d |\n|:---|:---|:---|:---|\n"
+        + rows + "\n")
+    monkeypatch.setattr(fd, "SHORT", {**{f"c{i}": f"claim{i}" for i in range(10)}, "More": "m"})
+    # "claim0 (08); claim1 (08)" is 24 characters: over 20, so one claim per row
+    table = fd.glance_markdown(intro, readme=True).splitlines()[2:]
+    assert table[:4] == [f"| holds | — | claim{i} (08) |" for i in range(4)]
+    book = fd.glance_markdown(intro).splitlines()
+    assert sum(ln.startswith("| {verdict}`holds` |") for ln in book) == 4  # links not counted
+    assert fd._packed(["a" * 9, "b" * 9], limit=20) == [["a" * 9, "b" * 9]]  # 9 + 2 + 9 = 20
+    assert fd._packed(["a" * 9, "b" * 10], limit=20) == [["a" * 9], ["b" * 10]]  # 21
+    assert fd._packed([]) == [[]]
+    with pytest.raises(ValueError, match="longer than 20 characters"):
+        fd._packed(["a" * 21], limit=20)
+
+
 def test_a_claim_without_a_short_form_or_a_missing_part_is_named(monkeypatch):
     monkeypatch.setattr(fd, "PARTS", ("theory", "experiments"))
     monkeypatch.setattr(fd, "SHORT", {"More heads": "more"})

@@ -15,13 +15,28 @@ ROOT = Path(__file__).resolve().parents[2]
 INTRO = (ROOT / "book" / "intro.md").read_text()
 PAGES = sorted([*(ROOT / "book").glob("*.md"), *(ROOT / "notebooks").glob("*.md")])
 #: The longest cell the intro's findings tables may show, as rendered.
-MAX_CELL = 200
+MAX_CELL = fd.MAX_CELL
+
+
+REFS = fd.load_references(ROOT)
+_GLUE = re.compile(r"\{glue:text\}`(?:\.\./notebooks/(?P<nb>\w+)\.md::)?(?P<key>[^`]*?)"
+                   r"(?::(?P<fmt>[^:`]*))?`")
+
+
+def _glued(m: re.Match) -> str:
+    """A glued number as the paper build shows it (its value in the paper references,
+    formatted as the role says); five characters where the references do not hold it
+    (a glued word, a key of a page not recorded)."""
+    try:
+        return format(REFS[m.group("nb")][m.group("key")]["value"], m.group("fmt") or "")
+    except (KeyError, TypeError, ValueError):
+        return "0.000"
 
 
 def rendered(cell: str) -> str:
-    """``cell`` about as the reader sees it: a glued number five characters, a role its
-    text, a link its text, no emphasis marks."""
-    cell = re.sub(r"\{glue:text\}`[^`]*`", "0.000", cell)
+    """``cell`` about as the reader sees it: a glued number as :func:`_glued` formats it, a
+    role its text, a link its text, no emphasis marks."""
+    cell = _GLUE.sub(_glued, cell)
     cell = re.sub(r"\{(?:term|ref|doc)\}`([^`<]*?)\s*<[^`]*>`", r"\1", cell)
     cell = re.sub(r"\{\w+\}`([^`]*)`", r"\1", cell)
     cell = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell)
@@ -51,6 +66,36 @@ def test_every_findings_cell_is_short_and_no_two_rows_share_a_key_number():
     keys = [rendered(c) for row in rows for c in row[2:-1] if len(rendered(c)) > 20]
     shared = {k for k in keys if keys.count(k) > 1}
     assert not shared, f"rows share a key-number cell: {shared}"
+
+
+def _table_lines(markdown: str) -> list[str]:
+    return [ln for ln in markdown.splitlines()
+            if ln.startswith("|") and not re.fullmatch(r"\|(?:\s*:?-+:?\s*\|)+", ln)]
+
+
+def test_every_cell_and_caption_of_the_intro_and_readme_is_short():
+    """No table cell of the intro (the glance included) or of the README over
+    fd.MAX_CELL characters as rendered, no table caption of the intro over fd.MAX_CAPTION:
+    each checked to the character (a cell one character over is found)."""
+    readme = fd.README.read_text()
+    for name, text in (("book/intro.md", INTRO), ("README.md", readme)):
+        lines = _table_lines(text)
+        assert len(lines) >= (40 if name == "book/intro.md" else 5), name
+        long = [(ln[:40], len(rendered(c))) for ln in lines
+                for c in ln.strip().strip("|").split(" | ") if len(rendered(c)) > fd.MAX_CELL]
+        assert not long, f"{name}: cells over {fd.MAX_CELL} characters as rendered: {long}"
+    captions = re.findall(r"^:::\{table\} (.*)$", INTRO, re.M)
+    assert len(captions) == len(fd.PARTS) + 1  # the glance and one table per part
+    long = [(c[:40], len(rendered(c))) for c in captions if len(rendered(c)) > fd.MAX_CAPTION]
+    assert not long, f"intro captions over {fd.MAX_CAPTION} characters: {long}"
+
+
+def test_a_glued_number_counts_as_the_paper_build_shows_it():
+    nb, key = next((nb, k) for nb, ref in REFS.items() for k, v in ref.items()
+                   if isinstance(v.get("value"), float) and 1 < abs(v["value"]) < 1000)
+    value = REFS[nb][key]["value"]
+    assert rendered(f"{{glue:text}}`../notebooks/{nb}.md::{key}:.2f`") == f"{value:.2f}"
+    assert rendered(f"{{glue:text}}`../notebooks/{nb}.md::no.such.key:.2f`") == "0.000"
 
 
 def test_the_evidence_links_name_the_chapter_by_number_and_short_title():

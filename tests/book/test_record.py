@@ -93,6 +93,37 @@ def test_record_keeps_computes_and_prunes(tmp_path, monkeypatch):
     assert record.changed_code(folder) == []  # record() says which code it measured with
 
 
+def test_chapter_11s_head_fidelities_are_recorded_like_the_metrics(tmp_path):
+    """head_fidelity_cached (chapter 11's per-head study) names its file to record's
+    tracking, raises NotCached in a lookup-only block instead of computing, reads a
+    recorded result without writing it, and gives what head_fidelity gives (compared to
+    1e-12: the same float32 computation, saved and read back)."""
+    from bparallel.book.section4.across_seeds_stats import head_fidelity_cached
+    from bparallel.transformer.importance import head_fidelity
+
+    torch.manual_seed(0)
+    model = Transformer(model_config("tiny", 2)).eval()
+    x = torch.randint(0, 16, (2, model_config("tiny", 2).seq_len))
+    folder = tmp_path / "recorded"
+    with metrics_cache.tracked_files(lookup_only=True) as names:
+        with pytest.raises(metrics_cache.NotCached):
+            head_fidelity_cached(model, x, horizon=5, cache_dir=None, recorded=folder)
+    assert len(names) == 1 and not folder.exists()  # looked up, nothing computed
+    with metrics_cache.tracked_files() as kept:
+        computed = head_fidelity_cached(model, x, horizon=5, cache_dir=folder)
+    assert kept == names and (folder / names.pop()).is_file()
+    direct = head_fidelity(model, x, horizon=5)
+    assert computed.keys() == direct.keys()
+    for k in direct:
+        np.testing.assert_allclose(computed[k], direct[k], rtol=1e-12, atol=0, err_msg=k)
+    cache = tmp_path / "cache"
+    with metrics_cache.tracked_files(lookup_only=True):  # found recorded: no NotCached
+        read = head_fidelity_cached(model, x, horizon=5, cache_dir=cache, recorded=folder)
+    assert not cache.exists()  # read from the record, nothing written to the cache
+    for k in direct:
+        np.testing.assert_array_equal(read[k], computed[k], err_msg=k)
+
+
 def test_the_checkpoint_columns_are_recorded_only_from_the_checkpoints(tmp_path, monkeypatch):
     """Without the authors' checkpoints record() measures nothing of theirs and keeps the
     record there is (it is no stale file); the record in the repository is current."""
@@ -150,7 +181,7 @@ def test_the_studies_use_the_chapters_own_defaults():
             "09_amplification": {"horizon": 100},
             "10_section4_as_defined": {"max_steps": 100, "num_sequences": None,
                                        "ablation_sequences": None,
-                                       "reference_sequences": None},
+                                       "reference_sequences": None, "other_seeds": True},
             "11_across_seeds": {"max_steps": 100, "horizon": 100},
             "12_graph_tasks": {"max_steps": 100, "num_sequences": None,
                                "reference_sequences": None}}

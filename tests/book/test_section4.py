@@ -240,6 +240,22 @@ def test_seed_ranking_rows_from_the_heads_part():
     assert seed_ranking_rows({}) == []
 
 
+def test_the_seeds_the_per_head_tests_measure_in_words():
+    """seeds_prose names the bundle's own seed and the other seeds measured, taken from the
+    data, and says when there is only the one."""
+    from types import SimpleNamespace
+
+    from bparallel.book.section4.as_defined_report import seeds_prose
+
+    bundle = SimpleNamespace(metas={("copy", 4): {"seed": 42}, ("cycle", 4): {}})
+    many = seeds_prose(bundle, [44, 43, 42, 46, 45])
+    assert "(seeds 43, 44, 45 and 46)" in many and "measure seed 42's models" in many
+    assert "Holm family" in many and "significantly reversed fails it" in many
+    one = seeds_prose(bundle, [])
+    assert "measure the models of one seed, 42," in one and "`other_seeds`" in one
+    assert seeds_prose(bundle, [42]) == one
+
+
 def test_seeds_verdict_by_the_one_rule():
     from bparallel.book.section4.as_defined import seeds_verdict
     from bparallel.book.verdicts import Verdict as V

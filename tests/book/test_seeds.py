@@ -5,7 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from bparallel.book.section4.statistics import paired_effect, seed_interval, share_of_seeds
+from bparallel.book.section4.statistics import (
+    paired_effect,
+    seed_interval,
+    share_interval,
+    share_of_seeds,
+)
 
 
 def test_t_interval_by_hand():
@@ -29,6 +34,31 @@ def test_one_seed_has_no_interval_and_bad_input_is_refused():
         seed_interval([1, float("inf")])
     with pytest.raises(ValueError, match="level"):
         seed_interval([1, 2], level=1.0)
+
+
+def test_share_interval_stays_in_zero_one():
+    # two seeds at 0.9 and 1.0: mean 0.95, s = 0.1 / sqrt 2, t_{1, 0.975} = 12.706204736174707,
+    # so the t-interval is 0.95 -+ 0.6353 and reaches past 1; cut, its top is 1 and its
+    # bottom the t-interval's own (a bound off by 1e-12 would be found)
+    half = 12.706204736174707 * (0.1 / math.sqrt(2)) / math.sqrt(2)
+    iv = share_interval([0.9, 1.0])
+    assert seed_interval([0.9, 1.0]).high > 1
+    assert (iv.mean, iv.high, iv.n) == (pytest.approx(0.95, abs=1e-15), 1.0, 2)
+    assert iv.low == pytest.approx(0.95 - half, rel=1e-12)
+    # and below 0 at the other end; both bounds cut when the interval spans [0, 1]
+    low = share_interval([0.0, 0.1])
+    assert low.low == 0.0 and low.high == pytest.approx(0.05 + half, rel=1e-12)
+    assert (share_interval([0.0, 1.0]).low, share_interval([0.0, 1.0]).high) == (0.0, 1.0)
+    # inside [0, 1] the t-interval unchanged; every seed at 1: the point 1 (no spread)
+    inside = share_interval([0.4, 0.5, 0.6])
+    assert (inside.low, inside.high) == (seed_interval([0.4, 0.5, 0.6]).low,
+                                         seed_interval([0.4, 0.5, 0.6]).high)
+    assert (share_interval([1.0, 1.0]).low, share_interval([1.0, 1.0]).high) == (1.0, 1.0)
+    assert share_interval([0.7]).low is None
+    with pytest.raises(ValueError, match=r"shares must lie in \[0, 1\]"):
+        share_interval([0.5, 1.2])
+    with pytest.raises(ValueError, match="shares must be a non-empty"):
+        share_interval([])
 
 
 def test_paired_effect_by_hand():
@@ -181,6 +211,9 @@ def test_amplification_per_sequence_both_readings_and_ties():
     rows = {(r["layer"], r["reading"]): r for r in amplification_per_sequence(_amp_data())}
     assert rows[(1, "per_sequence")]["share"] == 1.0 and rows[(1, "per_sequence")][
         "outcome"] == "as claimed" and rows[(1, "per_sequence")]["wins"] == 3
+    # every interval of a share lies in [0, 1] (share_interval)
+    assert all(0 <= r["low"] <= r["share"] <= r["high"] <= 1
+               for r in rows.values() if r["share"] is not None)
     # layer 2: the best head per sequence wins every sequence; against head 0, the best on
     # average, the combination wins the two sequences head 0 loses
     assert rows[(2, "per_sequence")]["share"] == 0.0

@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 URL = "https://example.org/authors/code"
 
 
-def _render(source: str, tmp_path: Path, conf: str = "") -> tuple[str, str]:
-    """Build one MyST page with the extension; return (html of the body, warnings)."""
+def _build(source: str, tmp_path: Path, conf: str = "", pages: dict[str, str] | None = None):
+    """Build one MyST page (``index``, and any other ``pages``: name -> source) with the
+    extension; return the Sphinx application and its warnings."""
     import io
 
     from sphinx.application import Sphinx
@@ -27,10 +28,19 @@ def _render(source: str, tmp_path: Path, conf: str = "") -> tuple[str, str]:
                                  "myst_enable_extensions = ['colon_fence']\n"
                                  + conf)
     (src / "index.md").write_text(source)
+    for name, text in (pages or {}).items():
+        (src / f"{name}.md").parent.mkdir(parents=True, exist_ok=True)
+        (src / f"{name}.md").write_text(text)
     warnings = io.StringIO()
     app = Sphinx(str(src), str(src), str(tmp_path / "out"), str(tmp_path / "doctrees"),
                  "html", status=None, warning=warnings, freshenv=True)
     app.build()
+    return app, warnings
+
+
+def _render(source: str, tmp_path: Path, conf: str = "") -> tuple[str, str]:
+    """Build one MyST page with the extension; return (html of the body, warnings)."""
+    _, warnings = _build(source, tmp_path, conf)
     html = (tmp_path / "out" / "index.html").read_text()
     # only the page's own warnings (several apps in one process re-register roles: noise)
     own = [w for w in warnings.getvalue().splitlines() if "index.md" in w]
@@ -152,6 +162,22 @@ def test_the_execution_status_table_is_numbered_and_names_its_machine(tmp_path):
     from bparallel.book.render.sphinxext import machine_description
     assert machine_description() in html.replace("&#8217;", "'")
     assert "no chapter was executed in this build" in html
+
+
+def test_the_execution_status_page_is_marked_by_its_directive(tmp_path):
+    """The page written again once every chapter has run is the one whose
+    ``{execution-status}`` directive marked it, whatever its name (here ``status/how``, not
+    ``book/execution``), and no other; read again without the directive, it is unmarked."""
+    from bparallel.book.render.sphinxext import _status_pages, _update_execution_status
+
+    app, warnings = _build("# Index\n\n```{toctree}\nstatus/how\nother\n```\n", tmp_path,
+                           pages={"status/how": "# How it ran\n\n```{execution-status}\n```\n",
+                                  "other": "# Other\n\nNo table.\n"})
+    assert "status/how.md" not in warnings.getvalue(), warnings.getvalue()
+    assert _update_execution_status(app, app.env) == ["status/how"]
+    assert app.env.found_docs >= {"index", "status/how", "other"}
+    app.emit("env-purge-doc", app.env, "status/how")
+    assert _update_execution_status(app, app.env) == [] and _status_pages(app.env) == set()
 
 
 def test_the_machine_chapters_and_provenance_in_words(tmp_path):

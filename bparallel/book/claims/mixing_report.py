@@ -65,6 +65,7 @@ __all__ = [
     "ATOM_LAW",
     "LAZY_EPS",
     "LAZY_FORMATS",
+    "SEARCH_FORMATS",
     "BestHeadStudy",
     "BinomialBound",
     "PairExample",
@@ -88,6 +89,10 @@ BOUND_KINDS = ("unweighted", "weighted", "path", "complete", "unweighted pair", 
 #: Number formats of :func:`bound_table`, by column label.
 BOUND_FORMATS = {"graphs": ",d", "median T_mix / (2N/p)": ".3f", "max T_mix / (2N/p)": ".3f",
                  "pN ≤ ln(1/ε)": ",d", "over the bound": ",d"}
+#: Number formats of :func:`search_table`: each share of head sets, in %, at two decimals
+#: ("4.00", never "4.0" beside "4.29": one precision per column).
+SEARCH_FORMATS = {f"{col} (%)": ".2f" for col in ("uniform < fastest", "best grid < fastest",
+                                                   "uniform > slowest")}
 #: Number formats of :func:`lazy_path_table`: the bound, a number of steps, as one.
 LAZY_FORMATS = {"2N/p": fmt_steps}
 #: Number formats of the table of Theorem 2.8 under its hypothesis, by column label.

@@ -272,6 +272,7 @@ class ExecutionStatus(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
+        _status_pages(self.env).add(self.env.docname)  # written again once all have run
         caption = ("How each chapter of this build ran: the profile its parameters cell "
                    "sets, its run time, whether it ran in this build or came from the "
                    "execution cache, and whether it succeeded. Built on "
@@ -345,9 +346,30 @@ def _note_build_start(app: Any) -> None:
     app.bparallel_build_start = time.time()
 
 
+#: The attribute of the build environment that holds the pages with an
+#: ``{execution-status}`` table (as myst-nb marks a page with ``has_exec_table``).
+STATUS_PAGES = "bparallel_execution_status_pages"
+
+
+def _status_pages(env: Any) -> set[str]:
+    """The pages of ``env`` whose ``{execution-status}`` directive has marked them."""
+    if not hasattr(env, STATUS_PAGES):
+        setattr(env, STATUS_PAGES, set())
+    return getattr(env, STATUS_PAGES)
+
+
+def _purge_status_page(app: Any, env: Any, docname: str) -> None:
+    _status_pages(env).discard(docname)  # read again: its directive marks it again
+
+
+def _merge_status_pages(app: Any, env: Any, docnames: Any, other: Any) -> None:
+    _status_pages(env).update(_status_pages(other) & set(docnames))  # parallel reading
+
+
 def _update_execution_status(app: Any, env: Any) -> list[str]:
-    """The page with the table is written again once every chapter has run."""
-    return [d for d in env.found_docs if d == "book/execution"]
+    """The pages with an ``{execution-status}`` table, whatever their name, are written
+    again once every chapter has run."""
+    return sorted(_status_pages(env) & set(env.found_docs))
 
 
 def setup(app: Any) -> dict[str, Any]:
@@ -362,5 +384,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_directive("execution-status", ExecutionStatus)
     app.add_post_transform(FillExecutionStatus)
     app.connect("builder-inited", _note_build_start)
+    app.connect("env-purge-doc", _purge_status_page)
+    app.connect("env-merge-info", _merge_status_pages)
     app.connect("env-updated", _update_execution_status)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -24,6 +24,7 @@ from .statistics import (
     holm,
     paired_effect,
     seed_interval,
+    share_interval,
     share_of_seeds,
     smallest_change,
 )
@@ -192,28 +193,51 @@ TIE = 0.005
 READINGS = {"per_sequence": "best head per sequence", "on_average": "best head on average"}
 
 
-def head_fidelity_cached(model: Any, inputs: Any, *, horizon: int,
-                         cache_dir: Any = None) -> dict[str, np.ndarray]:
+def head_fidelity_cached(model: Any, inputs: Any, *, horizon: int, cache_dir: Any = None,
+                         recorded: Any = None) -> dict[str, np.ndarray]:
     """:func:`bparallel.transformer.importance.head_fidelity` of ``model`` on ``inputs``
     (each head's minimax fidelity per sequence, both modes), stored under ``cache_dir`` by
     the metrics cache's content key (:func:`~bparallel.transformer.metrics_cache.metrics_key`:
-    weights, sequences, options and the measuring code, so never stale); ``None`` computes
-    without a cache."""
+    weights, sequences, options and the measuring code, so never stale) and read, where
+    ``cache_dir`` lacks it, from ``recorded`` (the results recorded beside the shipped
+    models, ``models/recorded/``; read only); ``None`` for both computes without a cache.
+    Like :func:`~bparallel.transformer.metrics_cache.cached_metrics_many`, it names its file
+    to every open :func:`~bparallel.transformer.metrics_cache.tracked_files` block (so that
+    ``python -m bparallel record`` keeps it) and, inside a lookup-only one, raises
+    :class:`~bparallel.transformer.metrics_cache.NotCached` instead of computing it."""
     from pathlib import Path
 
     from ..._io import atomic_write, file_lock
+    from ...transformer import metrics_cache
     from ...transformer.importance import head_fidelity
-    from ...transformer.metrics_cache import metrics_key
 
+    tracking = metrics_cache._TRACKED
+    folders = [Path(d) for d in (cache_dir, recorded) if d is not None]
+    if not folders and not tracking:
+        return head_fidelity(model, inputs, horizon=horizon)
+    key = metrics_cache.metrics_key(model, inputs, measure="head_fidelity", horizon=horizon)
+    name = f"metrics-{key}.npz"
+    for names, _ in tracking:
+        names.add(name)
+
+    def read(path: Path) -> dict[str, np.ndarray] | None:
+        if not path.is_file():
+            return None
+        with np.load(path, allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+
+    for folder in folders:
+        if (found := read(folder / name)) is not None:
+            return found
+    if any(lookup_only for _, lookup_only in tracking):
+        raise metrics_cache.NotCached([name])
     if cache_dir is None:
         return head_fidelity(model, inputs, horizon=horizon)
-    key = metrics_key(model, inputs, measure="head_fidelity", horizon=horizon)
-    path = Path(cache_dir) / f"metrics-{key}.npz"
+    path = Path(cache_dir) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(path.with_suffix(".lock")):
-        if path.is_file():
-            with np.load(path, allow_pickle=False) as f:
-                return {k: f[k] for k in f.files}
+        if (found := read(path)) is not None:
+            return found
         out = head_fidelity(model, inputs, horizon=horizon)
         atomic_write(path, lambda fh: np.savez(fh, **out))
         return out
@@ -243,7 +267,8 @@ def sequence_amplification_data(bundle: Any, models_dir: Any, *, max_steps: int,
                              cache_dir=cache_dir, recorded=recorded)
         out[seed] = {}
         for k, m in multi.items():
-            heads = head_fidelity_cached(m, inputs[k], horizon=horizon, cache_dir=cache_dir)
+            heads = head_fidelity_cached(m, inputs[k], horizon=horizon, cache_dir=cache_dir,
+                                         recorded=recorded)
             out[seed][k] = {}
             for mode in ("paper", "definition"):
                 per_head = np.asarray(heads[f"{mode}.per_sequence"], float)  # (L, N, H)
@@ -277,8 +302,9 @@ def amplification_per_sequence(data: Mapping[int, Mapping[tuple, Mapping[str, An
     """Tables 5-6 sequence by sequence over seeds (``data``:
     :func:`sequence_amplification_data`, its ``mode``), per (task, heads, layer) and reading of
     :data:`READINGS`: per seed, the share of sequences the combination wins among those it
-    does not tie (:func:`win_share`), its mean over seeds with a t-interval
-    (``share``, ``low``, ``high``; seeds whose every sequence ties are left out, and a cell
+    does not tie (:func:`win_share`), its mean over seeds with a t-interval cut to [0, 1]
+    (``share``, ``low``, ``high``: :func:`~bparallel.book.section4.statistics.
+    share_interval`; seeds whose every sequence ties are left out, and a cell
     where all do has no share), the mean share of ties, and in how many seeds the
     combination beats that best head on the means at the published two decimals (``wins``
     of ``seeds``). ``outcome``: as claimed when the whole interval lies above one half (the
@@ -309,7 +335,7 @@ def amplification_per_sequence(data: Mapping[int, Mapping[tuple, Mapping[str, An
                                "wins": int(sum(c["wins"])), "ties": float(np.mean(c["ties"])),
                                "decided_seeds": len(c["shares"])}
         if c["shares"]:
-            iv = seed_interval(c["shares"], level)
+            iv = share_interval(c["shares"], level)
             row.update(share=iv.mean, low=iv.low, high=iv.high)
             outcome = effect_outcome(seed_interval(np.asarray(c["shares"]) - 0.5, level), +1)
             # every seed exactly at one half: decided sequences, balanced

@@ -156,6 +156,29 @@ def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences:
         recorded=recorded)
 
 
+def seeds_prose(bundle: Any, other_seeds: Sequence[int]) -> str:
+    """Which seeds' models the chapter's per-head tests measure, in words: ``bundle``'s seed
+    alone, or it and ``other_seeds`` (those :func:`seed_head_studies` measured)."""
+    from ...transformer.design import DEFAULT_SEED
+
+    own = sorted({int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()})
+    others = sorted(set(other_seeds) - set(own))
+    knock = "the knockouts, pruning and pair interactions"
+    if not others:
+        return (f"The per-head tests on this page measure the models of one seed, "
+                f"{join_words([str(s) for s in own])}, the one the paper trains, as do {knock}; "
+                "with the paper profile's other shipped seeds a build repeats them on each "
+                "(the chapter's parameter `other_seeds`).\n")
+    return (f"The per-head tests are repeated on every other shipped seed's models "
+            f"(seeds {join_words([str(s) for s in others])}), each on its own held-out "
+            "sequences, split as seed " + ", ".join(str(s) for s in own) + "'s, with its "
+            "cells' own noise floor and the same impact threshold; every test is in the "
+            "chapter's Holm family, and a claim's verdict over the seeds follows the book's "
+            "one rule: a seed whose test is significantly reversed fails it. "
+            f"{knock[0].upper()}{knock[1:]} measure seed "
+            + ", ".join(str(s) for s in own) + "'s models, the one the paper trains.\n")
+
+
 def layer_fidelity(metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]],
                    ) -> dict[tuple[str, int], np.ndarray]:
     """Per model, the layer means ``(L,)`` over sequences of the combined heads' minimax

@@ -1,10 +1,11 @@
-"""Statistics and verdict rules shared by Section 4's chapters (10, "Section 4 as defined";
-11, "Across seeds"; 12, "Tasks where the graph matters"): is an effect of the head count
-larger than the luck of one initialisation (:func:`seed_interval`, :func:`paired_effect`,
-:func:`effect_outcome`), many tests at once (:func:`holm`), the noise floor of a per-head
-measure and the per-head claims (:func:`noise_floor`, :func:`head_claims`), and the fixed
-rules that turn numbers into verdicts (:func:`threshold_verdict`, :func:`rho_verdict`,
-:func:`rank_claim_verdict`, :func:`across_tasks`, :func:`both_modes`).
+"""Statistics and verdict rules shared by Section 4's chapters (10, "Section 4 as defined"; 11,
+"Across seeds"; 12, "Tasks where the graph matters"): is an effect of the head count larger
+than the luck of one initialisation (:func:`seed_interval`, :func:`paired_effect`,
+:func:`effect_outcome`; a share's interval, :func:`share_interval`), many tests at once
+(:func:`holm`), the noise floor of a per-head measure and the per-head claims
+(:func:`noise_floor`, :func:`head_claims`), and the fixed rules that turn numbers into
+verdicts (:func:`threshold_verdict`, :func:`rho_verdict`, :func:`rank_claim_verdict`,
+:func:`across_tasks`, :func:`both_modes`).
 
 Every Section 4 number comes from one training run per configuration and seed. With ``n``
 seeds per configuration, a cell's mean gets a two-sided Student-t interval across seeds
@@ -68,6 +69,22 @@ def seed_interval(values: Sequence[float], level: float = 0.95) -> Interval:
         return Interval(float(v.mean()), None, None, n, level)
     half = stats.t.ppf(0.5 + level / 2, n - 1) * v.std(ddof=1) / math.sqrt(n)
     return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half), n, level)
+
+
+def share_interval(shares: Sequence[float], level: float = 0.95) -> Interval:
+    """Mean over seeds of a share (each seed's value in [0, 1]) with its t-interval at
+    ``level`` (:func:`seed_interval`) cut to [0, 1]. The mean share lies in [0, 1], so the
+    cut interval holds it exactly when the t-interval does: the coverage is the
+    t-interval's, while with few seeds (two give ``t`` = 12.7 at 95%) the uncut one would
+    reach past 1 or below 0. The interval always holds the mean, so the cut never empties
+    it; a bound inside [0, 1] is the t-interval's own."""
+    v = _values(shares, "shares")
+    if np.any((v < 0) | (v > 1)):
+        raise ValueError(f"shares must lie in [0, 1], got {v.tolist()}")
+    iv = seed_interval(v, level)
+    if iv.low is None:
+        return iv
+    return Interval(iv.mean, max(iv.low, 0.0), min(iv.high, 1.0), iv.n, iv.level)
 
 
 @dataclass(frozen=True)

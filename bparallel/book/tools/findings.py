@@ -108,6 +108,11 @@ SHORT: dict[str, str] = {
     "Per-head fidelity says which heads do the work": "per-head fidelity finds the workers",
 }
 
+#: The longest table cell the introduction and the README may show, in characters as
+#: rendered, and the longest table caption: a glance row whose cell would be longer
+#: continues in a second row with the same verdict.
+MAX_CELL, MAX_CAPTION = 200, 400
+
 _TABLE = re.compile(r"^:::\{table\}.*?\n(?P<body>.*?)^:::\s*$", re.S | re.M)
 
 
@@ -212,7 +217,9 @@ def glance_markdown(intro: str, *, readme: bool = False) -> str:
     the chapter that tests it (a link in the book). ``readme``: the README's rendering
     (plain verdicts and chapter numbers); else the intro's, a MyST table whose rows read as
     cards on a narrow screen (``bp-cards``: the parts stacked, never behind a sideways
-    scroll). A claim without a short form is a ``ValueError`` naming it."""
+    scroll). A verdict whose claims of one part would take more than :data:`MAX_CELL`
+    characters gets as many rows as keep every cell within it, the claims in order. A claim
+    without a short form is a ``ValueError`` naming it."""
     if GLANCE_START in intro and GLANCE_END in intro:  # the glance itself is no claim table
         intro = with_block(intro, GLANCE_START, GLANCE_END, "")
     tables = [rows for rows in table_rows(intro) if rows and len(rows[0]) in (4, 5)]
@@ -236,8 +243,10 @@ def glance_markdown(intro: str, *, readme: bool = False) -> str:
     for verdict in (v.value for v in Verdict):
         if verdict in cells:
             shown = verdict if readme else f"{{verdict}}`{verdict}`"
-            out.append(f"| {shown} | " + " | ".join("; ".join(c) or "—" for c in cells[verdict])
-                       + " |")
+            chunks = [_packed(c) for c in cells[verdict]]
+            for i in range(max(len(c) for c in chunks)):
+                out.append(f"| {shown} | " + " | ".join(
+                    ("; ".join(c[i]) if i < len(c) else "") or "—" for c in chunks) + " |")
     table = "\n".join(out) + "\n"
     if readme:
         return table
@@ -245,6 +254,26 @@ def glance_markdown(intro: str, *, readme: bool = False) -> str:
             "by verdict and by part, with the chapter that tests it; the tables below give "
             "each claim's condition and key number.\n:name: tbl-findings-glance\n"
             ":class: bp-glance bp-cards\n:width: 100%\n\n" + table + ":::\n")
+
+
+def _seen(claim: str) -> int:
+    """How many characters a glance entry shows: a link as its text."""
+    return len(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", claim))
+
+
+def _packed(claims: Sequence[str], limit: int | None = None) -> list[list[str]]:
+    """``claims`` in order, in as few groups as keep every group, joined by "; ", at most
+    ``limit`` characters as shown (:func:`_seen`; default :data:`MAX_CELL`); an empty list
+    is one empty group. A claim longer than ``limit`` alone is a ``ValueError``."""
+    limit = MAX_CELL if limit is None else limit
+    groups: list[list[str]] = [[]]
+    for claim in claims:
+        if _seen(claim) > limit:
+            raise ValueError(f"the glance entry {claim!r} is longer than {limit} characters")
+        if groups[-1] and sum(_seen(c) + 2 for c in groups[-1]) + _seen(claim) > limit:
+            groups.append([])
+        groups[-1].append(claim)
+    return groups
 
 
 def with_block(text: str, start: str, end: str, block: str) -> str:
@@ -300,7 +329,8 @@ def run(args: argparse.Namespace, root: Path = ROOT) -> int:
     return 0
 
 
-__all__: Sequence[str] = ["BOOK_TEST", "CHAPTER_TITLES", "INTRO_VERDICTS", "PARTS", "SHORT",
+__all__: Sequence[str] = ["BOOK_TEST", "CHAPTER_TITLES", "INTRO_VERDICTS", "MAX_CAPTION",
+                          "MAX_CELL", "PARTS", "SHORT",
                           "glance_markdown",
                           "intro_with_verdicts", "load_references", "readme_with_findings",
                           "recorded_verdict", "run", "table_rows", "with_block"]

@@ -93,6 +93,16 @@ def _chapter_11(cache_dir: Path | None, recorded: Path | None) -> Any:
                           cache_dir=cache_dir, recorded=recorded)
 
 
+def _chapter_11_heads(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 11's per-head fidelities of every shipped seed's multi-head models on the
+    published protocol (Tables 5-6 sequence by sequence, both readings of the best head)."""
+    from ...transformer.shipped import SHIPPED_DIR, book_models
+    from ..section4.across_seeds_stats import sequence_amplification_data
+
+    return sequence_amplification_data(book_models("paper"), SHIPPED_DIR, max_steps=100,
+                                       horizon=100, cache_dir=cache_dir, recorded=recorded)
+
+
 def _chapter_10(cache_dir: Path | None, recorded: Path | None) -> Any:
     """Chapter 10's ablation studies at the paper profile, with the chapter's settings."""
     from ...transformer.shipped import book_models
@@ -104,6 +114,19 @@ def _chapter_10(cache_dir: Path | None, recorded: Path | None) -> Any:
                                    num_sequences=sizes["ablation"],
                                    reference_sequences=sizes["reference"], horizon=100,
                                    cache_dir=cache_dir, recorded=recorded)
+
+
+def _chapter_10_seeds(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 10's per-head studies of the other shipped seeds (43-46) at the paper profile,
+    with the chapter's settings (its parameter ``other_seeds``)."""
+    from ...transformer.shipped import SHIPPED_DIR, book_models
+    from ..section4 import as_defined_report as report
+
+    sizes = report.SIZES["paper"]
+    return report.seed_head_studies(book_models("paper"), SHIPPED_DIR, skip=sizes["measured"],
+                                    num_sequences=sizes["ablation"],
+                                    reference_sequences=sizes["reference"], horizon=100,
+                                    cache_dir=cache_dir, recorded=recorded)
 
 
 def _chapter_12(cache_dir: Path | None, recorded: Path | None) -> Any:
@@ -167,7 +190,9 @@ def record_authors(folder: str | os.PathLike = RECORDED) -> bool:
 STUDIES: dict[str, Callable[[Path | None, Path | None], Any]] = {
     "08_proxies": _chapter_08,
     "10_section4_as_defined": _chapter_10,
+    "10_section4_as_defined (seeds 43-46)": _chapter_10_seeds,
     "11_across_seeds": _chapter_11,
+    "11_across_seeds (per head)": _chapter_11_heads,
     "12_graph_tasks": _chapter_12,
     "12_graph_tasks (5,000 sequences)": _chapter_12_finite,
     "12_graph_tasks (dropout check)": _chapter_12_dropout,
