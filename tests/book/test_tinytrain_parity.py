@@ -65,13 +65,15 @@ for (const backend of ["cpu", "wasm"]) {
   const batch = { tokens: Int32Array.from(job.tokens), targets: Int32Array.from(job.targets),
                   num: job.num, T: job.T };
   const names = Object.keys(vars);
-  const { value, grads } = tf.variableGrads(() => t.loss(tf, cfg, vars, batch), names.map((n) => vars[n]));
+  const { value, grads } = tf.variableGrads(() => t.loss(tf, cfg, vars, batch),
+                                            names.map((n) => vars[n]));
   const g = {};
   for (const n of names) g[n] = Array.from(grads[vars[n].name].dataSync());
   out[backend] = { loss: value.dataSync()[0], grads: g, backend: tf.getBackend() };
   for (const v of Object.values(vars)) v.dispose();
 }
-const page = t.inductionBatch((() => { let s = 7; return () => ((s = (s * 16807) % 2147483647) / 2147483647); })(), 64);
+const { mulberry32 } = await import(TINYTRAIN.replace("tinytrain.mjs", "random.mjs"));
+const page = t.inductionBatch(mulberry32(7), 64);
 out.page = { tokens: Array.from(page.tokens), targets: Array.from(page.targets) };
 writeFileSync(process.argv[3], JSON.stringify(out));
 """
@@ -105,7 +107,8 @@ def parity(request, tmp_path_factory):
     weights = {}
     for name, w in model.named_parameters():
         w = w.detach()
-        weights[name] = (w.T if w.ndim == 2 and "emb" not in name else w).contiguous().flatten().tolist()
+        w = w.T if w.ndim == 2 and "emb" not in name else w  # torch's (out, in) -> (in, out)
+        weights[name] = w.contiguous().flatten().tolist()
     job = {"heads": heads, "headSize": cfg.head_dim, "weights": weights,
            "tokens": tokens.flatten().tolist(), "targets": targets.flatten().tolist(),
            "num": p.batch_size, "T": p.seq_len}
@@ -142,7 +145,7 @@ def test_every_gradient_matches_torch(parity, backend):
         scale = float(np.abs(g).max())
         assert scale > 1e-6 * largest, name
         diff = float(np.abs(np.asarray(js[name], dtype=np.float64) - g).max())
-        assert diff <= GRAD_ATOL * scale, f"{name}: max |JS - torch| = {diff:.3g}, scale {scale:.3g}"
+        assert diff <= GRAD_ATOL * scale, f"{name}: max |JS - torch| = {diff:.3g} of {scale:.3g}"
 
 
 def test_page_batches_follow_the_task_definition(parity):

@@ -62,7 +62,10 @@ export function toPython(settings) {
     "from bparallel.transformer.model import Transformer",
     "",
     "profile = get_profile(\"induction-tiny\")",
-    ...settings.heads.map((h) => `model_h${h} = Transformer(model_config(profile, ${h}, ${settings.headSizes[h]}))  # ${settings.arm}`),
+    ...settings.heads.map((h) => {
+      const size = settings.headSizes[h] * h === TINY.dModel ? "None" : String(settings.headSizes[h]);
+      return `model_h${h} = Transformer(model_config(profile, ${h}, head_size=${size}))  # ${h} heads of ${settings.headSizes[h]}`;
+    }),
     "",
     "# Train it with the sweep (the learning step by the book's rule in its manifest):",
     `# python -m bparallel sweep --profile induction-tiny --heads ${heads} --seeds ${settings.seed}`,
