@@ -18,6 +18,7 @@ and, in Node, one step's time on TensorFlow.js's CPU and WASM backends (the spee
 record goes to ``benchmarks/records/bench_trainer.json`` (read by chapter 14). Usage::
 
     nice -n 5 .venv/bin/python benchmarks/bench_trainer.py [--seeds 5] [--heads 1 4]
+        [--parts package page node]
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 GOAL_S = 60.0
 PROFILE = "induction-tiny"
+PARTS = ("package", "page", "node")
 
 NODE_STEP = """
 import { createRequire } from "node:module";
@@ -127,56 +129,67 @@ def node_step_ms(heads: list[int], steps: int = 40) -> dict[str, float]:
     return json.loads(line.removeprefix("BP_RESULT"))
 
 
+def save(record: dict) -> None:
+    RECORD.parent.mkdir(parents=True, exist_ok=True)
+    RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--heads", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS,
+                    help="what to run (default all); the record keeps the other parts' numbers")
     ap.add_argument("--no-record", action="store_true", help="print only")
     args = ap.parse_args()
     if args.seeds < 1:
         raise SystemExit("--seeds must be at least 1")
     seeds = list(range(1, args.seeds + 1))
     budget = get_profile(PROFILE).steps
-    record: dict = {"date": datetime.now(UTC).strftime("%Y-%m-%d"), "seeds": seeds,
-                    "budget": budget, "heads": args.heads, "per_heads": {}}
-    print(f"{'heads':>5}  {'package median':>14}  {'page median':>11}  {'page ms/step':>12}  "
-          f"{'page s to threshold':>19}")
+    record: dict = {"per_heads": {}}
+    if RECORD.is_file() and set(args.parts) != set(PARTS):
+        record = json.loads(RECORD.read_text(encoding="utf-8"))
+        if record.get("seeds") != seeds or record.get("heads") != args.heads:
+            record = {"per_heads": {}}
+    record.update({"date": datetime.now(UTC).strftime("%Y-%m-%d"), "seeds": seeds,
+                   "budget": budget, "heads": args.heads})
     for heads in args.heads:
-        py = package_runs(heads, seeds)
-        js = page_runs(heads, seeds, budget)
-        learned_walls = [r["wall_s"] for r in js if r["learned"] is not None]
-        row = {
-            "package_steps": py, "page_steps": [r["learned"] for r in js],
-            "package_median": median_step(py, budget),
-            "page_median": median_step([r["learned"] for r in js], budget),
-            "page_ms_per_step": statistics.median(r["ms_per_step"] for r in js),
-            "page_median_s": statistics.median(learned_walls) if learned_walls else None,
-            "page_backend": js[0]["backend"], "page": js,
-        }
-        record["per_heads"][str(heads)] = row
+        row = record["per_heads"].setdefault(str(heads), {})
+        if "package" in args.parts:
+            row["package_steps"] = package_runs(heads, seeds)
+            row["package_median"] = median_step(row["package_steps"], budget)
+            print(f"{heads} heads, package: learning steps {row['package_steps']}, median "
+                  f"{row['package_median']:.0f}", flush=True)
+        if "page" in args.parts:
+            js = page_runs(heads, seeds, budget)
+            walls = [r["wall_s"] for r in js if r["learned"] is not None]
+            row.update({
+                "page_steps": [r["learned"] for r in js],
+                "page_median": median_step([r["learned"] for r in js], budget),
+                "page_ms_per_step": statistics.median(r["ms_per_step"] for r in js),
+                "page_median_s": statistics.median(walls) if walls else None,
+                "page_backend": js[0]["backend"], "page": js,
+            })
+            secs = "never" if row["page_median_s"] is None else f"{row['page_median_s']:.1f} s"
+            print(f"{heads} heads, page ({row['page_backend']}): learning steps "
+                  f"{row['page_steps']}, median {row['page_median']:.0f}; "
+                  f"{row['page_ms_per_step']:.0f} ms a step; median time to the threshold "
+                  f"{secs} (goal: under {GOAL_S:.0f} s)", flush=True)
         if not args.no_record:  # as it goes: a long run interrupted keeps what it measured
-            RECORD.parent.mkdir(parents=True, exist_ok=True)
-            RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        secs = "never" if row["page_median_s"] is None else f"{row['page_median_s']:.1f}"
-        print(f"{heads:>5}  {row['package_median']:>14.0f}  {row['page_median']:>11.0f}  "
-              f"{row['page_ms_per_step']:>12.0f}  {secs:>19}", flush=True)
-    first, *rest = [record["per_heads"][str(h)] for h in args.heads]
+            save(record)
     for key in ("package_median", "page_median"):
-        order = [first[key]] + [r[key] for r in rest]
-        pairs = zip(order, order[1:], strict=False)
-        record[f"{key}_increases_with_heads"] = all(a < b for a, b in pairs)
-    record["node_step_ms"] = node_step_ms(args.heads)
-    for h in args.heads:
-        w, c = record["node_step_ms"][f"wasm.h{h}"], record["node_step_ms"][f"cpu.h{h}"]
-        print(f"Node, {h} heads: WASM {w:.0f} ms a step, CPU {c:.0f} ms: {c / w:.1f}x")
-    print(f"goal: the default configuration to the threshold in under {GOAL_S:.0f} s "
-          "in headless Chromium (median above)")
-    print("median learning step grows with the head count: package "
-          f"{record['package_median_increases_with_heads']}, page "
-          f"{record['page_median_increases_with_heads']}")
+        order = [record["per_heads"][str(h)].get(key) for h in args.heads]
+        if None not in order:
+            pairs = zip(order, order[1:], strict=False)
+            record[f"{key}_increases_with_heads"] = all(a < b for a, b in pairs)
+            print(f"{key}: grows with the head count: {record[f'{key}_increases_with_heads']}")
+    if "node" in args.parts:
+        record["node_step_ms"] = node_step_ms(args.heads)
+        for h in args.heads:
+            w, c = record["node_step_ms"][f"wasm.h{h}"], record["node_step_ms"][f"cpu.h{h}"]
+            print(f"Node, {h} heads: WASM {w:.0f} ms a step, CPU {c:.0f} ms: {c / w:.1f}x")
     if not args.no_record:
-        RECORD.parent.mkdir(parents=True, exist_ok=True)
-        RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        save(record)
         print(f"record: {RECORD.relative_to(ROOT)}")
 
 
