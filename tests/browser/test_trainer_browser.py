@@ -10,7 +10,9 @@ What is checked, from outside: the WASM backend starts from the inlined binary; 
 message naming the setting and train nothing; the default comparison (fixed width, 1 and 4
 heads, seed 1) learns induction within a budget of 600 steps, both curves are drawn, the
 learning steps are the book's rule applied to the curves the page keeps, the graph measures
-are finite, each head of the last layer is drawn; Pause stops the steps and Resume goes on;
+are finite, each head of the last layer is drawn, and removing all of them (zero ablation)
+takes the accuracy below the threshold (a 2-layer model's induction needs its second
+layer's attention); Pause stops the steps and Resume goes on;
 Export as Python names the profile. No page error or console error.
 """
 
@@ -114,6 +116,11 @@ def test_the_default_comparison_learns_within_the_budget(page):
         assert cells[4] == str(got[i]["learnedAt"])
         assert float(cells[6]) > 0 and cells[7].endswith("%")  # mixing time, fidelity
     assert page.locator("[data-bp=patterns] canvas").count() == 4  # 4 heads, last layer
+    for h in range(4):  # no attention left in the last layer: induction needs it
+        page.uncheck(f"[data-bp-head='{h}']")
+    text = page.inner_text("[data-bp=ablation]")
+    assert "without heads 1, 2, 3, 4 of layer 2" in text
+    assert float(text.split(": ")[1].split("%")[0]) < 90.0
     page.click("[data-bp=export]")
     python = page.inner_text("[data-bp=python]")
     assert 'get_profile("induction-tiny")' in python and "model_config(profile, 4" in python

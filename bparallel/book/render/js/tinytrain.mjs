@@ -189,9 +189,11 @@ function linear(tf, x, W, b) { // x (N, in) -> (N, out)
 
 /**
  * Logits `(B, T, V)` of `tokens` (int32 tensor `(B, T)`), and with `withPatterns` every
- * layer's attention pattern `(B, H, T, T)` (`[batch, head, query_pos, key_pos]`).
+ * layer's attention pattern `(B, H, T, T)` (`[batch, head, query_pos, key_pos]`). `removed`:
+ * heads whose output is set to zero, `removed[l]` an array of head indices of layer `l`
+ * (zero ablation, as `bparallel.transformer.ablation` and the explorer remove a head).
  */
-export function forward(tf, cfg, vars, tokens, withPatterns = false) {
+export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = null) {
   const { dModel: C, nLayers: L, vocab: V, heads: H, headSize: D } = cfg;
   const [B, T] = tokens.shape;
   const N = B * T;
@@ -211,7 +213,12 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false) {
     const scores = tf.add(tf.div(tf.matMul(q, k, false, true), Math.sqrt(D)), mask); // (B, H, T, T)
     const pattern = tf.softmax(scores); // (B, H, T, T)
     if (withPatterns) patterns.push(pattern);
-    const y = tf.reshape(tf.transpose(tf.matMul(pattern, v), [0, 2, 1, 3]), [N, H * D]); // (N, A)
+    let heads = tf.matMul(pattern, v); // (B, H, T, D)
+    if (removed && removed[l] && removed[l].length) {
+      const keep = Float32Array.from({ length: H }, (_, h) => (removed[l].includes(h) ? 0 : 1));
+      heads = tf.mul(heads, tf.tensor4d(keep, [1, H, 1, 1])); // zero ablation
+    }
+    const y = tf.reshape(tf.transpose(heads, [0, 2, 1, 3]), [N, H * D]); // (N, A)
     x = tf.add(x, linear(tf, y, vars[`${p}attn.out.weight`], vars[`${p}attn.out.bias`]));
     const g = rmsnorm(tf, x, vars[`${p}norm2.weight`]);
     const m = tf.relu(linear(tf, g, vars[`${p}mlp.fc.weight`], vars[`${p}mlp.fc.bias`]));
@@ -242,15 +249,15 @@ export function loss(tf, cfg, vars, batch) {
  * Held-out accuracy on the predictable positions and the mean loss there.
  * @returns {{accuracy: number, loss: number}}
  */
-export function evaluate(tf, cfg, vars, batch) {
+export function evaluate(tf, cfg, vars, batch, removed = null) {
   return tf.tidy(() => {
     const { num: B, T } = batch;
     const s = inductionSplit(T);
-    const logits = forward(tf, cfg, vars, tf.tensor2d(batch.tokens, [B, T], "int32"));
+    const logits = forward(tf, cfg, vars, tf.tensor2d(batch.tokens, [B, T], "int32"), false, removed);
     const pred = tf.argMax(logits, -1).dataSync();
     let right = 0;
     for (let n = 0; n < B; n++) for (let i = s; i < T; i++) right += pred[n * T + i] === batch.targets[n * T + i];
-    const l = loss(tf, cfg, vars, batch).dataSync()[0];
+    const l = removed ? NaN : loss(tf, cfg, vars, batch).dataSync()[0];
     return { accuracy: right / (B * (T - s)), loss: l };
   });
 }
@@ -305,6 +312,9 @@ export function makeRun(tf, config, options = {}) {
       run.step += 1;
       if (run.step % o.evalEvery === 0) run.evaluate();
       run.ms += Date.now() - t0;
+    },
+    accuracyWithout(removed) { // held-out accuracy with heads removed ({@link forward})
+      return evaluate(tf, cfg, vars, heldout, removed).accuracy;
     },
     done() {
       return run.learnedAt !== null || run.step >= o.steps;

@@ -117,9 +117,11 @@ function drawChart(svg, series, { yMin, yMax, xMax, title, threshold = null, fmt
   }
 }
 
-/** One layer's heads as small heatmaps (query rows, key columns), on canvases. */
-function drawPatterns(box, patterns, layer, T) {
+/** One layer's heads as small heatmaps (query rows, key columns), on canvases, each with a
+ * toggle that removes the head (`onToggle(removedHeads)`). */
+function drawPatterns(box, patterns, layer, T, onToggle) {
   box.replaceChildren();
+  const toggles = [];
   patterns[layer].forEach((a, h) => {
     const fig = el("figure", { class: "bp-tr-head" });
     const c = el("canvas", { width: T, height: T, "aria-label": `head ${h + 1} of layer ${layer + 1}` });
@@ -130,7 +132,15 @@ function drawPatterns(box, patterns, layer, T) {
       img.data[4 * i] = v; img.data[4 * i + 1] = v; img.data[4 * i + 2] = 255; img.data[4 * i + 3] = 255;
     }
     ctx.putImageData(img, 0, 0);
-    fig.append(c, el("figcaption", {}, `head ${h + 1}`));
+    const cap = el("figcaption");
+    const on = el("input", { type: "checkbox", "data-bp-head": String(h), "aria-label": `keep head ${h + 1}` });
+    on.checked = true;
+    toggles.push(on);
+    on.addEventListener("change", () => onToggle(toggles.flatMap((t, i) => (t.checked ? [] : [i]))));
+    const lab = el("label", {}, `head ${h + 1} `);
+    lab.prepend(on);
+    cap.append(lab);
+    fig.append(c, cap);
     box.append(fig);
   });
 }
@@ -181,8 +191,9 @@ export function mountTrainer(root, options) {
   const table = el("table", { class: "bp-tr-table", "data-bp": "table" });
   const patternsBox = el("div", { class: "bp-tr-patterns", "data-bp": "patterns" });
   const patternTitle = el("p", { class: "bp-tr-note" });
+  const ablation = el("p", { class: "bp-tr-note", "data-bp": "ablation", "aria-live": "polite" });
   const python = el("pre", { class: "bp-tr-python", "data-bp": "python", hidden: "" });
-  root.append(row1, row2, message, backendLine, charts, table, patternTitle, patternsBox, python);
+  root.append(row1, row2, message, backendLine, charts, table, patternTitle, patternsBox, ablation, python);
 
   const state = { runs: [], playing: false, backend: null, settings: null, measures: [], timer: null };
   root.bpTrainer = state; // for tests and the curious: the runs, their curves and measures
@@ -211,8 +222,15 @@ export function mountTrainer(root, options) {
     const m = layerMeasures(patterns, layer, { weights: headWeightsOf(run, layer), heads: false });
     state.measures[i] = { step: run.step, mixing: m["mixing_time.definition"], fidelity: m["fidelity.definition"] };
     if (i === state.runs.length - 1 || state.runs.length === 1) {
-      patternTitle.textContent = `Attention of the ${run.config.heads}-head model's last layer (layer ${layer + 1}) on a held-out sequence at step ${run.step}: rows are queries, columns keys; darker is more weight.`;
-      drawPatterns(patternsBox, patterns, layer, run.cfg.seqLen);
+      patternTitle.textContent = `Attention of the ${run.config.heads}-head model's last layer (layer ${layer + 1}) on a held-out sequence at step ${run.step}: rows are queries, columns keys; darker is more weight. Untick a head to remove it (its output set to zero).`;
+      ablation.textContent = "";
+      drawPatterns(patternsBox, patterns, layer, run.cfg.seqLen, (gone) => {
+        if (!gone.length) { ablation.textContent = ""; return; }
+        const removed = Array.from({ length: run.cfg.nLayers }, (_, l) => (l === layer ? gone : []));
+        const acc = run.accuracyWithout(removed);
+        const all = run.curve.accuracy.at(-1);
+        ablation.textContent = `Held-out accuracy at step ${run.step} without head${gone.length > 1 ? "s" : ""} ${gone.map((h) => h + 1).join(", ")} of layer ${layer + 1}: ${(100 * acc).toFixed(1)}% (all heads: ${(100 * all).toFixed(1)}%).`;
+      });
     }
   }
 
