@@ -67,8 +67,13 @@ export function toPython(settings) {
       return `model_h${h} = Transformer(model_config(profile, ${h}, head_size=${size}))  # ${h} heads of ${settings.headSizes[h]}`;
     }),
     "",
-    "# Train it with the sweep (the learning step by the book's rule in its manifest):",
-    `# python -m bparallel sweep --profile induction-tiny --heads ${heads} --seeds ${settings.seed}`,
+    ...(settings.arm === "width" ? [
+      "# Train it with the sweep (the learning step by the book's rule in its manifest):",
+      `# python -m bparallel sweep --profile induction-tiny --tasks induction --arms width --heads ${heads} --seeds ${settings.seed}`,
+    ] : [
+      "# The sweep's other arms are sized for width 64 (head size 16, attention width 256):",
+      "# it does not train this arm of the tiny model; the models above are its configuration.",
+    ]),
   ].join("\n");
 }
 
