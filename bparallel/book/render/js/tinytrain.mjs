@@ -234,9 +234,13 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
  */
 export function loss(tf, cfg, vars, batch) {
   const { num: B, T } = batch;
-  const s = inductionSplit(T);
   const tokens = tf.tensor2d(batch.tokens, [B, T], "int32");
-  const logits = forward(tf, cfg, vars, tokens); // (B, T, V)
+  return lossOfLogits(tf, cfg, forward(tf, cfg, vars, tokens), batch);
+}
+
+function lossOfLogits(tf, cfg, logits, batch) { // logits (B, T, V)
+  const { num: B, T } = batch;
+  const s = inductionSplit(T);
   const tail = tf.slice(logits, [0, s, 0], [B, T - s, cfg.vocab]); // (B, T - s, V)
   const tgt = new Int32Array(B * (T - s));
   for (let n = 0; n < B; n++) for (let i = s; i < T; i++) tgt[n * (T - s) + i - s] = batch.targets[n * T + i];
@@ -257,7 +261,7 @@ export function evaluate(tf, cfg, vars, batch, removed = null) {
     const pred = tf.argMax(logits, -1).dataSync();
     let right = 0;
     for (let n = 0; n < B; n++) for (let i = s; i < T; i++) right += pred[n * T + i] === batch.targets[n * T + i];
-    const l = removed ? NaN : loss(tf, cfg, vars, batch).dataSync()[0];
+    const l = lossOfLogits(tf, cfg, logits, batch).dataSync()[0];
     return { accuracy: right / (B * (T - s)), loss: l };
   });
 }
