@@ -3,7 +3,8 @@
 #   - Debian packages: chromium + chromium-driver (browser tests), installed only if missing
 #   - .venv with the pinned requirements (torch==2.13.0 resolves to the local CPU wheel)
 #   - the package itself, editable
-#   - vendored JavaScript for the offline book (MathJax 3, require.js, widget manager)
+#   - vendored JavaScript for the offline book (MathJax 3, require.js, widget manager,
+#     TensorFlow.js for the training page)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

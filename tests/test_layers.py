@@ -358,11 +358,12 @@ def test_the_package_cites_equations_not_issues():
 
 def test_the_javascript_modules_import_one_way_by_idea():
     """The widgets' modules, one idea each (mathematics, random numbers, the playground's
-    state and links, Python export, then each interface), import only modules before them
-    in the inlining order; the model explorer's maths imports the mathematics, never the
-    playground's state or interface."""
+    state and links, Python export, the training page's model, then each interface), import
+    only modules before them in the inlining order; the model explorer's maths imports the
+    mathematics, never the playground's state or interface."""
     from bparallel.book.render.js_playground import JS_DIR
     from bparallel.book.render.js_playground import SOURCES as PLAYGROUND
+    from bparallel.book.render.js_trainer import TRAINER_SOURCES as TRAINER
     from bparallel.book.section4.explorer import SOURCES as EXPLORER
 
     def imports(name: str) -> set[str]:
@@ -370,10 +371,11 @@ def test_the_javascript_modules_import_one_way_by_idea():
         return {f"{m}.mjs" for m in re.findall(r'^import \{[^}]*\} from "\./(\w+)\.mjs";',
                                                text, re.M)}
 
-    for sources in (PLAYGROUND, EXPLORER):
+    for sources in (PLAYGROUND, EXPLORER, TRAINER):
         modules = [n for n in sources if n.endswith(".mjs")]
         for i, name in enumerate(modules):
             assert imports(name) <= set(modules[:i]), (name, imports(name))
     assert imports("toydag.mjs") == set()
     assert imports("transformer.mjs") == {"toydag.mjs", "random.mjs"}
+    assert imports("tinytrain.mjs") == {"random.mjs"}  # the training page's model: no interface
     assert len((JS_DIR / "toydag.mjs").read_text().splitlines()) <= MAX_MODULE_LINES

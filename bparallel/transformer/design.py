@@ -34,16 +34,14 @@ listed under both: 4 heads of 16 (width and head16), 16 heads of 16 (head16 and 
 along a cosine to 0 at the budget, as ``histogram-nodropout-cosine``). How the head size
 enters the rate: a head's logits are ``q . k / sqrt(D)``, ``q = W_Q x`` and ``k = W_K x``
 initialised at the scale of the width ``d = 64`` alone, so at initialisation their spread is
-the same at every head size. Adam moves every weight by about the rate per step whatever
-its gradient's size; a step moving the ``D`` coordinates of ``q`` (and ``k``) together
-changes the logit by ``D`` aligned terms over ``sqrt(D)``: ``sqrt(D)`` times the rate. So
-a head of 256 can move its pattern up to ``sqrt(256/16) = 4`` times as fast per step as a
-head of 16: the control asks whether the reversal survives each configuration at its own
-best rate, over a factor of ten (3e-4 to 3e-3).
+the same at every head size. An Adam step moves each of ``q``'s ``D`` coordinates by about
+the rate, so the logit by ``sqrt(D)`` times it: a head of 256 can move its pattern up to 4
+times as fast per step as a head of 16; the control asks whether the reversal survives each
+configuration at its own best rate, over a factor of ten (3e-4 to 3e-3).
 
 **Names.** A run is ``<task>-hNN`` (:func:`run_name`), ``-hsNN`` for a head size other than
 ``64/H``, ``-xK`` for ``K`` times the budget; a shipped model adds ``-s<S>`` for a seed other
-than the paper's 42 (:func:`model_name`).
+than the paper's 42 (:func:`model_name`). ``induction-tiny``: the training page's model.
 
 Imported by training, shipping and the book alike, never by the measures
 (:mod:`~bparallel.transformer.measure` takes sequences, not profiles), so editing a profile
@@ -104,6 +102,9 @@ class Recipe:
     dropout: float = 0.1
     seq_len: int = 100
     vocab_size: int = 256
+    d_model: int = 64
+    n_layers: int = 4
+    d_mlp: int = 128
     loss_positions: str = "all"
     description: str = ""
     hidden: bool = False
@@ -375,6 +376,10 @@ PROFILES: dict[str, Profile | FreshProfile] = {
                     "dropout, the learning rate decayed along a cosine to 0 at 12,000 steps, "
                     "per-head probes",
     ),
+    "induction-tiny": FreshProfile(
+        "induction-tiny", ("induction",), steps=2000, eval_every=25, seq_len=32, vocab_size=32,
+        d_model=32, n_layers=2, d_mlp=64, batch_size=32, lr=3e-3, dropout=0.0, num_heldout=128,
+        description="the training page's model: 2 layers of width 32 on 32 tokens, 2,000 steps"),
     "fresh-quick": FreshProfile(
         "fresh-quick", GRAPH_TASKS, steps=300, eval_every=50, patience=3, num_heldout=200,
         description="the graph tasks on fresh data in CI and book builds: 300 steps a model",
@@ -424,6 +429,7 @@ def model_config(profile: str | Recipe, heads: int, head_size: int | None = None
     ``head_size`` (``None``: ``d_model / heads``, the paper's)."""
     p = get_profile(profile)
     return ModelConfig(n_heads=heads, vocab_size=p.vocab_size, seq_len=p.seq_len,
+                       d_model=p.d_model, n_layers=p.n_layers, d_mlp=p.d_mlp,
                        dropout=p.dropout, head_size=head_size)
 
 
@@ -496,10 +502,8 @@ def run_name(task: str, heads: int, head_size: int | None = None, budget_factor:
 
 def model_name(task: str, heads: int, head_size: int | None = None, seed: int = DEFAULT_SEED,
                budget_factor: int = 1, data_seed: int | None = None) -> str:
-    """Manifest key and file stem of a shipped model: :func:`run_name`, and ``-s<S>`` for a
-    seed other than 42, the paper's (``"copy-h04"``, ``"copy-h04-s43"``); a data seed other
-    than the seed adds ``-d<D>`` (``"induction-h04-hs64-d44-s43"``), one equal to it
-    nothing, so every run of data seed = seed keeps its name."""
+    """Manifest key and file stem of a shipped model: :func:`run_name`, ``-s<S>`` for a seed
+    other than 42 (``"copy-h04-s43"``), ``-d<D>`` for a data seed other than the seed."""
     own = None if data_seed_or(data_seed, seed) == seed else data_seed
     return seeded_name(run_name(task, heads, head_size, budget_factor, own), seed)
 
@@ -513,8 +517,7 @@ def seeded_name(run: str, seed: int) -> str:
 def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int,
                     head_size: int | None = None, budget_factor: int = 1,
                     data_seed: int | None = None) -> Path:
-    """The checkpoint file of a run in ``out_dir`` (``data_seed``: as :func:`run_name`'s,
-    ``None`` where it is the seed)."""
+    """The checkpoint file of a run in ``out_dir`` (``data_seed``: as :func:`run_name`'s)."""
     return Path(out_dir) / f"{run_name(task, heads, head_size, budget_factor, data_seed)}.ckpt.pt"
 
 
@@ -537,18 +540,15 @@ def fresh_batch(task: str, step: int, *, seed: int, data_seed: int | None = None
                 batch_size: int = 50, seq_len: int = 100, vocab_size: int = 256
                 ) -> SequenceDataset:
     """The training batch of step ``step`` on fresh data: ``batch_size`` new sequences of
-    ``task`` from the stream ``(data_seed, "step", step)``, a pure function of the data seed
-    and the step, so a resumed run continues bitwise. ``data_seed`` (:func:`data_seed_or`)
-    defaults to the initialisation ``seed``: every run trained before the two were separated
-    drew its batches from its seed, and still does."""
+    ``task`` from the stream ``(data_seed, "step", step)`` (a resumed run continues bitwise);
+    ``data_seed`` (:func:`data_seed_or`) defaults to the initialisation ``seed``."""
     return make_dataset(task, batch_size, seed=data_seed_or(data_seed, seed), stream="step",
                         step=step, seq_len=seq_len, vocab_size=vocab_size)
 
 
 def data_seed_or(data_seed: int | None, seed: int) -> int:
-    """The data seed of a run of initialisation seed ``seed``: ``data_seed``, or ``seed``
-    when it is ``None`` (the default, and every run recorded before the data seed was kept;
-    :func:`~bparallel.transformer.checkpoints.data_seed_of` reads it from a record)."""
+    """The data seed of a run of initialisation seed ``seed``: ``data_seed``, or ``seed`` when
+    it is ``None`` (:func:`~bparallel.transformer.checkpoints.data_seed_of` reads a record's)."""
     nonnegative_int(seed, "seed")
     return seed if data_seed is None else nonnegative_int(data_seed, "data_seed")
 

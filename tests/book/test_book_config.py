@@ -142,7 +142,8 @@ def test_npm_versions_pinned_and_locked():
     package = json.loads((ROOT / "package.json").read_text())
     lock = json.loads((ROOT / "package-lock.json").read_text())
     deps = package["dependencies"]
-    assert set(deps) == {"mathjax", "requirejs", "@jupyter-widgets/html-manager"}
+    assert set(deps) == {"mathjax", "requirejs", "@jupyter-widgets/html-manager",
+                         "@tensorflow/tfjs", "@tensorflow/tfjs-backend-wasm"}
     assert deps["mathjax"].startswith("3.")
     for name, version in deps.items():
         assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name}@{version} is not pinned exactly"
@@ -150,6 +151,26 @@ def test_npm_versions_pinned_and_locked():
             f"package-lock.json is stale for {name}: run `npm install --package-lock-only`"
         )
     assert lock["packages"][""]["dependencies"] == deps
+
+
+def test_vendored_tensorflow_js_fits_its_budget_and_inlines_the_package_binary():
+    """The training page's TensorFlow.js adds at most 5 MB to the book (smallest effect: one
+    byte over), and ``wasm-simd.js`` decodes to the WASM backend's SIMD binary byte for byte,
+    so the page runs the package's code and not a stale copy."""
+    import base64
+
+    tfjs = VENDOR / "tfjs"
+    if not (VENDOR / ".stamp").is_file():
+        pytest.fail(f"{VENDOR} is not populated: run `make setup` (scripts/vendor_js.sh)")
+    total = sum(f.stat().st_size for f in tfjs.iterdir() if f.is_file())
+    assert total <= 5 * 1024 * 1024, f"book/_vendor/tfjs holds {total} bytes"
+    text = (tfjs / "wasm-simd.js").read_text()
+    uri = re.search(r'"data:application/octet-stream;base64,([A-Za-z0-9+/=]+)"', text)
+    assert uri is not None
+    binary = ROOT / "node_modules" / "@tensorflow" / "tfjs-backend-wasm" / "dist" / \
+        "tfjs-backend-wasm-simd.wasm"
+    assert base64.b64decode(uri.group(1)) == binary.read_bytes()
+    assert "Apache License" in (tfjs / "LICENSE.txt").read_text()
 
 
 # ------------------------------------------------------------------------------ bibliography
