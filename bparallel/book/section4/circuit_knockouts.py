@@ -152,3 +152,36 @@ def knockout_summary(rows: Sequence[Mapping[str, Any]], level: float = 0.95
             row[k] = seed_interval(vals, level) if vals else None
         out.append(row)
     return out
+
+
+#: Sequences per model of the causal check, by profile: the probe set (the manifests'),
+#: measured, and reference (for mean ablation); and which seeds are checked (``None``:
+#: every seed shipped; the quick profile checks the first).
+SIZES = {"paper": {"probe": 20, "measured": 100, "reference": 100, "seeds": None},
+         "quick": {"probe": 20, "measured": 50, "reference": 50, "seeds": 1}}
+
+
+def knockout_rows(entries: Sequence[Mapping[str, Any]], models: Mapping[Any, Transformer],
+                  heldout: SequenceDataset, profile: str) -> list[dict[str, Any]]:
+    """:func:`knockouts` of every run of ``entries`` (manifest entries with ``heads``,
+    ``head_size`` and ``seed``; ``models`` keyed by
+    :func:`~.models.run_key`) at the sizes of ``profile`` (:data:`SIZES`), each with its
+    ``heads_n``, ``head_size`` and ``seed``, in the entries' order."""
+    from .models import run_key
+
+    if profile not in SIZES:
+        raise ValueError(f"profile={profile!r}: expected one of {list(SIZES)}")
+    size = SIZES[profile]
+    seeds = sorted({int(e["seed"]) for e in entries})
+    if size["seeds"] is not None:
+        seeds = seeds[: size["seeds"]]
+    out = []
+    for e in entries:
+        if int(e["seed"]) not in seeds:
+            continue
+        r = knockouts(models[run_key(e)], heldout, seed=int(e["seed"]),
+                      probe_sequences=size["probe"], num_sequences=size["measured"],
+                      reference_sequences=size["reference"])
+        out.append({**r, "heads_n": int(e["heads"]), "head_size": int(e["head_size"]),
+                    "seed": int(e["seed"])})
+    return out
