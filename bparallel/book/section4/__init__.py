@@ -21,7 +21,8 @@
   ``graph_causal``: its causal tests, which run the models;
 - ``circuit`` (13_circuit): when each part of the induction circuit forms through
   training and the hypotheses on what the phase change waits for, and
-  ``circuit_knockouts``: the causal check, the circuit's heads knocked out;
+  ``circuit_knockouts``: the causal check, the circuit's heads knocked out, and
+  ``circuit_report``: the tables it shows and the values it records;
 - ``explorer`` (14_explorer): the model explorer's data files and page, and
   ``explorer_catalogue``: which models it offers (the finite-data models and chapter 12's
   fresh-data ones), read from the manifests.

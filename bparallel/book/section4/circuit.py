@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._checks import one_of
 from ...transformer.learning import LEARNING_THRESHOLD, steps_to_threshold
 from ...transformer.shipped import MODELS_ROOT
 from ..verdicts import Outcome, Verdict
@@ -92,8 +93,7 @@ def _probes(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 def score_series(entry: Mapping[str, Any], part: str) -> tuple[np.ndarray, np.ndarray]:
     """The probe steps ``(S,)`` and ``part``'s scores ``(S, L, H)`` of a manifest entry
     (``part``: ``"previous_token"`` or ``"induction"``)."""
-    if part not in THRESHOLDS:
-        raise ValueError(f"part={part!r}: expected one of {list(THRESHOLDS)}")
+    one_of(part, "part", list(THRESHOLDS), "parts")
     hp = _probes(entry)
     scores = np.asarray(hp[part], dtype=np.float64)  # (S, L, H)
     steps = np.asarray(hp["step"], dtype=np.int64)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..._checks import one_of
 from ...transformer.ablation import evaluate_ablation, head_means
 from ...transformer.data import SequenceDataset
 from ...transformer.head_probes import head_probe
@@ -169,8 +170,7 @@ def knockout_rows(entries: Sequence[Mapping[str, Any]], models: Mapping[Any, Tra
     ``heads_n``, ``head_size`` and ``seed``, in the entries' order."""
     from .models import run_key
 
-    if profile not in SIZES:
-        raise ValueError(f"profile={profile!r}: expected one of {list(SIZES)}")
+    one_of(profile, "profile", list(SIZES), "profiles")
     size = SIZES[profile]
     seeds = sorted({int(e["seed"]) for e in entries})
     if size["seeds"] is not None:

@@ -51,7 +51,7 @@ CHAPTER_TITLES: dict[str, str] = {
     "01": "Feedforward graphs", "02": "Mixing time", "03": "Section 2 claims",
     "04": "Minimax fidelity", "05": "Playground", "06": "Section 3 claims", "07": "Training",
     "08": "Proxies", "09": "Amplification", "10": "Section 4 as defined", "11": "Across seeds",
-    "12": "Graph tasks", "13": "Explorer"}
+    "12": "Graph tasks", "13": "Induction circuit", "14": "Explorer"}
 #: Each claim of the findings tables (its first cell) in a few words, for the glance.
 SHORT: dict[str, str] = {
     "Lemma 2.5: a feedforward graph with a unique sink has $1_\\tau$ as its only stationary "
@@ -106,6 +106,11 @@ SHORT: dict[str, str] = {
         "early proxies rank head counts",
     "... and rank the seeds of one configuration": "early proxies rank seeds",
     "Per-head fidelity says which heads do the work": "per-head fidelity finds the workers",
+    "The heads the induction scores name carry induction": "the induction circuit is causal",
+    "More heads learn induction later because their heads are smaller":
+        "slower with more heads: smaller heads",
+    "... or because there are more of them": "slower with more heads: more heads",
+    "The phase change waits for the previous-token head": "the previous-token head sets the fall",
 }
 
 _TABLE = re.compile(r"^:::\{table\}.*?\n(?P<body>.*?)^:::\s*$", re.S | re.M)
