@@ -213,3 +213,34 @@ def test_knockouts_on_a_shipped_model():
     with pytest.raises(ValueError, match="num_sequences"):
         ck.knockouts(model, held, seed=42, probe_sequences=20, num_sequences=0,
                      reference_sequences=40)
+
+
+def _iv(mean, half):
+    from bparallel.book.section4.statistics import Interval
+    return Interval(mean, mean - half, mean + half, 3, 0.95)
+
+
+def test_knockout_verdict_by_the_rule():
+    from bparallel.book.section4 import circuit_report as cr
+
+    ok = {"previous_token": _iv(0.03, 0.02), "induction": _iv(0.01, 0.005),
+          "control": _iv(0.99, 0.01)}
+    assert cr.knockout_verdict([ok, ok]) == (Verdict.HOLDS, 2, 2)
+    # a knockout whose interval reaches the collapse level (0.1) is not a collapse
+    edge = {**ok, "induction": _iv(0.08, 0.03)}
+    assert cr.knockout_verdict([ok, edge]) == (Verdict.HOLDS_WITH_CONDITIONS, 1, 2)
+    kept = {**ok, "previous_token": _iv(0.95, 0.01)}  # the circuit not needed: against
+    assert cr.knockout_verdict([ok, kept])[0] is Verdict.FAILS
+
+
+def test_knockout_summary_is_the_seed_interval():
+    from bparallel.book.section4.statistics import seed_interval
+
+    rows = [{"heads": {"previous_token": [(1, 0)], "induction": [(3, 0)]}, "heads_n": 1,
+             "head_size": 64, "seed": s, "none": 1.0, "previous_token": p, "induction": 0.01,
+             "control": 1.0, "keep_one_previous_token": None, "keep_one_induction": None}
+            for s, p in zip((42, 43, 44), (0.02, 0.05, 0.03), strict=True)]
+    (row,) = ck.knockout_summary(rows)
+    want = seed_interval([0.02, 0.05, 0.03])
+    assert row["previous_token"] == want and row["keep_one_induction"] is None
+    assert row["seeds"] == 3 and row["n_previous_token"] == 1.0

@@ -64,17 +64,26 @@ def formation_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def sensitivity_table(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per probed run and part: the formation step at each threshold of
-    :data:`~.circuit.THRESHOLDS` (the chapter's first)."""
+    """One row per probed run and part: the formation step at the chapter's threshold and at
+    the lower and the higher one of :data:`~.circuit.THRESHOLDS`, each with its threshold."""
     out = []
     for e in entries:
         for part, steps in c.sensitivity(e).items():
-            row = {"run": f"{config_name(e['heads'], e['head_size'])}, seed {e['seed']}",
-                   "score": part.replace("_", "-")}
-            for k, (tau, step) in enumerate(steps.items()):
-                row[f"at {tau:g}" + (" (chapter's)" if k == 0 else "")] = c.fmt_step(step)
-            out.append(row)
+            (tau, step), *others = steps.items()
+            low, high = sorted(others)
+            out.append({"run": f"{config_name(e['heads'], e['head_size'])}, seed {e['seed']}",
+                        "score": part.replace("_", "-"),
+                        "chapter's threshold": f"{c.fmt_step(step)} (at {tau:g})",
+                        "lower": f"{c.fmt_step(low[1])} (at {low[0]:g})",
+                        "higher": f"{c.fmt_step(high[1])} (at {high[0]:g})"})
     return out
+
+
+def _steps(mean: float, low: float | None, high: float | None) -> str:
+    """A change in steps with its interval: ``"-1,160 [-1,271, -1,049]"``."""
+    if low is None:
+        return f"{mean:,.0f}"
+    return f"{mean:,.0f} [{low:,.0f}, {high:,.0f}]"
 
 
 def _unit(t: Mapping[str, Any]) -> str:
@@ -95,7 +104,7 @@ def tests_table(tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         out.append({
             "test": TEST_NAMES[t["test"]], "change": _unit(t), "seeds": t["seeds"],
             "steps (95% interval)": ("—" if t["change"] is None
-                                     else fmt_interval(t["change"], t["low"], t["high"], 0)),
+                                     else _steps(t["change"], t["low"], t["high"])),
             "p": fmt_p(t["p"]) if testable and t.get("p") is not None else "—",
             "Holm p": fmt_p(t["p_holm"]) if testable and t.get("p_holm") is not None else "—",
             "outcome": str(t["outcome"]) if testable else
