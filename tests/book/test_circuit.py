@@ -244,3 +244,27 @@ def test_knockout_summary_is_the_seed_interval():
     want = seed_interval([0.02, 0.05, 0.03])
     assert row["previous_token"] == want and row["keep_one_induction"] is None
     assert row["seeds"] == 3 and row["n_previous_token"] == 1.0
+
+
+def test_a_recorded_knockout_reads_back_what_was_computed(tmp_path):
+    from bparallel.transformer import metrics_cache
+    from bparallel.transformer.checkpoints import load_weights
+    from bparallel.transformer.design import fresh_heldout
+
+    path = MODELS_ROOT / "induction-fresh" / "manifest.json"
+    if not path.is_file():
+        pytest.skip("induction-fresh not shipped")
+    entry = json.loads(path.read_text())["models"]["induction-h01"]
+    model, _ = load_weights(MODELS_ROOT / "induction-fresh" / entry["file"],
+                            sha256=entry["sha256"])
+    held = fresh_heldout("induction", "induction-fresh")
+    sizes = dict(seed=42, probe_sequences=20, num_sequences=20, reference_sequences=20)
+    with metrics_cache.tracked_files(lookup_only=True) as names, \
+            pytest.raises(metrics_cache.NotCached):
+        ck.recorded_knockouts(model, held, cache_dir=tmp_path, **sizes)
+    computed = ck.recorded_knockouts(model, held, cache_dir=tmp_path, **sizes)
+    assert [p.name for p in tmp_path.glob("metrics-*.npz")] == [names.pop()]
+    with metrics_cache.tracked_files(lookup_only=True):
+        read = ck.recorded_knockouts(model, held, recorded=tmp_path, **sizes)
+    assert read == computed  # the same numbers, None where a knockout does not apply
+    assert read["keep_one_induction"] is None and read["heads"] == computed["heads"]

@@ -162,12 +162,91 @@ SIZES = {"paper": {"probe": 20, "measured": 100, "reference": 100, "seeds": None
          "quick": {"probe": 20, "measured": 50, "reference": 50, "seeds": 1}}
 
 
+#: The numbers of a :func:`knockouts` result, in the order a recorded file keeps them.
+VALUES = (*KNOCKOUTS, "keep_one_previous_token_mean", "keep_one_induction_mean")
+
+
+def _code_key() -> str:
+    """SHA-256 of the code a result depends on beyond the measured code of the metrics cache
+    (which its key hashes already): this module, the formation rule's thresholds and the
+    head probes, each as :func:`~bparallel.transformer.metrics_cache.code_of` reads it."""
+    import hashlib
+    import sys
+    from pathlib import Path
+
+    from ...transformer import head_probes
+    from ...transformer.metrics_cache import code_of
+    from . import circuit
+
+    h = hashlib.sha256()
+    for module in (head_probes, circuit, sys.modules[__name__]):
+        path = Path(module.__file__)
+        h.update(code_of(path.read_text(encoding="utf-8"), str(path)).encode())
+    return h.hexdigest()
+
+
+def _to_arrays(r: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    values = np.array([np.nan if r[k] is None else r[k] for k in VALUES], dtype=np.float64)
+    return {"previous_token": np.array(r["heads"]["previous_token"], dtype=np.int64
+                                       ).reshape(-1, 2),
+            "induction": np.array(r["heads"]["induction"], dtype=np.int64).reshape(-1, 2),
+            "control_heads": np.array(r["control_heads"], dtype=np.int64),
+            "present": np.array([r[k] is not None for k in VALUES]), "values": values}
+
+
+def _from_arrays(a: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "heads": {part: [(int(x), int(y)) for x, y in a[part]]
+                  for part in ("previous_token", "induction")},
+        "control_heads": int(a["control_heads"])}
+    for k, present, v in zip(VALUES, a["present"], a["values"], strict=True):
+        out[k] = float(v) if present else None
+    return out
+
+
+def recorded_knockouts(model: Transformer, heldout: SequenceDataset, *, seed: int,
+                       probe_sequences: int, num_sequences: int, reference_sequences: int,
+                       cache_dir: Any = None, recorded: Any = None) -> dict[str, Any]:
+    """:func:`knockouts`, read from ``recorded`` (``models/recorded/``, ``python -m bparallel
+    record``) or ``cache_dir`` where a result of the same weights, sequences, sizes and code
+    is there, else computed (and written to ``cache_dir``). The file is named as the
+    metrics cache names its results (``metrics-<key>.npz``, the key of
+    :func:`~bparallel.transformer.metrics_cache.metrics_key` with this study's code), so that
+    ``record`` keeps it and ``record --check`` finds it missing after a change."""
+    from pathlib import Path
+
+    from ..._io import atomic_write
+    from ...transformer import metrics_cache as mc
+
+    sizes = dict(probe_sequences=probe_sequences, num_sequences=num_sequences,
+                 reference_sequences=reference_sequences)
+    need = sum(sizes.values())
+    key = mc.metrics_key(model, heldout.inputs[:need], measure="circuit-knockouts",
+                         seed=int(seed), study_code=_code_key(), **sizes)
+    name = f"metrics-{key}.npz"
+    for tracked, _ in mc._TRACKED:
+        tracked.add(name)
+    for folder in (recorded, cache_dir):
+        if folder is not None and (Path(folder) / name).is_file():
+            with np.load(Path(folder) / name, allow_pickle=False) as f:
+                return _from_arrays({k: f[k] for k in f.files})
+    if any(lookup_only for _, lookup_only in mc._TRACKED):
+        raise mc.NotCached([name])
+    r = knockouts(model, heldout, seed=seed, **sizes)
+    if cache_dir is not None:
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        atomic_write(Path(cache_dir) / name, lambda fh: np.savez(fh, **_to_arrays(r)))
+    return r
+
+
 def knockout_rows(entries: Sequence[Mapping[str, Any]], models: Mapping[Any, Transformer],
-                  heldout: SequenceDataset, profile: str) -> list[dict[str, Any]]:
+                  heldout: SequenceDataset, profile: str, *, cache_dir: Any = None,
+                  recorded: Any = None) -> list[dict[str, Any]]:
     """:func:`knockouts` of every run of ``entries`` (manifest entries with ``heads``,
     ``head_size`` and ``seed``; ``models`` keyed by
     :func:`~.models.run_key`) at the sizes of ``profile`` (:data:`SIZES`), each with its
-    ``heads_n``, ``head_size`` and ``seed``, in the entries' order."""
+    ``heads_n``, ``head_size`` and ``seed``, in the entries' order; read from ``recorded`` or
+    ``cache_dir`` where they hold it (:func:`recorded_knockouts`)."""
     from .models import run_key
 
     one_of(profile, "profile", list(SIZES), "profiles")
@@ -179,9 +258,10 @@ def knockout_rows(entries: Sequence[Mapping[str, Any]], models: Mapping[Any, Tra
     for e in entries:
         if int(e["seed"]) not in seeds:
             continue
-        r = knockouts(models[run_key(e)], heldout, seed=int(e["seed"]),
-                      probe_sequences=size["probe"], num_sequences=size["measured"],
-                      reference_sequences=size["reference"])
+        r = recorded_knockouts(models[run_key(e)], heldout, seed=int(e["seed"]),
+                               probe_sequences=size["probe"], num_sequences=size["measured"],
+                               reference_sequences=size["reference"], cache_dir=cache_dir,
+                               recorded=recorded)
         out.append({**r, "heads_n": int(e["heads"]), "head_size": int(e["head_size"]),
                     "seed": int(e["seed"])})
     return out
