@@ -143,6 +143,11 @@ INTRO_VERDICTS: dict[str, tuple[str, str]] = {
         ("12_graph_tasks", "verdict.rank_speed"),
     "... and rank the seeds of one configuration": ("12_graph_tasks", "verdict.rank_within"),
     "Per-head fidelity says which heads do the work": ("12_graph_tasks", "verdict.heads"),
+    "The heads the induction scores name carry induction": ("13_circuit", "verdict.knockout"),
+    "More heads learn induction later because their heads are smaller":
+        ("13_circuit", "verdict.size"),
+    "... or because there are more of them": ("13_circuit", "verdict.count"),
+    "The phase change waits for the previous-token head": ("13_circuit", "verdict.waits"),
 }
 _ROW = re.compile(r"^\| (?P<claim>[^|]+?) \| \{verdict\}`(?P<verdict>[^`]+)`"
                   r"(?P<condition>: [^|]+?)? \|", re.M)
