@@ -15,7 +15,7 @@ Printed side by side: the median learning step of each (a run that never learns 
 later than every other), whether the ordering of the head counts agrees between them and
 with chapter 12, the page's step time and median time to the threshold against the 60 s goal;
 and, in Node, one step's time on TensorFlow.js's CPU and WASM backends (the speed-up). The
-record goes to ``benchmarks/records/bench_trainer.json`` (read by chapter 14). Usage::
+record goes to ``benchmarks/records/bench_trainer.json`` (read by chapter 15). Usage::
 
     nice -n 5 .venv/bin/python benchmarks/bench_trainer.py [--seeds 5] [--heads 1 4]
         [--parts package page node]

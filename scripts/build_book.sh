@@ -20,7 +20,7 @@ fi
 # The output is rebuilt in full (--all) from the cache, so nothing of an earlier build may
 # linger: a renamed or split chapter would leave its old page and executed notebook behind.
 rm -rf _build/html _build/jupyter_execute
-# The model explorer's data (chapter 13): the shipped weights as JavaScript files, written
+# The model explorer's data (chapter 14): the shipped weights as JavaScript files, written
 # here rather than committed twice, and served from _static/explorer-data/.
 .venv/bin/python -m bparallel.book.section4.explorer book/_explorer/explorer-data
 .venv/bin/jupyter-book build . --all -W -n --keep-going

@@ -154,14 +154,14 @@ def test_the_api_page_names_modules_that_exist_and_every_book_module():
 
 def test_every_chapter_of_section_4_has_its_module_named_after_its_file():
     """A newcomer finds a chapter's code from the chapter's file name: notebooks/NN_<name>.md
-    of chapters 07-13 -> bparallel/book/section4/<name>.py, and the package's docstring
+    of chapters 07-14 -> bparallel/book/section4/<name>.py, and the package's docstring
     names each of its modules."""
     import bparallel.book.section4 as section4
 
     names = {"07_training": "training", "08_proxies": "proxies",
              "09_amplification": "amplification", "10_section4_as_defined": "as_defined",
              "11_across_seeds": "across_seeds", "12_graph_tasks": "graph_tasks",
-             "13_explorer": "explorer"}
+             "13_circuit": "circuit", "14_explorer": "explorer"}
     folder = ROOT / "bparallel" / "book" / "section4"
     for notebook, module in names.items():
         assert (ROOT / "notebooks" / f"{notebook}.md").is_file(), notebook

@@ -11,7 +11,7 @@ Three rooms, one question each (where does a new helper go?):
   (its #pg= links), ``section4`` (chapters 07-13, one module per chapter named after the
   chapter's file, and the pieces several of them share: the published tables, Tables 1-6
   measured, the statistics and verdict rules, chapter 12's model collections; its
-  docstring lists them), ``train_it_yourself`` (chapter 14, the training page's facts and
+  docstring lists them), ``train_it_yourself`` (chapter 15, the training page's facts and
   benchmark), ``verdicts`` (the one verdict vocabulary), ``words`` (the book's
   wording of lists, shared by the pages that write sentences from data). A
   helper that computes something a chapter shows goes here, in its chapter's module; what

@@ -1,4 +1,4 @@
-"""Chapter 14, the training page: the facts its prose states and the benchmark it shows.
+"""Chapter 15, the training page: the facts its prose states and the benchmark it shows.
 
 The page itself is JavaScript (:mod:`bparallel.book.render.js_trainer`); what the chapter
 says about it comes from here: :func:`page_facts`, the tiny model's settings (the
@@ -27,7 +27,7 @@ _FIELDS = ("d_model", "n_layers", "seq_len", "vocab_size", "batch_size", "dropou
 
 
 def page_facts() -> dict[str, float]:
-    """The numbers chapter 14's prose states: ``tiny.*`` (the training page's model and
+    """The numbers chapter 15's prose states: ``tiny.*`` (the training page's model and
     schedule, the ``induction-tiny`` profile, with the learning rule's threshold and run
     of evaluations) and ``ch12.*`` (chapter 12's ``induction-fresh`` profile)."""
     tiny, ch12 = get_profile(TINY_PROFILE), get_profile(CH12_PROFILE)

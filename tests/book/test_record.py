@@ -184,7 +184,8 @@ def test_the_studies_use_the_chapters_own_defaults():
                                        "reference_sequences": None, "other_seeds": True},
             "11_across_seeds": {"max_steps": 100, "horizon": 100},
             "12_graph_tasks": {"max_steps": 100, "num_sequences": None,
-                               "reference_sequences": None}}
+                               "reference_sequences": None},
+            "13_circuit": {}}
     root = Path(__file__).resolve().parents[2] / "notebooks"
     for name, defaults in want.items():
         declared = declared_parameters(root / f"{name}.md")

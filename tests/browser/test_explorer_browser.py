@@ -1,5 +1,5 @@
 """The model explorer in headless Chromium, offline: the exported page at two widths, a
-crafted link, and chapter 13 of the built book (the data files are checked against torch
+crafted link, and chapter 14 of the built book (the data files are checked against torch
 and the package in ``tests/book/test_explorer.py``)."""
 
 from __future__ import annotations
@@ -161,10 +161,10 @@ LAYOUT_DEFECTS = r"""() => {
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_built_chapter_runs_the_explorer_offline(width, built_html, browser):
-    """Chapter 13 of the built book, from file:// with every other request refused: the
+    """Chapter 14 of the built book, from file:// with every other request refused: the
     explorer loads its data from ``_static/explorer-data/``, shows the recorded accuracy of
     the default model, reruns the model when every head is removed, and nothing overflows."""
-    page = built_html / "notebooks" / "13_explorer.html"
+    page = built_html / "notebooks" / "14_explorer.html"
     data = explorer.read_data_script(built_html / "_static" / "explorer-data" / "cycle-h16.js")
     s = Session(browser, width)
     s.open(page.as_uri())

@@ -1,6 +1,6 @@
 """The training page in headless Chromium, opened from ``file://`` with no network.
 
-The page is the fragment chapter 14 shows (:func:`bparallel.book.render.js_trainer.trainer_html`)
+The page is the fragment chapter 15 shows (:func:`bparallel.book.render.js_trainer.trainer_html`)
 beside the vendored TensorFlow.js (``book/_vendor/tfjs/``, ``_static/tfjs/`` in the book), in
 a folder laid out as the built book is (``notebooks/<page>.html``, ``_static/``), so the test
 needs ``make setup`` but not a book build. Every request that is not ``file://`` is refused.
@@ -38,7 +38,7 @@ def trainer_page(tmp_path_factory) -> str:
     site = tmp_path_factory.mktemp("site")
     (site / "notebooks").mkdir()
     shutil.copytree(TFJS, site / "_static" / "tfjs")
-    page = site / "notebooks" / "14_train_it_yourself.html"
+    page = site / "notebooks" / "15_train_it_yourself.html"
     page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>train</title>"
                     "</head><body>" + trainer_html(steps=BUDGET) + "</body></html>",
                     encoding="utf-8")

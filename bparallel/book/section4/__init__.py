@@ -1,4 +1,4 @@
-"""Section 4's chapters (07-13), one module per chapter, named after the chapter's file:
+"""Section 4's chapters (07-14), one module per chapter, named after the chapter's file:
 
 - ``training`` (07_training): the models' training, their settings and machines;
 - ``proxies`` (08_proxies): Algorithm 1 exactly and by sampling, the claims of Tables 1-4
@@ -19,7 +19,11 @@
   manifests, ``graph_predictors``: its horse race of the design's quantities and the graph measures,
   and
   ``graph_causal``: its causal tests, which run the models;
-- ``explorer`` (13_explorer): the model explorer's data files and page, and
+- ``circuit`` (13_circuit): when each part of the induction circuit forms through
+  training and the hypotheses on what the phase change waits for, and
+  ``circuit_knockouts``: the causal check, the circuit's heads knocked out, and
+  ``circuit_report``: the tables it shows and the values it records;
+- ``explorer`` (14_explorer): the model explorer's data files and page, and
   ``explorer_catalogue``: which models it offers (the finite-data models and chapter 12's
   fresh-data ones), read from the manifests.
 

@@ -1,4 +1,4 @@
-"""Which models the model explorer offers (chapter 13): the catalogue, read from the
+"""Which models the model explorer offers (chapter 14): the catalogue, read from the
 shipped manifests. Every task and head count of the finite-data models of the first seed
 (:data:`EXPLORER_TASKS`), and chapter 12's fresh-data models of :data:`EXPLORER_FRESH_TASKS`,
 one per configuration of its three arms; what the page and the chapter's table say of each

@@ -51,7 +51,7 @@ CHAPTER_TITLES: dict[str, str] = {
     "01": "Feedforward graphs", "02": "Mixing time", "03": "Section 2 claims",
     "04": "Minimax fidelity", "05": "Playground", "06": "Section 3 claims", "07": "Training",
     "08": "Proxies", "09": "Amplification", "10": "Section 4 as defined", "11": "Across seeds",
-    "12": "Graph tasks", "13": "Explorer"}
+    "12": "Graph tasks", "13": "Induction circuit", "14": "Explorer"}
 #: Each claim of the findings tables (its first cell) in a few words, for the glance.
 SHORT: dict[str, str] = {
     "Lemma 2.5: a feedforward graph with a unique sink has $1_\\tau$ as its only stationary "
@@ -106,6 +106,11 @@ SHORT: dict[str, str] = {
         "early proxies rank head counts",
     "... and rank the seeds of one configuration": "early proxies rank seeds",
     "Per-head fidelity says which heads do the work": "per-head fidelity finds the workers",
+    "The heads the induction scores name carry induction": "the induction circuit is causal",
+    "More heads learn induction later because their heads are smaller":
+        "slower with more heads: smaller heads",
+    "... or because there are more of them": "slower with more heads: more heads",
+    "The phase change waits for the previous-token head": "the previous-token head sets the fall",
 }
 
 #: The longest table cell the introduction and the README may show, in characters as
@@ -143,6 +148,11 @@ INTRO_VERDICTS: dict[str, tuple[str, str]] = {
         ("12_graph_tasks", "verdict.rank_speed"),
     "... and rank the seeds of one configuration": ("12_graph_tasks", "verdict.rank_within"),
     "Per-head fidelity says which heads do the work": ("12_graph_tasks", "verdict.heads"),
+    "The heads the induction scores name carry induction": ("13_circuit", "verdict.knockout"),
+    "More heads learn induction later because their heads are smaller":
+        ("13_circuit", "verdict.size"),
+    "... or because there are more of them": ("13_circuit", "verdict.count"),
+    "The phase change waits for the previous-token head": ("13_circuit", "verdict.waits"),
 }
 _ROW = re.compile(r"^\| (?P<claim>[^|]+?) \| \{verdict\}`(?P<verdict>[^`]+)`"
                   r"(?P<condition>: [^|]+?)? \|", re.M)

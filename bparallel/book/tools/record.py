@@ -15,7 +15,10 @@ fixed sequences and the measuring code:
   graph_causal.measure_heads`) and the head studies of its finite-data models
   (:func:`~bparallel.book.section4.graph_tasks.head_study`), about 3 minutes, and its
   dropout check (:func:`~bparallel.book.section4.graph_learning.dropout_rows`: every fresh
-  run scored with its dropout on), about 2.5 minutes on one core.
+  run scored with its dropout on), about 2.5 minutes on one core;
+- chapter 13's knockouts of the induction circuit in every fresh-data induction model
+  (:func:`~bparallel.book.section4.circuit_knockouts.knockout_rows`), about 5 minutes on
+  one core.
 
 Each result is the metrics cache's own file (:mod:`bparallel.transformer.metrics_cache`),
 named by its content key: the weights, the sequences, the options, the numpy and torch
@@ -167,6 +170,19 @@ def _chapter_12_dropout(cache_dir: Path | None, recorded: Path | None) -> Any:
                                              recorded=recorded) for r in (runs, budget))
 
 
+def _chapter_13(cache_dir: Path | None, recorded: Path | None) -> Any:
+    """Chapter 13's causal check: the induction circuit's knockouts of every shipped induction
+    model trained on fresh data, with the chapter's paper-profile settings."""
+    from ...transformer.design import fresh_heldout
+    from ..section4 import circuit_knockouts, models
+
+    runs = models.fresh_runs(tasks=["induction"])
+    heldout = fresh_heldout("induction", runs.profiles["induction"]["profile"])
+    return circuit_knockouts.knockout_rows(runs.of("induction"), models.load_models(runs),
+                                           heldout, "paper", cache_dir=cache_dir,
+                                           recorded=recorded)
+
+
 #: The checkpoint columns of chapters 08 and 09, recorded from the authors' checkpoints where
 #: a build has them (:mod:`bparallel.book.section4.authors`), for the builds that do not.
 AUTHORS_FILE = "authors-checkpoints.json"
@@ -196,6 +212,7 @@ STUDIES: dict[str, Callable[[Path | None, Path | None], Any]] = {
     "12_graph_tasks": _chapter_12,
     "12_graph_tasks (5,000 sequences)": _chapter_12_finite,
     "12_graph_tasks (dropout check)": _chapter_12_dropout,
+    "13_circuit": _chapter_13,
 }
 
 

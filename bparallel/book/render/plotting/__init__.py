@@ -8,11 +8,13 @@ at least 10 px (the browser tests measure it). Every chapter that draws imports 
 - :mod:`~bparallel.book.render.plotting.style`: the style and its sizes;
 - :mod:`~bparallel.book.render.plotting.theory`: the figures of chapters 01-06;
 - :mod:`~bparallel.book.render.plotting.models`: the figures of chapters 07-12;
-- :mod:`~bparallel.book.render.plotting.experiment`: chapter 12's fresh-data experiment.
+- :mod:`~bparallel.book.render.plotting.experiment`: chapter 12's fresh-data experiment;
+- :mod:`~bparallel.book.render.plotting.circuit`: chapter 13's induction circuit.
 
 This package re-exports their public names.
 """
 
+from .circuit import plot_circuit_scores
 from .experiment import (
     plot_fresh_learning_curves,
     plot_horse_race,
@@ -60,6 +62,7 @@ from .theory import (
 )
 
 __all__ = [
+    "plot_circuit_scores",
     "plot_horse_race",
     "BOUND_KINDS",
     "MIN_FONT_PT",
