@@ -101,7 +101,7 @@ SHORT: dict[str, str] = {
     "... and by Definition 2.7": "more heads mix faster (Definition 2.7)",
     "... and keep more fidelity": "more heads keep more fidelity",
     "... and so learn the task better": "more heads learn better",
-    "... and learn it faster": "more heads learn faster",
+    "... and learn it faster": "more heads learn faster (induction)",
     "Proxies measured before learning rank head counts by learning speed":
         "early proxies rank head counts",
     "... and rank the seeds of one configuration": "early proxies rank seeds",
