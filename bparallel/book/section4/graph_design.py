@@ -171,5 +171,5 @@ def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
 
 __all__ = ["ARM_NAMES", "DESIGN_SEEDS", "PRIMARY_FAMILY", "PRIMARY_TASKS",
            "SECONDARY_FAMILIES", "Hypothesis", "configurations", "design_configurations",
-           "design_models", "grid_rows", "logit_rank_bound", "max_logit_rank", "primary_family_words", "primary_tests",
-           "secondary_words"]
+           "design_models", "grid_rows", "logit_rank_bound", "max_logit_rank",
+           "primary_family_words", "primary_tests", "secondary_words"]
