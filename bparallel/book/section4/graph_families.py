@@ -241,5 +241,5 @@ def results(verdicts: Sequence[Mapping[str, Any]], tests: Mapping[str, Any],
 
 
 __all__ = ["DROPPED_CLAIMS", "EXPLORATORY_CLAIMS", "PRIMARY_CLAIMS", "family_comparison",
-           "family_of", "family_table", "family_tests", "for_tasks", "primary_verdicts", "recipe_comparison", "results",
-           "verdict_rows", "verdict_tasks", "with_task"]
+           "family_of", "family_table", "family_tests", "for_tasks", "primary_verdicts",
+           "recipe_comparison", "results", "verdict_rows", "verdict_tasks", "with_task"]
