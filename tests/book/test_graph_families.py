@@ -12,7 +12,7 @@ from bparallel.book.section4 import graph_common as gc
 from bparallel.book.section4 import graph_design as fd
 from bparallel.book.section4 import graph_families as gf
 from bparallel.book.section4 import models
-from bparallel.book.section4.graph_experiment import ALL_ARMS, CLAIMS, chapter_tests
+from bparallel.book.section4.graph_experiment import ALL_ARMS, CLAIMS
 from bparallel.book.section4.statistics import holm_family
 from bparallel.book.verdicts import Verdict
 from bparallel.transformer.design import ARMS
@@ -56,7 +56,7 @@ def shipped():
     runs = models.fresh_runs()
     if not runs.of("induction"):
         pytest.skip("no fresh-data induction run shipped")
-    return runs, gf.family_tests(runs), chapter_tests(runs)
+    return runs, gf.family_tests(runs), gf.full_family_tests(runs)
 
 
 def _primary(tests):

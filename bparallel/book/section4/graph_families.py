@@ -7,7 +7,7 @@ secondary, corrected in its own family of :data:`~.graph_design.SECONDARY_FAMILI
 read as exploratory. A task carries verdict rows only with the design's seeds
 (:data:`~.graph_design.DESIGN_SEEDS`) in every arm (:func:`verdict_tasks`); until then its
 readings are exploratory. :func:`family_comparison` sets each verdict as the primary family
-reads it beside the chapter's full family (:func:`~.graph_experiment.chapter_tests`), and
+reads it beside the chapter's full family (:func:`full_family_tests`), and
 :func:`recipe_comparison` a task's verdicts under two recipes (histogram's settling recipe
 beside the paper's constant rate)."""
 
@@ -27,13 +27,14 @@ from .graph_experiment import (
     CLAIMS,
     RANK_PROXIES,
     changes,
-    chapter_tests,
+    chapter_family,
     claim_verdicts,
     speed_tests,
 )
 from .graph_experiment import family_table as fx_family_table
 from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY
 from .models import FreshRuns
+from .seed_unit import within_tests
 from .statistics import family_verdicts
 
 #: The claims whose tests are primary (:data:`~.graph_design.PRIMARY_FAMILY`).
@@ -53,6 +54,27 @@ def verdict_tasks(runs: FreshRuns) -> tuple[str, ...]:
                  and all(set(DESIGN_SEEDS) <= set(runs.seeds(t, arm)) for arm in ARMS))
 
 
+def raw_tests(runs: FreshRuns, level: float = 0.95) -> tuple[dict, dict, dict]:
+    """The chapter's tests before any correction: the changes from 1 to 16 heads
+    (:func:`~.graph_experiment.changes`), the speed tests and the early-proxy tests per task
+    (:func:`~.graph_early.prediction_tests`), their within-configuration tests taken with
+    the seed as the unit (:func:`~.seed_unit.within_tests`): runs of one seed share one data
+    stream, so they are never counted as independent."""
+    ch = changes(runs, level)
+    speed = {t: speed_tests(runs, t) for t in runs.profiles}
+    pred = {t: {**prediction_tests(runs, t), **within_tests(runs, t)} for t in runs.profiles}
+    return ch, speed, pred
+
+
+def full_family_tests(runs: FreshRuns, level: float = 0.95) -> dict[str, Any]:
+    """:func:`raw_tests` corrected as one family, every test of every task together
+    (:func:`~.graph_experiment.chapter_family`: the chapter's reading before its primary
+    family was stated), in the shape of :func:`~.graph_experiment.chapter_tests`."""
+    ch, speed, pred = raw_tests(runs, level)
+    return {"changes": ch, "speed": speed, "prediction": pred,
+            "family": chapter_family(ch, speed, pred)}
+
+
 def family_tests(runs: FreshRuns, level: float = 0.95) -> dict[str, Any]:
     """Every test of the chapter, as :func:`~.graph_experiment.chapter_tests` gives them, with
     Holm's correction run per family: the primary family (the changes of the quantities of
@@ -62,9 +84,7 @@ def family_tests(runs: FreshRuns, level: float = 0.95) -> dict[str, Any]:
     across head counts and within configurations) and ``other_tasks`` (the changes and speed
     tests of the tasks outside the primary family: majority). ``family``: the primary
     family's size; ``families``: every family's size."""
-    ch = changes(runs, level)
-    speed = {t: speed_tests(runs, t) for t in runs.profiles}
-    pred = {t: prediction_tests(runs, t) for t in runs.profiles}
+    ch, speed, pred = raw_tests(runs, level)
     quantities = {h.quantity for h in PRIMARY_FAMILY if h.quantity != "speed"}
     every = [c for by_q in ch.values() for cs in by_q.values() for c in cs]
     primary = [c for c in every if c["task"] in PRIMARY_TASKS and c["quantity"] in quantities]
@@ -150,10 +170,10 @@ def family_comparison(runs: FreshRuns, level: float = 0.95,
     """Per claim and arm: its verdict under the primary family (:func:`primary_verdicts`),
     under the chapter's full family on the same tasks, and under the full family on every
     task (the chapter's reading before the primary family: histogram included). ``primary``:
-    :func:`family_tests` of ``runs``; ``full``: :func:`~.graph_experiment.chapter_tests`
-    (each computed when not given). The rows say whether the verdicts differ."""
+    :func:`family_tests` of ``runs``; ``full``: :func:`full_family_tests` (each computed
+    when not given). The rows say whether the verdicts differ."""
     primary = family_tests(runs, level) if primary is None else primary
-    full = chapter_tests(runs, level) if full is None else full
+    full = full_family_tests(runs, level) if full is None else full
     tasks = verdict_tasks(runs)
     a = primary_verdicts(runs, level, primary)
     b = claim_verdicts(runs, level, for_tasks(full, tasks))
@@ -241,5 +261,6 @@ def results(verdicts: Sequence[Mapping[str, Any]], tests: Mapping[str, Any],
 
 
 __all__ = ["DROPPED_CLAIMS", "EXPLORATORY_CLAIMS", "PRIMARY_CLAIMS", "family_comparison",
-           "family_of", "family_table", "family_tests", "for_tasks", "primary_verdicts",
-           "recipe_comparison", "results", "verdict_rows", "verdict_tasks", "with_task"]
+           "family_of", "family_table", "family_tests", "for_tasks", "full_family_tests",
+           "primary_verdicts", "raw_tests", "recipe_comparison", "results", "verdict_rows",
+           "verdict_tasks", "with_task"]
