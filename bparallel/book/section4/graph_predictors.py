@@ -42,6 +42,7 @@ from ...transformer.learning import learning_time
 from ...transformer.train import initial_model
 from ..words import agree, fmt_fixed, fmt_p, join_words
 from .graph_early import early_step, probe_at
+from .graph_spectral import initial_spectral_gap
 from .models import FreshRuns
 from .seed_unit import seed_permutation_test
 from .statistics import ALPHA, holm_family
@@ -61,7 +62,8 @@ CANDIDATES = {
         ("t_mix", "Definition 2.7", -1),
         ("fidelity.paper", "fidelity, published code", +1),
         ("fidelity.definition", "fidelity, as defined", +1),
-        ("rollout_min", "rollout minimum", +1))},
+        ("rollout_min", "rollout minimum", +1),
+        ("spectral_gap", "spectral gap before training", +1))},
     "conditioning": ("condition number before training", -1),
 }
 #: The design's candidates (the rest are graph measures at the early step and the baselines).
@@ -176,6 +178,8 @@ def _items(runs: FreshRuns, task: str
             if name == "conditioning":
                 cols[name].append(probe_conditioning(e, step) if early
                                   else initial_conditioning(e))
+            elif name == "spectral_gap":  # not stored at the early step: before training
+                cols[name].append(initial_spectral_gap(e))
             elif name == "loss":
                 cols[name].append(_probe_loss(e, step))
             elif name not in DESIGN:
