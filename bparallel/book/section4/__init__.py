@@ -16,8 +16,11 @@
   ``graph_pilots``: the pilots that chose histogram's recipe and budget,
   ``graph_early``: its graphs before learning (the early step and the proxies' rank tests
   there), ``graph_experiment``: that experiment's tests and verdicts, from the runs'
-  manifests, ``graph_predictors``: its horse race of the design's quantities and the graph measures,
-  and
+  manifests, ``graph_families``: its verdicts read by the primary family stated before the
+  controls, ``graph_common``: its accuracy at a common step, ``seed_unit``: its
+  within-configuration tests with the seed as the unit, ``graph_predictors``: its horse
+  race of the design's quantities, the baselines and the graph measures,
+  ``graph_spectral``: the attention chain's spectral gap there, and
   ``graph_causal``: its causal tests, which run the models;
 - ``explorer`` (13_explorer): the model explorer's data files and page, and
   ``explorer_catalogue``: which models it offers (the finite-data models and chapter 12's

@@ -83,6 +83,12 @@ def _heldout_inputs(task: str, profile: str) -> torch.Tensor:
     return fresh_heldout(task, profile).inputs
 
 
+def _probe_inputs(entry: Mapping[str, Any]) -> torch.Tensor:
+    """A run's probe sequences: the first of its task's fixed held-out inputs."""
+    return _heldout_inputs(entry["task"], entry["profile"])[
+        : int(entry.get("probe_sequences", 20))]
+
+
 def initial_conditioning(entry: Mapping[str, Any]) -> float:
     """How well conditioned a run's attention is before training: the mean over layers of
     the base-10 logarithm of the concatenated heads' condition number
@@ -179,7 +185,8 @@ def _items(runs: FreshRuns, task: str
                 cols[name].append(probe_conditioning(e, step) if early
                                   else initial_conditioning(e))
             elif name == "spectral_gap":  # not stored at the early step: before training
-                cols[name].append(initial_spectral_gap(e))
+                cols[name].append(initial_spectral_gap(e, _probe_inputs(e))
+                                  if e.get("model_config") and "profile" in e else math.nan)
             elif name == "loss":
                 cols[name].append(_probe_loss(e, step))
             elif name not in DESIGN:

@@ -52,17 +52,14 @@ def model_spectral_gap(model: torch.nn.Module, inputs: torch.Tensor) -> float:
     return float(spectral_gap(layers).mean())
 
 
-def initial_spectral_gap(entry: Mapping[str, Any]) -> float:
+def initial_spectral_gap(entry: Mapping[str, Any], inputs: torch.Tensor) -> float:
     """:func:`model_spectral_gap` of the weights a run started from
     (:func:`~bparallel.transformer.train.initial_model` of its profile, heads, head size and
-    seed) on its probe sequences; NaN for an entry without a model configuration."""
-    from .graph_predictors import _heldout_inputs  # the inputs the conditioning reads
-
+    seed) on ``inputs``, its probe sequences; NaN for an entry without a model
+    configuration."""
     cfg = entry.get("model_config")
     if not cfg or "profile" not in entry:
         return math.nan
-    inputs = _heldout_inputs(entry["task"], entry["profile"])[
-        : int(entry.get("probe_sequences", 20))]
     model = initial_model(entry["profile"], entry["heads"], cfg.get("head_size"),
                           entry["seed"])
     return model_spectral_gap(model, inputs)
