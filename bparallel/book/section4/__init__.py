@@ -20,7 +20,8 @@
   controls, ``graph_common``: its accuracy at a common step, ``seed_unit``: its
   within-configuration tests with the seed as the unit, ``graph_predictors``: its horse
   race of the design's quantities, the baselines and the graph measures,
-  ``graph_spectral``: the attention chain's spectral gap there, and
+  ``graph_spectral``: the attention chain's spectral gap there, ``graph_controls``: the
+  controls of its reversal (learning rates, one recipe), read once complete, and
   ``graph_causal``: its causal tests, which run the models;
 - ``explorer`` (13_explorer): the model explorer's data files and page, and
   ``explorer_catalogue``: which models it offers (the finite-data models and chapter 12's
