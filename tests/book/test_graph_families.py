@@ -139,3 +139,15 @@ def test_every_row_of_the_family_table_names_its_family(shipped):
     # a primary row is a change of a graph measure or the speed test, never the accuracy
     assert not any(r["family"] == "primary" and r["test"].endswith(": accuracy") for r in rows)
     assert all(r["family"] != "primary" or r["task"] in fd.PRIMARY_TASKS for r in rows)
+
+
+def test_every_early_proxy_test_is_corrected_in_its_secondary_family(shipped):
+    # the proxies' names are dotted ("mixing.paper"): every one must reach its family
+    from bparallel.book.section4.graph_experiment import RANK_PROXIES
+
+    runs, primary, full = shipped
+    for task, p in primary["prediction"].items():
+        for k, t in p.items():
+            name = k.split(".", 1 if k.startswith("within.") else 2)[-1]
+            if name in RANK_PROXIES and t["cells"]:
+                assert "p_holm" in t, (task, k)

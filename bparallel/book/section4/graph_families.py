@@ -96,8 +96,10 @@ def family_tests(runs: FreshRuns, level: float = 0.95) -> dict[str, Any]:
                 for s in by_arm.values()]
 
     def ranks(kind: str) -> list[dict[str, Any]]:
+        # "within.<proxy>" and "across.<arm>.<proxy>", a proxy's name itself dotted
+        parts = 1 if kind == "within." else 2
         return [t for p in pred.values() for k, t in p.items()
-                if k.startswith(kind) and k.rpartition(".")[2] in RANK_PROXIES]
+                if k.startswith(kind) and k.split(".", parts)[-1] in RANK_PROXIES]
 
     def direction(c: Mapping[str, Any]) -> int:
         return SUMMARY[c["quantity"]]
