@@ -3,6 +3,8 @@ trained, every hypothesis a test the chapter runs, in the direction its claim pr
 
 from __future__ import annotations
 
+import pytest
+
 from bparallel.book.section4 import graph_design as fd
 from bparallel.book.section4.graph_experiment import CHANGE_CLAIMS, CLAIMS
 from bparallel.book.section4.graph_tasks import SUMMARY
@@ -33,3 +35,13 @@ def test_the_primary_tests_and_their_words():
     assert all(line.startswith("- **") and h.what in line and h.direction in line
                for line, h in zip(words, fd.PRIMARY_FAMILY, strict=True))
     assert len(fd.secondary_words().splitlines()) == len(fd.SECONDARY_FAMILIES)
+
+
+def test_no_configuration_escapes_the_low_rank_bottleneck():
+    # queries and keys are affine maps of the 64-dimensional stream: rank <= min(D, 65)
+    assert fd.logit_rank_bound(4) == 4 and fd.logit_rank_bound(64) == 64
+    assert fd.logit_rank_bound(256) == 65 == fd.max_logit_rank()
+    assert fd.max_logit_rank() < 100  # the sequence length: Bhojanapalli et al.'s condition
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="head_size"):
+            fd.logit_rank_bound(bad)

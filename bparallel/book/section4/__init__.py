@@ -16,8 +16,12 @@
   ``graph_pilots``: the pilots that chose histogram's recipe and budget,
   ``graph_early``: its graphs before learning (the early step and the proxies' rank tests
   there), ``graph_experiment``: that experiment's tests and verdicts, from the runs'
-  manifests, ``graph_predictors``: its horse race of the design's quantities and the graph measures,
-  and
+  manifests, ``graph_families``: its verdicts read by the primary family stated before the
+  controls, ``graph_common``: its accuracy at a common step, ``seed_unit``: its
+  within-configuration tests with the seed as the unit, ``graph_predictors``: its horse
+  race of the design's quantities, the baselines and the graph measures,
+  ``graph_spectral``: the attention chain's spectral gap there, ``graph_controls``: the
+  controls of its reversal (learning rates, one recipe), read once complete, and
   ``graph_causal``: its causal tests, which run the models;
 - ``circuit`` (13_circuit): when each part of the induction circuit forms through
   training and the hypotheses on what the phase change waits for, and

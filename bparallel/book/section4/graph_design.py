@@ -120,6 +120,24 @@ def configurations(d_model: int = 64) -> list[dict[str, Any]]:
     return rows
 
 
+def logit_rank_bound(head_size: int, d_model: int = 64) -> int:
+    """The largest rank a head's attention logits can reach over any number of positions: its
+    queries and keys are affine maps of the ``d_model``-dimensional stream into ``head_size``
+    dimensions, so the logit matrix has rank at most ``min(head_size, d_model + 1)`` (the
+    ``+ 1`` for the bias). Bhojanapalli et al.'s low-rank bottleneck is escaped only where
+    this reaches the sequence length."""
+    for name, v in (("head_size", head_size), ("d_model", d_model)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name}={v!r}: expected a positive int")
+    return min(head_size, d_model + 1)
+
+
+def max_logit_rank(d_model: int = 64) -> int:
+    """The largest :func:`logit_rank_bound` of any configuration of the design."""
+    return max(logit_rank_bound(arm_head_dim(arm, h, d_model), d_model)
+               for arm in ARMS for h in HEADS)
+
+
 def design_configurations() -> int:
     """The distinct configurations of the design: every arm at every head count, a
     configuration of two arms (4 x 16, 16 x 16) once."""
@@ -153,5 +171,5 @@ def grid_rows(runs: FreshRuns) -> list[dict[str, Any]]:
 
 __all__ = ["ARM_NAMES", "DESIGN_SEEDS", "PRIMARY_FAMILY", "PRIMARY_TASKS",
            "SECONDARY_FAMILIES", "Hypothesis", "configurations", "design_configurations",
-           "design_models", "grid_rows", "primary_family_words", "primary_tests",
-           "secondary_words"]
+           "design_models", "grid_rows", "logit_rank_bound", "max_logit_rank",
+           "primary_family_words", "primary_tests", "secondary_words"]

@@ -45,6 +45,7 @@ from ..verdicts import HOLDING, Outcome, Verdict, only
 from ..verdicts import cell as verdict_cell
 from ..verdicts import condition as verdict_condition
 from ..words import fmt_fixed, fmt_p, fmt_sig
+from .graph_common import accuracy_at, common_step
 from .graph_design import (
     DESIGN_SEEDS,
     configurations,
@@ -110,13 +111,14 @@ def speed_tests(runs: FreshRuns, task: str) -> dict[str, dict[str, Any]]:
 
 
 def final_rows(runs: FreshRuns, task: str, arm: str) -> list[dict[str, Any]]:
-    """Per run of ``task`` in ``arm``: the last probe (:func:`probe_at`) with the final
-    held-out accuracy (on the fixed held-out set, ``accuracy``), keyed like chapter 12's
-    model rows (``task``, ``heads``, ``seed``), as
+    """Per run of ``task`` in ``arm``: the last probe (:func:`probe_at`) with the held-out
+    accuracy (on the fixed held-out set, ``accuracy``) at the task's common step
+    (:func:`~.graph_common.common_step`, every run read at one step), keyed like chapter
+    12's model rows (``task``, ``heads``, ``seed``), as
     :func:`bparallel.book.section4.graph_tasks.head_count_change` takes them."""
+    step = common_step(runs, task)
     return [{**probe_at(e), "task": task, "heads": e["heads"], "seed": e["seed"],
-             "accuracy": float(e["heldout_accuracy_predictable"])}
-            for e in runs.of(task, arm)]
+             "accuracy": accuracy_at(e, step)} for e in runs.of(task, arm)]
 
 
 #: The changes from 1 to 16 heads judged per arm, by claim: the quantities (published code,

@@ -35,14 +35,17 @@ import numpy as np
 import torch
 
 from ..._checks import one_of, positive_int
-from ...ranks import doubled_ranks, spearman
+from ...ranks import doubled_ranks, reaches, spearman
 from ...transformer.conditioning import PROBE_KEY, attention_conditioning
 from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
 from ...transformer.train import initial_model
-from ..words import agree, fmt_fixed, join_words
+from ..words import agree, fmt_fixed, fmt_p, join_words
 from .graph_early import early_step, probe_at
+from .graph_spectral import initial_spectral_gap
 from .models import FreshRuns
+from .seed_unit import seed_permutation_test
+from .statistics import ALPHA, holm_family
 
 #: Candidate -> (how the page names it, its sign: +1 larger is better/faster by the claims
 #: or the design's hypothesis "more is better", -1 smaller is).
@@ -51,17 +54,24 @@ CANDIDATES = {
     "head_size": ("head size", +1),
     "width": ("attention width", +1),
     "parameters": ("parameters", +1),
+    "loss": ("held-out loss at the early step", -1),
+    "accuracy": ("held-out accuracy at the early step", +1),
     **{name: (label, sign) for name, label, sign in (
         ("mixing.paper", "Algorithm 1, published code", -1),
         ("mixing.definition", "Algorithm 1, as defined", -1),
         ("t_mix", "Definition 2.7", -1),
         ("fidelity.paper", "fidelity, published code", +1),
         ("fidelity.definition", "fidelity, as defined", +1),
-        ("rollout_min", "rollout minimum", +1))},
+        ("rollout_min", "rollout minimum", +1),
+        ("spectral_gap", "spectral gap before training", +1))},
     "conditioning": ("condition number before training", -1),
 }
-#: The design's candidates (the rest are graph measures at the early step).
+#: The design's candidates (the rest are graph measures at the early step and the baselines).
 DESIGN = ("heads", "head_size", "width", "parameters")
+#: The trivial baselines: what the run's own held-out loss and accuracy at the early step
+#: (on its probe sequences, the predictable positions) say of its later speed, beside which a
+#: graph measure must rank the runs to add anything.
+BASELINES = ("loss", "accuracy")
 #: The outcomes each candidate is scored against.
 OUTCOMES = {"speed": "speed (minus the learning time)", "area": "curve area"}
 SAMPLES = 2000
@@ -71,6 +81,12 @@ SAMPLES = 2000
 def _heldout_inputs(task: str, profile: str) -> torch.Tensor:
     """The fixed held-out inputs of ``task`` under a fresh-data ``profile``, built once."""
     return fresh_heldout(task, profile).inputs
+
+
+def _probe_inputs(entry: Mapping[str, Any]) -> torch.Tensor:
+    """A run's probe sequences: the first of its task's fixed held-out inputs."""
+    return _heldout_inputs(entry["task"], entry["profile"])[
+        : int(entry.get("probe_sequences", 20))]
 
 
 def initial_conditioning(entry: Mapping[str, Any]) -> float:
@@ -168,6 +184,11 @@ def _items(runs: FreshRuns, task: str
             if name == "conditioning":
                 cols[name].append(probe_conditioning(e, step) if early
                                   else initial_conditioning(e))
+            elif name == "spectral_gap":  # not stored at the early step: before training
+                cols[name].append(initial_spectral_gap(e, _probe_inputs(e))
+                                  if e.get("model_config") and "profile" in e else math.nan)
+            elif name == "loss":
+                cols[name].append(_probe_loss(e, step))
             elif name not in DESIGN:
                 cols[name].append(probe.get(name, math.nan))
         t = learning_time(e)
@@ -178,6 +199,15 @@ def _items(runs: FreshRuns, task: str
         sign = CANDIDATES[k][1] if k in CANDIDATES else 1
         out[k] = np.clip(sign * np.asarray(v, dtype=np.float64), -1e300, 1e300)
     return out, np.array([e["seed"] for e in entries]), source
+
+
+def _probe_loss(entry: Mapping[str, Any], step: int | None) -> float:
+    """A run's held-out loss on the predictable positions at probe ``step``, as its training
+    recorded it; NaN without an early step."""
+    if step is None:
+        return math.nan
+    probes = entry["probes"]
+    return float(probes["loss_predictable"][list(probes["step"]).index(step)])
 
 
 def partial_rank_correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float:
@@ -231,7 +261,10 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
     ``partial_high``, :func:`partial_rank_correlation`; ``None`` for the design's own
     quantities, which the configuration fixes). ``None`` values where the candidate is
     undefined (no early step yet, or a constant column). Rows ordered by candidate, then
-    outcome; ``kind`` is ``"design"`` or ``"graph"``."""
+    outcome; ``kind`` is ``"design"``, ``"baseline"`` (:data:`BASELINES`) or ``"graph"``.
+    A partial correlation is also tested with the seed as the unit
+    (``partial_p``, ``partial_p_min``: :func:`~.seed_unit.seed_permutation_test`), and
+    Holm's correction runs over the race's partial tests (``partial_p_holm``)."""
     positive_int(samples, "samples")
     if not 0 < level < 1:
         raise ValueError(f"level={level!r}: expected a number in (0, 1)")
@@ -262,6 +295,7 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
                 if math.isfinite(rho) else np.array([math.nan])
             low, high = _interval(boot, level)
             partial = p_low = p_high = None
+            held_test: dict[str, Any] = {}
             if name not in DESIGN and math.isfinite(rho):
                 held = partial_rank_correlation(x[ok], y[ok], configs[ok])
                 if math.isfinite(held):
@@ -269,12 +303,22 @@ def horse_race(runs: FreshRuns, task: str, *, samples: int = SAMPLES, seed: int 
                     p_low, p_high = _interval(np.array(
                         [partial_rank_correlation(x[d], y[d], configs[d])
                          for d in draws])[of_draw], level)
+                    held_test = seed_permutation_test(x[ok], y[ok], configs[ok], seeds[ok],
+                                                      partial_rank_correlation)
             rows.append({"task": task, "candidate": name, "label": label,
-                         "kind": "design" if name in DESIGN else "graph", "outcome": outcome,
+                         "kind": ("design" if name in DESIGN else
+                                  "baseline" if name in BASELINES else "graph"),
+                         "outcome": outcome,
                          "rho": rho if math.isfinite(rho) else None,
                          "low": low, "high": high, "partial": partial,
                          "partial_low": p_low, "partial_high": p_high,
+                         "partial_p": held_test.get("p"), "partial_p_min": held_test.get("p_min"),
                          "runs": int(ok.sum())})
+    # the partial tests of the graph measures: one family per task, Holm's correction over it
+    held_tests = [{"p": r["partial_p"], "p_min": r["partial_p_min"]} for r in rows]
+    holm_family(held_tests)
+    for r, t in zip(rows, held_tests, strict=True):
+        r["partial_p_holm"] = t["p_holm"] if r["partial_p"] is not None else None
     return rows
 
 
@@ -314,6 +358,11 @@ def race_words(rows: Sequence[Mapping[str, Any]], outcome: str, *, held: bool = 
         graphs = [r for r in graphs if r["partial"] is not None]
         if not graphs:
             raise ValueError("rows: no graph measure has a partial rank correlation")
+        if all(r.get("partial_p_holm") is None and r.get("partial_p_min") is not None
+               for r in graphs):  # the seeds are too few for any test to decide
+            return (f"no graph measure's partial test can decide with the seed as the unit: "
+                    f"its best possible two-sided p-value, {fmt_p(graphs[0]['partial_p_min'])}, "
+                    "is above what Holm's correction over the race's tests needs")
         return _graph_sides(graphs, held)
     top = max(round(r["rho"], 2) for r in design)
     leaders = [r["label"] for r in design if round(r["rho"], 2) == top]
@@ -352,10 +401,18 @@ _ZERO = 1e-9
 
 
 def _side(row: Mapping[str, Any], held: bool = False) -> str:
-    """Which way a race row ranks the runs, by its interval (the partial one when
-    ``held``): ``"backwards"`` below zero, ``"the claimed way"`` above, else ``"neither"``
-    (an end within :data:`_ZERO` of zero holds it)."""
-    low, high = (row["partial_low"], row["partial_high"]) if held else (row["low"], row["high"])
+    """Which way a race row ranks the runs: by its interval, ``"backwards"`` below zero,
+    ``"the claimed way"`` above, else ``"neither"`` (an end within :data:`_ZERO` of zero
+    holds it); ``held``: by its partial rank correlation's seed-level permutation test
+    after Holm's correction over the race's partial tests (``partial_p_holm``; the seed is
+    the unit, never a bootstrap over few seeds), on the side of its sign where it reaches
+    :data:`~.statistics.ALPHA`, else ``"neither"``."""
+    if held:
+        p = row.get("partial_p_holm")
+        if p is None or not reaches(ALPHA, p):
+            return "neither"
+        return "backwards" if row["partial"] < 0 else "the claimed way"
+    low, high = row["low"], row["high"]
     if high is not None and high < -_ZERO:
         return "backwards"
     return "the claimed way" if low is not None and low > _ZERO else "neither"
@@ -418,8 +475,9 @@ def conditioning_reading(race: Mapping[str, Sequence[Mapping[str, Any]]], outcom
 
 def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, float]:
     """``race.<task>.<candidate>.<outcome>.{rho,low,high}`` for every defined row, and
-    ``race.<task>.<candidate>.<outcome>.partial.{rho,low,high}`` for a graph measure's
-    partial rank correlation with the configuration held."""
+    ``race.<task>.<candidate>.<outcome>.partial.{rho,low,high,p}`` for a graph measure's
+    partial rank correlation with the configuration held (``p``: its seed-level permutation
+    test, :func:`~.seed_unit.seed_permutation_test`)."""
     out: dict[str, float] = {}
     for task, rows in rows_by_task.items():
         for r in rows:
@@ -434,10 +492,33 @@ def results(rows_by_task: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, fl
                 if r["partial_low"] is not None:
                     out[f"{base}.partial.low"] = r["partial_low"]
                     out[f"{base}.partial.high"] = r["partial_high"]
+                if r.get("partial_p") is not None:  # the seed-level permutation test
+                    out[f"{base}.partial.p"] = r["partial_p"]
     return out
 
 
-__all__ = ["CANDIDATES", "CONDITIONING_LABELS", "DESIGN", "OUTCOMES", "SAMPLES", "best",
-           "conditioning_reading", "conditioning_source", "conditioning_words", "horse_race",
-           "initial_conditioning", "partial_rank_correlation", "probe_conditioning",
-           "race_words", "results"]
+def baseline_words(rows: Sequence[Mapping[str, Any]], outcome: str) -> str:
+    """What the trivial baselines of :data:`BASELINES` say in one task's race (``rows`` of
+    :func:`horse_race`) for ``outcome``, as words of the page: each with its ρ and, with the
+    configuration held, its partial ρ and seed-level permutation p-value (two-sided, before
+    Holm's correction): ``"held-out loss at the early step: ρ +0.40, partial ρ +0.50
+    (seed-level p 0.017); ..."``. ``ValueError`` for an unknown outcome or a race without
+    a defined baseline row."""
+    one_of(outcome, "outcome", list(_OUTCOME_WORDS), "outcomes")
+    mine = [r for r in rows if r["outcome"] == outcome and r["kind"] == "baseline"
+            and r["rho"] is not None]
+    if not mine:
+        raise ValueError(f"rows: no baseline has a rank correlation with {outcome}")
+
+    def one(r: Mapping[str, Any]) -> str:
+        held = "" if r["partial"] is None else (
+            f", partial ρ {fmt_fixed(r['partial'], 2, sign=True)} (seed-level p "
+            f"{fmt_p(r.get('partial_p'))})")
+        return f"{r['label']}: ρ {fmt_fixed(r['rho'], 2, sign=True)}{held}"
+    return "; ".join(one(r) for r in mine)
+
+
+__all__ = ["BASELINES", "CANDIDATES", "CONDITIONING_LABELS", "DESIGN", "OUTCOMES", "SAMPLES",
+           "baseline_words", "best", "conditioning_reading", "conditioning_source",
+           "conditioning_words", "horse_race", "initial_conditioning",
+           "partial_rank_correlation", "probe_conditioning", "race_words", "results"]

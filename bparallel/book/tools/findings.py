@@ -97,13 +97,13 @@ SHORT: dict[str, str] = {
         "seeds: more heads mix faster",
     "... and the combination beats its best head in every seed": "seeds: amplification",
     "On tasks where information must travel, more heads mix faster (Algorithm 1)":
-        "more heads mix faster (Algorithm 1)",
-    "... and by Definition 2.7": "more heads mix faster (Definition 2.7)",
-    "... and keep more fidelity": "more heads keep more fidelity",
+        "more heads mix faster, Alg. 1 (induction)",
+    "... and by Definition 2.7": "more heads mix faster, Def. 2.7 (induction)",
+    "... and keep more fidelity": "more heads keep more fidelity (induction)",
     "... and so learn the task better": "more heads learn better",
-    "... and learn it faster": "more heads learn faster",
+    "... and learn it faster": "more heads learn faster (induction)",
     "Proxies measured before learning rank head counts by learning speed":
-        "early proxies rank head counts",
+        "early proxies rank head counts (induction)",
     "... and rank the seeds of one configuration": "early proxies rank seeds",
     "Per-head fidelity says which heads do the work": "per-head fidelity finds the workers",
     "The heads the induction scores name carry induction": "the induction circuit is causal",
