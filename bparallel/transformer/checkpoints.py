@@ -34,11 +34,13 @@ import numpy as np
 import torch
 
 from .._io import atomic_write, atomic_write_text, file_lock
+from .arms import arms_of
 from .data import heldout_dataset
-from .design import FreshProfile, Profile, arms_of, get_profile, model_name
+from .design import FreshProfile, Profile, get_profile
 from .evaluation import evaluate_accuracy
 from .learning import LEARNING_THRESHOLD, learning_summary
 from .model import ModelConfig, Transformer
+from .runs import Run
 from .runtime import hardware_string
 
 WEIGHTS_FORMAT = "bparallel-weights-v1"
@@ -176,6 +178,13 @@ def data_seed_of(record: Mapping[str, Any]) -> int:
     return int(record["seed"]) if value is None else int(value)
 
 
+def _sizes(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The model sizes a run set apart from its profile's (:attr:`~.runs.Run.sizes`), as
+    its records keep them: ``{"sizes": {...}}``, or nothing for a run of the profile's
+    sizes (every run recorded before sizes could be set)."""
+    return {"sizes": dict(record["sizes"])} if record.get("sizes") else {}
+
+
 def _clean(v: Any) -> Any:
     """``v`` (nested lists of floats) to 6 significant digits; ``None`` for NaN and inf."""
     if isinstance(v, list):
@@ -238,11 +247,14 @@ class RunCheckpoint:
         return [{"steps": [s[start], end], "hardware": s["hardware"],
                  "torch_version": s["torch_version"]} for s, end in zip(segs, ends)]  # noqa: B905 (ends has one per segment)
 
-    def name(self) -> str:
-        """The shipped model's name (:func:`~.design.model_name`)."""
-        d = self.data
-        return model_name(d["task"], d["heads"], d.get("head_size"), d["seed"],
-                          self.budget_factor(), data_seed_of(d))
+    def run(self, profile: Any = None) -> Run:
+        """The run this checkpoint is of (:meth:`~.runs.Run.from_record`; ``profile``: the
+        profile to read it under, default the one it names)."""
+        return Run.from_record(self.data, profile)
+
+    def name(self, profile: Any = None) -> str:
+        """The shipped model's name (:attr:`~.runs.Run.shipped_name`)."""
+        return self.run(profile).shipped_name
 
     def budget_factor(self) -> int:
         return 1
@@ -420,7 +432,7 @@ class StepCheckpoint(RunCheckpoint):
         return {**{k: d[k] for k in ("task", "heads", "seed", "profile", "step", "budget",
                                      "torch_version", "hardware", "attention_path")},
                 "head_size": cfg.head_dim, "arms": arms_of(cfg), "data_seed": data_seed_of(d),
-                **self.summary(), "history": d["history"]}
+                **_sizes(d), **self.summary(), "history": d["history"]}
 
     def entry(self, reuse: dict[str, Any] | None = None) -> dict[str, Any]:
         """``head_size`` (the dimensions per head, 64/H in the width arm, also in
@@ -465,7 +477,7 @@ class StepCheckpoint(RunCheckpoint):
                 "head_probe_until": pc["head_probe_until"]} if "heads" in h else {}),
             **({"segments": self.segments()} if moved else {}),
             **({"lr_schedule": schedule} if schedule != "constant" else {}),
-            "budget_factor": self.budget_factor(),
+            "budget_factor": self.budget_factor(), **_sizes(d),
         }
 
 
