@@ -179,9 +179,7 @@ def data_seed_of(record: Mapping[str, Any]) -> int:
 
 
 def _sizes(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The model sizes a run set apart from its profile's (:attr:`~.runs.Run.sizes`), as
-    its records keep them: ``{"sizes": {...}}``, or nothing for a run of the profile's
-    sizes (every run recorded before sizes could be set)."""
+    """A run's own model sizes (:attr:`~.runs.Run.sizes`), or nothing for its profile's."""
     return {"sizes": dict(record["sizes"])} if record.get("sizes") else {}
 
 
@@ -248,8 +246,7 @@ class RunCheckpoint:
                  "torch_version": s["torch_version"]} for s, end in zip(segs, ends)]  # noqa: B905 (ends has one per segment)
 
     def run(self, profile: Any = None) -> Run:
-        """The run this checkpoint is of (:meth:`~.runs.Run.from_record`; ``profile``: the
-        profile to read it under, default the one it names)."""
+        """Its run (:meth:`~.runs.Run.from_record`, under ``profile``, default its own)."""
         return Run.from_record(self.data, profile)
 
     def name(self, profile: Any = None) -> str:
@@ -444,10 +441,9 @@ class StepCheckpoint(RunCheckpoint):
         ``curve`` (:data:`CURVE_KEYS` at every evaluation, step 0 included) and
         ``probes`` (:func:`~.measure.training_probe` at every probed step: scalars, and lists
         of one value per layer); a run of a profile with head probes, ``head_probes``
-        (:func:`~bparallel.transformer.head_probes.head_probe` at every head-probe step, with the
-        seconds each
-        took: lists of one list of ``H`` values per layer) and its schedule. Floats to 6
-        significant digits, ``None`` for NaN and inf.
+        (:func:`~.head_probes.head_probe` at every head-probe step, with the seconds each
+        took: lists of one list of ``H`` values per layer) and its schedule; ``sizes``, a
+        model of its own size. Floats to 6 significant digits, ``None`` for NaN and inf.
         ``hardware`` and ``torch_version`` name every machine and torch the run trained on; a
         run that moved (resumed elsewhere) also has ``segments``, which steps each trained; a
         run whose learning rate decays, its ``lr_schedule``. Cheap to compute: ``reuse`` is
@@ -491,9 +487,9 @@ def load_checkpoint(
     head_size: Any = _ANY, profile: Any = None, seed: int | None = None,
 ) -> EpochCheckpoint | StepCheckpoint:
     """Read and check a checkpoint of either kind (its ``format`` decides); refuse one of
-    another task, head count, head size (``None``: the default; fresh-data checkpoints
-    only), profile or seed. ``FileNotFoundError`` when missing, ``ValueError`` naming the
-    problem when the file is corrupted, incomplete or not the run asked for."""
+    another task, head count, head size (``None``: the default), profile or seed (a run's:
+    :meth:`~.runs.Run.expect`). ``FileNotFoundError`` when missing, ``ValueError`` naming
+    the problem when the file is corrupted, incomplete or not the run asked for."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
