@@ -6,6 +6,7 @@ Each subcommand is a pair ``(add_arguments, run)`` in :data:`COMMANDS`; ``run`` 
 exit status. Examples::
 
     python -m bparallel train --profile quick --out-dir runs/quick
+    python -m bparallel train --profile induction-fresh --tasks induction --heads 4 --layers 2
     python -m bparallel evaluate --profile quick --run-dir runs/quick --out-dir results/quick
     python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
     python -m bparallel findings --check    # is README.md's findings table current?
@@ -441,11 +442,26 @@ def _use_models(folder: str) -> str | None:
     return None
 
 
+MAIN_EPILOG = """\
+examples:
+  python -m bparallel train --profile quick --out-dir runs/quick
+  python -m bparallel train --profile induction-fresh --tasks induction --heads 4 \\
+      --layers 2 --no-probes --out-dir runs/small     # fresh data, a 2-layer model
+  python -m bparallel evaluate --profile quick --run-dir runs/quick --out-dir results/quick
+  python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
+  python -m bparallel regress --profile quick         # the notebooks against their references
+  python -m bparallel findings --check                # is README.md's findings table current?
+  python -m bparallel record --check                  # are the recorded measures current?
+  python -m bparallel pilot settling                  # what chapter 12's settling pilot reads
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m bparallel",
-        description=f"The command line of bparallel: {', '.join(COMMANDS)} "
-                    "(`python -m bparallel COMMAND --help` for each).")
+        prog="python -m bparallel", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=f"The command line of bparallel: {', '.join(COMMANDS)}\n"
+                    "(`python -m bparallel COMMAND --help` for each).",
+        epilog=MAIN_EPILOG)
     parser.add_argument(
         "--models", metavar="DIR", dest="models_root",
         help=f"the models folder (default: ${MODELS_ENV}, else models/ of the checkout the "
