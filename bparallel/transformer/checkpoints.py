@@ -152,16 +152,13 @@ def set_rng_state(state: dict[str, Any], device: str | torch.device = "cpu") -> 
     if torch.device(device).type == "cuda" and "torch_cuda" in state:
         torch.cuda.set_rng_state(state["torch_cuda"], device)
     s = state["numpy"]
-    np.random.set_state(  # noqa: NPY002
-        (s["name"], s["keys"].numpy().astype(np.uint32), s["pos"], s["has_gauss"],
-         s["cached_gaussian"])
-    )
+    np.random.set_state((s["name"], s["keys"].numpy().astype(np.uint32), s["pos"],  # noqa: NPY002
+                         s["has_gauss"], s["cached_gaussian"]))
     p = state["python"]
     random.setstate((p["version"], tuple(int(v) for v in p["state"].tolist()), p["gauss"]))
 
 
 # --------------------------------------------------------------------------- checkpoints
-
 
 _ANY = object()
 
