@@ -28,9 +28,11 @@ it in this list):
   or steps of fresh data);
 - :mod:`~bparallel.transformer.shipped`: the models the book uses, and
   :func:`~bparallel.transformer.shipped.load_model` for any model file;
-- a sweep's runs: :mod:`~bparallel.transformer.sweep_runs` (one job: a run, its folders,
-  threads and device) and :mod:`~bparallel.transformer.sweep_status` (where a sweep stands,
-  and snapshots of its unfinished runs);
+- sweeps: :mod:`~bparallel.transformer.sweep_runs` (one job: a run, its folders, threads
+  and device), :mod:`~bparallel.transformer.sweep_status` (where a sweep stands, and
+  snapshots of its unfinished runs) and :mod:`~bparallel.transformer.sweep` (tasks x heads x
+  seeds as submitit jobs, ``python -m bparallel sweep``; submitit imported only when jobs
+  run);
 - :mod:`~bparallel.transformer.authors`: the authors' published checkpoints, read from a
   directory the build names, hash-checked and mapped onto the Transformer (outside the
   measuring code's key).

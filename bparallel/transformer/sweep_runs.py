@@ -3,7 +3,7 @@
 folder and the models folder it ships into) and how it runs (threads, device, probes), for
 both kinds of training (a finite set in epochs, fresh data in steps). Every file name is
 the run's (:class:`~bparallel.transformer.runs.Run`: one naming rule). Read by the sweep
-(:mod:`bparallel.book.tools.sweep`) and by its status and snapshots
+(:mod:`bparallel.transformer.sweep`) and by its status and snapshots
 (:mod:`bparallel.transformer.sweep_status`).
 """
 

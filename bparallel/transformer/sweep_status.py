@@ -1,7 +1,7 @@
 """Where a sweep stands, from its files alone: :func:`sweep_status` (``python -m bparallel
 sweep --status``) and :func:`snapshot` (``--snapshot``: unfinished checkpoints copied where
 git can commit them, so that the next session resumes them). The runs are
-:class:`~bparallel.transformer.sweep_runs.ModelRun`; :mod:`bparallel.book.tools.sweep` trains them.
+:class:`~bparallel.transformer.sweep_runs.ModelRun`; :mod:`bparallel.transformer.sweep` trains them.
 """
 
 from __future__ import annotations

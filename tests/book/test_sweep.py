@@ -1,4 +1,4 @@
-"""``python -m bparallel sweep`` (bparallel.book.tools.sweep): jobs on submitit's debug and local
+"""``python -m bparallel sweep`` (bparallel.transformer.sweep): jobs on submitit's debug and local
 executors (and a Slurm job array against a stand-in ``sbatch``), on the hidden tiny profile.
 
 The reference for every model is an uninterrupted ``train(...)`` in this process: a sweep,
@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from bparallel._io import file_lock, is_locked
-from bparallel.book.tools import sweep as sw
 from bparallel.book.tools.cli import main
+from bparallel.transformer import sweep as sw
 from bparallel.transformer.checkpoints import load_weights, sha256_file
 from bparallel.transformer.design import Profile
 from bparallel.transformer.runs import Run
@@ -326,7 +326,7 @@ def test_plan_runs_the_seeds_of_the_cheapest_configuration_first(tmp_path):
 def test_cuda_jobs_ask_for_a_gpu(tmp_path):
     """submitit hides the GPUs from a local job that asks for none: a CUDA sweep's jobs ask
     for one (local jobs all see GPU 0; a Slurm job gets one of its node)."""
-    from bparallel.book.tools.sweep import make_executor, plan
+    from bparallel.transformer.sweep import make_executor, plan
 
     cpu = make_executor("local", tmp_path / "a")
     gpu = make_executor("local", tmp_path / "b", device="cuda")

@@ -283,7 +283,7 @@ for it (induction-h04-L2)
 def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``python -m bparallel sweep``."""
     from ...transformer.arms import ARMS
-    from .sweep import EXECUTORS, SLURM_TIME_MIN, SWEEP_DIR
+    from ...transformer.sweep import EXECUTORS, SLURM_TIME_MIN, SWEEP_DIR
 
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = SWEEP_EPILOG
@@ -341,7 +341,7 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    from .sweep import run
+    from ...transformer.sweep import run
 
     return run(args)
 

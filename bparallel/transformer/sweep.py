@@ -46,10 +46,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..._checks import one_of, positive_int
-from ..._io import atomic_copy, file_lock, is_locked
-from ...transformer.data import TASKS
-from ...transformer.design import (
+from .._checks import one_of, positive_int
+from .._io import atomic_copy, file_lock, is_locked
+from .data import TASKS
+from .design import (
     ARMS,
     DEFAULT_SEED,
     HEADS,
@@ -57,16 +57,16 @@ from ...transformer.design import (
     Profile,
     get_profile,
 )
-from ...transformer.runs import SIZE_TAGS, Run
-from ...transformer.runtime import device_name
-from ...transformer.shipped import RUNS_DIR, is_shipped, ship
-from ...transformer.sweep_runs import ModelRun, default_models_dir
-from ...transformer.sweep_status import format_status, shown_path, snapshot, sweep_status
-from ...transformer.train import train
+from .runs import SIZE_TAGS, Run
+from .runtime import device_name
+from .shipped import RUNS_DIR, is_shipped, ship
+from .sweep_runs import ModelRun, default_models_dir
+from .sweep_status import format_status, shown_path, snapshot, sweep_status
+from .train import train
 
 EXECUTORS = ("local", "slurm", "debug")
 SWEEP_DIR = RUNS_DIR / "sweep"
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # what a job puts on its PYTHONPATH
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what a job puts on its PYTHONPATH
 LOCAL_TIMEOUT_MIN = 60 * 24 * 365  # submitit's local jobs time out (default: 2 minutes)
 SLURM_TIME_MIN = 240
 SLURM_MAX_REQUEUES = 20  # a job at its time limit is requeued and resumes its checkpoint
