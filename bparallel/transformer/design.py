@@ -34,8 +34,11 @@ head of 16: the control asks whether the reversal survives each configuration at
 best rate, over a factor of ten (3e-4 to 3e-3).
 
 **Names.** A run is ``<task>-hNN`` (:func:`run_name`), ``-hsNN`` for a head size other than
-``64/H``, ``-xK`` for ``K`` times the budget; a shipped model adds ``-s<S>`` for a seed other
-than the paper's 42 (:func:`model_name`).
+``64/H``, ``-L<n>``, ``-w<d>``, ``-m<d>`` for a depth, width or MLP width other than its
+profile's, ``-xK`` for ``K`` times the budget, ``-d<D>`` for a data seed other than its
+seed; a shipped model adds ``-s<S>`` for a seed other than the paper's 42
+(:func:`model_name`). A run names every one of its files through
+:class:`~bparallel.transformer.runs.Run`, the one value a run is.
 
 Imported by training, shipping and the book alike, never by the measures
 (:mod:`~bparallel.transformer.measure` takes sequences, not profiles), so editing a profile
@@ -456,24 +459,11 @@ def seeded_name(run: str, seed: int) -> str:
     return run if seed == DEFAULT_SEED else f"{run}-s{seed}"
 
 
-def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int,
-                    head_size: int | None = None, budget_factor: int = 1,
-                    data_seed: int | None = None) -> Path:
-    """The checkpoint file of a run in ``out_dir`` (``data_seed``: as :func:`run_name`'s,
-    ``None`` where it is the seed)."""
-    return Path(out_dir) / f"{run_name(task, heads, head_size, budget_factor, data_seed)}.ckpt.pt"
-
-
 def weights_path(out_dir: str | os.PathLike, task: str, heads: int,
                  head_size: int | None = None) -> Path:
+    """The weights file a finite-data run folder holds of ``task`` at ``heads`` heads
+    (without a profile to name its run; a run's own: :meth:`~.runs.Run.weights_path`)."""
     return Path(out_dir) / f"{run_name(task, heads, head_size)}.weights.pt"
-
-
-def lock_path(out_dir: str | os.PathLike, task: str, heads: int,
-              head_size: int | None = None, budget_factor: int = 1) -> Path:
-    """The lock file held by the process that trains this model into ``out_dir`` (the
-    ``train`` command and ``sweep`` jobs), so that two never train it at once."""
-    return Path(out_dir) / f".{run_name(task, heads, head_size, budget_factor)}.lock"
 
 
 # --------------------------------------------------------------------------- sequences

@@ -439,7 +439,7 @@ def ship_run(
     with updating_manifest(dest, p.name) as manifest:
         for task in TASKS:
             for heads in HEADS:
-                ckpt = run_dir / f"{run_name(task, heads)}.ckpt.pt"
+                ckpt = Run(task, heads, p).checkpoint_path(run_dir)
                 if not ckpt.is_file():
                     continue
                 ck = load_checkpoint(ckpt, task=task, heads=heads, profile=p)
