@@ -9,6 +9,7 @@ compared tensor by tensor.)
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -504,3 +505,21 @@ def test_kill_job_ends_the_whole_process_tree_of_a_local_job():
               for p in tree):
         assert time.monotonic() < deadline
         time.sleep(0.05)
+
+
+def test_a_sweep_of_another_model_size_without_probes_ships_under_its_own_name(tmp_path):
+    """``sizes`` and ``probes=False`` travel in each job's run: the job trains the 2-layer
+    model without probes and ships it as ``<name>-L2-s<S>``, its entry recording the size."""
+    (run,) = sw.plan(["induction"], [4], [43], "fresh-tiny", arms=["width"],
+                     runs_dir=tmp_path / "runs", models_dir=tmp_path / "models",
+                     sizes={"n_layers": 2}, probes=False, threads=1)
+    assert (run.name, run.shipped_as, run.probes) == ("induction-h04-L2", "induction-h04-L2-s43",
+                                                      False)
+    assert run.checkpoint.name == "induction-h04-L2.ckpt.pt"
+    assert run.lock.name == ".induction-h04-L2.lock"
+    (result,) = sw.run_sweep([run], "debug", echo=lambda _: None)
+    assert result["status"] == "shipped"
+    entry = json.loads((tmp_path / "models" / "manifest.json").read_text())["models"][
+        "induction-h04-L2-s43"]
+    assert entry["sizes"] == {"n_layers": 2} and entry["probes"]["step"] == []
+    assert entry["model_config"]["n_layers"] == 2
