@@ -2,7 +2,7 @@
 two threads, side by side in one run (not a test).
 
 Each variant trains the same small grid with ``python -m bparallel sweep``'s own code
-(:func:`bparallel.book.tools.sweep.run_sweep`, submitit's local executor, a fresh runs and models
+(:func:`bparallel.transformer.sweep.run_sweep`, submitit's local executor, a fresh runs and models
 folder each time): every model is a real job, a process that imports torch, trains,
 evaluates ``--heldout`` held-out sequences and ships the weights. The profile is the
 paper's model and data shape with fewer sequences and epochs, so that a run takes a minute
@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bparallel.book.tools.sweep import plan, run_sweep
 from bparallel.transformer.design import Profile
+from bparallel.transformer.sweep import plan, run_sweep
 
 GRID = [("copy", 1), ("cycle", 1), ("copy", 4), ("cycle", 4), ("copy", 16), ("cycle", 16)]
 

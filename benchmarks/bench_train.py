@@ -36,11 +36,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from bparallel.transformer.arms import arm_head_size
 from bparallel.transformer.design import (
     ARMS,
     HEADS,
     PROFILES,
-    arm_head_size,
     fresh_batch,
     fresh_heldout,
     get_profile,

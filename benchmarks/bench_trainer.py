@@ -35,6 +35,7 @@ from pathlib import Path
 
 from bparallel.book.render.js_trainer import trainer_html
 from bparallel.transformer.design import get_profile
+from bparallel.transformer.runs import Run
 from bparallel.transformer.train import train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +76,7 @@ def median_step(steps: list[int | None], budget: int) -> float:
 def package_runs(heads: int, seeds: list[int]) -> list[int | None]:
     out = []
     for seed in seeds:
-        result = train("induction", heads, PROFILE, seed=seed, progress=False)
+        result = train(Run("induction", heads, PROFILE, seed=seed), progress=False)
         out.append(result.summary["steps_to_threshold"])  # steps_to_threshold, the book's rule
     return out
 

@@ -18,14 +18,21 @@ it in this list):
   previous-token, induction and copying scores and logit rank, probed through training;
   outside that key);
 - what a run is: :mod:`~bparallel.transformer.learning` (learning thresholds, learning time,
-  convergence: rules on curves of numbers) and :mod:`~bparallel.transformer.design` (both
-  kinds of profile, arms, head counts, seeds, names and files, the sequences a run trains
-  and is evaluated on);
+  convergence: rules on curves of numbers), :mod:`~bparallel.transformer.arms` (the arms of
+  fresh-data training, and the one rule deriving a model's arms),
+  :mod:`~bparallel.transformer.design` (both kinds of profile, head counts, seeds, the
+  naming rule, the sequences a run trains and is evaluated on) and
+  :mod:`~bparallel.transformer.runs` (a run as one value, and every file it owns);
 - training: :mod:`~bparallel.transformer.checkpoints` (both checkpoint kinds, weights files,
   manifests) and :mod:`~bparallel.transformer.train` (one loop over epochs of a fixed set
   or steps of fresh data);
 - :mod:`~bparallel.transformer.shipped`: the models the book uses, and
   :func:`~bparallel.transformer.shipped.load_model` for any model file;
+- sweeps: :mod:`~bparallel.transformer.sweep_runs` (one job: a run, its folders, threads
+  and device), :mod:`~bparallel.transformer.sweep_status` (where a sweep stands, and
+  snapshots of its unfinished runs) and :mod:`~bparallel.transformer.sweep` (tasks x heads x
+  seeds as submitit jobs, ``python -m bparallel sweep``; submitit imported only when jobs
+  run);
 - :mod:`~bparallel.transformer.authors`: the authors' published checkpoints, read from a
   directory the build names, hash-checked and mapped onto the Transformer (outside the
   measuring code's key).

@@ -5,16 +5,13 @@ a finite training set in epochs, fresh data in steps):
   ``torch.load(..., weights_only=True)`` only (:func:`read_torch_file`);
 - the RNG states a checkpoint keeps, so that a resumed run is bitwise an uninterrupted one
   (:func:`seed_everything`, :func:`rng_state`, :func:`set_rng_state`);
-- the two checkpoint kinds, one protocol (:class:`RunCheckpoint`: reading, the checks against
-  the run asked for, the model, the machines it trained on, what its weights file and its
-  manifest entry record): :class:`EpochCheckpoint` (``bparallel-checkpoint-v1``) and
-  :class:`StepCheckpoint` (``bparallel-fresh-checkpoint-v1``); :func:`load_checkpoint` reads
-  either, the file's ``format`` deciding;
+- two checkpoint kinds, one protocol (:class:`RunCheckpoint`: reading, the checks against the
+  run asked for, the model, its machines, its weights file's and manifest entry's record):
+  :class:`EpochCheckpoint` (``bparallel-checkpoint-v1``), :class:`StepCheckpoint`
+  (``bparallel-fresh-checkpoint-v1``); :func:`load_checkpoint` reads either by ``format``;
 - weights files, the shipped form of a model: config and weights beside JSON metadata, no
-  optimiser or RNG state (:func:`write_weights`, :func:`load_weights`,
-  :func:`export_weights`);
-- manifests, the list of a folder's shipped models (:func:`read_manifest`,
-  :func:`updating_manifest`).
+  optimiser or RNG state (:func:`write_weights`, :func:`load_weights`, :func:`export_weights`);
+- manifests, a folder's shipped models (:func:`read_manifest`, :func:`updating_manifest`).
 """
 
 from __future__ import annotations
@@ -34,11 +31,13 @@ import numpy as np
 import torch
 
 from .._io import atomic_write, atomic_write_text, file_lock
+from .arms import arms_of
 from .data import heldout_dataset
-from .design import FreshProfile, Profile, arms_of, get_profile, model_name
+from .design import FreshProfile, Profile, get_profile
 from .evaluation import evaluate_accuracy
 from .learning import LEARNING_THRESHOLD, learning_summary
 from .model import ModelConfig, Transformer
+from .runs import Run
 from .runtime import hardware_string
 
 __all__ = ["WEIGHTS_FORMAT", "LEGACY_ATTENTION_PATH", "atomic_torch_save", "on_cpu",
@@ -52,7 +51,7 @@ WEIGHTS_FORMAT = "bparallel-weights-v1"
 LEGACY_ATTENTION_PATH = "sdpa"
 
 
-# --------------------------------------------------------------------------- torch files
+# ---------------------------------------------------------------- torch files
 
 
 def atomic_torch_save(obj: Any, path: Path) -> None:
@@ -156,16 +155,13 @@ def set_rng_state(state: dict[str, Any], device: str | torch.device = "cpu") -> 
     if torch.device(device).type == "cuda" and "torch_cuda" in state:
         torch.cuda.set_rng_state(state["torch_cuda"], device)
     s = state["numpy"]
-    np.random.set_state(  # noqa: NPY002
-        (s["name"], s["keys"].numpy().astype(np.uint32), s["pos"], s["has_gauss"],
-         s["cached_gaussian"])
-    )
+    np.random.set_state((s["name"], s["keys"].numpy().astype(np.uint32), s["pos"],  # noqa: NPY002
+                         s["has_gauss"], s["cached_gaussian"]))
     p = state["python"]
     random.setstate((p["version"], tuple(int(v) for v in p["state"].tolist()), p["gauss"]))
 
 
 # --------------------------------------------------------------------------- checkpoints
-
 
 _ANY = object()
 
@@ -180,6 +176,11 @@ def data_seed_of(record: Mapping[str, Any]) -> int:
                          "checkpoint's data, weights meta or manifest entry) with a 'seed'")
     value = record.get("data_seed")
     return int(record["seed"]) if value is None else int(value)
+
+
+def _sizes(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's own model sizes (:attr:`~.runs.Run.sizes`), or nothing for its profile's."""
+    return {"sizes": dict(record["sizes"])} if record.get("sizes") else {}
 
 
 def _clean(v: Any) -> Any:
@@ -244,11 +245,13 @@ class RunCheckpoint:
         return [{"steps": [s[start], end], "hardware": s["hardware"],
                  "torch_version": s["torch_version"]} for s, end in zip(segs, ends)]  # noqa: B905 (ends has one per segment)
 
-    def name(self) -> str:
-        """The shipped model's name (:func:`~.design.model_name`)."""
-        d = self.data
-        return model_name(d["task"], d["heads"], d.get("head_size"), d["seed"],
-                          self.budget_factor(), data_seed_of(d))
+    def run(self, profile: Any = None) -> Run:
+        """Its run (:meth:`~.runs.Run.from_record`, under ``profile``, default its own)."""
+        return Run.from_record(self.data, profile)
+
+    def name(self, profile: Any = None) -> str:
+        """The shipped model's name (:attr:`~.runs.Run.shipped_name`)."""
+        return self.run(profile).shipped_name
 
     def budget_factor(self) -> int:
         return 1
@@ -267,8 +270,7 @@ class RunCheckpoint:
 
     def entry(self, reuse: dict[str, Any] | None = None) -> dict[str, Any]:
         """The manifest entry of the finished run (less ``file`` and ``sha256``); ``reuse``:
-        the entry already shipped for the same bytes, kept where computing it again is
-        costly."""
+        the entry already shipped for the same bytes, kept where recomputing is costly."""
         raise NotImplementedError
 
     @classmethod
@@ -426,7 +428,7 @@ class StepCheckpoint(RunCheckpoint):
         return {**{k: d[k] for k in ("task", "heads", "seed", "profile", "step", "budget",
                                      "torch_version", "hardware", "attention_path")},
                 "head_size": cfg.head_dim, "arms": arms_of(cfg), "data_seed": data_seed_of(d),
-                **self.summary(), "history": d["history"]}
+                **_sizes(d), **self.summary(), "history": d["history"]}
 
     def entry(self, reuse: dict[str, Any] | None = None) -> dict[str, Any]:
         """``head_size`` (the dimensions per head, 64/H in the width arm, also in
@@ -438,10 +440,9 @@ class StepCheckpoint(RunCheckpoint):
         ``curve`` (:data:`CURVE_KEYS` at every evaluation, step 0 included) and
         ``probes`` (:func:`~.measure.training_probe` at every probed step: scalars, and lists
         of one value per layer); a run of a profile with head probes, ``head_probes``
-        (:func:`~bparallel.transformer.head_probes.head_probe` at every head-probe step, with the
-        seconds each
-        took: lists of one list of ``H`` values per layer) and its schedule. Floats to 6
-        significant digits, ``None`` for NaN and inf.
+        (:func:`~.head_probes.head_probe` at every head-probe step, with the seconds each
+        took: lists of one list of ``H`` values per layer) and its schedule; ``sizes``, a
+        model of its own size. Floats to 6 significant digits, ``None`` for NaN and inf.
         ``hardware`` and ``torch_version`` name every machine and torch the run trained on; a
         run that moved (resumed elsewhere) also has ``segments``, which steps each trained; a
         run whose learning rate decays, its ``lr_schedule``. Cheap to compute: ``reuse`` is
@@ -471,7 +472,7 @@ class StepCheckpoint(RunCheckpoint):
                 "head_probe_until": pc["head_probe_until"]} if "heads" in h else {}),
             **({"segments": self.segments()} if moved else {}),
             **({"lr_schedule": schedule} if schedule != "constant" else {}),
-            "budget_factor": self.budget_factor(),
+            "budget_factor": self.budget_factor(), **_sizes(d),
         }
 
 
@@ -485,9 +486,9 @@ def load_checkpoint(
     head_size: Any = _ANY, profile: Any = None, seed: int | None = None,
 ) -> EpochCheckpoint | StepCheckpoint:
     """Read and check a checkpoint of either kind (its ``format`` decides); refuse one of
-    another task, head count, head size (``None``: the default; fresh-data checkpoints
-    only), profile or seed. ``FileNotFoundError`` when missing, ``ValueError`` naming the
-    problem when the file is corrupted, incomplete or not the run asked for."""
+    another task, head count, head size (``None``: the default), profile or seed (a run's:
+    :meth:`~.runs.Run.expect`). ``FileNotFoundError`` when missing, ``ValueError`` naming
+    the problem when the file is corrupted, incomplete or not the run asked for."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")

@@ -16,16 +16,8 @@ Both read their optimiser and model settings from :class:`Recipe` (Adam, lr 1e-3
 dropout 0.1, sequences of 100 tokens over 256 symbols), and both live in one table,
 :data:`PROFILES`, under distinct names; :func:`get_profile` returns either.
 
-**Arms** of fresh-data training (:data:`ARMS`), which separate the number of heads from their
-size. ``"width"``: head size ``64/H``, the paper's, the same 172,800 parameters at every head
-count. ``"head16"``: 16 dimensions per head at every head count, the attention's inner width
-``16 H`` (Bhojanapalli et al. 2020's remedy for the low-rank bottleneck); the parameters grow
-with ``H``. ``"inner256"``: the attention's inner width fixed at 256 (:data:`ARM_INNER_WIDTH`,
-above ``d = 64``), head size ``256/H``: the parameters and the attention width are the same at
-every head count, so the head count is the only thing that varies; its one head of 256
-dimensions is the only configuration whose head size reaches the sequence length
-(Bhojanapalli et al.'s criterion). A configuration in two arms is one run, shipped once,
-listed under both: 4 heads of 16 (width and head16), 16 heads of 16 (head16 and inner256).
+**Arms** of fresh-data training (:data:`~.arms.ARMS`, :mod:`~bparallel.transformer.arms`)
+separate the number of heads from their size.
 
 **Controls** of chapter 12's reversal on induction (fixed attention width, with the probes of
 :mod:`~bparallel.transformer.head_probes`): ``induction-fresh-lr3e-4`` and
@@ -40,8 +32,12 @@ times as fast per step as a head of 16; the control asks whether the reversal su
 configuration at its own best rate, over a factor of ten (3e-4 to 3e-3).
 
 **Names.** A run is ``<task>-hNN`` (:func:`run_name`), ``-hsNN`` for a head size other than
-``64/H``, ``-xK`` for ``K`` times the budget; a shipped model adds ``-s<S>`` for a seed other
-than the paper's 42 (:func:`model_name`). ``induction-tiny``: the training page's model.
+``64/H``, ``-L<n>``, ``-w<d>``, ``-m<d>`` for a depth, width or MLP width other than its
+profile's, ``-xK`` for ``K`` times the budget, ``-d<D>`` for a data seed other than its
+seed; a shipped model adds ``-s<S>`` for a seed other than the paper's 42
+(:func:`model_name`). A run names every one of its files through
+:class:`~bparallel.transformer.runs.Run`, the one value a run is. ``induction-tiny``: the
+training page's model.
 
 Imported by training, shipping and the book alike, never by the measures
 (:mod:`~bparallel.transformer.measure` takes sequences, not profiles), so editing a profile
@@ -59,6 +55,7 @@ from typing import Any
 import torch
 
 from .._checks import nonnegative_int, one_of, positive_int, unit_interval
+from .arms import ARMS
 from .data import (
     GRAPH_TASKS,
     PAPER_TASKS,
@@ -78,15 +75,10 @@ HEADS = (1, 4, 8, 16)
 # the predictable ones only: the graph tasks' unpredictable positions (induction's first half)
 # carry no signal, and with them in the loss a model waits far longer to start learning.
 LOSS_POSITIONS = ("all", "predictable")
-#: The arms of fresh-data training (module docstring): the paper's head size, a fixed head
-#: size of 16, a fixed attention width of 256.
-ARMS = ("width", "head16", "inner256")
 #: How a fresh-data run's learning rate moves over its budget: ``"constant"`` (Section 4.1's
 #: Adam at 1e-3 throughout) or ``"cosine"`` (from 1e-3 to 0 at the budget along a half
 #: cosine, :meth:`FreshProfile.lr_at`; Loshchilov & Hutter 2017).
 LR_SCHEDULES = ("constant", "cosine")
-ARM_HEAD_SIZE = 16  # the head16 arm's head size
-ARM_INNER_WIDTH = 256  # the inner256 arm's attention width, n_heads * head_size
 HELDOUT_SEED = DEFAULT_SEED  # the fixed held-out set of every fresh-data run
 
 
@@ -433,79 +425,35 @@ def model_config(profile: str | Recipe, heads: int, head_size: int | None = None
                        dropout=p.dropout, head_size=head_size)
 
 
-def arm_head_size(arm: str, heads: int, d_model: int = 64) -> int | None:
-    """The head size of ``heads`` heads in ``arm``, as ``ModelConfig.head_size``: ``None``
-    (``d_model / heads``) for ``"width"`` and wherever the arm's head size is
-    ``d_model / heads`` (4 heads of 16: the width arm's model too); else 16 (``"head16"``)
-    or ``256 / heads`` (``"inner256"``, which refuses a head count that does not divide
-    256)."""
-    one_of(arm, "arm", ARMS, "arms")
-    positive_int(heads, "heads")
-    if arm == "width":
-        return None
-    if arm == "head16":
-        size = ARM_HEAD_SIZE
-    else:
-        if ARM_INNER_WIDTH % heads:
-            raise ValueError(f"heads={heads}: the inner256 arm splits an attention width of "
-                             f"{ARM_INNER_WIDTH} into equal heads; {heads} does not divide it")
-        size = ARM_INNER_WIDTH // heads
-    return None if size * heads == d_model else size
-
-
-def arm_of(heads: int, head_size: int | None, d_model: int = 64) -> str:
-    """The arm a sweep trains ``heads`` heads of ``head_size`` under: the first of
-    :data:`ARMS` whose configuration it is (a shared model is one run). Raises
-    ``ValueError`` for a configuration of no arm."""
-    for arm in ARMS:
-        try:
-            if arm_head_size(arm, heads, d_model) == head_size:
-                return arm
-        except ValueError:
-            continue
-    raise ValueError(f"head_size={head_size}: {heads} heads of {head_size} dimensions belong "
-                     f"to no arm of {list(ARMS)}")
-
-
-def arm_head_dim(arm: str, heads: int, d_model: int = 64) -> int:
-    """The dimensions per head of ``heads`` heads in ``arm``, the head size actually used:
-    :func:`arm_head_size`, else ``d_model / heads`` (``ModelConfig.head_dim``)."""
-    return arm_head_size(arm, heads, d_model) or d_model // heads
-
-
-def arms_of(config: ModelConfig) -> list[str]:
-    """The arms whose model ``config`` is, in the order of :data:`ARMS`: one, two (4 heads
-    of 16: width and head16; 16 heads of 16: head16 and inner256) or none."""
-    default = config.d_model % config.n_heads == 0 and (
-        config.head_dim == config.d_model // config.n_heads)
-    return [arm for arm, ok in (("width", default), ("head16", config.head_dim == ARM_HEAD_SIZE),
-                                ("inner256", config.n_heads * config.head_dim == ARM_INNER_WIDTH))
-            if ok]
-
-
 # --------------------------------------------------------------------------- names and files
 
 
 def run_name(task: str, heads: int, head_size: int | None = None, budget_factor: int = 1,
-             data_seed: int | None = None) -> str:
+             data_seed: int | None = None, *, size: str = "") -> str:
     """File stem of one model's run, e.g. ``"copy-h04"``; a model of a fixed head size
-    (``ModelConfig.head_size``) adds it, ``"induction-h08-hs16"``, a run of ``K`` times
-    the budget ``-xK``, and a run whose data seed is not its seed ``-d<D>`` (``data_seed``:
-    ``None`` for a run whose data seed is its seed; the seed itself is the run folder's)."""
+    (``ModelConfig.head_size``) adds it, ``"induction-h08-hs16"``, a model of another size
+    than its profile's its ``size`` (:func:`~bparallel.transformer.runs.size_tag`, e.g.
+    ``"-L2"``), a run of ``K`` times the budget ``-xK``, and a run whose data seed is not
+    its seed ``-d<D>`` (``data_seed``: ``None`` for a run whose data seed is its seed; the
+    seed itself is the run folder's). :class:`~bparallel.transformer.runs.Run` names every
+    file of a run through it."""
     name = f"{task}-h{heads:02d}"
     if head_size is not None:
         name = f"{name}-hs{head_size:02d}"
+    name += size
     if positive_int(budget_factor, "budget_factor") != 1:
         name = f"{name}-x{budget_factor}"
     return name if data_seed is None else f"{name}-d{nonnegative_int(data_seed, 'data_seed')}"
 
 
 def model_name(task: str, heads: int, head_size: int | None = None, seed: int = DEFAULT_SEED,
-               budget_factor: int = 1, data_seed: int | None = None) -> str:
-    """Manifest key and file stem of a shipped model: :func:`run_name`, ``-s<S>`` for a seed
-    other than 42 (``"copy-h04-s43"``), ``-d<D>`` for a data seed other than the seed."""
+               budget_factor: int = 1, data_seed: int | None = None, *, size: str = "") -> str:
+    """Manifest key and file stem of a shipped model: :func:`run_name`, and ``-s<S>`` for a
+    seed other than 42, the paper's (``"copy-h04"``, ``"copy-h04-s43"``); a data seed other
+    than the seed adds ``-d<D>`` (``"induction-h04-hs64-d44-s43"``), one equal to it
+    nothing, so every run of data seed = seed keeps its name."""
     own = None if data_seed_or(data_seed, seed) == seed else data_seed
-    return seeded_name(run_name(task, heads, head_size, budget_factor, own), seed)
+    return seeded_name(run_name(task, heads, head_size, budget_factor, own, size=size), seed)
 
 
 def seeded_name(run: str, seed: int) -> str:
@@ -514,23 +462,11 @@ def seeded_name(run: str, seed: int) -> str:
     return run if seed == DEFAULT_SEED else f"{run}-s{seed}"
 
 
-def checkpoint_path(out_dir: str | os.PathLike, task: str, heads: int,
-                    head_size: int | None = None, budget_factor: int = 1,
-                    data_seed: int | None = None) -> Path:
-    """The checkpoint file of a run in ``out_dir`` (``data_seed``: as :func:`run_name`'s)."""
-    return Path(out_dir) / f"{run_name(task, heads, head_size, budget_factor, data_seed)}.ckpt.pt"
-
-
 def weights_path(out_dir: str | os.PathLike, task: str, heads: int,
                  head_size: int | None = None) -> Path:
+    """The weights file a finite-data run folder holds of ``task`` at ``heads`` heads
+    (without a profile to name its run; a run's own: :meth:`~.runs.Run.weights_path`)."""
     return Path(out_dir) / f"{run_name(task, heads, head_size)}.weights.pt"
-
-
-def lock_path(out_dir: str | os.PathLike, task: str, heads: int,
-              head_size: int | None = None, budget_factor: int = 1) -> Path:
-    """The lock file held by the process that trains this model into ``out_dir`` (the
-    ``train`` command and ``sweep`` jobs), so that two never train it at once."""
-    return Path(out_dir) / f".{run_name(task, heads, head_size, budget_factor)}.lock"
 
 
 # --------------------------------------------------------------------------- sequences

@@ -22,7 +22,7 @@ Seeds share one manifest: seed 42, the paper's, is shipped as ``copy-h04`` (file
 ``copy-h04.weights.pt``), any other seed as ``copy-h04-s43`` (:func:`~.design.model_name`);
 :func:`shipped_seeds` lists what is shipped per configuration and ``load_shipped(seed=...)``
 loads one seed's 8 models. Unfinished runs are snapshotted into ``partial/seed-<S>/``
-(:func:`partial_path`) so that a later session can resume them.
+(:meth:`~.runs.Run.partial_path`) so that a later session can resume them.
 """
 
 from __future__ import annotations
@@ -64,11 +64,12 @@ from .design import (
     weights_path,
 )
 from .model import Transformer
+from .runs import Run
 from .train import train
 
 __all__ = ["ROOT", "MODELS_ENV", "MODELS_UNSET", "is_checkout", "find_models_root", "MODELS_ROOT",
            "SHIPPED_DIR", "RUNS_DIR", "models_help", "BOOK_PROFILES", "ModelSet",
-           "shipped_manifest", "partial_path", "find_partial", "is_shipped", "shipped_seeds",
+           "shipped_manifest", "is_shipped", "shipped_seeds",
            "shipped_status", "shipped_complete", "load_shipped", "QUICK_THREADS", "train_quick",
            "resolve_profile", "fixed_quick", "book_models", "models_by_seed", "seed_overview",
            "ship_run", "ship", "load_model", "load_run_models"]
@@ -145,25 +146,6 @@ def shipped_manifest(shipped_dir: str | os.PathLike = SHIPPED_DIR) -> dict[str, 
     return read_manifest(shipped_dir)
 
 
-def partial_path(
-    shipped_dir: str | os.PathLike, task: str, heads: int, seed: int = DEFAULT_SEED
-) -> Path:
-    """Where an unfinished run's checkpoint is snapshotted (committed, so that another
-    session can resume it): ``<shipped_dir>/partial/seed-<S>/<task>-hNN.ckpt.pt``."""
-    return Path(shipped_dir) / "partial" / f"seed-{seed}" / f"{run_name(task, heads)}.ckpt.pt"
-
-
-def find_partial(
-    shipped_dir: str | os.PathLike, task: str, heads: int, seed: int = DEFAULT_SEED
-) -> Path | None:
-    """The snapshot of an unfinished run, if there is one (seed 42's snapshots of before
-    seeds were swept, ``partial/<task>-hNN.ckpt.pt``, count too)."""
-    places = [partial_path(shipped_dir, task, heads, seed)]
-    if seed == DEFAULT_SEED:
-        places.append(Path(shipped_dir) / "partial" / f"{run_name(task, heads)}.ckpt.pt")
-    return next((path for path in places if path.is_file()), None)
-
-
 def is_shipped(
     name: str, shipped_dir: str | os.PathLike = SHIPPED_DIR, *, seed: int | None = None
 ) -> bool:
@@ -199,7 +181,7 @@ def shipped_status(
 ) -> list[dict[str, Any]]:
     """One row per model of ``tasks`` x heads of ``seed`` (default: the paper's 8): shipped
     (with its manifest entry), in progress (epoch of the committed snapshot,
-    :func:`find_partial`) or not started."""
+    :meth:`~.runs.Run.find_partial`) or not started."""
     p = get_profile(profile)
     shipped = (shipped_manifest(shipped_dir) or {"models": {}})["models"]
     rows = []
@@ -208,7 +190,7 @@ def shipped_status(
             name = run_name(task, heads)
             row: dict[str, Any] = {"model": name, "task": task, "heads": heads}
             entry = shipped.get(model_name(task, heads, seed=seed))
-            partial = find_partial(shipped_dir, task, heads, seed)
+            partial = Run(task, heads, p, seed=seed).find_partial(shipped_dir)
             if entry is not None:
                 row.update(status="shipped", epochs=entry["epochs"],
                            heldout_accuracy=entry["heldout_accuracy"],
@@ -293,7 +275,7 @@ def train_quick(
     with file_lock(folder / ".lock"):
         for task in tasks:
             for heads in HEADS:
-                res = train(task, heads, train_profile, out_dir=folder, progress=False,
+                res = train(Run(task, heads, train_profile), out_dir=folder, progress=False,
                             threads=threads)
                 out[(task, heads)] = load_checkpoint(res.checkpoint, task=task, heads=heads,
                                                      profile=train_profile)
@@ -424,12 +406,12 @@ def seed_overview(
 
 
 def _ship_into(manifest: dict[str, Any], ck: RunCheckpoint, dest: Path, name: str | None,
-               hardware: str | None) -> dict[str, Any]:
+               hardware: str | None, profile: Profile | FreshProfile) -> dict[str, Any]:
     """Export ``ck``'s weights into ``dest`` and enter them in ``manifest`` (in memory): the
     checkpoint kind's :meth:`~.checkpoints.RunCheckpoint.entry`, with file and SHA-256. The
     same bytes already shipped keep their entry where the kind reuses it (a finite-data
     run's held-out evaluation)."""
-    name = ck.name() if name is None else name
+    name = ck.name(profile) if name is None else name
     file = f"{name}.weights.pt"
     sha = export_weights(ck, dest / file)
     known = manifest["models"].get(name)
@@ -464,12 +446,12 @@ def ship_run(
     with updating_manifest(dest, p.name) as manifest:
         for task in TASKS:
             for heads in HEADS:
-                ckpt = run_dir / f"{run_name(task, heads)}.ckpt.pt"
+                ckpt = Run(task, heads, p).checkpoint_path(run_dir)
                 if not ckpt.is_file():
                     continue
                 ck = load_checkpoint(ckpt, task=task, heads=heads, profile=p)
                 if ck.finished(p):
-                    _ship_into(manifest, ck, dest, None, hardware)
+                    _ship_into(manifest, ck, dest, None, hardware, p)
     return manifest
 
 
@@ -478,24 +460,33 @@ def ship(
     dest: str | os.PathLike = SHIPPED_DIR,
     *,
     profile: str | Profile | FreshProfile = "paper",
+    run: Run | None = None,
     name: str | None = None,
     hardware: str | None = None,
 ) -> dict[str, Any]:
     """Ship one finished run of either kind (any seed) into ``dest``: its weights file
     ``<name>.weights.pt`` and its entry in ``dest/manifest.json``, written under the
-    manifest's lock (:func:`~.checkpoints.updating_manifest`); return the entry. ``name``
-    defaults to :func:`~.design.model_name`. A run short of the profile's epochs, or short
-    of its budget and not converged, is refused.
+    manifest's lock (:func:`~.checkpoints.updating_manifest`); return the entry. ``run``
+    (:class:`~.runs.Run`): the run the checkpoint must be (its profile then is the run's,
+    its name the run's :attr:`~.runs.Run.shipped_name`); without it, ``profile``, and
+    ``name`` defaults to the checkpoint's own run's shipped name. A run short of the
+    profile's epochs, or short of its budget and not converged, is refused.
     """
-    dest, p = Path(dest), get_profile(profile)
-    ck = load_checkpoint(checkpoint, profile=p)
+    dest = Path(dest)
+    if run is not None:
+        p = run.recipe
+        ck = load_checkpoint(checkpoint, **run.expect())
+        name = run.shipped_name if name is None else name
+    else:
+        p = get_profile(profile)
+        ck = load_checkpoint(checkpoint, profile=p)
     if not ck.finished(p):
         raise ValueError(f"checkpoint {checkpoint} is at {p.unit} {ck.position} of "
                          f"{ck.data.get('budget', getattr(p, 'epochs', None))}"
                          f"{' and has not converged' if p.unit == 'step' else ''}: only "
                          "finished runs are shipped")
     with updating_manifest(dest, p.name) as manifest:
-        return _ship_into(manifest, ck, dest, name, hardware)
+        return _ship_into(manifest, ck, dest, name, hardware, p)
 
 
 # --------------------------------------------------------------------------- loading any model file

@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .._checks import nonnegative_int, one_of, positive_int
+from .._checks import one_of, positive_int
 from .._io import atomic_copy
 from .checkpoints import (
     EpochCheckpoint,
@@ -59,25 +59,14 @@ from .checkpoints import (
     set_rng_state,
 )
 from .conditioning import PROBE_KEY, attention_conditioning
-from .data import TASKS, SequenceDataset, ShuffledLoader, heldout_dataset, make_dataset
-from .design import (
-    DEFAULT_SEED,
-    FreshProfile,
-    Profile,
-    arm_head_size,
-    checkpoint_path,
-    data_seed_or,
-    fresh_batch,
-    fresh_heldout,
-    get_profile,
-    model_config,
-    run_name,
-)
+from .data import SequenceDataset, ShuffledLoader, heldout_dataset, make_dataset
+from .design import FreshProfile, Profile, fresh_batch, fresh_heldout, get_profile
 from .evaluation import evaluate_accuracy
 from .head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS, head_probe, head_probe_steps
 from .learning import learning_summary, probe_steps
 from .measure import PROBE_LAYER_KEYS, PROBE_SCALAR_KEYS, training_probe
 from .model import ATTENTION_PATHS, Transformer
+from .runs import Run
 from .runtime import hardware_string, num_threads, resolve_device
 
 __all__ = ["TrainResult", "ignore_unpredictable", "initial_model", "train", "projected_hours"]
@@ -88,22 +77,39 @@ _CURVE_KEYS = ("train_loss", "heldout_loss", "heldout_accuracy", "heldout_accura
 
 @dataclass
 class TrainResult:
-    """What :func:`train` returns: the model (eval mode), how far it trained (``position``:
-    its epoch or step), its history and where its checkpoint lives. Fresh-data runs also
-    have their ``budget`` and learning ``summary``."""
+    """What :func:`train` returns: the model (eval mode), the :class:`~.runs.Run` it trained,
+    how far it trained (``position``: its epoch or step), its history and where its
+    checkpoint lives. Fresh-data runs also have their ``budget`` and learning ``summary``."""
 
     model: Transformer
-    task: str
-    heads: int
-    seed: int
-    profile: Profile | FreshProfile
+    run: Run
     position: int
     history: dict[str, Any] = field(default_factory=dict)
     checkpoint: Path | None = None
     resumed_from: int = 0
     budget: int | None = None
     summary: dict[str, Any] | None = None
-    data_seed: int | None = None
+
+    @property
+    def task(self) -> str:
+        return self.run.task
+
+    @property
+    def heads(self) -> int:
+        return self.run.heads
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
+    def profile(self) -> Profile | FreshProfile:
+        return self.run.profile
+
+    @property
+    def data_seed(self) -> int | None:
+        """The seed of the training batches (fresh data), ``None`` on a finite set."""
+        return self.run.batch_seed if isinstance(self.run.profile, FreshProfile) else None
 
     @property
     def epoch(self) -> int:
@@ -191,12 +197,13 @@ class _Steps:
 
     KIND = StepCheckpoint
 
-    def __init__(self, task: str, p: FreshProfile, seed: int, total: int, model: Transformer,
-                 head_size: int | None, data_seed: int) -> None:
-        self.head_size, self.data_seed = head_size, data_seed
-        self.task, self.p, self.seed, self.total, self.model = task, p, seed, total, model
+    def __init__(self, run: Run, total: int, model: Transformer, probes: bool = True) -> None:
+        p = run.recipe
+        self.head_size, self.data_seed, self.probes = run.head_size, run.batch_seed, probes
+        self.task, self.p, self.seed, self.total, self.model = run.task, p, run.seed, total, model
+        task = run.task
         self.threshold = p.threshold_of(task)
-        self.schedule = set(probe_steps(total, p.probe_first))
+        self.schedule = set(probe_steps(total, p.probe_first)) if probes else set()
         self.heldout = fresh_heldout(task, p)
         self.probe_set = self.heldout.subset(slice(0, p.probe_sequences))
         self.history: dict[str, Any] = {k: [] for k in ("step", *_CURVE_KEYS)}
@@ -206,7 +213,7 @@ class _Steps:
         self.done = False
         self.t0 = 0.0
         self.head_schedule: set[int] = set()
-        if p.head_probe_every is not None:
+        if p.head_probe_every is not None and probes:
             self.head_schedule = set(head_probe_steps(p.head_probe_every, p.head_probe_until,
                                                       p.eval_every, total))
             self.history["heads"] = {k: [] for k in ("step", "seconds", *HEAD_SCALAR_KEYS,
@@ -235,7 +242,7 @@ class _Steps:
 
     def _probe(self, step: int) -> None:
         probes = self.history["probe"]
-        if probes["step"][-1:] == [step]:
+        if not self.probes or probes["step"][-1:] == [step]:
             return
         values = training_probe(self.model, self.probe_set)
         if PROBE_KEY in probes:  # a run begun before the probe recorded it resumes without it
@@ -338,53 +345,49 @@ def _adopt(base: Path, target: Path, budget: int, **expect: Any) -> bool:
     return True
 
 
-def initial_model(profile: str | Profile | FreshProfile, heads: int,
-                  head_size: int | None = None, seed: int = DEFAULT_SEED) -> Transformer:
-    """The weights a run of ``seed`` starts from, as :func:`train` draws them (on the CPU,
-    after ``seed_everything(seed)``): the untrained model of ``profile``'s configuration
-    with ``heads`` heads of ``head_size`` (``None``: ``d_model / heads``)."""
-    cfg = model_config(get_profile(profile), heads, head_size)
-    nonnegative_int(seed, "seed")
-    seed_everything(seed)
+def initial_model(run: Run) -> Transformer:
+    """The weights ``run`` starts from, as :func:`train` draws them (on the CPU, after
+    ``seed_everything(run.seed)``): the untrained model of the run's configuration."""
+    if not isinstance(run, Run):
+        raise ValueError(f"run={type(run).__name__}: give a Run (bparallel.transformer.runs)")
+    cfg = run.config
+    seed_everything(run.seed)
     return Transformer(cfg)
 
 
 def train(
-    task: str,
-    heads: int,
-    profile: str | Profile | FreshProfile = "quick",
+    run: Run,
     *,
-    arm: str = "width",
     out_dir: str | os.PathLike | None = None,
-    seed: int = DEFAULT_SEED,
-    data_seed: int | None = None,
     epochs: int | None = None,
-    budget_factor: int = 1,
     stop_after: int | None = None,
     threads: int | None = None,
     progress: bool = True,
     resume: bool = True,
     attention_path: str | None = None,
     device: str | torch.device = "cpu",
+    probes: bool = True,
 ) -> TrainResult:
-    """Train one model of Section 4 (``task``, ``heads`` heads) under ``profile``, of either
-    kind (module docstring).
+    """Train one model of Section 4, the :class:`~.runs.Run` ``run`` (task, heads, head
+    size, model size, seeds, profile of either kind, budget factor), as the module docstring
+    says.
 
-    ``seed`` draws the initial weights (and dropout masks); ``data_seed`` (fresh-data
-    profiles; default: ``seed``) the training batches, :func:`~.design.fresh_batch` of
-    ``(data_seed, step)``, so that runs of one data stream and several initialisations (or
-    the reverse) can be crossed; a run whose data seed is not its seed has its own files
-    (``-d<D>``, :func:`~.design.run_name`), and a checkpoint of another data seed is refused.
-    ``epochs`` overrides a finite-data profile's epoch count; ``arm`` (``"width"``,
-    ``"head16"``, ``"inner256"``: :data:`~.design.ARMS`) and ``budget_factor`` (train ``K``
-    times the step budget) are for fresh-data profiles. With ``out_dir``, a checkpoint is
-    written atomically (module docstring) and an existing one is resumed (``resume=True``),
-    so an interrupted run ends bitwise where an uninterrupted one would. ``stop_after`` ends
+    ``run.seed`` draws the initial weights (and dropout masks); ``run.data_seed``
+    (fresh-data profiles; default: the seed) the training batches,
+    :func:`~.design.fresh_batch` of ``(data_seed, step)``, so that runs of one data stream
+    and several initialisations (or the reverse) can be crossed; a run whose data seed is not
+    its seed has its own files (``-d<D>``, :func:`~.design.run_name`), and a checkpoint of
+    another data seed is refused. ``epochs`` overrides a finite-data profile's epoch count.
+    With ``out_dir``, a checkpoint is written atomically (module docstring; its file:
+    :meth:`~.runs.Run.checkpoint_path`) and an existing one is resumed (``resume=True``), so
+    an interrupted run ends bitwise where an uninterrupted one would. ``stop_after`` ends
     this call after that many epochs or steps (to simulate an interruption). ``threads``:
     torch threads (default ``$BPARALLEL_THREADS`` or unchanged). ``attention_path``
     (default ``"fused"``) picks the training attention kernel
     (:mod:`bparallel.transformer.model`); a resumed run keeps the path its checkpoint was
-    trained with, and naming another one is refused.
+    trained with, and naming another one is refused. ``probes=False`` (fresh data) skips
+    the proxies and head probes through training (the same weights, a history without
+    them); a checkpoint records it, and resuming it with the other setting is refused.
 
     ``device``: ``"cpu"`` (default) or ``"cuda"``. On the CPU a seed fixes every result
     and a resumed run is bitwise the uninterrupted one. On CUDA the initial weights, data
@@ -394,55 +397,50 @@ def train(
     a CUDA run is a faithful run of the same seed, not bitwise the CPU one. The checkpoint
     and the weights record the GPU in ``hardware``; they load on any machine.
     """
-    p = get_profile(profile)
+    if not isinstance(run, Run):
+        raise ValueError(f"run={type(run).__name__}: give a Run (bparallel.transformer.runs), "
+                         "e.g. Run('copy', 4, 'quick') or Run.in_arm(task, heads, profile, arm)")
+    p, recipe = run.profile, run.recipe
     dev = resolve_device(device)
     if attention_path is not None:
         one_of(attention_path, "attention_path", ATTENTION_PATHS, "paths")
     path = attention_path or "fused"
-    one_of(task, "task", TASKS, "tasks")
     if isinstance(p, FreshProfile):
         if epochs is not None:
             raise ValueError(f"epochs={epochs}: profile {p.name!r} trains on fresh data, in "
                              "steps (give budget_factor)")
-        head_size = arm_head_size(arm, positive_int(heads, "heads"))
-        total = p.total(budget_factor)
-        data_seed = data_seed_or(data_seed, seed)
+        total = run.total
     else:
-        if data_seed is not None and data_seed != seed:
-            raise ValueError(f"data_seed={data_seed}: a finite-data profile ({p.name!r}) draws "
-                             "its training set from the seed; data seeds are for fresh data")
-        if arm != "width":
-            raise ValueError(f"arm={arm!r}: arms are for fresh-data profiles; {p.name!r} "
-                             "trains the paper's head size")
-        head_size, total = None, p.total(budget_factor) if epochs is None else epochs
+        if not probes:
+            raise ValueError(f"probes=False: profile {p.name!r} trains on a finite set, "
+                             "which records no probes")
+        total = run.total if epochs is None else epochs
         positive_int(total, "epochs")
     if stop_after is not None:
         positive_int(stop_after, "stop_after")
-    nonnegative_int(seed, "seed")
-    cfg = model_config(p, heads, head_size)  # validates heads
+    cfg = run.config
 
     with num_threads(threads):
-        model = initial_model(p, heads, head_size, seed).to(dev)  # the same weights anywhere
-        opt = torch.optim.Adam(model.parameters(), lr=p.lr)
-        run = (_Steps(task, p, seed, total, model, head_size, data_seed)
-               if isinstance(p, FreshProfile)
-               else _Epochs(task, p, seed, total, model, progress))
+        model = initial_model(run).to(dev)  # the same weights anywhere
+        opt = torch.optim.Adam(model.parameters(), lr=recipe.lr)
+        unit = (_Steps(run, total, model, probes) if isinstance(p, FreshProfile)
+                else _Epochs(run.task, recipe, run.seed, total, model, progress))
         here = (hardware_string(dev), str(torch.__version__))
         segments = _segments(None, 0, p.unit, *here)
         start, ckpt_file = 0, None
         if out_dir is not None:
-            own = None if data_seed is None or data_seed == seed else data_seed
-            ckpt_file = checkpoint_path(out_dir, task, heads, head_size, budget_factor, own)
-            if budget_factor > 1 and resume:
-                _adopt(checkpoint_path(out_dir, task, heads, head_size, 1, own), ckpt_file,
-                       total, task=task, heads=heads, head_size=head_size, profile=p,
-                       seed=seed)
+            ckpt_file = run.checkpoint_path(out_dir)
+            if run.budget_factor > 1 and resume:
+                _adopt(run.plain().checkpoint_path(out_dir), ckpt_file, total, **run.expect())
         if ckpt_file is not None and resume and ckpt_file.exists():
-            ck = load_checkpoint(ckpt_file, task=task, heads=heads, head_size=head_size,
-                                 profile=p, seed=seed)
-            if data_seed is not None and data_seed_of(ck.data) != data_seed:
+            ck = load_checkpoint(ckpt_file, **run.expect())
+            if isinstance(p, FreshProfile) and data_seed_of(ck.data) != run.batch_seed:
                 raise ValueError(f"checkpoint {ckpt_file} has data_seed="
-                                 f"{data_seed_of(ck.data)}, not data_seed={data_seed}")
+                                 f"{data_seed_of(ck.data)}, not data_seed={run.batch_seed}")
+            if ck.data.get("probes", True) != probes:
+                raise ValueError(f"checkpoint {ckpt_file} was trained with probes="
+                                 f"{ck.data.get('probes', True)}; resuming it with "
+                                 f"probes={probes} would leave a history half without them")
             try:
                 model.load_state_dict(ck.data["model"])
                 opt.load_state_dict(ck.data["optimizer"])
@@ -456,7 +454,7 @@ def train(
                     "attention_path to keep it")
             path = ck.attention_path
             set_rng_state(ck.data["rng"], dev)
-            run.restore(ck)
+            unit.restore(ck)
             start = ck.position
             segments = _segments(ck.data, start, p.unit, *here)
             if start > total:
@@ -472,36 +470,37 @@ def train(
                 return
             saved_at = position
             atomic_torch_save({
-                "format": run.KIND.FORMAT, "task": task, "heads": heads, "seed": seed,
-                "profile": p.name, "profile_config": p.to_dict(),
-                "model_config": cfg.to_dict(), p.unit: position, **run.state(),
+                "format": unit.KIND.FORMAT, "task": run.task, "heads": run.heads,
+                "seed": run.seed, "profile": p.name, "profile_config": recipe.to_dict(),
+                "model_config": cfg.to_dict(), p.unit: position, **unit.state(),
+                **run.record(), **({} if probes else {"probes": False}),
                 "attention_path": path, "model": on_cpu(model.state_dict()),
                 "optimizer": on_cpu(opt.state_dict()), "rng": rng_state(dev),
-                "history": run.history, "segments": segments,
+                "history": unit.history, "segments": segments,
                 "torch_version": _joined(segments, "torch_version", ", "),
                 "hardware": _joined(segments, "hardware", "; "),
             }, ckpt_file)
 
-        run.begin()
+        unit.begin()
         position = start
         end = total if stop_after is None else min(total, start + stop_after)
-        bar = tqdm(total=total, initial=start, desc=run_name(task, heads, head_size),
-                   disable=not progress, unit=p.unit)
-        while position < end and not run.done:
+        bar = tqdm(total=total, initial=start, desc=run.name, disable=not progress,
+                   unit=p.unit)
+        while position < end and not unit.done:
             model.train()
-            for x, y in run.batches(position):
+            for x, y in unit.batches(position):
                 x, y = x.to(dev), y.to(dev)  # (B, T) each
                 loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())  # logits (B, T, V)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 if decays:  # the schedule's rate of this step (FreshProfile.lr_at)
                     for group in opt.param_groups:
-                        group["lr"] = p.lr_at(position, total)
+                        group["lr"] = recipe.lr_at(position, total)
                 opt.step()
-                run.add(loss.item(), x.shape[0])
+                unit.add(loss.item(), x.shape[0])
             position += 1
             bar.update(1)
-            checkpoint, postfix = run.after(position)
+            checkpoint, postfix = unit.after(position)
             if postfix:
                 bar.set_postfix(**postfix)
             if checkpoint:
@@ -509,9 +508,8 @@ def train(
         bar.close()
         save(position)  # stopped between evaluations (stop_after), or nothing was trained
     model.eval()
-    return TrainResult(model, task, heads, seed, p, position, run.history, ckpt_file, start,
-                       total if isinstance(p, FreshProfile) else None, run.summary(),
-                       data_seed)
+    return TrainResult(model, run, position, unit.history, ckpt_file, start,
+                       total if isinstance(p, FreshProfile) else None, unit.summary())
 
 
 def projected_hours(seconds_per_step: float, profile: str | Profile, models: int = 8) -> float:

@@ -83,15 +83,43 @@ def test_evaluate_refuses_other_profile(tmp_path, capsys):
 
 def test_train_refuses_a_model_that_another_process_is_training(tmp_path, capsys):
     from bparallel._io import file_lock
-    from bparallel.transformer.design import lock_path
+    from bparallel.transformer.runs import Run
 
     argv = ["train", "--profile", "tiny", "--heads", "1", "--tasks", "copy",
             "--out-dir", str(tmp_path), "--no-progress", "--epochs", "1"]
-    with file_lock(lock_path(tmp_path, "copy", 1)):  # e.g. a sweep job trains copy-h01
+    with file_lock(Run("copy", 1, "tiny").lock_path(tmp_path)):  # e.g. a sweep job
         assert main(argv) == 2
     assert "copy-h01: another process is training it" in capsys.readouterr().err
     assert not (tmp_path / "copy-h01.ckpt.pt").exists()
     assert main(argv) == 0 and (tmp_path / "copy-h01.ckpt.pt").exists()
+
+
+def test_train_trains_a_fresh_data_profile_of_any_size_without_probes(tmp_path):
+    """``train --profile <fresh-data profile>`` trains on fresh data; ``--layers 2`` builds a
+    2-layer model, named for it (``-L2``), exported and loaded like any other; ``--arm``
+    picks the head size; ``--no-probes`` records no probes."""
+    argv = ["train", "--profile", "fresh-tiny", "--tasks", "induction", "--heads", "4",
+            "--layers", "2", "--arm", "inner256", "--no-probes", "--out-dir", str(tmp_path),
+            "--no-progress", "--threads", "1"]
+    assert main(argv) == 0
+    manifest = json.loads((tmp_path / "weights.json").read_text())
+    entry = manifest["induction-h04-hs64-L2"]
+    assert entry["step"] == 12 and entry["profile"] == "fresh-tiny" and entry["arms"] == []
+    assert entry["sizes"] == {"n_layers": 2} and entry["head_size"] == 64
+    model, meta = load_weights(tmp_path / entry["file"], sha256=entry["sha256"])
+    assert len(model.blocks) == 2 and model.config.head_dim == 64
+    assert meta["history"]["probe"]["step"] == []
+    # epochs are for finite training sets; a fresh-data run counts steps
+    assert main(["train", "--profile", "fresh-tiny", "--tasks", "induction", "--heads", "4",
+                 "--epochs", "3", "--out-dir", str(tmp_path), "--no-progress"]) == 2
+
+
+def test_the_sweep_help_says_all_three_arms():
+    sweep = subprocess.run([sys.executable, "-m", "bparallel", "sweep", "--help"],
+                           capture_output=True, text=True, check=True).stdout
+    assert "both arms" not in sweep and "all three arms by default" in sweep
+    for option in ("--layers", "--d-model", "--d-mlp", "--no-probes"):
+        assert option in sweep
 
 
 def test_subcommands_registered_smoke():
@@ -193,7 +221,7 @@ def test_every_documented_command_parses_with_a_known_profile():
         try:
             args = parser.parse_args(argv)
             if args.command in ("train", "evaluate", "sweep"):
-                _check_profile(parser, args.profile, fresh=args.command == "sweep")
+                _check_profile(parser, args.profile, fresh=args.command in ("train", "sweep"))
         except SystemExit:
             pytest.fail(f"{page}: python -m bparallel {shlex.join(argv)} is refused")
         if getattr(args, "root", None):  # a reader's own chapters, in a folder of theirs

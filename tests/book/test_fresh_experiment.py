@@ -19,6 +19,7 @@ from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import HOLDING, Outcome, Verdict
 from bparallel.transformer.design import ARMS, HEADS, PROFILES
 from bparallel.transformer.learning import learning_time, probe_steps
+from bparallel.transformer.runs import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -253,8 +254,8 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     from bparallel.transformer.train import train
 
     tiny = PROFILES["fresh-tiny"]
-    res = train("induction", 4, tiny, arm="width", out_dir=tmp_path / "runs",
-                         progress=False)
+    res = train(Run.in_arm("induction", 4, tiny, "width"),
+                out_dir=tmp_path / "runs", progress=False)
     ship(res.checkpoint, tmp_path / "models" / "induction-fresh",
                              profile=tiny)
     runs = model_sets.fresh_runs(tmp_path / "models")
@@ -886,8 +887,8 @@ def test_before_learning_means_no_run_above_its_no_attention_ceiling(tmp_path):
 def test_the_initial_model_is_the_one_a_shipped_run_started_from():
     """``initial_model`` draws the weights ``train`` starts from: the step-0 probe a
     shipped fresh-data run recorded while training (every arm's kind of configuration) is
-    what the probe measures on ``initial_model`` of the same profile, heads, head size and
-    seed; so the condition number at step 0 is the run's own."""
+    what the probe measures on ``initial_model`` of the run its entry records
+    (``Run.from_record``); so the condition number at step 0 is the run's own."""
     from bparallel.transformer.design import fresh_heldout
     from bparallel.transformer.measure import training_probe
     from bparallel.transformer.train import initial_model
@@ -900,15 +901,16 @@ def test_the_initial_model_is_the_one_a_shipped_run_started_from():
         e = picked[key]
         probes = fresh_heldout("induction", e["profile"]).subset(
             slice(0, e["probe_sequences"]))  # the probe set, as train takes it
-        model = initial_model(e["profile"], e["heads"], e["model_config"].get("head_size"),
-                              e["seed"])
+        model = initial_model(Run.from_record(e))
         got = training_probe(model.eval(), probes)
         k = e["probes"]["step"].index(0)
         assert got["loss"] == pytest.approx(e["probes"]["loss"][k], rel=1e-4), key
         assert got["fidelity.definition"] == pytest.approx(
             e["probes"]["fidelity.definition"][k], rel=1e-4), key
     with pytest.raises(ValueError, match="seed"):
-        initial_model("induction-fresh", 4, None, -1)
+        initial_model(Run("induction", 4, "induction-fresh", seed=-1))
+    with pytest.raises(ValueError, match="give a Run"):
+        initial_model("induction-fresh")
 
 
 def _with_curve(e, acc, **extra):
@@ -1007,12 +1009,12 @@ def test_a_budget_pilot_reads_its_finished_and_unfinished_runs(tmp_path):
     from bparallel.transformer.train import train
 
     tiny = ALL["fresh-tiny"]
-    done = train("induction", 8, tiny, arm="head16", out_dir=tmp_path / "runs",
-                 progress=False)
+    done = train(Run.in_arm("induction", 8, tiny, "head16"),
+                 out_dir=tmp_path / "runs", progress=False)
     ship(done.checkpoint, tmp_path / "fresh-tiny", profile=tiny)
     part = tmp_path / "fresh-tiny" / "partial" / "seed-42"
-    running = train("induction", 1, tiny, arm="head16", out_dir=part, stop_after=5,
-                    progress=False)
+    running = train(Run.in_arm("induction", 1, tiny, "head16"),
+                    out_dir=part, stop_after=5, progress=False)
     assert running.outcome == "running"
     pilot = model_sets.budget_pilot_runs(tmp_path, profiles={"induction": "fresh-tiny"})
     assert [(p["heads"], p["head_size"], p["finished"], p["step"], p["outcome"])
@@ -1211,11 +1213,12 @@ def test_a_pilot_design_names_its_runs_and_only_they_are_read(tmp_path):
     assert {"heads": 4, "head_size": 64, "seed": 43} not in histogram
 
     tiny = ALL["fresh-tiny"]
-    done = train("induction", 8, tiny, arm="head16", out_dir=tmp_path / "runs", progress=False)
+    done = train(Run.in_arm("induction", 8, tiny, "head16"),
+                 out_dir=tmp_path / "runs", progress=False)
     ship(done.checkpoint, tmp_path / "fresh-tiny", profile=tiny)
     for seed in (42, 43):  # a stale snapshot of the shipped run, and one of another seed
-        train("induction", 8, tiny, arm="head16", seed=seed, stop_after=5, progress=False,
-              out_dir=tmp_path / "fresh-tiny" / "partial" / f"seed-{seed}")
+        train(Run.in_arm("induction", 8, tiny, "head16", seed=seed), stop_after=5,
+              progress=False, out_dir=tmp_path / "fresh-tiny" / "partial" / f"seed-{seed}")
     read = model_sets.budget_pilot_runs
     pilot = read(tmp_path, profiles={"induction": "fresh-tiny"},
                  designs={"induction": model_sets.PilotDesign(seeds=(42,))})
@@ -1223,8 +1226,8 @@ def test_a_pilot_design_names_its_runs_and_only_they_are_read(tmp_path):
     every = read(tmp_path, profiles={"induction": "fresh-tiny"}, designs={})
     assert [(p["seed"], p["finished"]) for p in every] == [(42, True), (43, False)]
     # the shipped runs alone, design applied: a run of seed 44 shipped later is not the pilot's
-    later = train("induction", 8, tiny, arm="head16", seed=44, out_dir=tmp_path / "runs44",
-                  progress=False)
+    later = train(Run.in_arm("induction", 8, tiny, "head16", seed=44),
+                  out_dir=tmp_path / "runs44", progress=False)
     ship(later.checkpoint, tmp_path / "fresh-tiny", profile=tiny)
     shipped = model_sets.budget_pilot_shipped(
         tmp_path, profiles={"induction": "fresh-tiny"},

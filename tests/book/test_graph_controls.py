@@ -7,7 +7,8 @@ import pytest
 from bparallel.book.section4 import graph_controls as gcl
 from bparallel.book.section4.models import FreshRuns
 from bparallel.book.verdicts import Verdict
-from bparallel.transformer.design import HEADS, arm_head_dim
+from bparallel.transformer.arms import arm_head_dim
+from bparallel.transformer.design import HEADS
 
 
 def _runs(step_of, seeds=(42, 43, 44)):

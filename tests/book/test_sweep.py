@@ -1,4 +1,4 @@
-"""``python -m bparallel sweep`` (bparallel.book.tools.sweep): jobs on submitit's debug and local
+"""``python -m bparallel sweep`` (bparallel.transformer.sweep): jobs on submitit's debug and local
 executors (and a Slurm job array against a stand-in ``sbatch``), on the hidden tiny profile.
 
 The reference for every model is an uninterrupted ``train(...)`` in this process: a sweep,
@@ -9,6 +9,7 @@ compared tensor by tensor.)
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -20,10 +21,11 @@ import psutil
 import pytest
 
 from bparallel._io import file_lock, is_locked
-from bparallel.book.tools import sweep as sw
 from bparallel.book.tools.cli import main
+from bparallel.transformer import sweep as sw
 from bparallel.transformer.checkpoints import load_weights, sha256_file
 from bparallel.transformer.design import Profile
+from bparallel.transformer.runs import Run
 from bparallel.transformer.shipped import (
     MANIFEST,
     MODELS_ROOT,
@@ -51,8 +53,8 @@ def reference():
     def get(seed: int, profile: str | Profile = "tiny"):
         key = (seed, getattr(profile, "name", profile))
         if key not in cache:
-            cache[key] = train("copy", 1, profile, seed=seed, threads=1,
-                               progress=False).model.state_dict()
+            cache[key] = train(Run("copy", 1, profile, seed=seed),
+                               threads=1, progress=False).model.state_dict()
         return cache[key]
 
     return get
@@ -152,7 +154,7 @@ def test_local_executor_ships_two_seeds_and_resumes_a_killed_job_bitwise(tmp_pat
 def test_a_checkpoint_written_by_train_is_adopted(tmp_path, reference):
     (run,) = _grid(tmp_path, [43])
     # what `train --profile tiny --seed 43 --out-dir <runs>/tiny/seed-43` leaves after 1 epoch
-    first = train("copy", 1, "tiny", out_dir=tmp_path / "runs" / "tiny" / "seed-43", seed=43,
+    first = train(Run("copy", 1, "tiny", seed=43), out_dir=tmp_path / "runs" / "tiny" / "seed-43",
                   stop_after=1, threads=1, progress=False)
     assert first.checkpoint == run.checkpoint
     (result,) = sw.run_sweep([run], "debug", echo=lambda _: None)
@@ -164,8 +166,8 @@ def test_a_checkpoint_written_by_train_is_adopted(tmp_path, reference):
 
 def test_snapshot_is_committed_and_restored_into_an_empty_run_folder(tmp_path, reference):
     (run,) = _grid(tmp_path, [43])
-    train("copy", 1, "tiny", out_dir=run.run_dir, seed=43, stop_after=1, threads=1,
-          progress=False)
+    train(Run("copy", 1, "tiny", seed=43),
+          out_dir=run.run_dir, stop_after=1, threads=1, progress=False)
     argv = ["sweep", "--profile", "tiny", "--tasks", "copy", "--heads", "1", "--seeds", "43",
             "--runs-dir", str(tmp_path / "runs"), "--models-dir", str(tmp_path / "models")]
     assert main(argv + ["--snapshot"]) == 0
@@ -184,8 +186,8 @@ def test_snapshot_is_committed_and_restored_into_an_empty_run_folder(tmp_path, r
 def test_status_shows_shipped_running_partial_and_pending(tmp_path, capsys):
     runs = _grid(tmp_path, [42, 43, 44, 45])
     sw.run_sweep(runs[:1], "debug", echo=lambda _: None)
-    train("copy", 1, "tiny", out_dir=runs[1].run_dir, seed=43, stop_after=1, threads=1,
-          progress=False)
+    train(Run("copy", 1, "tiny", seed=43),
+          out_dir=runs[1].run_dir, stop_after=1, threads=1, progress=False)
     argv = ["sweep", "--profile", "tiny", "--tasks", "copy", "--heads", "1",
             "--seeds", "42", "43", "44", "45", "--runs-dir", str(tmp_path / "runs"),
             "--models-dir", str(tmp_path / "models"), "--status"]
@@ -325,7 +327,7 @@ def test_plan_runs_the_seeds_of_the_cheapest_configuration_first(tmp_path):
 def test_cuda_jobs_ask_for_a_gpu(tmp_path):
     """submitit hides the GPUs from a local job that asks for none: a CUDA sweep's jobs ask
     for one (local jobs all see GPU 0; a Slurm job gets one of its node)."""
-    from bparallel.book.tools.sweep import make_executor, plan
+    from bparallel.transformer.sweep import make_executor, plan
 
     cpu = make_executor("local", tmp_path / "a")
     gpu = make_executor("local", tmp_path / "b", device="cuda")
@@ -369,8 +371,8 @@ def test_a_fresh_sweep_resumes_and_ships_both_arms(tmp_path, capsys):
     width, head16 = runs
     assert (width.name, head16.name) == ("first-h01", "first-h01-hs16")
     # head16 was started and killed by `train` into the sweep's run folder
-    train("first", 1, "fresh-tiny", arm="head16", out_dir=head16.run_dir, seed=43,
-                stop_after=5, threads=1, progress=False)
+    train(Run.in_arm("first", 1, "fresh-tiny", "head16", seed=43),
+          out_dir=head16.run_dir, stop_after=5, threads=1, progress=False)
     argv = ["sweep", "--profile", "fresh-tiny", "--tasks", "first", "--heads", "1",
             "--arms", "width", "head16", "--seeds", "43", "--runs-dir", str(tmp_path / "runs"),
             "--models-dir", str(tmp_path / "models")]
@@ -396,8 +398,8 @@ def test_a_fresh_sweep_resumes_and_ships_both_arms(tmp_path, capsys):
         assert (entry["arms"], entry["head_size"], entry["seed"]) == ([arm], head_size, 43)
         assert entry["outcome"] == "not learned" and entry["budget"] == 12
         assert entry["sha256"] == sha256_file(tmp_path / "models" / entry["file"])
-        straight = train("first", 1, "fresh-tiny", arm=arm, seed=43, threads=1,
-                               progress=False)
+        straight = train(Run.in_arm("first", 1, "fresh-tiny", arm, seed=43),
+                         threads=1, progress=False)
         assert _same_weights(tmp_path / "models" / entry["file"],
                              straight.model.state_dict())
     capsys.readouterr()  # the jobs' own lines (the debug executor runs them here)
@@ -419,7 +421,7 @@ def test_arms_for_a_finite_profile_are_refused_on_the_command_line(tmp_path, cap
 
 
 def test_the_inner256_arm_is_trained_under_its_own_arm():
-    from bparallel.transformer.design import arm_head_size, arm_of
+    from bparallel.transformer.arms import arm_head_size, arm_of
 
     assert [arm_head_size("inner256", h) for h in (1, 4, 8, 16)] == [256, 64, 32, 16]
     assert [arm_of(h, arm_head_size("inner256", h)) for h in (1, 4, 8)] == ["inner256"] * 3
@@ -503,3 +505,21 @@ def test_kill_job_ends_the_whole_process_tree_of_a_local_job():
               for p in tree):
         assert time.monotonic() < deadline
         time.sleep(0.05)
+
+
+def test_a_sweep_of_another_model_size_without_probes_ships_under_its_own_name(tmp_path):
+    """``sizes`` and ``probes=False`` travel in each job's run: the job trains the 2-layer
+    model without probes and ships it as ``<name>-L2-s<S>``, its entry recording the size."""
+    (run,) = sw.plan(["induction"], [4], [43], "fresh-tiny", arms=["width"],
+                     runs_dir=tmp_path / "runs", models_dir=tmp_path / "models",
+                     sizes={"n_layers": 2}, probes=False, threads=1)
+    assert (run.name, run.shipped_as, run.probes) == ("induction-h04-L2", "induction-h04-L2-s43",
+                                                      False)
+    assert run.checkpoint.name == "induction-h04-L2.ckpt.pt"
+    assert run.lock.name == ".induction-h04-L2.lock"
+    (result,) = sw.run_sweep([run], "debug", echo=lambda _: None)
+    assert result["status"] == "shipped"
+    entry = json.loads((tmp_path / "models" / "manifest.json").read_text())["models"][
+        "induction-h04-L2-s43"]
+    assert entry["sizes"] == {"n_layers": 2} and entry["probes"]["step"] == []
+    assert entry["model_config"]["n_layers"] == 2

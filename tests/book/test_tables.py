@@ -561,8 +561,8 @@ def test_editing_training_or_shipping_code_keeps_the_cache_and_editing_a_measure
     base = fingerprint(None)
     for kept in ("transformer/train.py", "transformer/design.py",
                  "transformer/learning.py", "transformer/checkpoints.py",
-                 "transformer/shipped.py", "transformer/runtime.py", "book/tools/sweep.py",
-                 "book/tools/sweep_status.py"):
+                 "transformer/shipped.py", "transformer/runtime.py", "transformer/sweep.py",
+                 "transformer/sweep_status.py", "transformer/runs.py", "transformer/arms.py"):
         assert fingerprint(kept) == base, kept
     for dropped in ("transformer/measure.py", "transformer/importance.py", "proxies.py"):
         assert fingerprint(dropped) != base, dropped

@@ -21,6 +21,7 @@ from bparallel.transformer.conditioning import (
 )
 from bparallel.transformer.design import PROFILES, fresh_heldout
 from bparallel.transformer.model import ModelConfig, Transformer
+from bparallel.transformer.runs import Run
 from bparallel.transformer.shipped import ship
 from bparallel.transformer.train import initial_model, train
 
@@ -106,25 +107,25 @@ def test_training_probes_the_conditioning_at_every_probe_step(tmp_path):
     """At every probe step, finite; at step 0, the initial weights' on the probe sequences
     (as chapter 12's horse race computes it before training); a run whose checkpoint was
     written before the probe existed resumes bitwise and goes on without it."""
-    done = train("induction", 8, TINY, arm="head16", out_dir=tmp_path / "a", progress=False)
+    done = train(Run.in_arm("induction", 8, TINY, "head16"), out_dir=tmp_path / "a", progress=False)
     probes = done.history["probe"]
     assert len(probes[PROBE_KEY]) == len(probes["step"]) == 5
     assert all(math.isfinite(v) and v >= 0 for v in probes[PROBE_KEY])
     inputs = fresh_heldout("induction", TINY).inputs[: TINY.probe_sequences]
     assert probes[PROBE_KEY][0] == attention_conditioning(
-        initial_model(TINY, 8, 16, 42), inputs)
+        initial_model(Run("induction", 8, TINY, head_size=16)), inputs)
     assert len(set(probes[PROBE_KEY])) > 1  # training moves it
     entry = ship(done.checkpoint, tmp_path / "models", profile=TINY)
     assert entry["probes"][PROBE_KEY] == pytest.approx(probes[PROBE_KEY], rel=1e-5)  # 6 digits
 
     # a run begun before the probe: its checkpoint's history has no conditioning
-    train("induction", 8, TINY, arm="head16", out_dir=tmp_path / "b", stop_after=5,
-          progress=False)
+    train(Run.in_arm("induction", 8, TINY, "head16"),
+          out_dir=tmp_path / "b", stop_after=5, progress=False)
     file = tmp_path / "b" / "induction-h08-hs16.ckpt.pt"
     data = torch.load(file, weights_only=True)
     del data["history"]["probe"][PROBE_KEY]
     torch.save(data, file)
-    res = train("induction", 8, TINY, arm="head16", out_dir=tmp_path / "b", progress=False)
+    res = train(Run.in_arm("induction", 8, TINY, "head16"), out_dir=tmp_path / "b", progress=False)
     assert res.resumed_from == 5 and PROBE_KEY not in res.history["probe"]
     a, b = done.model.state_dict(), res.model.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)  # the probe never touches the run

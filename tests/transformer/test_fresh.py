@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 import torch
 
-from bparallel.transformer import design
+from bparallel.transformer import arms, design
 from bparallel.transformer.checkpoints import load_checkpoint, load_weights, sha256_file
 from bparallel.transformer.design import PROFILES, model_name
 from bparallel.transformer.measure import PROBE_LAYER_KEYS
 from bparallel.transformer.model import ModelConfig
+from bparallel.transformer.runs import Run
 from bparallel.transformer.shipped import load_model, ship
 from bparallel.transformer.train import train
 
@@ -52,21 +53,20 @@ def _scramble() -> None:
 def straight(tmp_path_factory):
     """An uninterrupted fresh-tiny run of induction, 8 heads of 16 (head16 arm)."""
     out = tmp_path_factory.mktemp("straight")
-    return train("induction", 8, TINY, arm="head16", out_dir=out, progress=False)
+    return train(Run.in_arm("induction", 8, TINY, "head16"), out_dir=out, progress=False)
 
 
 def test_a_killed_run_resumes_bitwise(straight, tmp_path):
     # killed between two evaluations (step 5 of 12; evaluations every 4), then again at 9
-    first = train("induction", 8, TINY, arm="head16", out_dir=tmp_path,
-                           stop_after=5, progress=False)
+    first = train(Run.in_arm("induction", 8, TINY, "head16"),
+                  out_dir=tmp_path, stop_after=5, progress=False)
     assert first.step == 5 and first.outcome == "running"
     _scramble()
-    second = train("induction", 8, TINY, arm="head16", out_dir=tmp_path,
-                            stop_after=4, progress=False)
+    second = train(Run.in_arm("induction", 8, TINY, "head16"),
+                   out_dir=tmp_path, stop_after=4, progress=False)
     assert (second.resumed_from, second.step) == (5, 9)
     _scramble()
-    resumed = train("induction", 8, TINY, arm="head16", out_dir=tmp_path,
-                             progress=False)
+    resumed = train(Run.in_arm("induction", 8, TINY, "head16"), out_dir=tmp_path, progress=False)
     assert (resumed.resumed_from, resumed.step) == (9, 12)
     assert _same_state(straight.model.state_dict(), resumed.model.state_dict())
     a = load_checkpoint(straight.checkpoint).data
@@ -81,14 +81,14 @@ def test_a_killed_run_resumes_bitwise(straight, tmp_path):
     assert a["history"]["step"] == [0, 4, 8, 12]
     # a finished run resumed again trains nothing and leaves its checkpoint as it was
     before = resumed.checkpoint.read_bytes()
-    again = train("induction", 8, TINY, arm="head16", out_dir=tmp_path, progress=False)
+    again = train(Run.in_arm("induction", 8, TINY, "head16"), out_dir=tmp_path, progress=False)
     assert again.resumed_from == again.step == 12 and resumed.checkpoint.read_bytes() == before
 
 
 def test_runs_are_deterministic_and_every_step_draws_new_data(straight):
-    again = train("induction", 8, TINY, arm="head16", progress=False)
+    again = train(Run.in_arm("induction", 8, TINY, "head16"), progress=False)
     assert _same_state(straight.model.state_dict(), again.model.state_dict())
-    other_seed = train("induction", 8, TINY, arm="head16", seed=43, progress=False)
+    other_seed = train(Run.in_arm("induction", 8, TINY, "head16", seed=43), progress=False)
     assert not _same_state(straight.model.state_dict(), other_seed.model.state_dict())
     b0 = design.fresh_batch("induction", 0, seed=42, batch_size=10, seq_len=16)
     b1 = design.fresh_batch("induction", 1, seed=42, batch_size=10, seq_len=16)
@@ -113,7 +113,7 @@ def test_the_convergence_rule_stops_a_run(tmp_path):
     # a threshold every model meets and a tolerance nothing leaves: converged after
     # `patience` evaluations (steps 0 and 4), probed at the step it stopped
     easy = dataclasses.replace(TINY, name="fresh-easy", threshold=0.0, tolerance=1.0)
-    res = train("first", 1, easy, out_dir=tmp_path, progress=False)
+    res = train(Run("first", 1, easy), out_dir=tmp_path, progress=False)
     assert res.step == 4 and res.outcome == "converged"
     assert res.summary["converged_at"] == 4 and res.summary["steps_to_threshold"] == 0
     assert res.history["step"] == [0, 4] and res.history["probe"]["step"] == [0, 2, 4]
@@ -122,21 +122,21 @@ def test_the_convergence_rule_stops_a_run(tmp_path):
 
 
 def test_arms_head_sizes_and_names():
-    assert [design.arm_head_size("width", h) for h in (1, 4, 8, 16)] == [None] * 4
-    assert [design.arm_head_size("head16", h) for h in (1, 4, 8, 16)] == [16, None, 16, 16]
-    assert design.arms_of(ModelConfig(n_heads=4)) == ["width", "head16"]  # the shared model
-    assert design.arms_of(ModelConfig(n_heads=8)) == ["width"]
-    assert design.arms_of(ModelConfig(n_heads=8, head_size=16)) == ["head16"]
+    assert [arms.arm_head_size("width", h) for h in (1, 4, 8, 16)] == [None] * 4
+    assert [arms.arm_head_size("head16", h) for h in (1, 4, 8, 16)] == [16, None, 16, 16]
+    assert arms.arms_of(ModelConfig(n_heads=4)) == ["width", "head16"]  # the shared model
+    assert arms.arms_of(ModelConfig(n_heads=8)) == ["width"]
+    assert arms.arms_of(ModelConfig(n_heads=8, head_size=16)) == ["head16"]
     assert model_name("induction", 8, 16, 43, 5) == "induction-h08-hs16-x5-s43"
     assert model_name("majority", 4) == "majority-h04"
     with pytest.raises(ValueError, match=r"arm='narrow': valid arms are"):
-        design.arm_head_size("narrow", 4)
+        arms.arm_head_size("narrow", 4)
     with pytest.raises(ValueError, match="n_heads=3 does not divide d_model=64"):
-        train("induction", 3, TINY, progress=False)
+        train(Run("induction", 3, TINY), progress=False)
     with pytest.raises(ValueError, match=r"arm='head16': arms are for fresh-data profiles"):
-        train("induction", 1, "induction", arm="head16", progress=False)
+        train(Run.in_arm("induction", 1, "induction", "head16"), progress=False)
     with pytest.raises(ValueError, match=r"epochs=3: profile 'fresh-tiny' trains on fresh"):
-        train("induction", 1, TINY, epochs=3, progress=False)
+        train(Run("induction", 1, TINY), epochs=3, progress=False)
 
 
 def test_profiles_and_their_validation():
@@ -173,12 +173,11 @@ def test_a_checkpoint_of_another_run_is_refused(straight):
 def test_a_longer_budget_continues_the_plain_run(straight, tmp_path):
     """budget_factor 2: its own file, started from the plain run's checkpoint; the same
     weights as a run of the longer budget from scratch."""
-    plain = train("first", 1, TINY, out_dir=tmp_path, progress=False)
-    longer = train("first", 1, TINY, out_dir=tmp_path, budget_factor=2, progress=False)
+    plain = train(Run("first", 1, TINY), out_dir=tmp_path, progress=False)
+    longer = train(Run("first", 1, TINY, budget_factor=2), out_dir=tmp_path, progress=False)
     assert plain.step == 12 and (longer.resumed_from, longer.step, longer.budget) == (12, 24, 24)
     assert longer.checkpoint.name == "first-h01-x2.ckpt.pt"
-    scratch = train("first", 1, TINY, out_dir=tmp_path / "s", budget_factor=2,
-                             progress=False)
+    scratch = train(Run("first", 1, TINY, budget_factor=2), out_dir=tmp_path / "s", progress=False)
     assert scratch.resumed_from == 0
     assert _same_state(longer.model.state_dict(), scratch.model.state_dict())
     assert longer.history["step"] == scratch.history["step"]
@@ -212,8 +211,8 @@ def test_shipping_a_run_round_trips_its_head_size(straight, tmp_path):
 def test_a_run_resumed_on_another_machine_keeps_both(straight, tmp_path):
     """A checkpoint from a GPU (written before segments were kept) continued here: the
     weights are the run's; the entry names both machines and which steps each trained."""
-    train("induction", 8, TINY, arm="head16", out_dir=tmp_path, stop_after=5,
-                   progress=False)
+    train(Run.in_arm("induction", 8, TINY, "head16"),
+          out_dir=tmp_path, stop_after=5, progress=False)
     file = tmp_path / "induction-h08-hs16.ckpt.pt"
     data = torch.load(file, weights_only=True)
     assert data["segments"] == [{"from_step": 0, "hardware": data["hardware"],
@@ -224,7 +223,7 @@ def test_a_run_resumed_on_another_machine_keeps_both(straight, tmp_path):
     data |= {"hardware": gpu, "torch_version": "2.11.0+cu130"}
     torch.save(data, file)
     _scramble()
-    res = train("induction", 8, TINY, arm="head16", out_dir=tmp_path, progress=False)
+    res = train(Run.in_arm("induction", 8, TINY, "head16"), out_dir=tmp_path, progress=False)
     assert res.resumed_from == 5 and res.step == 12
     assert _same_state(res.model.state_dict(), straight.model.state_dict())
     ck = load_checkpoint(res.checkpoint)
@@ -241,7 +240,7 @@ def test_a_run_resumed_on_another_machine_keeps_both(straight, tmp_path):
 
 
 def test_an_unfinished_run_is_not_shipped(tmp_path):
-    res = train("majority", 1, TINY, out_dir=tmp_path, stop_after=3, progress=False)
+    res = train(Run("majority", 1, TINY), out_dir=tmp_path, stop_after=3, progress=False)
     with pytest.raises(ValueError, match="is at step 3 of 12 and has not converged"):
         ship(res.checkpoint, tmp_path / "models", profile=TINY)
 
@@ -283,20 +282,20 @@ def test_a_cosine_run_uses_the_schedule_and_resumes_bitwise(tmp_path):
     constant-rate checkpoint written before the schedule existed (no ``lr_schedule`` in its
     settings) still loads under a constant profile."""
     cos = dataclasses.replace(TINY, name="fresh-tiny-cos", lr_schedule="cosine")
-    straight = train("first", 4, cos, out_dir=tmp_path / "a", progress=False)
-    const = train("first", 4, TINY, progress=False)
+    straight = train(Run("first", 4, cos), out_dir=tmp_path / "a", progress=False)
+    const = train(Run("first", 4, TINY), progress=False)
     assert not _same_state(straight.model.state_dict(), const.model.state_dict())
     ck = load_checkpoint(straight.checkpoint, profile=cos).data
     assert [g["lr"] for g in ck["optimizer"]["param_groups"]] == [cos.lr_at(11, 12)]
-    first = train("first", 4, cos, out_dir=tmp_path / "b", stop_after=6, progress=False)
+    first = train(Run("first", 4, cos), out_dir=tmp_path / "b", stop_after=6, progress=False)
     assert first.step == 6
     _scramble()
-    resumed = train("first", 4, cos, out_dir=tmp_path / "b", progress=False)
+    resumed = train(Run("first", 4, cos), out_dir=tmp_path / "b", progress=False)
     assert resumed.resumed_from == 6
     assert _same_state(straight.model.state_dict(), resumed.model.state_dict())
     entry = load_checkpoint(straight.checkpoint).entry()
     assert entry["lr_schedule"] == "cosine"
-    plain = train("first", 1, TINY, out_dir=tmp_path / "c", progress=False)
+    plain = train(Run("first", 1, TINY), out_dir=tmp_path / "c", progress=False)
     assert "lr_schedule" not in load_checkpoint(plain.checkpoint).entry()
     data = torch.load(plain.checkpoint, weights_only=True)
     del data["profile_config"]["lr_schedule"]
@@ -322,12 +321,12 @@ def test_the_data_seed_is_the_seed_unless_given(straight, tmp_path):
     assert torch.equal(other.inputs, design.fresh_batch("induction", 3, seed=44, **kw).inputs)
     assert not torch.equal(old.inputs, other.inputs)
     # a run of data seed = seed is bitwise the run without one
-    again = train("induction", 8, TINY, arm="head16", data_seed=42, progress=False)
+    again = train(Run.in_arm("induction", 8, TINY, "head16", data_seed=42), progress=False)
     assert again.data_seed == 42
     assert _same_state(straight.model.state_dict(), again.model.state_dict())
     # another data seed: the same initial weights (seed 42), other batches, its own file
-    crossed = train("induction", 8, TINY, arm="head16", data_seed=44, out_dir=tmp_path,
-                    progress=False)
+    crossed = train(Run.in_arm("induction", 8, TINY, "head16", data_seed=44),
+                    out_dir=tmp_path, progress=False)
     assert crossed.checkpoint.name == "induction-h08-hs16-d44.ckpt.pt"
     assert not _same_state(straight.model.state_dict(), crossed.model.state_dict())
     ck = load_checkpoint(crossed.checkpoint)
@@ -343,13 +342,13 @@ def test_the_data_seed_is_the_seed_unless_given(straight, tmp_path):
     (tmp_path / "other").mkdir()
     crossed.checkpoint.rename(tmp_path / "other" / "induction-h08-hs16.ckpt.pt")
     with pytest.raises(ValueError, match="data_seed=44, not data_seed=42"):
-        train("induction", 8, TINY, arm="head16", data_seed=42, out_dir=tmp_path / "other",
-              progress=False)
+        train(Run.in_arm("induction", 8, TINY, "head16", data_seed=42),
+              out_dir=tmp_path / "other", progress=False)
     assert data_seed_of({"seed": 45}) == 45 and data_seed_of({"seed": 45, "data_seed": 2}) == 2
     with pytest.raises(ValueError, match="record"):
         data_seed_of({"task": "induction"})
     with pytest.raises(ValueError, match="data_seed"):
-        train("copy", 1, "tiny", data_seed=43, progress=False)
+        train(Run("copy", 1, "tiny", data_seed=43), progress=False)
     with pytest.raises(ValueError, match="data_seed"):
         design.fresh_batch("induction", 0, seed=42, data_seed=-1, **kw)
 
@@ -361,9 +360,9 @@ def test_a_run_with_head_probes_records_them_at_its_schedule_and_resumes_bitwise
     from bparallel.transformer.head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS
 
     probed = dataclasses.replace(TINY, head_probe_every=2, head_probe_until=6)
-    straight = train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "a",
-                     progress=False)
-    plain = train("induction", 4, TINY, arm="inner256", progress=False)
+    straight = train(Run.in_arm("induction", 4, probed, "inner256"),
+                     out_dir=tmp_path / "a", progress=False)
+    plain = train(Run.in_arm("induction", 4, TINY, "inner256"), progress=False)
     assert _same_state(straight.model.state_dict(), plain.model.state_dict())
     heads = straight.history["heads"]
     assert heads["step"] == [0, 2, 4, 6, 8, 12]
@@ -371,10 +370,10 @@ def test_a_run_with_head_probes_records_them_at_its_schedule_and_resumes_bitwise
     assert all(len(heads[k]) == 6 and len(heads[k][0]) == 4 and len(heads[k][0][0]) == 4
                for k in HEAD_SCORE_KEYS)
     assert "heads" not in plain.history
-    train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "b", stop_after=5,
-          progress=False)
-    resumed = train("induction", 4, probed, arm="inner256", out_dir=tmp_path / "b",
-                    progress=False)
+    train(Run.in_arm("induction", 4, probed, "inner256"),
+          out_dir=tmp_path / "b", stop_after=5, progress=False)
+    resumed = train(Run.in_arm("induction", 4, probed, "inner256"),
+                    out_dir=tmp_path / "b", progress=False)
     assert resumed.resumed_from == 5  # stopped at step 5, between head probes 4 and 6
     again = resumed.history["heads"]
     assert again["step"] == heads["step"]

@@ -10,6 +10,7 @@ from bparallel.transformer.checkpoints import EpochCheckpoint, rng_state
 from bparallel.transformer.data import PAPER_TASKS
 from bparallel.transformer.design import HEADS, PROFILES, model_config, model_name, run_name
 from bparallel.transformer.model import Transformer
+from bparallel.transformer.runs import Run
 from bparallel.transformer.train import train
 
 
@@ -54,7 +55,7 @@ def test_train_quick_trains_on_one_fixed_thread_count(tmp_path, monkeypatch):
     QUICK_THREADS; an explicit count is passed through."""
     seen = []
 
-    def fake_train(task, heads, profile, *, out_dir, progress, threads):
+    def fake_train(run, *, out_dir, progress, threads):
         seen.append(threads)
         raise StopIteration  # enough: the thread count is what is checked
 
@@ -186,7 +187,7 @@ def test_seeds_share_one_manifest(tiny_run, tmp_path):
     other = tmp_path / "seed-43"
     for task in PAPER_TASKS:
         for heads in HEADS:
-            train(task, heads, "tiny", out_dir=other, seed=43, threads=1, progress=False)
+            train(Run(task, heads, "tiny", seed=43), out_dir=other, threads=1, progress=False)
     manifest = ex.ship_run(other, dest, profile="tiny")
     names = [run_name(t, h) for t in PAPER_TASKS for h in HEADS]
     assert sorted(manifest["models"]) == sorted(names + [f"{n}-s43" for n in names])
@@ -251,12 +252,12 @@ def test_shipping_another_seed_keeps_the_seed_42_entries_byte_for_byte(tmp_path)
 
 
 def test_unfinished_or_other_profile_checkpoints_are_not_shipped(tmp_path):
-    run = train("copy", 1, "tiny", out_dir=tmp_path / "run", stop_after=1, threads=1,
-                progress=False)
+    run = train(Run("copy", 1, "tiny"),
+                out_dir=tmp_path / "run", stop_after=1, threads=1, progress=False)
     with pytest.raises(ValueError, match="is at epoch 1 of 2: only finished runs"):
         ex.ship(run.checkpoint, tmp_path / "shipped", profile="tiny")
     assert not (tmp_path / "shipped").exists()
-    train("copy", 1, "tiny", out_dir=tmp_path / "run", threads=1, progress=False)
+    train(Run("copy", 1, "tiny"), out_dir=tmp_path / "run", threads=1, progress=False)
     (tmp_path / "paper").mkdir()
     (tmp_path / "paper" / ex.MANIFEST).write_text('{"profile": "paper", "models": {}}')
     with pytest.raises(ValueError, match="lists 'paper'-profile models; profile='tiny'"):

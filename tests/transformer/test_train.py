@@ -15,6 +15,7 @@ from bparallel.transformer import train as tr
 from bparallel.transformer.checkpoints import load_checkpoint, sha256_file
 from bparallel.transformer.data import make_dataset
 from bparallel.transformer.evaluation import TokenScores, evaluate_accuracy
+from bparallel.transformer.runs import Run
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -37,15 +38,15 @@ def _states_equal(a: dict, b: dict) -> bool:
 
 
 def test_resume_is_bitwise_identical(tmp_path):
-    straight = tr.train("cycle", 4, "tiny", out_dir=tmp_path / "a", epochs=3, progress=False)
-    first = tr.train("cycle", 4, "tiny", out_dir=tmp_path / "b", epochs=3, stop_after=2,
+    straight = tr.train(Run("cycle", 4, "tiny"), out_dir=tmp_path / "a", epochs=3, progress=False)
+    first = tr.train(Run("cycle", 4, "tiny"), out_dir=tmp_path / "b", epochs=3, stop_after=2,
                      progress=False)
     assert first.epoch == 2
     # scramble every global RNG, as a new process would have them
     torch.manual_seed(123)
     np.random.seed(5)  # noqa: NPY002
     random.seed(7)
-    resumed = tr.train("cycle", 4, "tiny", out_dir=tmp_path / "b", epochs=3, progress=False)
+    resumed = tr.train(Run("cycle", 4, "tiny"), out_dir=tmp_path / "b", epochs=3, progress=False)
     assert resumed.resumed_from == 2 and resumed.epoch == 3
     assert _states_equal(straight.model.state_dict(), resumed.model.state_dict())
     a = checkpoints.load_checkpoint(straight.checkpoint).data
@@ -55,14 +56,14 @@ def test_resume_is_bitwise_identical(tmp_path):
         assert a["history"][key] == b["history"][key]
     assert torch.equal(a["rng"]["torch"], b["rng"]["torch"])
     # and the training moved the weights: a run of one epoch differs
-    one = tr.train("cycle", 4, "tiny", epochs=1, progress=False)
+    one = tr.train(Run("cycle", 4, "tiny"), epochs=1, progress=False)
     assert not _states_equal(one.model.state_dict(), straight.model.state_dict())
     # nothing but the checkpoint is left in the run directory (atomic writes)
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["cycle-h04.ckpt.pt"]
 
 
 def test_checkpoint_contents_load_weights_only(tmp_path):
-    res = tr.train("copy", 1, "tiny", out_dir=tmp_path, progress=False)
+    res = tr.train(Run("copy", 1, "tiny"), out_dir=tmp_path, progress=False)
     data = torch.load(res.checkpoint, weights_only=True)
     assert data["format"] == checkpoints.EpochCheckpoint.FORMAT
     assert (data["task"], data["heads"], data["seed"], data["profile"], data["epoch"]) == (
@@ -76,7 +77,7 @@ def test_checkpoint_contents_load_weights_only(tmp_path):
 
 
 def test_checkpoint_refusals(tmp_path):
-    res = tr.train("copy", 4, "tiny", out_dir=tmp_path, epochs=1, progress=False)
+    res = tr.train(Run("copy", 4, "tiny"), out_dir=tmp_path, epochs=1, progress=False)
     path = res.checkpoint
     with pytest.raises(FileNotFoundError, match="does not exist"):
         checkpoints.load_checkpoint(tmp_path / "missing.ckpt.pt")
@@ -109,13 +110,13 @@ def test_checkpoint_refusals(tmp_path):
     data["model"]["head.weight"] = torch.zeros(3, 3)
     torch.save(data, path)
     with pytest.raises(ValueError, match="does not fit"):
-        tr.train("copy", 4, "tiny", out_dir=tmp_path, epochs=2, progress=False)
+        tr.train(Run("copy", 4, "tiny"), out_dir=tmp_path, epochs=2, progress=False)
     with pytest.raises(ValueError, match="do not fit"):
         checkpoints.load_checkpoint(path).model()
 
 
 def test_export_and_load_weights(tmp_path):
-    res = tr.train("cycle", 8, "tiny", out_dir=tmp_path, epochs=1, progress=False)
+    res = tr.train(Run("cycle", 8, "tiny"), out_dir=tmp_path, epochs=1, progress=False)
     path = tmp_path / "w.pt"
     digest = checkpoints.export_weights(res.checkpoint, path)
     assert digest == sha256_file(path) and len(digest) == 64
@@ -199,38 +200,38 @@ def test_rng_state_round_trip():
 
 def test_train_validation(tmp_path):
     with pytest.raises(ValueError, match="task='sort'"):
-        tr.train("sort", 1, "tiny", progress=False)
+        tr.train(Run("sort", 1, "tiny"), progress=False)
     with pytest.raises(ValueError, match="n_heads=5 does not divide d_model=64"):
-        tr.train("copy", 5, "tiny", progress=False)
+        tr.train(Run("copy", 5, "tiny"), progress=False)
     with pytest.raises(ValueError, match="epochs=0"):
-        tr.train("copy", 1, "tiny", epochs=0, progress=False)
+        tr.train(Run("copy", 1, "tiny"), epochs=0, progress=False)
 
 
 def test_attention_path_is_recorded_and_kept_on_resume(tmp_path):
-    res = tr.train("copy", 4, "tiny", out_dir=tmp_path / "f", epochs=2, stop_after=1,
+    res = tr.train(Run("copy", 4, "tiny"), out_dir=tmp_path / "f", epochs=2, stop_after=1,
                    progress=False)
     data = torch.load(res.checkpoint, weights_only=True)
     assert data["attention_path"] == "fused" and res.model.attention_path == "fused"
     with pytest.raises(ValueError, match="trained with attention_path='fused'; resuming with "
                                          "'sdpa'"):
-        tr.train("copy", 4, "tiny", out_dir=tmp_path / "f", epochs=2, progress=False,
+        tr.train(Run("copy", 4, "tiny"), out_dir=tmp_path / "f", epochs=2, progress=False,
                  attention_path="sdpa")
     with pytest.raises(ValueError, match="attention_path='flash'"):
-        tr.train("copy", 4, "tiny", epochs=1, progress=False, attention_path="flash")
+        tr.train(Run("copy", 4, "tiny"), epochs=1, progress=False, attention_path="flash")
     # a checkpoint from before the field existed was trained with SDPA, and resumes so
-    sdpa = tr.train("copy", 4, "tiny", out_dir=tmp_path / "s", epochs=2, stop_after=1,
+    sdpa = tr.train(Run("copy", 4, "tiny"), out_dir=tmp_path / "s", epochs=2, stop_after=1,
                     progress=False, attention_path="sdpa")
     data = torch.load(sdpa.checkpoint, weights_only=True)
     del data["attention_path"]
     torch.save(data, sdpa.checkpoint)
-    resumed = tr.train("copy", 4, "tiny", out_dir=tmp_path / "s", epochs=2, progress=False)
-    straight = tr.train("copy", 4, "tiny", epochs=2, progress=False, attention_path="sdpa")
+    resumed = tr.train(Run("copy", 4, "tiny"), out_dir=tmp_path / "s", epochs=2, progress=False)
+    straight = tr.train(Run("copy", 4, "tiny"), epochs=2, progress=False, attention_path="sdpa")
     assert resumed.model.attention_path == "sdpa"
     assert _states_equal(resumed.model.state_dict(), straight.model.state_dict())
     meta = checkpoints.load_weights(_export(resumed, tmp_path))[1]
     assert meta["attention_path"] == "sdpa"
     # the two training kernels draw different dropout masks: different (valid) runs
-    fused = tr.train("copy", 4, "tiny", epochs=2, progress=False)
+    fused = tr.train(Run("copy", 4, "tiny"), epochs=2, progress=False)
     assert not _states_equal(fused.model.state_dict(), straight.model.state_dict())
 
 
@@ -276,12 +277,12 @@ def test_token_scores_resolve_saturated_losses_in_float64():
 def test_device_validation():
     assert runtime.resolve_device("cpu") == torch.device("cpu")
     with pytest.raises(ValueError, match="device='tpu'"):
-        tr.train("copy", 1, "tiny", epochs=1, progress=False, device="tpu")
+        tr.train(Run("copy", 1, "tiny"), epochs=1, progress=False, device="tpu")
     with pytest.raises(ValueError, match="only 'cpu' and 'cuda'"):
         runtime.resolve_device("meta")
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available here"):
-            tr.train("copy", 1, "tiny", epochs=1, progress=False, device="cuda")
+            tr.train(Run("copy", 1, "tiny"), epochs=1, progress=False, device="cuda")
     assert "CUDA" not in runtime.hardware_string("cpu")
 
 
@@ -289,9 +290,9 @@ def test_device_validation():
 def test_cuda_training_resumes_and_loads_on_the_cpu(tmp_path):
     """On a GPU: the same initial weights as on the CPU, a checkpoint that resumes the GPU's
     dropout stream, CPU tensors in every file, and the GPU named in the hardware."""
-    cpu0 = tr.train("copy", 4, "tiny", epochs=1, stop_after=1, progress=False,
+    cpu0 = tr.train(Run("copy", 4, "tiny"), epochs=1, stop_after=1, progress=False,
                     out_dir=tmp_path / "c")
-    gpu = tr.train("copy", 4, "tiny", epochs=2, stop_after=1, progress=False,
+    gpu = tr.train(Run("copy", 4, "tiny"), epochs=2, stop_after=1, progress=False,
                    out_dir=tmp_path / "g", device="cuda")
     ck = checkpoints.load_checkpoint(tmp_path / "g" / "copy-h04.ckpt.pt")
     assert "CUDA" in ck.data["hardware"] and "torch_cuda" in ck.data["rng"]
@@ -301,7 +302,7 @@ def test_cuda_training_resumes_and_loads_on_the_cpu(tmp_path):
     for (k, a), b in zip(cpu0.model.state_dict().items(), ck.data["model"].values(),
                          strict=True):
         assert (a - b).abs().max() <= 1e-2, k
-    resumed = tr.train("copy", 4, "tiny", epochs=2, progress=False, out_dir=tmp_path / "g",
+    resumed = tr.train(Run("copy", 4, "tiny"), epochs=2, progress=False, out_dir=tmp_path / "g",
                        device="cuda")
     assert resumed.resumed_from == 1 and resumed.epoch == 2
     assert next(resumed.model.parameters()).device.type == "cuda"
@@ -323,7 +324,7 @@ def test_weights_files_round_trip_the_head_size(tmp_path):
     assert "head_size" not in stored
     model, _ = checkpoints.load_weights(shipped)
     assert model.config.head_size is None and model.config.head_dim == 16
-    res = tr.train("copy", 4, "tiny", out_dir=tmp_path, epochs=1, progress=False)
+    res = tr.train(Run("copy", 4, "tiny"), out_dir=tmp_path, epochs=1, progress=False)
     checkpoints.export_weights(res.checkpoint, tmp_path / "w.pt")
     assert torch.load(tmp_path / "w.pt", weights_only=True)["model_config"].keys() == stored.keys()
     # a model of 16 dimensions per head at 8 heads: config and weights come back

@@ -13,17 +13,10 @@ from typing import Any
 
 from ..._checks import nonnegative_int, one_of
 from ...transformer.data import GRAPH_TASKS, PAPER_TASKS
-from ...transformer.design import (
-    ARMS,
-    DEFAULT_SEED,
-    HEADS,
-    arm_head_size,
-    arms_of,
-    model_name,
-    run_name,
-)
+from ...transformer.design import ARMS, DEFAULT_SEED, HEADS, model_name, run_name
 from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ...transformer.model import ModelConfig
+from ...transformer.runs import Run
 from ...transformer.shipped import MODELS_ROOT, shipped_manifest
 from .models import ARM_NAMES, FRESH_PROFILES
 
@@ -120,21 +113,21 @@ def fresh_explorer_models(task: str, *, seed: int = DEFAULT_SEED,
     out: list[dict[str, Any]] = []
     for arm in ARMS:
         for h in HEADS:
-            size = arm_head_size(arm, h)
-            name = model_name(task, h, size, seed=seed)
+            run = Run.in_arm(task, h, FRESH_PROFILES[task], arm, seed=seed)
+            name = run.shipped_name
             entry = None if manifest is None else manifest["models"].get(name)
             if entry is None:
                 raise FileNotFoundError(f"the explorer offers {task} on fresh data with {h} "
                                         f"heads in the {ARM_NAMES[arm]} arm, seed {seed}, but "
                                         f"{folder.name}/manifest.json lists no model {name}")
-            key = f"{task}-fresh{run_name(task, h, size)[len(task):]}"
+            key = f"{task}-fresh{run.name[len(task):]}"
             if any(m["name"] == key for m in out):
                 continue  # shared with an arm before
-            cfg = ModelConfig(**entry["model_config"])
+            cfg = run.config
             out.append({
                 "name": key, "data": "fresh", "task": task, "heads": h,
                 "head_size": cfg.head_dim, "seed": seed, "profile": entry["profile"],
-                "arms": [ARM_NAMES[a] for a in arms_of(cfg)],
+                "arms": [ARM_NAMES[a] for a in run.arms],
                 "heldout_accuracy": entry["heldout_accuracy"],
                 "heldout_accuracy_predictable": entry["heldout_accuracy_predictable"],
                 "outcome": {"outcome": entry["outcome"], "learned_at": learning_time(entry),

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ...transformer.design import ARMS, HEADS, arm_head_dim
+from ...transformer.arms import arm_head_dim
+from ...transformer.design import ARMS, HEADS
 from .graph_experiment import ALL_ARMS, arms_condition, arms_evidence
 from .graph_tasks import HEADS_CLAIM, head_study, heads_verdict, verdict_index
 from .graph_tasks import head_results as task_head_results

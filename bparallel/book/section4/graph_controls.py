@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ...transformer.design import HEADS, arm_head_dim
+from ...transformer.arms import arm_head_dim
+from ...transformer.design import HEADS
 from ...transformer.learning import learning_time
 from .models import FRESH_PROFILES, MODELS_ROOT, FreshRuns, fresh_runs
 from .rank_tests import exact_rank_test

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...transformer.design import ARMS, HEADS, arm_head_dim
+from ...transformer.arms import arm_head_dim
+from ...transformer.design import ARMS, HEADS
 from ...transformer.model import ModelConfig
 from .models import ARM_NAMES, FreshRuns
 

@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from ...transformer.design import ARM_HEAD_SIZE, ARM_INNER_WIDTH, ARMS, HEADS
+from ...transformer.arms import ARM_HEAD_SIZE, ARM_INNER_WIDTH
+from ...transformer.design import ARMS, HEADS
 from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ..verdicts import HOLDING, Outcome, Verdict, only
 from ..verdicts import cell as verdict_cell

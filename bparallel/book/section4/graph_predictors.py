@@ -39,6 +39,7 @@ from ...ranks import doubled_ranks, reaches, spearman
 from ...transformer.conditioning import PROBE_KEY, attention_conditioning
 from ...transformer.design import fresh_heldout
 from ...transformer.learning import learning_time
+from ...transformer.runs import Run
 from ...transformer.train import initial_model
 from ..words import agree, fmt_fixed, fmt_p, join_words
 from .graph_early import early_step, probe_at
@@ -94,16 +95,15 @@ def initial_conditioning(entry: Mapping[str, Any]) -> float:
     the base-10 logarithm of the concatenated heads' condition number
     (:func:`~bparallel.transformer.conditioning.attention_conditioning`) on the run's probe
     sequences, for the weights the run started from
-    (:func:`~bparallel.transformer.train.initial_model` of its profile, heads, head size
-    and seed). NaN for an entry without a model configuration (a manifest written by
-    hand)."""
+    (:func:`~bparallel.transformer.train.initial_model` of its run,
+    :meth:`~bparallel.transformer.runs.Run.from_record`). NaN for an entry without a model
+    configuration (a manifest written by hand)."""
     cfg = entry.get("model_config")
     if not cfg or "profile" not in entry:
         return math.nan
     inputs = _heldout_inputs(entry["task"], entry["profile"])[
         : int(entry.get("probe_sequences", 20))]
-    model = initial_model(entry["profile"], entry["heads"], cfg.get("head_size"),
-                          entry["seed"])
+    model = initial_model(Run.from_record(entry))
     return attention_conditioning(model, inputs)
 
 

@@ -28,9 +28,10 @@ from typing import Any
 
 from ..._checks import one_of, positive_int
 from ...transformer import shipped
+from ...transformer.arms import arm_head_dim, arms_of
 from ...transformer.checkpoints import load_weights
 from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS, heldout_dataset
-from ...transformer.design import ARMS, DEFAULT_SEED, HEADS, arm_head_dim, arms_of, get_profile
+from ...transformer.design import ARMS, DEFAULT_SEED, HEADS, get_profile
 from ...transformer.evaluation import evaluate_accuracy
 from ...transformer.model import ModelConfig
 from ...transformer.shipped import (

@@ -6,6 +6,7 @@ Each subcommand is a pair ``(add_arguments, run)`` in :data:`COMMANDS`; ``run`` 
 exit status. Examples::
 
     python -m bparallel train --profile quick --out-dir runs/quick
+    python -m bparallel train --profile induction-fresh --tasks induction --heads 4 --layers 2
     python -m bparallel evaluate --profile quick --run-dir runs/quick --out-dir results/quick
     python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
     python -m bparallel findings --check    # is README.md's findings table current?
@@ -24,6 +25,7 @@ from pathlib import Path
 from ...transformer.data import PAPER_TASKS, TASKS
 from ...transformer.design import DEFAULT_SEED, HEADS, PROFILES, profiles
 from ...transformer.model import ATTENTION_PATHS
+from ...transformer.runs import Run
 
 
 def _visible_profiles() -> list[str]:
@@ -39,13 +41,17 @@ def _check_profile(parser: argparse.ArgumentParser, name: str, fresh: bool = Fal
     parser.error(f"unknown profile {name!r}; valid profiles: {', '.join(valid)}")
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser, fresh: bool = False) -> None:
+    """The options of ``train`` and ``evaluate`` (``fresh``: ``train``, which takes
+    fresh-data profiles too, and whose tasks default to the profile's)."""
+    kinds = (f"; on fresh data, one of {', '.join(profiles('step'))}" if fresh else "")
     p.add_argument("--profile", default="quick",
-                   help=f"training profile, one of {', '.join(_visible_profiles())}")
+                   help=f"training profile, one of {', '.join(_visible_profiles())}{kinds}")
     p.add_argument("--heads", type=int, nargs="+", default=list(HEADS), metavar="H",
                    help="head counts (default: 1 4 8 16)")
-    p.add_argument("--tasks", nargs="+", default=list(PAPER_TASKS), choices=TASKS,
-                   help="tasks (default: copy cycle)")
+    default_tasks = "the profile's" if fresh else "copy cycle"
+    p.add_argument("--tasks", nargs="+", default=None if fresh else list(PAPER_TASKS),
+                   choices=TASKS, help=f"tasks (default: {default_tasks})")
     p.add_argument("--seed", type=int, default=42, help="seed of data, init and shuffles")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads (default: $BPARALLEL_THREADS or torch's choice)")
@@ -55,16 +61,60 @@ def _common(p: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------- train
 
 
+def _model_size_arguments(p: argparse.ArgumentParser) -> None:
+    """The model-size options of ``train`` and ``sweep`` (default: the profile's; a size
+    other than the profile's is part of the run's name, ``-L2``, ``-w32``, ``-m64``)."""
+    p.add_argument("--layers", dest="n_layers", type=int, default=None, metavar="N",
+                   help="depth: Transformer layers (default: the profile's, 4)")
+    p.add_argument("--d-model", type=int, default=None, metavar="D",
+                   help="model width (default: the profile's, 64)")
+    p.add_argument("--d-mlp", type=int, default=None, metavar="D",
+                   help="MLP width (default: the profile's, 128)")
+    p.add_argument("--no-probes", action="store_true",
+                   help="fresh-data profiles: skip the proxies and head probes through "
+                        "training (faster; the same weights, a history without them)")
+
+
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
-    _common(p)
+    from ...transformer.arms import ARMS
+
+    _common(p, fresh=True)
     p.add_argument("--out-dir", required=True, type=Path,
                    help="checkpoints and weights go here; existing checkpoints are resumed")
-    p.add_argument("--epochs", type=int, default=None, help="override the profile's epochs")
+    p.add_argument("--epochs", type=int, default=None,
+                   help="finite-data profiles: override the profile's epochs")
+    p.add_argument("--arm", default="width", choices=ARMS,
+                   help="fresh-data profiles: the head size of an arm (default width: 64/H)")
+    p.add_argument("--head-size", type=int, default=None, metavar="D",
+                   help="fresh-data profiles: dimensions per head (default: the arm's)")
+    p.add_argument("--budget-factor", type=int, default=1, metavar="K",
+                   help="fresh-data profiles: K times the step budget, as <name>-xK")
+    _model_size_arguments(p)
     p.add_argument("--attention-path", default=None, choices=ATTENTION_PATHS,
                    help="training attention kernel (default: fused; a resumed run keeps its own)")
     p.add_argument("--device", default="cpu", metavar="DEV",
                    help="cpu (default: a seed fixes every result) or cuda (much faster; the "
                         "same seed, not bitwise the CPU run; the GPU is recorded)")
+
+
+def train_runs(args: argparse.Namespace) -> list[Run]:
+    """The runs ``python -m bparallel train`` trains: every task x heads of the options
+    (tasks: the profile's by default), each a :class:`~bparallel.transformer.runs.Run`."""
+    from ...transformer.runs import SIZE_TAGS
+
+    profile = PROFILES[args.profile]
+    sizes = {k: getattr(args, k) for k in SIZE_TAGS if getattr(args, k) is not None}
+    tasks = profile.tasks if args.tasks is None else args.tasks
+    runs = []
+    for task in tasks:
+        for heads in args.heads:
+            run = Run.in_arm(task, heads, profile, args.arm, seed=args.seed,
+                             budget_factor=args.budget_factor, **sizes)
+            if args.head_size is not None:
+                run = Run(task, heads, profile, seed=args.seed, head_size=args.head_size,
+                          budget_factor=args.budget_factor, **sizes)
+            runs.append(run)
+    return runs
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -75,7 +125,6 @@ def run_train(args: argparse.Namespace) -> int:
     """
     from ..._io import file_lock, write_json
     from ...transformer.checkpoints import export_weights
-    from ...transformer.design import lock_path, run_name, weights_path
     from ...transformer.train import train
 
     manifest_path = args.out_dir / "weights.json"
@@ -84,32 +133,33 @@ def run_train(args: argparse.Namespace) -> int:
         import json
 
         manifest = json.loads(manifest_path.read_text())
-    for task in args.tasks:
-        for heads in args.heads:
-            lock = lock_path(args.out_dir, task, heads)
-            with file_lock(lock, wait=False) as held:
-                if not held:
-                    raise ValueError(f"{run_name(task, heads)}: another process is training it "
-                                     f"into {args.out_dir} (it holds {lock})")
-                result = train(task, heads, args.profile, out_dir=args.out_dir, seed=args.seed,
-                               epochs=args.epochs, threads=args.threads,
-                               progress=not args.no_progress,
-                               attention_path=args.attention_path, device=args.device)
-            path = weights_path(args.out_dir, task, heads)
-            digest = export_weights(result.checkpoint, path)
-            h = result.history
-            manifest[run_name(task, heads)] = {
-                "file": path.name, "sha256": digest, "task": task, "heads": heads,
-                "profile": result.profile.name, "seed": args.seed, "epoch": result.epoch,
-                "heldout_accuracy": h["heldout_accuracy"][-1] if h["epoch"] else None,
-                "heldout_accuracy_predictable":
-                    h["heldout_accuracy_predictable"][-1] if h["epoch"] else None,
-                "train_seconds": sum(h["seconds"]), "attention_path": result.model.attention_path,
-            }
-            acc = manifest[run_name(task, heads)]["heldout_accuracy"]
-            print(f"{run_name(task, heads)}: epoch {result.epoch}, held-out accuracy "
-                  f"{acc if acc is None else f'{acc:.4f}'}, weights {path} sha256 {digest}")
-            write_json(manifest, manifest_path)
+    for run in train_runs(args):
+        lock = run.lock_path(args.out_dir)
+        with file_lock(lock, wait=False) as held:
+            if not held:
+                raise ValueError(f"{run.name}: another process is training it "
+                                 f"into {args.out_dir} (it holds {lock})")
+            result = train(run, out_dir=args.out_dir, epochs=args.epochs,
+                           threads=args.threads, progress=not args.no_progress,
+                           attention_path=args.attention_path, device=args.device,
+                           probes=not args.no_probes)
+        path = run.weights_path(args.out_dir)
+        digest = export_weights(result.checkpoint, path)
+        h = result.history
+        trained = bool(h["heldout_accuracy"])
+        manifest[run.name] = {
+            "file": path.name, "sha256": digest, "task": run.task, "heads": run.heads,
+            "head_size": run.config.head_dim, "arms": run.arms, **run.record(),
+            "profile": result.profile.name, "seed": args.seed, run.unit: result.position,
+            "heldout_accuracy": h["heldout_accuracy"][-1] if trained else None,
+            "heldout_accuracy_predictable":
+                h["heldout_accuracy_predictable"][-1] if trained else None,
+            "train_seconds": sum(h["seconds"]), "attention_path": result.model.attention_path,
+        }
+        acc = manifest[run.name]["heldout_accuracy"]
+        print(f"{run.name}: {run.unit} {result.position}, held-out accuracy "
+              f"{acc if acc is None else f'{acc:.4f}'}, weights {path} sha256 {digest}")
+        write_json(manifest, manifest_path)
     return 0
 
 
@@ -219,11 +269,12 @@ examples:
         --jobs 16 --slurm-partition cpu --slurm-time 240 --slurm-cpus-per-task 2
 
 fresh data: each step 50 new sequences, a budget in steps, stopped when the
-held-out accuracy has converged; the profile's arms by default, all three (width: head
-size 64/H, the paper's; head16: 16 dimensions per head; inner256: an attention width of 256
-split into H heads), a configuration in two arms trained once (4 heads of 16: width and
-head16; 16 heads of 16: head16 and inner256); shipped into
-models/<profile>/ with the outcome, learning curve and the proxies through training
+held-out accuracy has converged; all three arms by default (width: head size 64/H, the
+paper's; head16: 16 dimensions per head; inner256: an attention width of 256 split into H
+heads), a model in two arms (4 heads of 16, 16 heads of 16) trained once for both; shipped
+into models/<profile>/ with the outcome, learning curve and the proxies through training
+(--no-probes: without them); --layers, --d-model, --d-mlp: a model of another size, named
+for it (induction-h04-L2)
     python -m bparallel sweep --profile induction-fresh --seeds 42 43 44 --jobs 2 --threads 1
     python -m bparallel sweep --profile induction-fresh --arms head16 --heads 16 --seeds 42 \\
         --budget-factor 5          # 5x the budget, shipped as induction-h16-hs16-x5
@@ -232,8 +283,8 @@ models/<profile>/ with the outcome, learning curve and the proxies through train
 
 def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``python -m bparallel sweep``."""
-    from ...transformer.design import ARMS
-    from .sweep import EXECUTORS, SLURM_TIME_MIN, SWEEP_DIR
+    from ...transformer.arms import ARMS
+    from ...transformer.sweep import EXECUTORS, SLURM_TIME_MIN, SWEEP_DIR
 
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = SWEEP_EPILOG
@@ -253,6 +304,7 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
                    help="fresh-data profiles of a constant learning rate: train K times the "
                         "step budget, shipped as <name>-xK and started from the plain run's "
                         "checkpoint (default 1)")
+    _model_size_arguments(p)
     p.add_argument("--seeds", type=int, nargs="+", default=[DEFAULT_SEED], metavar="S",
                    help="seeds (default: 42, the paper's)")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
@@ -290,7 +342,7 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    from .sweep import run
+    from ...transformer.sweep import run
 
     return run(args)
 
@@ -391,11 +443,26 @@ def _use_models(folder: str) -> str | None:
     return None
 
 
+MAIN_EPILOG = """\
+examples:
+  python -m bparallel train --profile quick --out-dir runs/quick
+  python -m bparallel train --profile induction-fresh --tasks induction --heads 4 \\
+      --layers 2 --no-probes --out-dir runs/small     # fresh data, a 2-layer model
+  python -m bparallel evaluate --profile quick --run-dir runs/quick --out-dir results/quick
+  python -m bparallel sweep --profile paper --seeds 43 44 --jobs 2 --threads 1
+  python -m bparallel regress --profile quick         # the notebooks against their references
+  python -m bparallel findings --check                # is README.md's findings table current?
+  python -m bparallel record --check                  # are the recorded measures current?
+  python -m bparallel pilot settling                  # what chapter 12's settling pilot reads
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m bparallel",
-        description=f"The command line of bparallel: {', '.join(COMMANDS)} "
-                    "(`python -m bparallel COMMAND --help` for each).")
+        prog="python -m bparallel", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=f"The command line of bparallel: {', '.join(COMMANDS)}\n"
+                    "(`python -m bparallel COMMAND --help` for each).",
+        epilog=MAIN_EPILOG)
     parser.add_argument(
         "--models", metavar="DIR", dest="models_root",
         help=f"the models folder (default: ${MODELS_ENV}, else models/ of the checkout the "
@@ -416,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(problem)
     args = parser.parse_args(argv)
     if args.command in ("train", "evaluate", "sweep"):
-        _check_profile(parser, args.profile, fresh=args.command == "sweep")
+        _check_profile(parser, args.profile, fresh=args.command in ("train", "sweep"))
     try:
         return COMMANDS[args.command][2](args)
     except (ValueError, FileNotFoundError) as err:

@@ -28,7 +28,8 @@ of 16 is both arms' model, trained once.
 model that did not learn), as ``<name>-x5``, starting from the plain run's checkpoint.
 
 The command's options and help are :func:`bparallel.book.tools.cli.add_sweep_arguments`;
-where a sweep stands (``--status``, ``--snapshot``) is :mod:`bparallel.book.tools.sweep_status`.
+where a sweep stands (``--status``, ``--snapshot``) is :mod:`bparallel.transformer.sweep_status`;
+one job's run and files, :class:`~bparallel.transformer.sweep_runs.ModelRun`.
 """
 
 from __future__ import annotations
@@ -40,34 +41,32 @@ import shlex
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..._checks import one_of, positive_int
-from ..._io import atomic_copy, file_lock, is_locked
-from ...transformer.data import TASKS
-from ...transformer.design import (
+from .._checks import one_of, positive_int
+from .._io import atomic_copy, file_lock, is_locked
+from .data import TASKS
+from .design import (
     ARMS,
     DEFAULT_SEED,
     HEADS,
     FreshProfile,
     Profile,
-    arm_head_size,
-    arm_of,
     get_profile,
-    model_config,
 )
-from ...transformer.runtime import device_name
-from ...transformer.shipped import RUNS_DIR, is_shipped, ship
-from ...transformer.train import train
+from .runs import SIZE_TAGS, Run
+from .runtime import device_name
+from .shipped import RUNS_DIR, is_shipped, ship
 from .sweep_runs import ModelRun, default_models_dir
 from .sweep_status import format_status, shown_path, snapshot, sweep_status
+from .train import train
 
 EXECUTORS = ("local", "slurm", "debug")
 SWEEP_DIR = RUNS_DIR / "sweep"
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # what a job puts on its PYTHONPATH
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # what a job puts on its PYTHONPATH
 LOCAL_TIMEOUT_MIN = 60 * 24 * 365  # submitit's local jobs time out (default: 2 minutes)
 SLURM_TIME_MIN = 240
 SLURM_MAX_REQUEUES = 20  # a job at its time limit is requeued and resumes its checkpoint
@@ -85,6 +84,8 @@ def plan(
     device: str = "cpu",
     arms: Iterable[str] | None = None,
     budget_factor: int = 1,
+    sizes: Mapping[str, int] | None = None,
+    probes: bool = True,
 ) -> list[ModelRun]:
     """The grid ``tasks x heads x seeds`` (x ``arms`` for a fresh-data profile) at
     ``profile``, cheapest first: fewest heads first, then head size, task, seed, so that the
@@ -93,7 +94,9 @@ def plan(
 
     ``arms`` (fresh-data profiles; default all, :data:`~bparallel.transformer.design.ARMS`):
     a configuration in both arms (4 heads of 16) is planned once. ``budget_factor``:
-    fresh-data runs of that many times the budget.
+    fresh-data runs of that many times the budget. ``sizes``: model sizes other than the
+    profile's (``d_model``, ``n_layers``, ``d_mlp``; :class:`~bparallel.transformer.runs.Run`,
+    which names them). ``probes=False``: train without the probes through training.
 
     Bad input (unknown profile, task or arm, heads that do not divide the model width,
     negative or repeated seeds, a device other than cpu/cuda, arms or a budget factor for a
@@ -102,6 +105,7 @@ def plan(
     node).
     """
     p = get_profile(profile)
+    sizes = dict(sizes or {})
     tasks = list(p.tasks if tasks is None else tasks)
     heads, seeds = list(heads), list(seeds)
     arms = list(p.arms if arms is None else arms)
@@ -125,8 +129,8 @@ def plan(
     for h in heads:
         try:
             for arm in arms:
-                head_size = arm_head_size(arm, h)
-                model_config(p, h, head_size)  # ModelConfig's check: e.g. divides the width
+                head_size = Run.in_arm(tasks[0], h, p, arm, budget_factor=budget_factor,
+                                       **sizes).head_size  # checks that the model fits
                 if (h, head_size) not in configs:
                     configs.append((h, head_size))
         except ValueError as err:
@@ -139,7 +143,8 @@ def plan(
     device_name(device)  # the name only: the jobs may run on another machine (a GPU node)
     models = default_models_dir(p) if models_dir is None else Path(models_dir)
     configs.sort(key=lambda c: (c[0], c[1] or 0))
-    return [ModelRun(t, h, s, p, Path(runs_dir), models, threads, device, hs, budget_factor)
+    return [ModelRun(Run(t, h, p, seed=s, head_size=hs, budget_factor=budget_factor, **sizes),
+                     Path(runs_dir), models, threads, device, probes)
             for h, hs in configs for t in tasks for s in seeds]
 
 
@@ -186,10 +191,9 @@ def train_and_ship(run: ModelRun) -> dict[str, Any]:
         start = run.load(run.checkpoint).position if run.checkpoint.exists() else 0
         _say(run, f"training {run.unit}s {start} -> {run.total} in {shown_path(run.run_dir)}, "
                   f"torch threads {run.threads or 'default'}, device {run.device}")
-        result = train(run.task, run.heads, run.profile, arm=arm_of(run.heads, run.head_size),
-                       out_dir=run.run_dir, seed=run.seed, budget_factor=run.budget_factor,
-                       threads=run.threads, progress=False, device=run.device)
-        entry = ship(run.checkpoint, run.models_dir, profile=run.profile, name=run.shipped_as)
+        result = train(run.run, out_dir=run.run_dir, threads=run.threads, progress=False,
+                       device=run.device, probes=run.probes)
+        entry = ship(run.checkpoint, run.models_dir, run=run.run)
         outcome = run.load(run.checkpoint).outcome()
         seconds = time.perf_counter() - t0
         while (snapshot := run.find_partial()):
@@ -434,7 +438,10 @@ def run(args: argparse.Namespace) -> int:
         threads = default_threads(args.executor, args.jobs, args.slurm_cpus_per_task)
     runs = plan(args.tasks, args.heads, args.seeds, args.profile, runs_dir=args.runs_dir,
                 models_dir=args.models_dir, threads=threads, device=args.device,
-                arms=args.arms, budget_factor=args.budget_factor)
+                arms=args.arms, budget_factor=args.budget_factor,
+                sizes={k: getattr(args, k) for k in SIZE_TAGS
+                       if getattr(args, k, None) is not None},
+                probes=not getattr(args, "no_probes", False))
     if args.status:
         p = runs[0].profile
         print(f"profile {p.name} ({runs[0].total} {runs[0].unit}s): runs in "

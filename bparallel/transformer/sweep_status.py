@@ -1,7 +1,7 @@
 """Where a sweep stands, from its files alone: :func:`sweep_status` (``python -m bparallel
 sweep --status``) and :func:`snapshot` (``--snapshot``: unfinished checkpoints copied where
 git can commit them, so that the next session resumes them). The runs are
-:class:`~bparallel.book.tools.sweep.ModelRun`; :mod:`bparallel.book.tools.sweep` trains them.
+:class:`~bparallel.transformer.sweep_runs.ModelRun`; :mod:`bparallel.transformer.sweep` trains them.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..._io import atomic_copy, is_locked
-from ...transformer.design import DEFAULT_SEED
-from ...transformer.shipped import is_shipped, shipped_manifest
+from .._io import atomic_copy, is_locked
+from .design import DEFAULT_SEED
+from .shipped import is_shipped, shipped_manifest
 from .sweep_runs import ModelRun
 
 __all__ = ["shown_path", "sweep_status", "format_status", "snapshot"]
