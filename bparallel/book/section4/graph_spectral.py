@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ...transformer.runs import Run
 from ...transformer.train import initial_model
 
 
@@ -54,14 +55,13 @@ def model_spectral_gap(model: torch.nn.Module, inputs: torch.Tensor) -> float:
 
 def initial_spectral_gap(entry: Mapping[str, Any], inputs: torch.Tensor) -> float:
     """:func:`model_spectral_gap` of the weights a run started from
-    (:func:`~bparallel.transformer.train.initial_model` of its profile, heads, head size and
-    seed) on ``inputs``, its probe sequences; NaN for an entry without a model
-    configuration."""
+    (:func:`~bparallel.transformer.train.initial_model` of its run,
+    :meth:`~bparallel.transformer.runs.Run.from_record`) on ``inputs``, its probe sequences;
+    NaN for an entry without a model configuration."""
     cfg = entry.get("model_config")
     if not cfg or "profile" not in entry:
         return math.nan
-    model = initial_model(entry["profile"], entry["heads"], cfg.get("head_size"),
-                          entry["seed"])
+    model = initial_model(Run.from_record(entry))
     return model_spectral_gap(model, inputs)
 
 
