@@ -210,7 +210,8 @@ def record_formation(chapter: Any, rows: Sequence[Mapping[str, Any]]) -> None:
 
 
 def record_tests(chapter: Any, tests: Sequence[Mapping[str, Any]]) -> None:
-    """Each decided test's mean change, p and Holm p: ``test.<name>.<unit>.<...>``."""
+    """Each decided test's mean change, Holm p and smallest effect: ``test.<name>.<unit>.<...>``
+    (a p that is undefined, the seeds' changes all equal, is left out)."""
     for t in tests:
         if t.get("outcome") is None:
             continue
@@ -218,9 +219,9 @@ def record_tests(chapter: Any, tests: Sequence[Mapping[str, Any]]) -> None:
         unit = (f"h{t['fewer'][0]}_hs{t['fewer'][1]}.h{t['heads']}_hs{t['head_size']}"
                 if "fewer" in t else f"{t.get('profile', '')}.h{t['heads']}_hs{t['head_size']}")
         key = f"test.{name}.{unit}"
-        chapter(f"{key}.change", float(t["change"]))
-        chapter(f"{key}.p_holm", float(t["p_holm"]))
-        chapter(f"{key}.smallest", float(t["smallest"]))
+        for field in ("change", "p_holm", "smallest"):  # None: undefined (no spread)
+            if t.get(field) is not None:
+                chapter(f"{key}.{field}", float(t[field]))
 
 
 def record_knockouts(chapter: Any, summary: Sequence[Mapping[str, Any]]) -> None:
