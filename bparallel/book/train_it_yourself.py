@@ -20,9 +20,9 @@ __all__ = ["TINY_PROFILE", "CH12_PROFILE", "BENCHMARK_RECORD", "page_facts", "be
 
 TINY_PROFILE = "induction-tiny"
 CH12_PROFILE = "induction-fresh"
-#: The benchmark's record, written by ``benchmarks/bench_trainer.py``.
-BENCHMARK_RECORD = Path(__file__).resolve().parents[2] / "benchmarks" / "records" / \
-    "bench_trainer.json"
+#: The benchmark's record, written by ``benchmarks/bench_trainer.py``, under the repository.
+BENCHMARK_RECORD = Path("benchmarks") / "records" / "bench_trainer.json"
+_ROOT = Path(__file__).resolve().parents[2]
 _FIELDS = ("d_model", "n_layers", "seq_len", "vocab_size", "batch_size", "dropout", "lr")
 
 
@@ -46,7 +46,7 @@ def benchmark_table(path: str | Path | None = None) -> list[dict[str, Any]]:
     :data:`BENCHMARK_RECORD`): the median learning step of the package and of the page, the
     page's milliseconds a step and median seconds to the threshold, its backend and the
     seeds; one row saying so where no record exists yet."""
-    path = BENCHMARK_RECORD if path is None else Path(path)
+    path = _ROOT / BENCHMARK_RECORD if path is None else Path(path)
     if not path.is_file():
         return [{"heads": "not measured yet: run benchmarks/bench_trainer.py"}]
     record = json.loads(path.read_text(encoding="utf-8"))

@@ -41,8 +41,9 @@ def _fmt_seeds(tests: Sequence[Mapping[str, Any]], verdict: Verdict) -> str:
     if len(tests) == 1:
         return first
     vs = [Verdict.parse(t["verdict"]) for t in tests]
-    return (f"seed 42: {first}; over {len(tests)} seeds, {sum(v in HOLDING for v in vs)} "
-            f"hold, {sum(v is Verdict.FAILS for v in vs)} fail, "
+    held, failed = sum(v in HOLDING for v in vs), sum(v is Verdict.FAILS for v in vs)
+    return (f"seed 42: {first}; over {len(tests)} seeds, {held} "
+            f"{'holds' if held == 1 else 'hold'}, {failed} {'fails' if failed == 1 else 'fail'}, "
             f"{sum(v is Verdict.NOT_TESTABLE for v in vs)} cannot test it")
 
 

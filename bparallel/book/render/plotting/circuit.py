@@ -22,12 +22,12 @@ def plot_circuit_scores(panels: Sequence[Mapping[str, Any]], *,
     formation step. ``panels``: per run, ``title``, ``step`` and the series of
     :data:`SERIES` (equal lengths), and ``marks``, per series name its formation step
     (``None``: none). ``window``: the steps shown. Returns the figure."""
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # not pyplot's: the page shows it once, captioned
 
     if not panels:
         raise ValueError("panels is empty: nothing to draw")
-    fig, axes = plt.subplots(1, len(panels), figsize=(TEXT_WIDTH, 2.8), squeeze=False,
-                             sharey=True, layout="constrained")
+    fig = Figure(figsize=(TEXT_WIDTH, 2.8), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)
     for ax, p in zip(axes[0], panels, strict=True):
         step = np.asarray(p["step"])
         for name, (label, colour) in SERIES.items():
