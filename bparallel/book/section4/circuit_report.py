@@ -126,8 +126,8 @@ def knockout_table(summary: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     with its 95% interval) intact, without every previous-token head, without every
     induction head, with the control, and with one head of a part left (the best one)."""
     return [{"model": config_name(s["heads"], s["head_size"]), "seeds": s["seeds"],
-             "previous-token heads": f"{s['n_previous_token']:.1f}",
-             "induction heads": f"{s['n_induction']:.1f}", "intact": _acc(s["none"]),
+             "previous-token heads": f"{s['n_previous_token']:.3g}",
+             "induction heads": f"{s['n_induction']:.3g}", "intact": _acc(s["none"]),
              "no previous-token head": _acc(s["previous_token"]),
              "no induction head": _acc(s["induction"]), "control": _acc(s["control"]),
              "one previous-token head left": _acc(s["keep_one_previous_token"]),
