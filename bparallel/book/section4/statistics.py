@@ -176,12 +176,16 @@ def smallest_change(change: Mapping[str, Any], alpha: float = ALPHA,
     """The smallest change from 1 to 16 heads that a paired t-test at ``alpha`` (two-sided)
     finds with probability ``power`` at the row's number of seeds and spread:
     ``(t_{1-alpha/2, n-1} + t_{power, n-1}) s / sqrt(n)`` (``s`` from the row's interval);
-    ``None`` with fewer than two seeds."""
+    ``None`` with fewer than two seeds, and ``None`` where the seeds' changes have no spread
+    (every seed changes by the same amount: the test's statistic is undefined, and a
+    "smallest change" of 0 would claim a resolution the design does not have)."""
     n = int(change["seeds"])
     if n < 2 or change.get("low") is None:
         return None
     level_t = stats.t.ppf(0.975, n - 1)  # the row's 95% interval gives s / sqrt(n)
     se = (change["high"] - change["low"]) / 2 / level_t
+    if not se > 0:
+        return None
     return float((stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(power, n - 1)) * se)
 
 
