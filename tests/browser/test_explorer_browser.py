@@ -1,6 +1,6 @@
 """The model explorer in headless Chromium, offline: the exported page at two widths, a
 crafted link, and chapter 14 of the built book (the data files are checked against torch
-and the package in ``tests/book/test_explorer.py``)."""
+and the package in ``tests/book/section4/test_explorer.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bparallel.book.section4 import explorer
-from tests.book.test_explorer import RTOL, SCALARS, STEPS, data_of
+from tests.book.section4.test_explorer import RTOL, SCALARS, STEPS, data_of
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 The experiments are :mod:`~bparallel.book.claims.fidelity`'s; this module turns their
 results into what the chapter shows and records, section by section, and is tested by hand
-(``tests/book/test_claims_chapters.py``):
+(``tests/book/claims/test_claims_chapters.py``):
 
 - amplification of minimax fidelity (Section 3.1, Defs. 3.11-3.12, Example 3.13):
   :func:`search_results` on the head-set searches of

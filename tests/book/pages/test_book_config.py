@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 SPHINX = CONFIG["sphinx"]["config"]
 VENDOR = ROOT / "book" / "_vendor"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CHAPTERS = sorted((ROOT / "notebooks").glob("*.md"))
 
 #: A code cell with a YAML header: the header is group 1.

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.book.test_prose_numbers import sources
+from tests.book.pages.test_prose_numbers import sources
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GLOSSARY = ROOT / "book" / "glossary.md"
 #: ``{term}`text``` or ``{term}`text <target>```.
 TERM_ROLE = re.compile(r"\{term\}`(?P<text>[^`<]*?)\s*(?:<(?P<target>[^`>]+)>)?`")

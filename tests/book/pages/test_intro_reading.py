@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bparallel.book.tools import findings as fd
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 INTRO = (ROOT / "book" / "intro.md").read_text()
 PAGES = sorted([*(ROOT / "book").glob("*.md"), *(ROOT / "notebooks").glob("*.md")])
 #: The longest cell the intro's findings tables may show, as rendered.

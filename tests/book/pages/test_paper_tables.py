@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from tests.book.test_prose_numbers import NOT_PROSE, _blank, sources
+from tests.book.pages.test_prose_numbers import NOT_PROSE, _blank, sources
 
 #: Pages that another piece of work is rewriting, with the reason: their mentions are not
 #: checked until that work lands; delete the entry then.

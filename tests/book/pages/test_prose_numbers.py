@@ -20,7 +20,7 @@ or a profile changes, silently. This test reads the prose of ``notebooks/*.md`` 
   rewriting, to be removed from the list as they are fixed (the test fails on a listed
   line that no longer holds a hit, so the list can only shrink).
 
-:func:`scan` is the scanner; ``python tests/book/test_prose_numbers.py`` prints its hits.
+:func:`scan` is the scanner; ``python tests/book/pages/test_prose_numbers.py`` prints its hits.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def sources() -> list[Path]:
@@ -268,7 +268,7 @@ def test_no_number_typed_by_hand_in_prose():
     assert not hits, (
         f"{len(hits)} number(s) typed by hand in prose: glue them from the chapter's results "
         "(ChapterResults), or, for a label or a definition, add a category or a phrase with "
-        "its reason to tests/book/test_prose_numbers.py:\n" + "\n".join(map(str, hits)))
+        "its reason to tests/book/pages/test_prose_numbers.py:\n" + "\n".join(map(str, hits)))
 
 
 def test_allow_lists_are_not_stale():

@@ -25,7 +25,7 @@ from bparallel.book.playground_link import config_of, decode_state, encode_state
 from bparallel.book.render.js_playground import inline_script, playground_html
 from bparallel.graphs import edges_from_adjacency, random_feedforward_adjacency
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 JS = ROOT / "bparallel" / "book" / "render" / "js"
 #: The playground's modules below its interface: mathematics, random numbers, state and
 #: links, Python export. The drivers import them as one namespace ``t``.

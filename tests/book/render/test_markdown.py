@@ -157,7 +157,7 @@ def test_table_directives_in_the_prose_keep_their_caption_on_one_line():
     would become the table's content ("exactly one table expected")."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     found = 0
     for path in [*root.glob("notebooks/*.md"), *root.glob("book/*.md")]:
         lines = path.read_text(encoding="utf-8").splitlines()

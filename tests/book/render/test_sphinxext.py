@@ -11,7 +11,7 @@ import yaml
 
 from bparallel.book.verdicts import Verdict
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 URL = "https://example.org/authors/code"
 
 

@@ -43,7 +43,7 @@ from bparallel.transformer.data import (
 from bparallel.transformer.design import get_profile, model_config
 from bparallel.transformer.model import Transformer
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TINYTRAIN = ROOT / "bparallel" / "book" / "render" / "js" / "tinytrain.mjs"
 LOSS_RTOL = 2e-6
 GRAD_ATOL = 1e-4  # relative to each gradient tensor's largest entry

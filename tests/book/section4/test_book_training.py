@@ -8,7 +8,7 @@ import pytest
 from bparallel.book.section4 import training
 from bparallel.transformer.design import HEADS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_parameter_rows_same_count_at_every_head_count():

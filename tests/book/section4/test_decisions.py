@@ -12,7 +12,7 @@ import pytest
 
 from bparallel import ranks
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 #: The modules that turn measured numbers into verdicts and reliability flags.
 VERDICT_CODE = tuple(f"bparallel/book/section4/{m}.py" for m in (
     "statistics", "as_defined", "graph_tasks", "graph_experiment", "across_seeds",

@@ -43,7 +43,7 @@ from bparallel.transformer.patterns import model_head_weights
 from bparallel.transformer.shipped import MODELS_ROOT, load_shipped, load_weights
 from tests.conftest import EXPLORER_REFERENCE_SEQUENCES, EXPLORER_SEQUENCES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TRANSFORMER = ROOT / "bparallel" / "book" / "render" / "js" / "transformer.mjs"
 #: float32 torch against float64 JavaScript: within this many float32 epsilons of the scale
 #: of what is compared (a row's largest logit; 1 for attention probabilities). Measured

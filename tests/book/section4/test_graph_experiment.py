@@ -21,7 +21,7 @@ from bparallel.transformer.design import ARMS, HEADS, PROFILES
 from bparallel.transformer.learning import learning_time, probe_steps
 from bparallel.transformer.runs import Run
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 BUDGET = 12000
 

@@ -1,5 +1,5 @@
 """``python -m bparallel train | evaluate`` on the hidden tiny profile (bparallel.book.tools.cli);
-``sweep`` has its own tests (tests/book/test_sweep.py)."""
+``sweep`` has its own tests (tests/book/tools/test_sweep.py)."""
 
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ def test_pilot_prints_the_runs_and_the_rules_reading(tmp_path, capsys, monkeypat
 def _documented_commands() -> list[tuple[str, list[str]]]:
     """Every ``python -m bparallel`` command in the README's and the book pages' shell
     blocks, and every sweep of a ``scripts/device_sweep.sh`` wave there, as (page, argv)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     found = []
     for page in (root / "README.md", *sorted((root / "book").glob("*.md"))):
         for block in re.findall(r"```(?:bash|console|sh)\n(.*?)```", page.read_text(), re.S):
@@ -215,7 +215,7 @@ def test_every_documented_command_parses_with_a_known_profile():
     commands = _documented_commands()
     assert len(commands) >= 10 and {c[1][0] for c in commands} >= {"train", "sweep",
                                                                      "regress"}
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     for page, argv in commands:
         parser = build_parser()
         try:

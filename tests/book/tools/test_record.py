@@ -186,7 +186,7 @@ def test_the_studies_use_the_chapters_own_defaults():
             "12_graph_tasks": {"max_steps": 100, "num_sequences": None,
                                "reference_sequences": None},
             "13_circuit": {}}
-    root = Path(__file__).resolve().parents[2] / "notebooks"
+    root = Path(__file__).resolve().parents[3] / "notebooks"
     for name, defaults in want.items():
         declared = declared_parameters(root / f"{name}.md")
         assert declared["recorded_measures"] == "../models/recorded", name

@@ -9,7 +9,7 @@ import pytest
 from bparallel.book.tools import noise
 from bparallel.book.tools import regress as rg
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _args(**kw):
