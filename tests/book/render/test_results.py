@@ -67,3 +67,16 @@ def test_chapter_results_record_glue_and_save(tmp_path, monkeypatch):
     quiet = ChapterResults(tmp_path, "03_y", glue=False)
     quiet("k", 1)
     assert "k" not in glued
+
+
+@pytest.mark.parametrize("value", ["pilot", "budget.dropout", "settling_2"])
+def test_a_recorded_values_name_is_words_joined_by_dots(value):
+    """key_name (the check of every ``name`` a chapter 12 function records its values under:
+    recipe_results, budget_pilot_results, dropout_results) keeps a name of words joined by
+    dots and refuses spaces, empty words, leading digits and what is not a string."""
+    from bparallel.book.render.results import key_name
+
+    assert key_name(value, "name") == value
+    for bad in ("two words", "budget.", ".budget", "2nd", "", None, 3):
+        with pytest.raises(ValueError, match=r"name=.*letters, digits and _"):
+            key_name(bad, "name")
