@@ -347,3 +347,25 @@ def test_validation_errors():
         en.compare_mixing(np.eye(3))
     with pytest.raises(ValueError, match="horizon"):
         en.tv_curves(np.eye(3), 0)
+
+
+def test_simulate_best_head_against_eq_18_and_refuses_bad_input():
+    """Uniform heads: Pr(max of H >= pbar) = 1 - pbar^H exactly (Eq. 18 with F(p) = p); the
+    simulation lands within 4.5 binomial standard errors, its z is that distance, and the
+    delta method's term only widens the error."""
+    rng = np.random.default_rng(3)
+    sim = en.simulate_best_head(lambda shape: rng.random(shape), 0.7, 0.7, [1, 2, 8], 4000)
+    np.testing.assert_array_equal(sim.num_heads, [1, 2, 8])
+    np.testing.assert_allclose(sim.theory, 1 - 0.7 ** np.array([1, 2, 8]), rtol=1e-15)
+    se = np.sqrt(sim.theory * (1 - sim.theory) / 4000)
+    np.testing.assert_allclose(sim.z, (sim.simulated - sim.theory) / se, rtol=1e-12)
+    assert np.all(np.abs(sim.z) < 4.5)
+    rng = np.random.default_rng(3)
+    pooled = en.simulate_best_head(lambda shape: rng.random(shape), 0.7, 0.7, [1, 2, 8], 4000,
+                                   pool_size=100)
+    np.testing.assert_array_equal(pooled.simulated, sim.simulated)
+    assert np.all(np.abs(pooled.z) < np.abs(sim.z))
+    with pytest.raises(ValueError, match="F must lie"):
+        en.simulate_best_head(lambda shape: np.ones(shape), 0.5, 1.5, [1], 10)
+    with pytest.raises(ValueError, match="trials"):
+        en.simulate_best_head(lambda shape: np.ones(shape), 0.5, 0.5, [1], 0)
