@@ -9,26 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests._toc import toc_files
+
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 SPHINX = CONFIG["sphinx"]["config"]
 VENDOR = ROOT / "book" / "_vendor"
-
-
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            for key in ("parts", "chapters", "sections"):
-                walk(entry.get(key))
-
-    walk(toc.get("parts"))
-    walk(toc.get("chapters"))
-    return files
 
 
 def test_toc_entries_exist():
