@@ -191,18 +191,31 @@ def test_circuit_heads_and_masks():
         assert m[h] == 1 and m.sum() == 5
 
 
-def test_knockouts_on_a_shipped_model():
+@pytest.fixture
+def shipped_induction():
+    """``shipped_induction(name)``: the shipped induction-fresh model ``name`` of the
+    manifest (its SHA-256 checked) and the task's fresh held-out set; skips where the
+    profile is not shipped."""
     from bparallel.transformer.checkpoints import load_weights
     from bparallel.transformer.design import fresh_heldout
-    from bparallel.transformer.evaluation import evaluate_accuracy
 
     path = MODELS_ROOT / "induction-fresh" / "manifest.json"
     if not path.is_file():
         pytest.skip("induction-fresh not shipped")
-    entry = json.loads(path.read_text())["models"]["induction-h04"]
-    model, _ = load_weights(MODELS_ROOT / "induction-fresh" / entry["file"],
-                            sha256=entry["sha256"])
-    held = fresh_heldout("induction", "induction-fresh")
+
+    def load(name: str):
+        entry = json.loads(path.read_text())["models"][name]
+        model, _ = load_weights(MODELS_ROOT / "induction-fresh" / entry["file"],
+                                sha256=entry["sha256"])
+        return model, fresh_heldout("induction", "induction-fresh")
+
+    return load
+
+
+def test_knockouts_on_a_shipped_model(shipped_induction):
+    from bparallel.transformer.evaluation import evaluate_accuracy
+
+    model, held = shipped_induction("induction-h04")
     r = ck.knockouts(model, held, seed=42, probe_sequences=20, num_sequences=40,
                      reference_sequences=40)
     intact = evaluate_accuracy(model, held.subset(slice(20, 60)))["accuracy_predictable"]
@@ -246,18 +259,10 @@ def test_knockout_summary_is_the_seed_interval():
     assert row["seeds"] == 3 and row["n_previous_token"] == 1.0
 
 
-def test_a_recorded_knockout_reads_back_what_was_computed(tmp_path):
+def test_a_recorded_knockout_reads_back_what_was_computed(tmp_path, shipped_induction):
     from bparallel.transformer import metrics_cache
-    from bparallel.transformer.checkpoints import load_weights
-    from bparallel.transformer.design import fresh_heldout
 
-    path = MODELS_ROOT / "induction-fresh" / "manifest.json"
-    if not path.is_file():
-        pytest.skip("induction-fresh not shipped")
-    entry = json.loads(path.read_text())["models"]["induction-h01"]
-    model, _ = load_weights(MODELS_ROOT / "induction-fresh" / entry["file"],
-                            sha256=entry["sha256"])
-    held = fresh_heldout("induction", "induction-fresh")
+    model, held = shipped_induction("induction-h01")
     sizes = dict(seed=42, probe_sequences=20, num_sequences=20, reference_sequences=20)
     with metrics_cache.tracked_files(lookup_only=True) as names, \
             pytest.raises(metrics_cache.NotCached):
