@@ -86,7 +86,6 @@ from bparallel.book.section4.across_seeds_stats import (  # noqa: E402
     amplification_across_seeds,
     amplification_per_sequence,
     changes_by_seed,
-    hardware_kind,
     head_count_effects,
     odd_seed_out,
     outside_tail,
@@ -335,12 +334,6 @@ def test_the_odd_seed_out():
     assert outside_tail(1, 1, 2) == 1.0  # with two seeds one is always the low or the high
     with pytest.raises(ValueError, match="outside"):
         outside_tail(5, 4, 3)
-
-
-def test_hardware_kind():
-    gpu = "Linux x86_64, 16 cores, torch threads 1, NVIDIA H100 80GB HBM3 (CUDA 13.0)"
-    assert hardware_kind(gpu) == "GPU"
-    assert hardware_kind("Linux x86_64, 2 cores, torch threads 1") == "CPU"
 
 
 def test_models_by_seed_from_the_shipped_models():
