@@ -9,6 +9,7 @@ import torch
 
 from bparallel._io import flatten
 from bparallel.book.section4 import graph_causal, graph_tasks, models
+from bparallel.book.section4.measures import HORIZON, MAX_STEPS
 from bparallel.book.tools import record
 from bparallel.transformer import metrics_cache
 from bparallel.transformer.design import model_config
@@ -177,13 +178,13 @@ def test_the_studies_use_the_chapters_own_defaults():
 
     from bparallel.book.tools.regress import declared_parameters
 
-    want = {"08_proxies": {"max_steps": 100, "horizon": 100},
-            "09_amplification": {"horizon": 100},
-            "10_section4_as_defined": {"max_steps": 100, "num_sequences": None,
+    want = {"08_proxies": {"max_steps": MAX_STEPS, "horizon": HORIZON},
+            "09_amplification": {"horizon": HORIZON},
+            "10_section4_as_defined": {"max_steps": MAX_STEPS, "num_sequences": None,
                                        "ablation_sequences": None,
                                        "reference_sequences": None, "other_seeds": True},
-            "11_across_seeds": {"max_steps": 100, "horizon": 100},
-            "12_graph_tasks": {"max_steps": 100, "num_sequences": None,
+            "11_across_seeds": {"max_steps": MAX_STEPS, "horizon": HORIZON},
+            "12_graph_tasks": {"max_steps": MAX_STEPS, "num_sequences": None,
                                "reference_sequences": None},
             "13_circuit": {}}
     root = Path(__file__).resolve().parents[3] / "notebooks"
