@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[3]
 #: The modules that turn measured numbers into verdicts and reliability flags.
 VERDICT_CODE = tuple(f"bparallel/book/section4/{m}.py" for m in (
     "statistics", "as_defined", "graph_tasks", "graph_experiment", "across_seeds",
-    "across_seeds_stats", "proxies_report",
+    "across_seeds_stats", "proxies",
     "amplification"))
 #: Names that hold a threshold of a decision.
 THRESHOLDS = {"RELIABLE", "RHO_HOLDS", "RHO_CONDITIONS", "ALPHA", "holds", "conditions",

@@ -1,4 +1,4 @@
-"""bparallel.book.section4.proxies_report, .amplification, .across_seeds and .tables: what chapters
+"""bparallel.book.section4.proxies, .amplification, .across_seeds and .tables: what chapters
 08, 09 and 11 compute, show and record, against hand-computed values, the published tables
 and tiny models."""
 
@@ -12,7 +12,7 @@ import torch
 
 from bparallel import proxies
 from bparallel.book.section4 import across_seeds, amplification
-from bparallel.book.section4 import proxies_report as proxy_chapter
+from bparallel.book.section4 import proxies as proxy_chapter
 from bparallel.book.section4.across_seeds import effects_table
 from bparallel.book.section4.across_seeds_stats import (
     head_count_effects,
