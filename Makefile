@@ -12,24 +12,38 @@ setup:
 book: setup
 	bash scripts/build_book.sh
 
+# The suite runs on $(WORKERS) pytest-xdist workers, each test file on one worker (a file's
+# module fixtures are built once); WORKERS=0 runs it in this process, one test at a time.
+WORKERS ?= 2
+XDIST = -n $(WORKERS) --dist loadfile
+
 test: setup
 	@[ -f _build/html/index.html ] || bash scripts/phase.sh "book build" bash scripts/build_book.sh
 	@bash scripts/phase.sh ruff $(PY) -m ruff check bparallel tests benchmarks
-	@bash scripts/phase.sh pytest $(PY) -m pytest -q --durations=15
+	@bash scripts/phase.sh pytest $(PY) -m pytest -q $(XDIST) --durations=15
 
 # The fast tier: every test but the notebook regressions and the browser tests (marked
 # `slow`); no book build needed. A few minutes on 2 cores.
 test-fast: setup
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q $(XDIST) -m "not slow"
 
-# The fast tier and the quick regression of every chapter that measures trained models
-# (08-13: the committed quick models, measured again with the metrics cache off) with numpy,
-# OpenBLAS and torch held to AVX2 kernels: on an AVX-512 machine this checks that no test
-# and no regressed key depends on the CPU's vector width (CI runs it). On a machine whose
-# widest kernels are AVX2 already, `make test` ran exactly these kernels: the repeat is
-# skipped, and says so (FORCE_AVX2=1 runs it anyway).
+# The fast tier of the tests that compute (NUMERIC: the theory, the Transformer floor, the
+# science of the claims and Section 4 chapters, the book's own modules, the JavaScript
+# parity checks, training and recording) and the quick regression of every chapter that
+# measures trained models (08-13: the committed quick models, measured again with the
+# metrics cache off) with numpy, OpenBLAS and torch held to AVX2 kernels: on an AVX-512
+# machine this checks that no test and no regressed key depends on the CPU's vector width
+# (CI runs it). The tests that only read text, pages and files (tests/book/pages, the
+# renderers, the tools' plumbing, the layers, the wheel) compute nothing a vector width could
+# move: `make test` ran them. On a machine whose widest kernels are AVX2 already, `make test`
+# ran exactly these kernels: the repeat is skipped, and says so (FORCE_AVX2=1 runs it anyway).
 AVX2 := NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" OPENBLAS_CORETYPE=Haswell \
 	ATEN_CPU_CAPABILITY=avx2
+NUMERIC := tests/theory tests/transformer tests/book/claims tests/book/section4 \
+	tests/book/test_*.py tests/book/render/test_js_parity.py \
+	tests/book/render/test_tinytrain_parity.py tests/book/tools/test_sweep.py \
+	tests/book/tools/test_record.py tests/book/tools/test_cli.py \
+	tests/book/render/test_plotting.py
 MEASURING := 08_proxies 09_amplification 10_section4_as_defined 11_across_seeds \
 	12_graph_tasks 13_circuit 14_explorer
 test-avx2: setup
@@ -38,7 +52,8 @@ test-avx2: setup
 		echo "[phase] AVX2 checks: skipped, this CPU's widest torch kernels are $$cap:" \
 		     "make test already ran the suite and the regressions with them"; \
 	else \
-		bash scripts/phase.sh "fast tier, AVX2" env $(AVX2) $(PY) -m pytest -q -m "not slow" && \
+		bash scripts/phase.sh "fast tier, AVX2" env $(AVX2) $(PY) -m pytest -q $(XDIST) \
+			-m "not slow" $(NUMERIC) && \
 		bash scripts/phase.sh "quick regression of 08-13, AVX2" env $(AVX2) $(PY) -m bparallel \
 			regress --profile quick --no-cache --output-dir regress-out/avx2 \
 			--notebooks $(MEASURING); \

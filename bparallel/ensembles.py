@@ -14,7 +14,7 @@ module adds the ensembles and the comparisons:
 - Section 2.2 and Eq. 5: :func:`simplex_grid`, :func:`compare_mixing`;
 - Section 3.1: :func:`compare_fidelity`, :func:`edge_jaccard` (Remark 3.7's cross-head
   paths: :mod:`bparallel.cross_head`);
-- Eqs. 16-19: :func:`best_head_exceedance`, :func:`cdf_below`.
+- Eqs. 16-19: :func:`best_head_exceedance`, :func:`simulate_best_head`, :func:`cdf_below`.
 
 The chapter's tables built on these live in :mod:`bparallel.book.claims`.
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,8 @@ __all__ = [
     "FidelityComparison",
     "compare_fidelity",
     "best_head_exceedance",
+    "BestHeadSimulation",
+    "simulate_best_head",
     "cdf_below",
     # the claims chapters' tables (03 and 06)
 ]
@@ -475,3 +478,43 @@ def best_head_exceedance(p_heads: ArrayLike, pbar: ArrayLike) -> NDArray[np.floa
     best = p.max(axis=1)
     pb = np.asarray(pbar, dtype=np.float64)
     return (best[:, None] >= np.ravel(pb)[None, :]).mean(axis=0).reshape(pb.shape)
+
+
+@dataclass(frozen=True)
+class BestHeadSimulation:
+    """Eq. 18 simulated, per number of heads: ``num_heads``, ``simulated``
+    (``Pr(max_h p_h >= pbar)`` over the trials), ``theory`` (``1 - F(pbar)^H``) and ``z``
+    (the binomial z-score of their difference; 0 where the variance is 0)."""
+
+    num_heads: NDArray[np.int64]
+    simulated: NDArray[np.float64]
+    theory: NDArray[np.float64]
+    z: NDArray[np.float64]
+
+
+def simulate_best_head(draw: Callable[[tuple[int, int]], ArrayLike], pbar: float, F: float,
+                       Hs: ArrayLike, trials: int, *, pool_size: int = 0) -> BestHeadSimulation:
+    """Simulated ``Pr(max_h p_h >= pbar)`` against Eq. 18's ``1 - F(pbar)^H``, per ``H`` of
+    ``Hs`` (chapters 02 and 03).
+
+    ``draw(shape)`` returns i.i.d. forward probabilities of shape ``(trials, H)``; it is
+    called once per ``H`` in the order of ``Hs``. ``z`` is the binomial z-score; when ``F``
+    is itself estimated from a pool of ``pool_size`` draws, its variance is added by the
+    delta method.
+    """
+    trials = positive_int(trials, "trials")
+    if not 0.0 <= F <= 1.0:
+        raise ValueError(f"F must lie in [0, 1], got {F}")
+    heads, sims, theories, zs = [], [], [], []
+    for H in np.asarray(Hs):
+        sim = float(best_head_exceedance(draw((trials, int(H))), pbar))
+        theory = float(markov.prob_best_head_at_least(F, H))
+        var = theory * (1 - theory) / trials
+        if pool_size:  # F itself is estimated: delta method
+            var += (H * F ** (H - 1)) ** 2 * F * (1 - F) / pool_size
+        heads.append(int(H))
+        sims.append(sim)
+        theories.append(theory)
+        zs.append((sim - theory) / math.sqrt(var) if var > 0 else 0.0)
+    return BestHeadSimulation(np.array(heads, dtype=np.int64), np.array(sims),
+                              np.array(theories), np.array(zs))

@@ -1,7 +1,9 @@
 """Fixtures every folder of the tests shares, and the fast tier.
 
 The tests are arranged like the package: ``theory/`` (the theory layer), ``transformer/``
-(the Transformer floor), ``book/`` (the book layer: chapters' science, rendering, tools),
+(the Transformer floor), ``book/`` (the book layer, one folder per room of ``bparallel/book/``:
+``claims/``, ``section4/``, ``render/``, ``tools/``, with the tests of the layer's own modules
+beside them and ``pages/`` for the book's prose and frame),
 ``browser/`` (the built book and the widgets in headless Chromium; their fixtures are
 ``browser/conftest.py``), and ``test_layers.py`` on the package as a whole.
 """
@@ -48,7 +50,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def explorer_export(tmp_path_factory) -> tuple[Path, list[dict[str, Any]]]:
     """Every model the explorer offers, exported once as the book exports them: the folder
-    of data files and the catalogue (``tests/book/test_explorer.py`` checks them against
+    of data files and the catalogue (``tests/book/section4/test_explorer.py`` checks them against
     torch and the package, ``tests/browser/test_explorer_browser.py`` opens them)."""
     from bparallel.book.section4 import explorer
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import graphs, markov
+from .. import ensembles, graphs, markov
 from .._checks import positive_int, unit_interval
 from .words import fmt_sig, fmt_steps
 
@@ -281,10 +281,8 @@ def good_head_simulation(Hs: Sequence[int], num_trials: int, seed: int = 0, *,
     for each ``H`` in ``Hs``, ``num_trials`` draws of ``H`` heads (one generator seeded by
     ``seed``, used in the order of ``Hs``) give the fraction whose best head reaches
     ``pbar``, against Eq. 18's ``1 - F(pbar)^H``, by chapter 03's
-    :func:`bparallel.book.claims.mixing.best_head_simulation`."""
+    :func:`bparallel.ensembles.simulate_best_head` (chapter 03's too)."""
     from scipy import stats
-
-    from .claims.mixing import best_head_simulation
 
     H = np.array([positive_int(h, "Hs") for h in Hs])
     if H.size == 0:
@@ -295,10 +293,10 @@ def good_head_simulation(Hs: Sequence[int], num_trials: int, seed: int = 0, *,
         raise ValueError(f"a={a!r}, b={b!r}: the Beta parameters must be positive")
     rng = np.random.default_rng(seed)
     law = stats.beta(a, b)
-    frame = best_head_simulation(lambda size: law.rvs(size, random_state=rng), pbar,
-                                 float(law.cdf(pbar)), H, num_trials)
-    return GoodHeadSimulation(H=H, simulated=frame.simulated.to_numpy(),
-                              theory=frame.theory.to_numpy(), num_trials=num_trials)
+    sim = ensembles.simulate_best_head(lambda size: law.rvs(size, random_state=rng), pbar,
+                                       float(law.cdf(pbar)), H, num_trials)
+    return GoodHeadSimulation(H=H, simulated=sim.simulated, theory=sim.theory,
+                              num_trials=num_trials)
 
 
 def shortfall_curves(Ns: Sequence[int], ps: Sequence[float]) -> dict[float, dict[str, Any]]:

@@ -249,3 +249,22 @@ class Run:
 
     def __str__(self) -> str:
         return f"{self.name} seed {self.seed}"
+
+
+def _of_run(name: str) -> property:
+    return property(lambda self: getattr(self.run, name),
+                    doc=f"The run's ``{name}`` (:class:`Run`).")
+
+
+class OfRun:
+    """What holds one :class:`Run` as ``run`` (a sweep's ``ModelRun``, training's
+    ``TrainResult``) reads its identity as its own: ``task``, ``heads``, ``head_size``,
+    ``seed``, ``profile``, ``budget_factor``, each the run's, never a copy."""
+
+    run: Run
+    task = _of_run("task")
+    heads = _of_run("heads")
+    head_size = _of_run("head_size")
+    seed = _of_run("seed")
+    profile = _of_run("profile")
+    budget_factor = _of_run("budget_factor")

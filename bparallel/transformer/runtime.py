@@ -28,6 +28,15 @@ def hardware_string(device: str | torch.device = "cpu") -> str:
     return text
 
 
+def hardware_kind(hardware: str) -> str:
+    """``"GPU"`` for a machine string of :func:`hardware_string` naming CUDA or an NVIDIA
+    device, else ``"CPU"`` (chapters 11 and 12 say where their runs trained)."""
+    if not isinstance(hardware, str):
+        raise ValueError(f"hardware={hardware!r}: expected a machine string "
+                         "(runtime.hardware_string)")
+    return "GPU" if ("CUDA" in hardware or "NVIDIA" in hardware) else "CPU"
+
+
 def device_name(device: str | torch.device) -> torch.device:
     """``device`` (``"cpu"``, ``"cuda"`` or ``"cuda:N"``) as a ``torch.device``; another kind
     of device is a ``ValueError``. Whether this machine has it is :func:`resolve_device`'s

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .checkpoints import RunCheckpoint, load_checkpoint
 from .design import FreshProfile, Profile, get_profile
-from .runs import Run
+from .runs import OfRun, Run
 from .shipped import MODELS_ROOT
 
 __all__ = ["default_models_dir", "ModelRun"]
@@ -26,7 +26,7 @@ def default_models_dir(profile: str | Profile | FreshProfile) -> Path:
 
 
 @dataclass(frozen=True)
-class ModelRun:
+class ModelRun(OfRun):
     """One model of a sweep: the :class:`~bparallel.transformer.runs.Run` a job trains,
     where its files live and how it runs (``probes=False``: without the probes through
     training, :func:`~bparallel.transformer.train.train`)."""
@@ -37,30 +37,6 @@ class ModelRun:
     threads: int | None = None
     device: str = "cpu"
     probes: bool = True
-
-    @property
-    def task(self) -> str:
-        return self.run.task
-
-    @property
-    def heads(self) -> int:
-        return self.run.heads
-
-    @property
-    def seed(self) -> int:
-        return self.run.seed
-
-    @property
-    def profile(self) -> Profile | FreshProfile:
-        return self.run.profile
-
-    @property
-    def head_size(self) -> int | None:
-        return self.run.head_size
-
-    @property
-    def budget_factor(self) -> int:
-        return self.run.budget_factor
 
     @property
     def name(self) -> str:

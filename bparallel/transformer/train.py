@@ -66,7 +66,7 @@ from .head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS, head_probe, head_pro
 from .learning import learning_summary, probe_steps
 from .measure import PROBE_LAYER_KEYS, PROBE_SCALAR_KEYS, training_probe
 from .model import ATTENTION_PATHS, Transformer
-from .runs import Run
+from .runs import OfRun, Run
 from .runtime import hardware_string, num_threads, resolve_device
 
 __all__ = ["TrainResult", "ignore_unpredictable", "initial_model", "train", "projected_hours"]
@@ -76,7 +76,7 @@ _CURVE_KEYS = ("train_loss", "heldout_loss", "heldout_accuracy", "heldout_accura
 
 
 @dataclass
-class TrainResult:
+class TrainResult(OfRun):
     """What :func:`train` returns: the model (eval mode), the :class:`~.runs.Run` it trained,
     how far it trained (``position``: its epoch or step), its history and where its
     checkpoint lives. Fresh-data runs also have their ``budget`` and learning ``summary``."""
@@ -89,22 +89,6 @@ class TrainResult:
     resumed_from: int = 0
     budget: int | None = None
     summary: dict[str, Any] | None = None
-
-    @property
-    def task(self) -> str:
-        return self.run.task
-
-    @property
-    def heads(self) -> int:
-        return self.run.heads
-
-    @property
-    def seed(self) -> int:
-        return self.run.seed
-
-    @property
-    def profile(self) -> Profile | FreshProfile:
-        return self.run.profile
 
     @property
     def data_seed(self) -> int | None:

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from bparallel import absorbing
 from bparallel.book import playground as pg
 from bparallel.examples import example_3_8, example_3_13
 from bparallel.fidelity import multi_head_minimax_fidelity
@@ -238,3 +239,19 @@ def test_node_count_keeps_the_sink_last():
     assert a.heads == b.heads
     a.set_n(2)
     assert a.heads == [{(0, 1)}, {(0, 1)}]
+
+
+def test_the_playground_goes_through_absorbing(monkeypatch):
+    """One Definition 2.7: the playground's mixing times are absorbing.mixing_times', one
+    call per head and one for the combination, with its cap."""
+    calls = []
+    real = absorbing.mixing_times
+
+    def counting(Q, eps):
+        calls.append(Q.shape)
+        return real(Q, eps)
+
+    monkeypatch.setattr(absorbing, "mixing_times", counting)
+    result = pg.compute(pg.from_preset("Example 3.13 (paper)"))
+    assert len(calls) == len(result.head_mixing) + 1  # every head and the combination
+    assert pg.MIX_CAP == absorbing.MIX_CAP

@@ -82,3 +82,21 @@ def browser():
 def screenshot_dir() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture
+def offline_page(browser):
+    """Open pages offline: ``offline_page(cls=OfflinePage, **options)`` opens a
+    :class:`tests.browser.offline.OfflinePage` (or a subclass's) in its own context, closed
+    after the test."""
+    from tests.browser.offline import OfflinePage
+
+    opened: list[OfflinePage] = []
+
+    def open_page(cls: type[OfflinePage] = OfflinePage, **options) -> OfflinePage:
+        opened.append(cls(browser, **options))
+        return opened[-1]
+
+    yield open_page
+    for page in opened:
+        page.close()

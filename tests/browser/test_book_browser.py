@@ -23,6 +23,9 @@ from typing import Any
 import pytest
 import yaml
 
+from tests._toc import toc_docnames
+from tests.browser.offline import OfflinePage
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.browser
 
@@ -30,23 +33,6 @@ PLAYGROUND = "notebooks/05_playground"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 TIMEOUT_MS = 30_000
-
-
-def toc_docnames(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
-    """The root and every `file:` of a jb-book table of contents, in reading order."""
-    toc = yaml.safe_load(toc_path.read_text())
-    names = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                names.append(entry["file"])
-            for key in ("parts", "chapters", "sections"):
-                walk(entry.get(key))
-
-    walk(toc.get("parts"))
-    walk(toc.get("chapters"))
-    return [re.sub(r"\.(md|ipynb)$", "", n) for n in names]
 
 
 DOCNAMES = toc_docnames()
@@ -167,25 +153,8 @@ CHECKS_JS = """() => {
 
 def visit(browser, url: str, local_prefix: str, screenshot: Path | None = None) -> dict:
     """Open `url` with every non-local request blocked; return what the page did and shows."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-    external: list[str] = []
-    problems: list[str] = []
-
-    def route(r):
-        u = r.request.url
-        if u.startswith((local_prefix, "file:", "data:", "blob:", "about:")):
-            r.continue_()
-        else:
-            external.append(u)
-            r.abort()
-
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on(
-        "console",
-        lambda m: problems.append(f"console.{m.type}: {m.text}") if m.type == "error" else None,
-    )
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    s = OfflinePage(browser, local_prefix=local_prefix)
+    page, external, problems = s.page, s.external, s.problems
     page.on(
         "response",
         lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
@@ -227,7 +196,7 @@ def visit(browser, url: str, local_prefix: str, screenshot: Path | None = None) 
             page.wait_for_timeout(200)
             page.screenshot(path=str(screenshot), full_page=True)
     finally:
-        context.close()
+        s.close()
     result["external"] = external
     result["problems"] = problems
     return result

@@ -1,6 +1,6 @@
 """The model explorer in headless Chromium, offline: the exported page at two widths, a
 crafted link, and chapter 14 of the built book (the data files are checked against torch
-and the package in ``tests/book/test_explorer.py``)."""
+and the package in ``tests/book/section4/test_explorer.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from bparallel.book.section4 import explorer
-from tests.book.test_explorer import RTOL, SCALARS, STEPS, data_of
+from tests.book.section4.test_explorer import RTOL, SCALARS, STEPS, data_of
+from tests.browser.offline import OfflinePage
 
 
 @pytest.fixture(scope="module")
@@ -19,36 +20,11 @@ def exported(explorer_export) -> tuple[Path, list[dict[str, Any]]]:
     return explorer_export
 
 
-class Session:
-    """One offline browser context on the page: every request but file: aborted and
-    recorded, console errors, page errors and dialogs recorded."""
-
-    def __init__(self, browser: Any, width: int = 1280) -> None:
-        self.problems: list[str] = []
-        self.external: list[str] = []
-        self.context = browser.new_context(viewport={"width": width, "height": 900},
-                                           service_workers="block")
-        self.context.route("**/*", self._route)
-        self.page = self.context.new_page()
-        self.page.on("console", lambda m: self.problems.append(m.text)
-                     if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.problems.append(str(e)))
-        self.page.on("dialog", self._dialog)
-
-    def _route(self, route: Any) -> None:
-        if route.request.url.startswith(("file:", "data:", "blob:", "about:")):
-            route.continue_()
-        else:
-            self.external.append(route.request.url)
-            route.abort()
-
-    def _dialog(self, dialog: Any) -> None:
-        self.problems.append(f"dialog: {dialog.message}")
-        dialog.dismiss()
+class Session(OfflinePage):
+    """The explorer's page offline (:class:`OfflinePage`), ready once it shows an accuracy."""
 
     def open(self, url: str) -> None:
-        self.page.goto(url, wait_until="load")
-        self.page.wait_for_selector('[data-bp="accuracy"]', timeout=60_000)
+        super().open(url, '[data-bp="accuracy"]', timeout=60_000)
 
     def value(self, selector: str) -> float:
         return float(self.page.get_attribute(selector, "data-value"))
@@ -67,13 +43,13 @@ def page_file(exported) -> Path:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [1280, 390])
-def test_page_in_chromium_offline(width, exported, page_file, browser):
+def test_page_in_chromium_offline(width, exported, page_file, offline_page):
     """The page from file://, every other request refused: the default view (cycle, 16
     heads) shows the recorded accuracy, margin and measures; removing every head changes
     the predictions and the link; choosing another model draws its heatmaps; no console
     error; nothing overflows the width."""
     rec = data_of(exported, "cycle-h16")["recorded"]
-    s = Session(browser, width)
+    s = offline_page(Session, width=width)
     s.open(page_file.as_uri())
     assert math.isclose(s.value('[data-bp="accuracy"]'), rec["accuracy"], rel_tol=RTOL)
     assert math.isclose(s.value('[data-bp="margin"]'), rec["margin"], rel_tol=RTOL)
@@ -95,16 +71,16 @@ def test_page_in_chromium_offline(width, exported, page_file, browser):
                            timeout=60_000)
     assert page.evaluate("document.querySelector('[data-bp=head-map-0]').width") == 100
     assert page.evaluate("document.documentElement.scrollWidth") <= width
-    s.context.close()
+    s.close()
     assert not s.problems and not s.external, (s.problems, s.external)
 
 
 @pytest.mark.browser
-def test_a_bad_link_says_what_is_wrong_and_keeps_the_rest(page_file, browser):
+def test_a_bad_link_says_what_is_wrong_and_keeps_the_rest(page_file, offline_page):
     """A link with one field wrong (a layer the model does not have) shows its error and
     everything else it holds: the model, the typed tokens, the weights; the layer falls
     back to the default's."""
-    s = Session(browser)
+    s = offline_page(Session)
     s.open(page_file.as_uri() + "#ex=v=1;m=cycle-h04;s=typed;t=5.17.5.9;l=9;w=uniform;"
            "f=zero;p=2")
     error = s.page.inner_text('[data-bp="link-error"]')
@@ -114,19 +90,19 @@ def test_a_bad_link_says_what_is_wrong_and_keeps_the_rest(page_file, browser):
     assert s.page.input_value('[data-bp="weights"]') == "uniform"
     assert s.page.input_value('[data-bp="fill"]') == "zero"
     assert s.page.input_value('[data-bp="layer"]') == "3"  # the default's: the last
-    s.context.close()
+    s.close()
     assert not s.problems and not s.external, (s.problems, s.external)
 
 
 @pytest.mark.browser
-def test_a_crafted_link_injects_nothing(page_file, browser):
-    s = Session(browser)
+def test_a_crafted_link_injects_nothing(page_file, offline_page):
+    s = offline_page(Session)
     s.open(page_file.as_uri() + "#ex=v=1;m=cycle-h16;s=0;l=1;w=learned;f=mean;"
            "p=0%3Cimg%20src=x%20onerror=alert(1)%3E")
     assert "could not be read" in s.page.inner_text('[data-bp="link-error"]')
     assert s.page.locator("#bp-explorer img").count() == 0
     assert "m=cycle-h16" in s.page.evaluate("location.hash")  # the default view
-    s.context.close()
+    s.close()
     assert not s.problems and not s.external, (s.problems, s.external)
 
 
@@ -160,13 +136,13 @@ LAYOUT_DEFECTS = r"""() => {
 
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_built_chapter_runs_the_explorer_offline(width, built_html, browser):
+def test_the_built_chapter_runs_the_explorer_offline(width, built_html, offline_page):
     """Chapter 14 of the built book, from file:// with every other request refused: the
     explorer loads its data from ``_static/explorer-data/``, shows the recorded accuracy of
     the default model, reruns the model when every head is removed, and nothing overflows."""
     page = built_html / "notebooks" / "14_explorer.html"
     data = explorer.read_data_script(built_html / "_static" / "explorer-data" / "cycle-h16.js")
-    s = Session(browser, width)
+    s = offline_page(Session, width=width)
     s.open(page.as_uri())
     assert math.isclose(s.value('[data-bp="accuracy"]'), data["recorded"]["accuracy"],
                         rel_tol=RTOL)
@@ -181,12 +157,12 @@ def test_the_built_chapter_runs_the_explorer_offline(width, built_html, browser)
                              ".startsWith('induction-fresh-h16-hs16:')", timeout=60_000)
     defects = s.page.evaluate(LAYOUT_DEFECTS)
     assert defects == {"broken": [], "clipped": []}, defects
-    s.context.close()
+    s.close()
     assert not s.problems and not s.external, (s.problems, s.external)
 
 
 @pytest.mark.browser
-def test_the_fresh_data_models_of_chapter_12_run_in_the_page(exported, page_file, browser):
+def test_the_fresh_data_models_of_chapter_12_run_in_the_page(exported, page_file, offline_page):
     """Issue #46, item 4: the explorer lists chapter 12's fresh-data models beside the
     finite-data ones, each with its outcome; one runs in the page offline with the recorded
     accuracy; a 16-head model reruns when a head is removed; an address edited
@@ -195,7 +171,7 @@ def test_the_fresh_data_models_of_chapter_12_run_in_the_page(exported, page_file
     _, catalogue = exported
     name = "induction-fresh-h16-hs16"
     rec = data_of(exported, name)["recorded"]
-    s = Session(browser)
+    s = offline_page(Session)
     s.open(page_file.as_uri())
     page = s.page
     groups = page.eval_on_selector_all('[data-bp="task"] option', "os => os.map(o => o.value)")
@@ -234,5 +210,5 @@ def test_the_fresh_data_models_of_chapter_12_run_in_the_page(exported, page_file
                            timeout=60_000)
     assert page.evaluate("window.bpMarker") == 1  # the same page: no reload
     assert page.input_value('[data-bp="task"]') == "histogram-fresh"
-    s.context.close()
+    s.close()
     assert not s.problems and not s.external, (s.problems, s.external)

@@ -24,6 +24,7 @@ from bparallel.book import playground as pg
 from bparallel.book.playground_link import decode_state
 from bparallel.book.render.js_playground import source_hash
 from bparallel.graphs import is_feedforward
+from tests.browser.offline import OfflinePage
 
 pytestmark = pytest.mark.browser
 
@@ -51,35 +52,15 @@ def playground_page(built_html: Path) -> Path:
     return page
 
 
-class Session:
-    """One browser context: every non-local request aborted and recorded, problems logged."""
+class Session(OfflinePage):
+    """The playground's page offline (:class:`OfflinePage`), the book's server allowed; ready
+    once it shows the multi-head minimax fidelity."""
 
     def __init__(self, browser: Any, local_prefix: str) -> None:
-        self.external: list[str] = []
-        self.problems: list[str] = []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 1000},
-                                           service_workers="block")
-        self.context.route("**/*", self._route)
-        self.local_prefix = local_prefix
-        self.page = self.context.new_page()
-        self.page.on("console", lambda m: self.problems.append(f"console.{m.type}: {m.text}")
-                     if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-
-    def _route(self, route: Any) -> None:
-        url = route.request.url
-        if url.startswith((self.local_prefix, "file:", "data:", "blob:", "about:")):
-            route.continue_()
-        else:
-            self.external.append(url)
-            route.abort()
+        super().__init__(browser, width=1280, height=1000, local_prefix=local_prefix)
 
     def open(self, url: str) -> None:
-        self.page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
-        self.page.wait_for_selector('.bp-pg [data-bp="minimax-multi"]', timeout=TIMEOUT_MS)
-
-    def close(self) -> None:
-        self.context.close()
+        super().open(url, '.bp-pg [data-bp="minimax-multi"]', timeout=TIMEOUT_MS)
 
     # ------------------------------------------------------------------ reading the page
     def state(self) -> pg.PlaygroundState:
@@ -208,10 +189,10 @@ def exercise(s: Session, url: str, screenshot: Path | None = None) -> None:
 
 
 @pytest.mark.parametrize("mode", ["file", "http"])
-def test_edit_check_against_python_and_reload(mode, playground_page, book_server, browser,
-                                              screenshot_dir):
+def test_edit_check_against_python_and_reload(mode, playground_page, book_server,
+                                              offline_page, screenshot_dir):
     url = playground_page.as_uri() if mode == "file" else book_server + PAGE
-    s = Session(browser, book_server)
+    s = offline_page(Session, local_prefix=book_server)
     try:
         shot = screenshot_dir / "js_playground.png" if mode == "file" else None
         exercise(s, url, screenshot=shot)
@@ -221,9 +202,9 @@ def test_edit_check_against_python_and_reload(mode, playground_page, book_server
     assert s.problems == [], "\n".join(s.problems)
 
 
-def test_presets_and_resizing_match_python(playground_page, book_server, browser):
+def test_presets_and_resizing_match_python(playground_page, book_server, offline_page):
     """Every preset through the <select>, then 12 nodes, 4 heads and horizon 200."""
-    s = Session(browser, book_server)
+    s = offline_page(Session, local_prefix=book_server)
     try:
         s.open(playground_page.as_uri())
         select = s.page.locator('.bp-pg [data-bp="preset"]')
@@ -265,8 +246,8 @@ def test_presets_and_resizing_match_python(playground_page, book_server, browser
     assert s.problems == [], "\n".join(s.problems)
 
 
-def test_bad_link_falls_back_with_a_warning(playground_page, book_server, browser):
-    s = Session(browser, book_server)
+def test_bad_link_falls_back_with_a_warning(playground_page, book_server, offline_page):
+    s = offline_page(Session, local_prefix=book_server)
     try:
         s.open(playground_page.as_uri() + "#pg=v=1;n=99")
         warnings = s.page.locator('.bp-pg [data-bp="warning"]').all_inner_texts()
@@ -277,11 +258,11 @@ def test_bad_link_falls_back_with_a_warning(playground_page, book_server, browse
     assert s.external == [] and s.problems == [], (s.external, s.problems)
 
 
-def test_node_count_change_keeps_the_sink_last(playground_page, book_server, browser):
+def test_node_count_change_keeps_the_sink_last(playground_page, book_server, offline_page):
     """Raising the number of nodes keeps the sink last: the edges into the old sink follow it,
     the new nodes pass to it, the page says so, and the numbers stay Python's (no minimax
     fidelity collapsing to 0, no "does not mix"); lowering it back restores the graph."""
-    s = Session(browser, book_server)
+    s = offline_page(Session, local_prefix=book_server)
     try:
         s.open(playground_page.as_uri())
         start = pg.from_preset("Example 3.13 (paper)")
@@ -311,20 +292,16 @@ def test_node_count_change_keeps_the_sink_last(playground_page, book_server, bro
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_first_view_explains_its_flag_and_fits_a_thumb(width, playground_page, browser):
+def test_the_first_view_explains_its_flag_and_fits_a_thumb(width, playground_page, offline_page):
     """At 1280 and 390 px: the default preset (Example 3.13 as the paper prints it) says why
     its head 2 is flagged within the widget's first view (right under its controls, before
     the grids), every edge toggle is at least 24 px square (WCAG 2.2 target size; 40 px on a
     phone) and on a phone every other control at least 24 px tall, the panels state phi_min in the
     table's unit (a fraction, no percent), and nothing overflows the page."""
-    context = browser.new_context(viewport={"width": width, "height": 844},
-                                  service_workers="block")
-    problems: list[str] = []
+    s = offline_page(width=width, height=844)
+    s.open(playground_page.as_uri(), '.bp-pg [data-bp="minimax-multi"]')
+    page = s.page
     try:
-        page = context.new_page()
-        page.on("pageerror", lambda e: problems.append(str(e)))
-        page.goto(playground_page.as_uri(), wait_until="load", timeout=TIMEOUT_MS)
-        page.wait_for_selector('.bp-pg [data-bp="minimax-multi"]', timeout=TIMEOUT_MS)
         notes = page.locator('.bp-pg [data-bp="preset-note"]').all_inner_texts()
         assert any("as the paper prints it" in n and "Example 3.13 (code)" in n for n in notes)
         sizes = page.evaluate("""() => {
@@ -351,5 +328,5 @@ def test_the_first_view_explains_its_flag_and_fits_a_thumb(width, playground_pag
         assert sizes["headings"] and all(
             re.fullmatch(r".+: \u03c6_min = [01]\.\d{5}", h) for h in sizes["headings"]), sizes
     finally:
-        context.close()
-    assert not problems, problems
+        s.close()
+    assert not s.problems and not s.external, (s.problems, s.external)

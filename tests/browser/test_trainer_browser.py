@@ -46,19 +46,12 @@ def trainer_page(tmp_path_factory) -> str:
 
 
 @pytest.fixture
-def page(browser, trainer_page):
-    context = browser.new_context()
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(
-        "file://") else route.abort())
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    pg.goto(trainer_page)
-    pg.wait_for_selector("#bp-trainer[data-bp-state=ready]", timeout=120_000)
-    yield pg
-    context.close()
-    assert not errors, errors
+def page(offline_page, trainer_page):
+    s = offline_page(allow=("file://",))
+    s.open(trainer_page, "#bp-trainer[data-bp-state=ready]", timeout=120_000)
+    yield s.page
+    s.close()
+    assert not s.problems, s.problems
 
 
 def runs(pg) -> list[dict]:

@@ -290,9 +290,8 @@ def test_mixing_time_chunks_give_the_same_numbers_and_name_the_bad_graph(monkeyp
 
 
 # ------------------------------------------------------- one Definition 2.7, one 2N/p
-def test_mixing_time_and_the_playground_go_through_absorbing(monkeypatch):
-    from bparallel.book import playground
-
+def test_mixing_time_goes_through_absorbing(monkeypatch):
+    """(The playground's: tests/book/test_playground.py.)"""
     calls = []
     real = absorbing.mixing_times
 
@@ -305,10 +304,6 @@ def test_mixing_time_and_the_playground_go_through_absorbing(monkeypatch):
     assert mk.mixing_time(W, 0.25) == exact.mixing_time(exact.walk(g.line_graph_edges(4), 4),
                                                         Fraction(1, 4))
     assert calls == [(1, 4, 4)]
-    calls.clear()
-    result = playground.compute(playground.from_preset("Example 3.13 (paper)"))
-    assert len(calls) == len(result.head_mixing) + 1  # every head and the combination
-    assert playground.MIX_CAP == absorbing.MIX_CAP
 
 
 def test_bound_steps_is_the_floor_of_2n_over_p_and_broadcasts():

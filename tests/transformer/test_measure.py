@@ -96,7 +96,9 @@ def test_workers_return_freed_memory_to_the_system():
 
 
 # ------------------------------------------------------------- one measuring pass
-def _small_copy_model():
+def small_copy_model():
+    """A random-init 4-head copy model on 16 positions and 9 held-out sequences of copy (7
+    measured, 2 reference; also tests/book/section4/test_measures.py's)."""
     from bparallel.transformer.data import heldout_dataset
 
     torch.manual_seed(1)
@@ -111,7 +113,7 @@ def test_measure_model_validates_and_runs_each_batch_once(monkeypatch):
     from bparallel import _checks
     from bparallel.transformer import measure as measure_module
 
-    model, x = _small_copy_model()
+    model, x = small_copy_model()
     validations, runs = [], []
     real_check, real_extract = proxies.attention_pattern, measure_module.extract_patterns
 
@@ -140,7 +142,7 @@ def test_measure_model_parts_together_equal_parts_apart():
     each head alone, as ``importance.head_fidelity`` computes it (another route: ulps)."""
     from bparallel.transformer.importance import head_fidelity
 
-    model, x = _small_copy_model()
+    model, x = small_copy_model()
     opts = {"max_steps": 20, "horizon": 20, "batch_size": 4}
     both = measure_model(model, x, parts=("sequence", "defined", "heads"), task="copy",
                          reference_sequences=2, **opts)
@@ -165,7 +167,7 @@ def test_the_as_trained_part_is_evaluate_as_trained():
     from bparallel.transformer.as_trained import evaluate_as_trained
     from bparallel.transformer.data import SequenceDataset
 
-    model, x = _small_copy_model()
+    model, x = small_copy_model()
     want = evaluate_as_trained(model, SequenceDataset.of("copy", x), draws=2)
     got = measure_model(model, x, parts="as_trained", task="copy", draws=2)
     assert {k: float(v) for k, v in got.items()} == {
@@ -190,7 +192,7 @@ def test_the_as_trained_part_is_evaluate_as_trained():
 
 
 def test_measure_model_refuses_bad_requests():
-    model, x = _small_copy_model()
+    model, x = small_copy_model()
     with pytest.raises(ValueError, match="head studies need task= and reference_sequences="):
         measure_model(model, x, parts="heads")
     with pytest.raises(ValueError, match="belong to the 'heads' and 'ablation' parts"):
@@ -201,29 +203,3 @@ def test_measure_model_refuses_bad_requests():
         measure_model(model, x, parts="heads", task="copy", reference_sequences=9)
     with pytest.raises(ValueError, match=r"inputs has shape \(9,\)"):
         measure_model(model, x[:, 0], parts="sequence")
-
-
-def test_measure_models_is_measure_model_per_key_and_refuses_bad_input():
-    from bparallel.book.section4.measures import measure_models
-    from bparallel.transformer.measure import sequence_metrics
-
-    model, x = _small_copy_model()
-    torch.manual_seed(5)
-    other = Transformer(ModelConfig(n_heads=2, seq_len=16, vocab_size=32, n_layers=2)).eval()
-    models = {("copy", 4): model, ("copy", 2): other}
-    got = measure_models(models, {k: x[:3] for k in models}, "sequence", cache_dir=None,
-                         workers=1, max_steps=10, horizon=10)
-    assert list(got) == [("copy", 2), ("copy", 4)]  # sorted keys
-    for key, m in models.items():
-        want = sequence_metrics(m, x[:3], max_steps=10, horizon=10)
-        assert got[key].keys() == want.keys()
-        for name in want:  # bitwise: the same call, one pass each
-            np.testing.assert_array_equal(got[key][name], want[name], err_msg=name)
-    heads = measure_models({("copy", 4): model}, lambda k: x, "heads", cache_dir=None,
-                           workers=1, options_of=lambda k: {"task": k[0]},
-                           reference_sequences=2, impact=False)
-    assert heads[("copy", 4)]["knockout"]["none"]["accuracy"] >= 0.0  # nested back
-    with pytest.raises(ValueError, match="models is empty"):
-        measure_models({}, {}, "sequence", cache_dir=None)
-    with pytest.raises(ValueError, match=r"inputs has no sequences for \[\('copy', 2\)\]"):
-        measure_models(models, {("copy", 4): x}, "sequence", cache_dir=None)

@@ -207,3 +207,21 @@ def test_arms_of_a_model_of_another_size_is_none():
     assert arms_of(Run("induction", 4, "fresh-tiny").config) == ["width", "head16"]
     assert arms_of(Run("induction", 4, "fresh-tiny", n_layers=2).config) == []
     assert ARMS == ("width", "head16", "inner256")
+
+
+def test_a_model_run_and_a_train_result_read_their_runs_identity(tmp_path):
+    """ModelRun and TrainResult hold one Run and read task, heads, head size, seed, profile
+    and budget factor off it (runs.OfRun), never a copy that could drift."""
+    from bparallel.transformer.sweep_runs import ModelRun
+    from bparallel.transformer.train import TrainResult
+
+    run = Run("induction", 4, "fresh-tiny", seed=43, head_size=8, budget_factor=2)
+    holders = [ModelRun(run, tmp_path / "runs", tmp_path / "models"),
+               TrainResult(model=None, run=run, position=0)]
+    for holder in holders:
+        for name in ("task", "heads", "head_size", "seed", "profile", "budget_factor"):
+            assert getattr(holder, name) == getattr(run, name), (type(holder).__name__, name)
+    assert (holders[0].heads, holders[0].head_size, holders[0].seed,
+            holders[1].budget_factor) == (4, 8, 43, 2)
+    with pytest.raises(AttributeError):
+        holders[0].heads = 2  # the run's, not the holder's

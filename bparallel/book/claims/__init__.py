@@ -8,7 +8,7 @@ generator through several calls gets one stream).
 
 - :mod:`~bparallel.book.claims.mixing`: Section 2 (chapter 03): Theorem 2.8's bound, the
   head-set searches, the best-head laws of Eqs. 16-19;
-- :mod:`~bparallel.book.claims.fidelity`: Section 3 (chapter 06): amplification of minimax
+- :mod:`~bparallel.book.claims.fidelity_claims`: Section 3 (chapter 06): amplification of minimax
   fidelity, its features, the mixing-fidelity trade-off;
 - :mod:`~bparallel.book.claims.head_sets`: the head sets both searches walk (Sections 2.2
   and 3.1), in one draw order;
@@ -26,7 +26,7 @@ modules' public names, so ``claims.theorem_2_8_ensemble`` reads as before.
 Chapter-support code: it lives in the book layer because only the chapters need it.
 """
 
-from .fidelity import (
+from .fidelity_claims import (
     AMP_TOL,
     FEATURES,
     HORIZON_COLUMNS,

@@ -9,7 +9,7 @@ section a generator positioned where that single stream stood when the section b
 replaying the draws of the sections before it (the draws alone, without measuring them:
 :func:`~bparallel.book.claims.mixing.theorem_2_8_draws`,
 :func:`~bparallel.book.claims.head_sets.head_set_draws`,
-:func:`~bparallel.book.claims.fidelity.tradeoff_draws`). A chapter calls
+:func:`~bparallel.book.claims.fidelity_claims.tradeoff_draws`). A chapter calls
 :meth:`SectionStreams.check` after a section to prove it consumed exactly the draws the replay
 assumes, so the two can never drift apart silently.
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from ...ensembles import random_head_stacks
 from ..render.results import PROFILES
-from .fidelity import tradeoff_draws
+from .fidelity_claims import tradeoff_draws
 from .head_sets import head_set_draws
 from .mixing import theorem_2_8_draws
 

@@ -1,17 +1,17 @@
 """Chapter 06 ("The claims of Section 3 on graph ensembles"): its tables and recorded values.
 
-The experiments are :mod:`~bparallel.book.claims.fidelity`'s; this module turns their
+The experiments are :mod:`~bparallel.book.claims.fidelity_claims`'s; this module turns their
 results into what the chapter shows and records, section by section, and is tested by hand
-(``tests/book/test_claims_chapters.py``):
+(``tests/book/claims/test_claims_chapters.py``):
 
 - amplification of minimax fidelity (Section 3.1, Defs. 3.11-3.12, Example 3.13):
   :func:`search_results` on the head-set searches of
-  :func:`~bparallel.book.claims.fidelity.fidelity_search`, :func:`horizon_study` (random
+  :func:`~bparallel.book.claims.fidelity_claims.fidelity_search`, :func:`horizon_study` (random
   8-node pairs against the horizon ``T``), :func:`feature_study` (which pairs amplify:
   overlap, complementarity and the cross-head pathways of Remark 3.7), and
   :func:`top_results` / :func:`top_pair` for the most amplifying pairs;
 - the mixing-fidelity trade-off: :func:`family_table` and :func:`tradeoff_results` on a
-  :func:`~bparallel.book.claims.fidelity.tradeoff_table`.
+  :func:`~bparallel.book.claims.fidelity_claims.tradeoff_table`.
 
 Tables are DataFrames labelled for display (:func:`~bparallel.book.claims.labels.labelled`),
 glued by :func:`~bparallel.book.render.markdown.glue_frame` under captions in the prose, with
@@ -43,7 +43,7 @@ from ...examples import example_3_8, example_3_13
 from ..render.markdown import column_label
 from ..verdicts import Verdict
 from .ensemble_design import EnsembleDesign
-from .fidelity import (
+from .fidelity_claims import (
     AMP_TOL,
     FEATURES,
     HORIZON_COLUMNS,
@@ -116,8 +116,8 @@ def column_formats(frame: pd.DataFrame) -> dict[str, str]:
 # --------------------------------------------------------- amplification (Section 1)
 def search_results(store: Store) -> dict[str, Any]:
     """The chapter's ``fidelity.<search>.n<n>.H<H>.*`` values of a
-    :func:`~bparallel.book.claims.fidelity.fidelity_search` store: the share of head sets
-    amplified (gain above :data:`~bparallel.book.claims.fidelity.AMP_TOL`) with equal and
+    :func:`~bparallel.book.claims.fidelity_claims.fidelity_search` store: the share of head sets
+    amplified (gain above :data:`~bparallel.book.claims.fidelity_claims.AMP_TOL`) with equal and
     with the best grid weights, and the largest, mean and smallest amplification."""
     out: dict[str, Any] = {}
     for (search, n, H), (_, fc) in store.items():
@@ -143,7 +143,7 @@ def histogram_sets(
 class HorizonStudy:
     """Amplification of the same random pairs at each horizon ``T``: :attr:`comparisons`
     (``{T: FidelityComparison}``) and :attr:`table` (per ``T``, the columns of
-    :data:`~bparallel.book.claims.fidelity.HORIZON_COLUMNS`)."""
+    :data:`~bparallel.book.claims.fidelity_claims.HORIZON_COLUMNS`)."""
 
     comparisons: dict[int, FidelityComparison]
     table: pd.DataFrame
@@ -163,7 +163,7 @@ def horizon_study(design: EnsembleDesign, rng: np.random.Generator) -> HorizonSt
     """``design.num_pairs`` random pairs on ``design.horizon_sweep_n`` nodes (drawn from
     ``rng`` by :func:`~bparallel.ensembles.random_head_stacks`), compared at each horizon of
     ``design.horizons`` on the weight grid of ``design.grid_steps``
-    (:func:`~bparallel.book.claims.fidelity.horizon_sweep`)."""
+    (:func:`~bparallel.book.claims.fidelity_claims.horizon_sweep`)."""
     A8, _ = random_head_stacks(design.num_pairs, 2, design.horizon_sweep_n,
                                design.search_densities, rng)
     hz_fc = horizon_sweep(graphs.diffusion_matrix_from_adjacency(A8), design.horizons,
@@ -174,7 +174,7 @@ def horizon_study(design: EnsembleDesign, rng: np.random.Generator) -> HorizonSt
 @dataclass(frozen=True)
 class FeatureStudy:
     """Which equal-weight pairs amplify: :attr:`features` (one row per pair,
-    :func:`~bparallel.book.claims.fidelity.amplification_features`), :attr:`rho` (each
+    :func:`~bparallel.book.claims.fidelity_claims.amplification_features`), :attr:`rho` (each
     feature's Spearman correlation with the amplification) and :attr:`by_jaccard` (the share
     amplified per bin of edge overlap)."""
 
@@ -246,7 +246,7 @@ REMARK_3_7_KEYS = (("exhaustive", 5, 2), ("random", 10, 2), ("random", 20, 2))
 @dataclass(frozen=True)
 class Remark37Study:
     """Remark 3.7 read where amplification must happen, by graph size: :attr:`table`
-    (:func:`~bparallel.book.claims.fidelity.remark_3_7_by_size`, one row per ``n``)."""
+    (:func:`~bparallel.book.claims.fidelity_claims.remark_3_7_by_size`, one row per ``n``)."""
 
     table: pd.DataFrame
 
@@ -283,7 +283,7 @@ class Remark37Study:
 
 def remark_3_7_study(store: Store, horizon: int) -> Remark37Study:
     """:class:`Remark37Study` of the equal-weight pairs of :data:`REMARK_3_7_KEYS` in a
-    :func:`~bparallel.book.claims.fidelity.fidelity_search` store, at ``horizon``."""
+    :func:`~bparallel.book.claims.fidelity_claims.fidelity_search` store, at ``horizon``."""
     return Remark37Study(remark_3_7_by_size(store, list(REMARK_3_7_KEYS), horizon))
 
 
@@ -307,7 +307,7 @@ def remark_3_7_examples(horizon: int) -> dict[str, float]:
 
 
 def top_table(top: pd.DataFrame) -> pd.DataFrame:
-    """A :func:`~bparallel.book.claims.fidelity.top_amplifying` table for display (without
+    """A :func:`~bparallel.book.claims.fidelity_claims.top_amplifying` table for display (without
     the pair's index in the store); labelled."""
     return labelled(top.drop(columns="pair"))
 
@@ -321,8 +321,9 @@ def top_results(top: pd.DataFrame) -> dict[str, float]:
 def top_pair(
     store: Store, top: pd.DataFrame, i: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The ``i``-th most amplifying pair of a :func:`~bparallel.book.claims.fidelity.top_amplifying`
-    table made with :data:`TOP_KEYS`: its adjacency ``(2, n, n)`` and the heads' ``phi_min``."""
+    """The ``i``-th most amplifying pair of a
+    :func:`~bparallel.book.claims.fidelity_claims.top_amplifying` table made with
+    :data:`TOP_KEYS`: its adjacency ``(2, n, n)`` and the heads' ``phi_min``."""
     if not 0 <= i < len(top):
         raise ValueError(f"i={i}: top has {len(top)} rows")
     row = top.iloc[i]
@@ -333,14 +334,14 @@ def top_pair(
 # ------------------------------------------------------------------ trade-off (Section 2)
 def family_table(trade: pd.DataFrame, families: tuple[str, ...] = FAMILIES) -> pd.DataFrame:
     """Exact mixing time and minimax fidelity per family (rows) and size n (columns) of a
-    :func:`~bparallel.book.claims.fidelity.tradeoff_table`; labelled."""
+    :func:`~bparallel.book.claims.fidelity_claims.tradeoff_table`; labelled."""
     fam = trade[trade.kind.isin(families)].pivot(index="kind", columns="n",
                                                  values=["t_mix", "phi_min"])
     return labelled(fam)
 
 
 def tradeoff_results(trade: pd.DataFrame, families: tuple[str, ...] = FAMILIES) -> dict[str, Any]:
-    """``tradeoff.n<n>.*`` of a :func:`~bparallel.book.claims.fidelity.tradeoff_table`: per
+    """``tradeoff.n<n>.*`` of a :func:`~bparallel.book.claims.fidelity_claims.tradeoff_table`: per
     size the Spearman correlation of ``T_mix`` and ``phi_min`` among random graphs, the share
     of them Pareto-dominated by a family, and each family's ``T_mix`` and ``phi_min``."""
     rho = tradeoff_correlation(trade)            # random graphs, per n

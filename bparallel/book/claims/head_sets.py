@@ -4,7 +4,7 @@
 ``(search, n, H)`` key, :func:`head_set_draws` walks a list of keys in one documented draw
 order, and :func:`over_head_sets` applies a comparison (mixing in
 :func:`~bparallel.book.claims.mixing.mixing_search`, fidelity in
-:func:`~bparallel.book.claims.fidelity.fidelity_search`) to each key's sets;
+:func:`~bparallel.book.claims.fidelity_claims.fidelity_search`) to each key's sets;
 :func:`store_entry` reads one key of the store a search returns.
 """
 
@@ -64,7 +64,7 @@ def head_set_draws(
 
     Random keys draw from one generator made from ``seed``, in the order of ``keys``; this
     is the draw order of :func:`~bparallel.book.claims.mixing.mixing_search` and
-    :func:`~bparallel.book.claims.fidelity.fidelity_search`.
+    :func:`~bparallel.book.claims.fidelity_claims.fidelity_search`.
     """
     rng = np.random.default_rng(seed)
     for search, n, H in keys:

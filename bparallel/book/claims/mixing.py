@@ -29,6 +29,7 @@ from ...ensembles import (
     head_tuples,
     lazy_path_walk,
     random_weighted_walk,
+    simulate_best_head,
     tv_curves,
 )
 from .head_sets import over_head_sets, per_H
@@ -437,27 +438,14 @@ def best_head_simulation(
     pool_size: int = 0,
     label: str = "",
 ) -> pd.DataFrame:
-    """Simulated ``Pr(max_h p_h >= pbar)`` against Eq. 18's ``1 - F(pbar)^H``, per ``H``.
-
-    ``draw(shape)`` returns i.i.d. forward probabilities of shape ``(trials, H)``; it is
-    called once per ``H`` in the order of ``Hs``. ``z`` is the binomial z-score; when ``F``
-    is itself estimated from a pool of ``pool_size`` draws, its variance is added by the
-    delta method. Columns ``law`` (``label``), ``pbar``, ``num_heads``, ``simulated``,
-    ``theory`` (``1 - F(p̄)^H``), ``z``.
+    """Simulated ``Pr(max_h p_h >= pbar)`` against Eq. 18's ``1 - F(pbar)^H``, per ``H``
+    (:func:`bparallel.ensembles.simulate_best_head`) as a frame: columns ``law``
+    (``label``), ``pbar``, ``num_heads``, ``simulated``, ``theory`` (``1 - F(p̄)^H``), ``z``.
     """
-    trials = positive_int(trials, "trials")
-    if not 0.0 <= F <= 1.0:
-        raise ValueError(f"F must lie in [0, 1], got {F}")
-    rows = []
-    for H in np.asarray(Hs):
-        sim = float(best_head_exceedance(draw((trials, int(H))), pbar))
-        theory = float(markov.prob_best_head_at_least(F, H))
-        var = theory * (1 - theory) / trials
-        if pool_size:  # F itself is estimated: delta method
-            var += (H * F ** (H - 1)) ** 2 * F * (1 - F) / pool_size
-        z = (sim - theory) / math.sqrt(var) if var > 0 else 0.0
-        rows.append({"law": label, "pbar": pbar, "num_heads": int(H), "simulated": sim,
-                     "theory": theory, "z": z})
+    sim = simulate_best_head(draw, pbar, F, Hs, trials, pool_size=pool_size)
+    rows = [{"law": label, "pbar": pbar, "num_heads": int(H), "simulated": float(s),
+             "theory": float(t), "z": float(z)}
+            for H, s, t, z in zip(sim.num_heads, sim.simulated, sim.theory, sim.z, strict=True)]
     return lazy_pandas().DataFrame(rows)
 
 

@@ -2,7 +2,7 @@
 
 The experiments are :mod:`~bparallel.book.claims.mixing`'s; this module turns their frames
 into what the chapter shows and records, section by section, and is tested by hand
-(``tests/book/test_claims_chapters.py``):
+(``tests/book/claims/test_claims_chapters.py``):
 
 - Theorem 2.8 (Eqs. 3, 12): :func:`bound_table` and :func:`theorem_2_8_results` on the
   ensemble of :func:`~bparallel.book.claims.mixing.theorem_2_8_ensemble`;

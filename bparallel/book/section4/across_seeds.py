@@ -19,10 +19,11 @@ from typing import Any
 from ... import ranks
 from ..._checks import positive_int, unit_interval
 from ...transformer.design import HEADS
+from ...transformer.runtime import hardware_kind
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
 from ..words import agree, fmt_fixed, fmt_p, join_words
-from .across_seeds_stats import changes_by_seed, hardware_kind, odd_seed_out, outside_tail
+from .across_seeds_stats import changes_by_seed, odd_seed_out, outside_tail
 from .published import MODE_NAMES
 from .statistics import across_tasks, fmt_interval
 

@@ -463,15 +463,6 @@ def _claim_verdict(seeds: int, holding: int, against: int, units: int) -> Verdic
     return claim_over_units(holding, against, units)
 
 
-# --------------------------------------------------------------------------- hardware
-
-
-def hardware_kind(hardware: str) -> str:
-    """``"GPU"`` for a machine string naming CUDA or an NVIDIA device
-    (:func:`bparallel.transformer.runtime.hardware_string`), else ``"CPU"``."""
-    return "GPU" if ("CUDA" in hardware or "NVIDIA" in hardware) else "CPU"
-
-
 def changes_by_seed(
     by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
     *,

@@ -31,10 +31,10 @@ from ... import ranks
 from ..._checks import positive_int
 from ...transformer.design import ARMS, HEADS, fresh_heldout
 from ...transformer.learning import OUTCOMES, learning_time
+from ...transformer.runtime import hardware_kind
 from ..render.results import key_name
 from ..verdicts import Verdict
 from ..words import agree, count_of, fmt_fixed, join_words
-from .across_seeds_stats import hardware_kind
 from .measures import measure_models
 from .models import ARM_NAMES, FRESH_TASKS, FreshRuns, run_key
 
@@ -242,7 +242,7 @@ def _tally(words: Sequence[str]) -> str:
 
 def trained_on(entry: Mapping[str, Any]) -> str:
     """Where a run trained, in a word or three for a table's tally: ``"GPU"`` or ``"CPU"``
-    (:func:`~.across_seeds_stats.hardware_kind`), and for a run that moved between machines
+    (:func:`bparallel.transformer.runtime.hardware_kind`), and for a run that moved between machines
     their kinds in the order it used them (``"GPU then CPU"``; its manifest's ``segments``
     keep the steps of each); ``"not recorded"`` without a ``hardware``."""
     segments = entry.get("segments")

@@ -25,6 +25,13 @@ from ...transformer.model import Transformer
 
 K = TypeVar("K", bound=Hashable)
 
+#: Algorithm 1's step cap (``max_steps``) and Algorithm 2's horizon with which chapters
+#: 08-13 measure their models, the paper's Section 4 settings: the one source of the
+#: chapters' parameter cells (tests/book/tools/test_record.py ties them) and of what
+#: ``python -m bparallel record`` records for them.
+MAX_STEPS = 100
+HORIZON = 100
+
 
 def measure_models(
     models: Mapping[K, Transformer],

@@ -56,7 +56,7 @@ NOISE_SETTINGS: dict[str, dict[str, str]] = {
 }
 
 #: A tolerance must be at least this many times the key's measured spread
-#: (``tests/book/test_regress.py`` checks every reference against ``tests/reference/noise/``).
+#: (``tests/book/tools/test_regress.py`` checks every reference against ``tests/reference/noise/``).
 NOISE_FACTOR = 4.0
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ...transformer.shipped import MODELS_ROOT
+from ..section4.measures import HORIZON, MAX_STEPS
 
 #: Where the recorded results live.
 RECORDED = MODELS_ROOT / "recorded"
@@ -84,7 +85,8 @@ def _chapter_08(cache_dir: Path | None, recorded: Path | None) -> Any:
     from ..section4.tables import evaluate_bundle
 
     return evaluate_bundle(book_models("paper"), protocols=("paper", "heldout"),
-                           max_steps=100, horizon=100, cache_dir=cache_dir, recorded=recorded)
+                           max_steps=MAX_STEPS, horizon=HORIZON, cache_dir=cache_dir,
+                           recorded=recorded)
 
 
 def _chapter_11(cache_dir: Path | None, recorded: Path | None) -> Any:
@@ -92,8 +94,8 @@ def _chapter_11(cache_dir: Path | None, recorded: Path | None) -> Any:
     from ...transformer.shipped import SHIPPED_DIR, book_models
     from ..section4.tables import evaluate_seeds
 
-    return evaluate_seeds(book_models("paper"), SHIPPED_DIR, max_steps=100, horizon=100,
-                          cache_dir=cache_dir, recorded=recorded)
+    return evaluate_seeds(book_models("paper"), SHIPPED_DIR, max_steps=MAX_STEPS,
+                          horizon=HORIZON, cache_dir=cache_dir, recorded=recorded)
 
 
 def _chapter_11_heads(cache_dir: Path | None, recorded: Path | None) -> Any:
@@ -102,8 +104,8 @@ def _chapter_11_heads(cache_dir: Path | None, recorded: Path | None) -> Any:
     from ...transformer.shipped import SHIPPED_DIR, book_models
     from ..section4.across_seeds_stats import sequence_amplification_data
 
-    return sequence_amplification_data(book_models("paper"), SHIPPED_DIR, max_steps=100,
-                                       horizon=100, cache_dir=cache_dir, recorded=recorded)
+    return sequence_amplification_data(book_models("paper"), SHIPPED_DIR, max_steps=MAX_STEPS,
+                                       horizon=HORIZON, cache_dir=cache_dir, recorded=recorded)
 
 
 def _chapter_10(cache_dir: Path | None, recorded: Path | None) -> Any:
@@ -115,7 +117,7 @@ def _chapter_10(cache_dir: Path | None, recorded: Path | None) -> Any:
     bundle = book_models("paper")
     return report.ablation_studies(bundle, skip=sizes["measured"],
                                    num_sequences=sizes["ablation"],
-                                   reference_sequences=sizes["reference"], horizon=100,
+                                   reference_sequences=sizes["reference"], horizon=HORIZON,
                                    cache_dir=cache_dir, recorded=recorded)
 
 
@@ -128,7 +130,7 @@ def _chapter_10_seeds(cache_dir: Path | None, recorded: Path | None) -> Any:
     sizes = report.SIZES["paper"]
     return report.seed_head_studies(book_models("paper"), SHIPPED_DIR, skip=sizes["measured"],
                                     num_sequences=sizes["ablation"],
-                                    reference_sequences=sizes["reference"], horizon=100,
+                                    reference_sequences=sizes["reference"], horizon=HORIZON,
                                     cache_dir=cache_dir, recorded=recorded)
 
 
@@ -152,7 +154,7 @@ def _chapter_12_finite(cache_dir: Path | None, recorded: Path | None) -> Any:
 
     sizes = graph_tasks.defaults("paper")
     study = dict(num_sequences=sizes["measured"], reference_sequences=sizes["reference"],
-                 horizon=100, cache_dir=cache_dir, recorded=recorded)
+                 horizon=HORIZON, cache_dir=cache_dir, recorded=recorded)
     paper, _ = graph_tasks.paper_beside("paper")
     return (graph_tasks.head_study(models.graph_models("paper").models, **study),
             graph_tasks.head_study(paper, **study, impact=False))

@@ -16,7 +16,7 @@
  * forward edge sits below the diagonal; `gridCells`), a beta slider shows its own value and
  * the normalised weight (`betaText`), and a walk that never mixes reads as in the static
  * tables (`NEVER_MIXES`, `bparallel.book.playground.NEVER_MIXES`). These helpers touch no
- * DOM, so Node imports this module and `tests/book/test_js_parity.py` checks them against Python.
+ * DOM, so Node imports this module and `tests/book/render/test_js_parity.py` checks them against Python.
  *
  * All mathematics is in `toydag.mjs` and `state.mjs`; this file only draws. Every user-supplied string
  * (node labels come from the link) is written with `textContent`, never as HTML.

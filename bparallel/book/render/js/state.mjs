@@ -5,7 +5,7 @@
  * `compute`) and of `bparallel.book.playground_link` (the `#pg=` address): the state a
  * reader edits, validated with the Python messages; the presets of Examples 3.8 and 3.13;
  * the mixing and fidelity numbers of a state, from the mathematics of `toydag.mjs`; and the
- * compact link that stores a state in the page's address. `tests/book/test_js_parity.py`
+ * compact link that stores a state in the page's address. `tests/book/render/test_js_parity.py`
  * checks every number and link against Python.
  */
 

@@ -13,7 +13,7 @@
  * backend; Node's `@tensorflow/tfjs-core`), so the same code runs in both; nothing here
  * touches the page. Tokens are embedded by a one-hot matrix product: the WASM backend has no
  * gradient for `gather`. Weights are stored as torch stores them transposed: a linear layer
- * is `W (in, out)`, `b (out)`; `tests/book/test_tinytrain_parity.py` loads torch's initial
+ * is `W (in, out)`, `b (out)`; `tests/book/render/test_tinytrain_parity.py` loads torch's initial
  * weights here and checks one step's loss and every gradient against torch's.
  *
  * Data come from {@link mulberry32} (not numpy's generator: the same seed draws other

@@ -5,7 +5,7 @@
  *
  * This module is the browser twin of the Python package (`bparallel.graphs`,
  * `bparallel.markov`, `bparallel.absorbing`, `bparallel.fidelity`), written so that both give
- * the same numbers: `tests/book/test_js_parity.py` runs it under Node on hundreds of graphs
+ * the same numbers: `tests/book/render/test_js_parity.py` runs it under Node on hundreds of graphs
  * and compares every quantity with Python to 1e-12. It imports nothing and runs as is in
  * Node and in a browser; the playground (`state.mjs`, `playground.mjs`) and the model
  * explorer (`transformer.mjs`) import it, and `bparallel/book/render/js_playground.py`
@@ -360,7 +360,7 @@ export function maxOf(v) {
  * survival vectors `v_t = Q v_{t-1}` for at most 128 steps (stopping early when the decay
  * predicts no mixing by then), then galloping on `R^(2^k)` (`R`: the chain without the sink)
  * and binary lifting; finite values above `2^53` are rounded. Parity-tested against Python
- * (`tests/book/test_js_parity.py`, `tests/book/test_explorer.py`).
+ * (`tests/book/render/test_js_parity.py`, `tests/book/section4/test_explorer.py`).
  * @param {Float64Array} Q row-stochastic, sink last and absorbing
  * @param {number} eps
  * @returns {number}

@@ -7,7 +7,7 @@
  * `bparallel.transformer.measure` (head weights, held-out scores) and of the measures of
  * `bparallel.proxies` / `bparallel.absorbing` on one layer's attention (Algorithm 1 exactly,
  * Algorithm 2 in both modes, Definition 2.7 with its "never mixes", attention rollout).
- * It runs as is in Node and in a browser (no build step); `tests/book/test_explorer.py` runs it
+ * It runs as is in Node and in a browser (no build step); `tests/book/section4/test_explorer.py` runs it
  * under Node against torch on the shipped weights and against the package on the same
  * patterns. The weights come from the data files of `bparallel.book.section4.explorer.export_models`
  * ({@link loadModel}).
