@@ -151,3 +151,25 @@ def test_every_early_proxy_test_is_corrected_in_its_secondary_family(shipped):
             name = k.split(".", 1 if k.startswith("within.") else 2)[-1]
             if name in RANK_PROXIES and t["cells"]:
                 assert "p_holm" in t, (task, k)
+
+
+def test_verdict_grid_one_row_per_claim_one_column_per_arm():
+    rows = [{"claim": "A", "arm": "fixed width", "verdict": "{verdict}`fails`"},
+            {"claim": "A", "arm": "all arms", "verdict": "{verdict}`fails`"},
+            {"claim": "B", "arm": "fixed attention width", "verdict": "{verdict}`holds`"},
+            {"claim": "C", "arm": "—", "verdict": "{verdict}`not testable`"}]
+    grid = gf.verdict_grid(rows)
+    assert [r["claim"] for r in grid] == ["A", "B", "C"]
+    assert list(grid[0]) == ["claim", "fixed width", "fixed head size",
+                             "fixed attention width", "all arms"]
+    assert grid[0]["fixed width"] == "{verdict}`fails`" and grid[0]["fixed head size"] == "—"
+    assert grid[1]["fixed attention width"] == "{verdict}`holds`"
+    assert grid[2]["all arms"] == "{verdict}`not testable`"  # a claim read on no arm
+    with pytest.raises(ValueError, match="rows is empty"):
+        gf.verdict_grid([])
+    with pytest.raises(ValueError, match="two verdicts"):
+        gf.verdict_grid(rows + rows[:1])
+    with pytest.raises(ValueError, match="unknown arm"):
+        gf.verdict_grid([{"claim": "A", "arm": "wide", "verdict": "x"}])
+    with pytest.raises(ValueError, match="lacks"):
+        gf.verdict_grid([{"claim": "A"}])

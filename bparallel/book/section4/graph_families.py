@@ -33,7 +33,7 @@ from .graph_experiment import (
 )
 from .graph_experiment import family_table as fx_family_table
 from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY
-from .models import FreshRuns
+from .models import ARM_NAMES, FreshRuns
 from .seed_unit import within_tests
 from .statistics import family_verdicts
 
@@ -162,6 +162,35 @@ def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
              "evidence": v["evidence"]} for v in verdicts if v["reading"] != "dropped"]
 
 
+
+def verdict_grid(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The verdicts in short, for the chapter's main page: one row per claim, in the order
+    the claims first come in ``rows``, one column per arm and one for the arms together,
+    each cell the claim's verdict there (its condition in a few words where it holds with
+    conditions, as the full table's cell; ``—`` where the claim has no reading in that
+    column). ``rows``: verdict-table rows (``claim``, ``arm``, ``verdict`` as
+    :func:`verdict_rows` writes them, the arm its name, ``"all arms"`` or ``"—"`` for a claim
+    read on no arm). ``ValueError`` for no rows, a row without those keys, or two rows of
+    one claim and arm."""
+    if not rows:
+        raise ValueError("rows is empty: no verdict to show")
+    arms = [*(ARM_NAMES[a] for a in ARMS), ALL_ARMS]
+    grid: dict[str, dict[str, str]] = {}
+    for r in rows:
+        missing = [k for k in ("claim", "arm", "verdict") if k not in r]
+        if missing:
+            raise ValueError(f"rows: a row lacks {missing}")
+        arm = ALL_ARMS if r["arm"] == "—" else r["arm"]
+        if arm not in arms:
+            raise ValueError(f"rows: unknown arm {r['arm']!r}; valid: {arms + ['—']}")
+        cells = grid.setdefault(r["claim"], {})
+        if arm in cells:
+            raise ValueError(f"rows: two verdicts of {r['claim']!r} in {arm!r}")
+        cells[arm] = r["verdict"]
+    return [{"claim": claim, **{a: cells.get(a, "—") for a in arms}}
+            for claim, cells in grid.items()]
+
+
 def _cell(v: Mapping[str, Any]) -> str:
     return verdict_cell(v["verdict"], v.get("condition", ""))
 
@@ -264,5 +293,5 @@ def results(verdicts: Sequence[Mapping[str, Any]], tests: Mapping[str, Any],
 
 __all__ = ["DROPPED_CLAIMS", "EXPLORATORY_CLAIMS", "PRIMARY_CLAIMS", "family_comparison",
            "family_of", "family_table", "family_tests", "for_tasks", "full_family_tests",
-           "primary_verdicts", "raw_tests", "recipe_comparison", "results", "verdict_rows",
-           "verdict_tasks", "with_task"]
+           "primary_verdicts", "raw_tests", "recipe_comparison", "results", "verdict_grid",
+           "verdict_rows", "verdict_tasks", "with_task"]
