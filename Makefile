@@ -31,7 +31,9 @@ test-fast: setup
 AVX2 := NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" OPENBLAS_CORETYPE=Haswell \
 	ATEN_CPU_CAPABILITY=avx2
 MEASURING := 08_proxies 09_amplification 10_section4_as_defined 11_across_seeds \
-	12_graph_tasks 13_circuit 14_explorer
+	12_graph_tasks 12a_graph_runs 12b_graph_tests 12c_graph_pilots 12d_graph_dropout \
+	12e_graph_horse_race 12f_graph_heads 12g_graph_finite 12h_graph_controls \
+	13_circuit 14_explorer
 test-avx2: setup
 	@cap=$$($(PY) -c "import torch; print(torch.backends.cpu.get_cpu_capability())"); \
 	if [ "$${cap#AVX512}" = "$$cap" ] && [ -z "$(FORCE_AVX2)" ]; then \

@@ -23,6 +23,17 @@ from bparallel.transformer.runs import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
+def chapter_12_text() -> str:
+    """Chapter 12's main page and its appendix pages (notebooks/12*.md) as one text, single
+    spaces, each role read as its text (``{term}`modes <definition mode>``` -> ``modes``)."""
+    import re
+
+    text = " ".join(p.read_text() for p in sorted((ROOT / "notebooks").glob("12*.md")))
+    text = re.sub(r"\{(?:term|doc|ref)\}`([^`<]*?)\s*<[^`]*>`", r"\1", text)
+    text = re.sub(r"\{term\}`([^`]*)`", r"\1", text)
+    return " ".join(text.split())
+
 BUDGET = 12000
 
 
@@ -602,8 +613,7 @@ def test_the_page_says_which_recipe_histograms_tests_read(sentence):
     ``graph_pilots.settling_next``, which reads the chapter's profile itself.)"""
     profile = PROFILES[model_sets.FRESH_PROFILES["histogram"]]
     old_recipe = profile.lr_schedule == "constant" and profile.dropout > 0
-    text = " ".join(" ".join((ROOT / page).read_text() for page in (
-        "notebooks/12_graph_tasks.md", "book/reforms.md")).split())
+    text = chapter_12_text() + " " + " ".join((ROOT / "book" / "reforms.md").read_text().split())
     assert (sentence in text) == old_recipe, (sentence, profile.name)
 
 
@@ -1442,7 +1452,7 @@ def test_the_page_reads_induction_slower_at_a_fixed_width_only_while_its_tests_f
     while those tests, corrected over the chapter's family of the shipped runs, reverse the
     claim in the two width arms and support it in the third. New induction runs that
     change that fail this test until the reading is rewritten."""
-    text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
+    text = chapter_12_text()
     assert "more heads learn induction *slower*" in text and "a reversal of the claim" in text
     speed = fx.chapter_tests(model_sets.fresh_runs())["speed"]["induction"]
     assert speed["width"]["verdict"] is Verdict.FAILS
@@ -1453,16 +1463,14 @@ def test_the_page_reads_induction_slower_at_a_fixed_width_only_while_its_tests_f
 def test_the_page_reads_better_graphs_and_slower_learners_only_while_the_tests_find_it():
     """Chapter 12's "Better graphs, slower learners" is a hand reading of its verdicts under
     the primary family (graph_families): more fidelity with more heads on induction in every
-    arm, by Algorithm 1 faster mixing in some arms and modes and slower in others, the early
-    proxies reversed at the paper's width (an exploratory reading), and early fidelity
-    ranking the head counts the claimed way with the head size fixed on both tasks whose
-    numbers it glues; the box's last line, that with the seed as the unit no proxy is shown
-    to rank the seeds of one configuration. True exactly while the chapter's tests of the
-    shipped runs find that; runs that change it fail this test until the bullet is
-    rewritten."""
+    arm, by Algorithm 1 faster mixing in some arms and modes and slower in others; that
+    histogram's readings are none significant; the box's last line, that with the seed as the
+    unit no proxy is shown to rank the seeds of one configuration. True exactly while the
+    chapter's tests of the shipped runs find that; runs that change it fail this test until
+    the box is rewritten."""
     from bparallel.book.section4 import graph_families as gf
 
-    text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
+    text = chapter_12_text()
     assert ("induction's graphs keep more fidelity in every arm, while by Algorithm 1 they mix "
             "faster in some arms and modes and slower in others") in text
     runs = model_sets.fresh_runs()
@@ -1473,12 +1481,11 @@ def test_the_page_reads_better_graphs_and_slower_learners_only_while_the_tests_f
     mixing = [verdicts[f"mixing.{arm}"] for arm in ARMS]
     assert any(v["verdict"] is Verdict.HOLDS_WITH_CONDITIONS for v in mixing)
     assert any(v["verdict"] is Verdict.FAILS for v in mixing)
-    assert verdicts["rank_speed.width"]["verdict"] is Verdict.FAILS
-    for task in ("induction", "histogram"):
-        assert tests["prediction"][task]["across.head16.fidelity.definition"]["mean"] > 0
     assert "with the seed as the unit none is shown to rank the seeds of one configuration" \
         in text
     assert verdicts["rank_within"]["verdict"] not in HOLDING
+    assert "its readings are exploratory, none significant" in text
+    assert "none significant after the correction" in gl.speed_words(tests["speed"]["histogram"])
     assert all(t["verdict"] not in HOLDING for task in tests["prediction"].values()
                for k, t in task.items() if k.startswith("within."))
 

@@ -185,6 +185,10 @@ def test_the_studies_use_the_chapters_own_defaults():
             "11_across_seeds": {"max_steps": 100, "horizon": 100},
             "12_graph_tasks": {"max_steps": 100, "num_sequences": None,
                                "reference_sequences": None},
+            "12d_graph_dropout": {}, "12f_graph_heads": {"max_steps": 100, "num_sequences": None,
+                                                         "reference_sequences": None},
+            "12g_graph_finite": {"max_steps": 100, "num_sequences": None,
+                                 "reference_sequences": None},
             "13_circuit": {}}
     root = Path(__file__).resolve().parents[2] / "notebooks"
     for name, defaults in want.items():
