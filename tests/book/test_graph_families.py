@@ -157,14 +157,16 @@ def test_verdict_grid_one_row_per_claim_one_column_per_arm():
     rows = [{"claim": "A", "arm": "fixed width", "verdict": "{verdict}`fails`"},
             {"claim": "A", "arm": "all arms", "verdict": "{verdict}`fails`"},
             {"claim": "B", "arm": "fixed attention width", "verdict": "{verdict}`holds`"},
-            {"claim": "C", "arm": "—", "verdict": "{verdict}`not testable`"}]
+            {"claim": "C", "arm": "—", "verdict": "{verdict}`not testable`"},
+            {"claim": "D", "arm": "all arms (fresh data)", "verdict": "{verdict}`fails`"}]
     grid = gf.verdict_grid(rows)
-    assert [r["claim"] for r in grid] == ["A", "B", "C"]
+    assert [r["claim"] for r in grid] == ["A", "B", "C", "D"]
     assert list(grid[0]) == ["claim", "fixed width", "fixed head size",
                              "fixed attention width", "all arms"]
     assert grid[0]["fixed width"] == "{verdict}`fails`" and grid[0]["fixed head size"] == "—"
     assert grid[1]["fixed attention width"] == "{verdict}`holds`"
     assert grid[2]["all arms"] == "{verdict}`not testable`"  # a claim read on no arm
+    assert grid[3]["all arms"] == "{verdict}`fails`"
     with pytest.raises(ValueError, match="rows is empty"):
         gf.verdict_grid([])
     with pytest.raises(ValueError, match="two verdicts"):

@@ -169,8 +169,9 @@ def verdict_grid(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     each cell the claim's verdict there (its condition in a few words where it holds with
     conditions, as the full table's cell; ``—`` where the claim has no reading in that
     column). ``rows``: verdict-table rows (``claim``, ``arm``, ``verdict`` as
-    :func:`verdict_rows` writes them, the arm its name, ``"all arms"`` or ``"—"`` for a claim
-    read on no arm). ``ValueError`` for no rows, a row without those keys, or two rows of
+    :func:`verdict_rows` writes them, the arm its name, ``"all arms"`` (or ``"all arms
+    (...)"``, the arms together of a named condition) or ``"—"`` for a claim read on no
+    arm). ``ValueError`` for no rows, a row without those keys, or two rows of
     one claim and arm."""
     if not rows:
         raise ValueError("rows is empty: no verdict to show")
@@ -180,7 +181,8 @@ def verdict_grid(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
         missing = [k for k in ("claim", "arm", "verdict") if k not in r]
         if missing:
             raise ValueError(f"rows: a row lacks {missing}")
-        arm = ALL_ARMS if r["arm"] == "—" else r["arm"]
+        # "—": a claim read on no arm; "all arms (fresh data)": the arms together, named
+        arm = ALL_ARMS if r["arm"] == "—" or r["arm"].startswith(ALL_ARMS) else r["arm"]
         if arm not in arms:
             raise ValueError(f"rows: unknown arm {r['arm']!r}; valid: {arms + ['—']}")
         cells = grid.setdefault(r["claim"], {})
