@@ -1464,7 +1464,7 @@ def test_the_page_reads_better_graphs_and_slower_learners_only_while_the_tests_f
     """Chapter 12's "Better graphs, slower learners" is a hand reading of its verdicts under
     the primary family (graph_families): more fidelity with more heads on induction in every
     arm, by Algorithm 1 faster mixing in some arms and modes and slower in others; that
-    histogram's readings are none significant; the box's last line, that with the seed as the
+    none of histogram's speed tests significant; the box's last line, that with the seed as the
     unit no proxy is shown to rank the seeds of one configuration. True exactly while the
     chapter's tests of the shipped runs find that; runs that change it fail this test until
     the box is rewritten."""
@@ -1484,7 +1484,7 @@ def test_the_page_reads_better_graphs_and_slower_learners_only_while_the_tests_f
     assert "with the seed as the unit none is shown to rank the seeds of one configuration" \
         in text
     assert verdicts["rank_within"]["verdict"] not in HOLDING
-    assert "its readings are exploratory, none significant" in text
+    assert "none of its speed tests is significant after the correction" in text
     assert "none significant after the correction" in gl.speed_words(tests["speed"]["histogram"])
     assert all(t["verdict"] not in HOLDING for task in tests["prediction"].values()
                for k, t in task.items() if k.startswith("within."))

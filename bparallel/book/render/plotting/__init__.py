@@ -17,8 +17,8 @@ This package re-exports their public names.
 from .circuit import plot_circuit_scores
 from .experiment import (
     plot_arm_design,
-    plot_headline_learning,
     plot_fresh_learning_curves,
+    plot_headline_learning,
     plot_horse_race,
     plot_learning_by_heads,
     plot_proxies_by_heads,

@@ -395,7 +395,7 @@ def plot_arm_design(configurations: Sequence[Mapping[str, Any]]) -> Any:
     widest = max(r["heads"] * r[f"{label}: head size"] for r in rows for label in arms.values())
     fig, ax = plt.subplots(figsize=(TEXT_WIDTH, 0.5 + 1.0 * len(arms)), layout="constrained")
     gap = 0.12  # between the columns, in units of one column
-    for i, (arm, label) in enumerate(arms.items()):
+    for i, label in enumerate(arms.values()):
         y = len(arms) - 1 - i
         for j, r in enumerate(rows):
             h, size = r["heads"], r[f"{label}: head size"]
@@ -440,7 +440,7 @@ def plot_headline_learning(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> A
     fig, axes = plt.subplots(1, len(tasks), figsize=(TEXT_WIDTH, 3.2), squeeze=False,
                              layout="constrained")
     offset = {"width": 0.92, "head16": 1.0, "inner256": 1.08}  # factors on a log axis
-    for ax, task in zip(axes[0], tasks):
+    for ax, task in zip(axes[0], tasks, strict=True):
         budget = max(r["budget"] for r in rows[task])
         for arm, (ls, marker, label) in ARM_STYLE.items():
             mine = sorted((r for r in rows[task] if r["arm"] == arm), key=lambda r: r["heads"])
@@ -452,7 +452,7 @@ def plot_headline_learning(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> A
             ax.plot(x, med, ls=ls, marker=marker, color="0.25", ms=5, lw=1.1, label=label)
             ax.vlines(x, [min(a) for a in at], [max(a) for a in at], color="0.25", lw=1.6,
                       alpha=0.6)
-            for xi, r in zip(x, mine):
+            for xi, r in zip(x, mine, strict=True):
                 if any(t is None for t in r["times"]):
                     ax.plot(xi, budget, marker="^", mfc="none", color="C3", ms=7, ls="none")
         if any(t is None for r in rows[task] for t in r["times"]):
