@@ -45,7 +45,9 @@ NUMERIC := tests/theory tests/transformer tests/book/claims tests/book/section4 
 	tests/book/tools/test_record.py tests/book/tools/test_cli.py \
 	tests/book/render/test_plotting.py
 MEASURING := 08_proxies 09_amplification 10_section4_as_defined 11_across_seeds \
-	12_graph_tasks 13_circuit 14_explorer
+	12_graph_tasks 12a_graph_runs 12b_graph_tests 12c_graph_pilots 12d_graph_dropout \
+	12e_graph_horse_race 12f_graph_heads 12g_graph_finite 12h_graph_controls \
+	13_circuit 14_explorer
 test-avx2: setup
 	@cap=$$($(PY) -c "import torch; print(torch.backends.cpu.get_cpu_capability())"); \
 	if [ "$${cap#AVX512}" = "$$cap" ] && [ -z "$(FORCE_AVX2)" ]; then \

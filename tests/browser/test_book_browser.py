@@ -366,7 +366,8 @@ def test_the_execution_page_lists_every_chapter_and_its_machine(built_html):
 
 
 #: Chapters whose figures and output tables all have a number and a caption: every chapter.
-CAPTIONED = sorted(f"notebooks/{p.stem}" for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+CAPTIONED = sorted(f"notebooks/{p.stem}"
+                   for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.md"))
 
 
 def _page_main(built_html, docname):

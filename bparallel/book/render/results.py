@@ -138,6 +138,23 @@ class ChapterResults:
         for key, value in flatten(values, prefix).items():
             self(key, value)
 
+    def show(self, values: Mapping, prefix: str = "") -> None:
+        """Glue every number of a (nested) mapping for the prose, keys joined by dots,
+        *without* recording it: for a page of a chapter that shows numbers another of the
+        chapter's notebooks records (a chapter's appendix pages computed through the same
+        functions), so that each number is in exactly one results file. A ``ValueError``
+        for a key this page records too."""
+        flat = flatten(values, prefix)
+        both = sorted(set(flat) & set(self.values))
+        if both:
+            raise ValueError(f"keys {both[:5]} are recorded here: show only what another "
+                             "notebook records")
+        if self._glue:
+            from myst_nb import glue
+
+            for key, number in flat.items():
+                glue(key, number, display=False)
+
     def save(self) -> Path:
         """Write the results file (flat dotted keys, sorted), atomically."""
         return save_results(self.results_dir, self.name, self.values)

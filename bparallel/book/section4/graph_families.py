@@ -33,7 +33,7 @@ from .graph_experiment import (
 )
 from .graph_experiment import family_table as fx_family_table
 from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY
-from .models import FreshRuns
+from .models import ARM_NAMES, FreshRuns
 from .seed_unit import within_tests
 from .statistics import family_verdicts
 
@@ -162,6 +162,37 @@ def verdict_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
              "evidence": v["evidence"]} for v in verdicts if v["reading"] != "dropped"]
 
 
+
+def verdict_grid(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The verdicts in short, for the chapter's main page: one row per claim, in the order
+    the claims first come in ``rows``, one column per arm and one for the arms together,
+    each cell the claim's verdict there (its condition in a few words where it holds with
+    conditions, as the full table's cell; ``—`` where the claim has no reading in that
+    column). ``rows``: verdict-table rows (``claim``, ``arm``, ``verdict`` as
+    :func:`verdict_rows` writes them, the arm its name, ``"all arms"`` (or ``"all arms
+    (...)"``, the arms together of a named condition) or ``"—"`` for a claim read on no
+    arm). ``ValueError`` for no rows, a row without those keys, or two rows of
+    one claim and arm."""
+    if not rows:
+        raise ValueError("rows is empty: no verdict to show")
+    arms = [*(ARM_NAMES[a] for a in ARMS), ALL_ARMS]
+    grid: dict[str, dict[str, str]] = {}
+    for r in rows:
+        missing = [k for k in ("claim", "arm", "verdict") if k not in r]
+        if missing:
+            raise ValueError(f"rows: a row lacks {missing}")
+        # "—": a claim read on no arm; "all arms (fresh data)": the arms together, named
+        arm = ALL_ARMS if r["arm"] == "—" or r["arm"].startswith(ALL_ARMS) else r["arm"]
+        if arm not in arms:
+            raise ValueError(f"rows: unknown arm {r['arm']!r}; valid: {arms + ['—']}")
+        cells = grid.setdefault(r["claim"], {})
+        if arm in cells:
+            raise ValueError(f"rows: two verdicts of {r['claim']!r} in {arm!r}")
+        cells[arm] = r["verdict"]
+    return [{"claim": claim, **{a: cells.get(a, "—") for a in arms}}
+            for claim, cells in grid.items()]
+
+
 def _cell(v: Mapping[str, Any]) -> str:
     return verdict_cell(v["verdict"], v.get("condition", ""))
 
@@ -262,7 +293,67 @@ def results(verdicts: Sequence[Mapping[str, Any]], tests: Mapping[str, Any],
             "fresh.verdict_tasks": len(verdict_tasks(runs))}
 
 
-__all__ = ["DROPPED_CLAIMS", "EXPLORATORY_CLAIMS", "PRIMARY_CLAIMS", "family_comparison",
+
+def chapter_results(runs: FreshRuns, level: float = 0.95,
+                    tests: Mapping[str, Any] | None = None,
+                    verdicts: Sequence[Mapping[str, Any]] | None = None) -> dict[str, float]:
+    """What chapter 12's main page records of the fresh-data runs, computed by one call so
+    that its appendix pages show the same numbers (``ChapterResults.show``) without recording
+    them twice: :func:`~.graph_experiment.results` (the design, the learning times, the
+    changes and the speed and early-proxy tests), :func:`results` (the verdicts and families
+    of the primary reading), :func:`~.graph_common.results` (accuracy at a common step), the
+    primary family's size (``fresh.primary_family``) and the largest rank a head's logits
+    reach (``fresh.logit_rank.max``). ``tests`` and ``verdicts``: :func:`family_tests` and
+    :func:`primary_verdicts` of ``runs``, computed when not given."""
+    from . import graph_common, graph_design
+    from .graph_experiment import results as fx_results
+
+    tests = family_tests(runs, level) if tests is None else tests
+    verdicts = primary_verdicts(runs, level, tests) if verdicts is None else verdicts
+    return {**fx_results(runs, verdicts, tests), **results(verdicts, tests, runs),
+            **graph_common.results(runs),
+            "fresh.primary_family": len(graph_design.primary_tests()),
+            "fresh.logit_rank.max": graph_design.max_logit_rank()}
+
+
+def finite_results() -> dict[str, int]:
+    """The finite-data condition of chapter 12: per task trained on a finite set, its
+    training sequences and epochs (``finite.<task>.{num_train,epochs}``)."""
+    from ...transformer.design import get_profile
+    from .models import FINITE_TASKS
+
+    return {f"finite.{t}.{k}": getattr(get_profile(t), k)
+            for t in FINITE_TASKS for k in ("num_train", "epochs")}
+
+
+def dropout_check_constants() -> dict[str, float]:
+    """The settings of chapter 12's dropout check: the held-out sequences it scores
+    (``fresh.dropout.sequences``), the draws of the masks it averages
+    (``fresh.dropout.draws``) and the dropout rate of the runs it checks
+    (``fresh.dropout.rate``, that of the pilots' baseline)."""
+    from ...transformer.design import get_profile
+    from .graph_learning import DROPOUT_DRAWS, DROPOUT_SEQUENCES
+    from .models import PILOT_BASELINES
+
+    return {"fresh.dropout.sequences": DROPOUT_SEQUENCES, "fresh.dropout.draws": DROPOUT_DRAWS,
+            "fresh.dropout.rate": get_profile(PILOT_BASELINES["histogram"]).dropout}
+
+
+def baseline_results(baseline: FreshRuns) -> dict[str, float]:
+    """The pilots' baseline of chapter 12 (the constant-rate runs with dropout the pilots
+    start from): per task its budget (``fresh.baseline.<task>.budget``), the runs that learned
+    per configuration (:func:`~.graph_learning.learning_counts`) and histogram's complete
+    seeds, in its arm with fewest (``fresh.baseline.histogram.seeds_min``)."""
+    from .graph_learning import learning_counts
+
+    return {**{f"fresh.baseline.{t}.budget": p["budget"] for t, p in baseline.profiles.items()},
+            **learning_counts(baseline, "fresh.baseline"),
+            "fresh.baseline.histogram.seeds_min":
+                min(len(baseline.seeds("histogram", a)) for a in ARMS)}
+
+
+__all__ = ["DROPPED_CLAIMS", "EXPLORATORY_CLAIMS", "PRIMARY_CLAIMS", "baseline_results",
+           "chapter_results", "dropout_check_constants", "family_comparison", "finite_results",
            "family_of", "family_table", "family_tests", "for_tasks", "full_family_tests",
-           "primary_verdicts", "raw_tests", "recipe_comparison", "results", "verdict_rows",
-           "verdict_tasks", "with_task"]
+           "primary_verdicts", "raw_tests", "recipe_comparison", "results", "verdict_grid",
+           "verdict_rows", "verdict_tasks", "with_task"]

@@ -213,7 +213,7 @@ STUDIES: dict[str, Callable[[Path | None, Path | None], Any]] = {
     "11_across_seeds (per head)": _chapter_11_heads,
     "12_graph_tasks": _chapter_12,
     "12_graph_tasks (5,000 sequences)": _chapter_12_finite,
-    "12_graph_tasks (dropout check)": _chapter_12_dropout,
+    "12d_graph_dropout (dropout check)": _chapter_12_dropout,
     "13_circuit": _chapter_13,
 }
 

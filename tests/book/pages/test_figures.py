@@ -87,7 +87,9 @@ def test_figure_names_are_unique():
 
 
 #: The chapters whose every figure the prose must cite where it makes its point (#46).
-READ_IN_PROSE = ("10_section4_as_defined", "11_across_seeds", "12_graph_tasks")
+READ_IN_PROSE = ("10_section4_as_defined", "11_across_seeds", "12_graph_tasks",
+                 "12a_graph_runs", "12c_graph_pilots", "12e_graph_horse_race",
+                 "12g_graph_finite")
 
 
 def prose(text: str) -> str:

@@ -145,9 +145,11 @@ PHRASES: dict[str, list[tuple[str, str]]] = {
          "0.8, and the float scipy computes for it "
          "(tests/theory/test_ranks.py::test_one_swapped_pair_of_four_is_exactly_point_eight)"),
     ],
-    "12_graph_tasks.md": [
+    "12a_graph_runs.md": [
         ("Positions are counted from 0", "the chapter's indexing convention for positions, "
          "the point of the sentence (as notation.md's nodes from 1)"),
+    ],
+    "12g_graph_finite.md": [
         ("clipped at 0", "the lower end of an interval of a quantity that cannot be negative "
          "is cut at zero (graph_tasks.mean_interval, the floor of statistics.fmt_interval): "
          "mathematics, not a parameter"),

@@ -167,3 +167,29 @@ def test_table_directives_in_the_prose_keep_their_caption_on_one_line():
                 assert lines[i + 1].startswith(":") or not lines[i + 1].strip(), (
                     f"{path.name}:{i + 1}: the caption continues on the next line")
     assert found >= 17  # the glued tables of chapters 10-12
+
+
+def test_chapter_12s_captions_are_short():
+    """Issue #73, item 1: no caption of chapter 12's pages (main page and appendices, tables
+    and figures) over the book's limit (findings.MAX_CAPTION characters as written); what a
+    long caption said is in the prose before its table or figure."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    from bparallel.book.tools.findings import MAX_CAPTION
+
+    root = Path(__file__).resolve().parents[2]
+    pages = sorted(root.glob("notebooks/12*.md"))
+    assert len(pages) >= 2
+    long = []
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        captions = re.findall(r"^:::\{table\} (.*)$", text, re.M)
+        for head in re.findall(r"^```\{code-cell\}[^\n]*\n---\n(.*?)\n---\n", text, re.S | re.M):
+            figure = (yaml.safe_load(head).get("mystnb") or {}).get("figure")
+            if figure:
+                captions.append(figure["caption"])
+        long += [(path.name, c[:40], len(c)) for c in captions if len(c) > MAX_CAPTION]
+    assert not long, f"captions over {MAX_CAPTION} characters: {long}"

@@ -136,3 +136,42 @@ def test_recipe_pilot_one_panel_per_run_with_threshold_and_convergence():
     for start in (1.0, -0.1):
         with pytest.raises(ValueError, match=rf"start={start}: must lie in \[0, 1\)"):
             pe.plot_recipe_pilot(pairs, 0.9, start=start)
+
+
+def test_arm_design_draws_each_configuration_as_its_heads_to_scale():
+    from bparallel.book.section4 import graph_experiment as fx
+
+    configs = fx.configurations()
+    fig = pe.plot_arm_design(configs)
+    ax = fig.axes[0]
+    # one cell per head of every configuration of the three arms
+    assert len(ax.patches) == 3 * sum(r["heads"] for r in configs)
+    # to scale: the widest head (one of 256) is 64 times the narrowest (16 of 4)
+    widths = [p.get_width() for p in ax.patches]
+    assert max(widths) / min(widths) == pytest.approx(256 / 4)
+    texts = {t.get_text() for t in ax.texts}
+    assert {"1 × 256", "16 × 4", "4 × 16", "371,712", "172,800"} <= texts
+    with pytest.raises(ValueError, match="configurations is empty"):
+        pe.plot_arm_design([])
+    with pytest.raises(ValueError, match="lacks"):
+        pe.plot_arm_design([{"heads": 1}])
+
+
+def test_headline_learning_draws_median_and_range_over_seeds_per_arm():
+    rows = _learning_rows()
+    fig = pe.plot_headline_learning({"induction": rows, "majority": []})
+    ax = fig.axes[0]
+    assert ax.get_title() == "induction" and len(fig.axes) == 1
+    # the range bars: one per arm and head count, from the fastest seed to the slowest
+    segments = [s for c in ax.collections for s in c.get_segments()]
+    assert len(segments) == 8
+    spans = sorted(float(s[1][1] - s[0][1]) for s in segments)
+    # 800 h to 900 h; the fixed-width 16 heads never learned: both at the budget, no span
+    assert spans == pytest.approx([0, 100, 100, 400, 400, 800, 800, 1600])
+    # the two runs that never learned sit at the budget, marked once per configuration
+    triangles = [ln for ln in ax.lines if ln.get_marker() == "^" and ln.get_mfc() == "none"]
+    assert len(triangles) == 1 and triangles[0].get_ydata()[0] == 12000
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        pe.ARM_STYLE["width"][2], pe.ARM_STYLE["head16"][2]]
+    with pytest.raises(ValueError, match="no task with a run that learned"):
+        pe.plot_headline_learning({"induction": []})

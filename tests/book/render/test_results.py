@@ -80,3 +80,17 @@ def test_a_recorded_values_name_is_words_joined_by_dots(value):
     for bad in ("two words", "budget.", ".budget", "2nd", "", None, 3):
         with pytest.raises(ValueError, match=r"name=.*letters, digits and _"):
             key_name(bad, "name")
+
+
+def test_show_glues_what_another_notebook_records_without_recording_it(tmp_path, monkeypatch):
+    import myst_nb
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda k, v, display=True: glued.setdefault(k, v))
+    page = ChapterResults(tmp_path, "12a_x")
+    page("own", 1)
+    page.show({"fresh": {"steps": np.int64(600)}})
+    assert type(glued["fresh.steps"]) is int and glued["fresh.steps"] == 600
+    assert load_results(page.save()) == {"own": 1}  # shown, not recorded
+    with pytest.raises(ValueError, match="recorded here"):
+        page.show({"own": 1})

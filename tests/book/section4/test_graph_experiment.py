@@ -12,6 +12,7 @@ from bparallel.book.section4 import graph_experiment as fx
 from bparallel.book.section4 import models as model_sets
 from bparallel.book.section4.statistics import over_tasks
 from bparallel.book.verdicts import HOLDING, Outcome, Verdict
+from tests.book.section4.chapter_pages import chapter_12_text
 from tests.book.section4.fresh_manifests import entry, grid, write
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -376,7 +377,7 @@ def test_the_page_reads_induction_slower_at_a_fixed_width_only_while_its_tests_f
     while those tests, corrected over the chapter's family of the shipped runs, reverse the
     claim in the two width arms and support it in the third. New induction runs that
     change that fail this test until the reading is rewritten."""
-    text = " ".join((ROOT / "notebooks" / "12_graph_tasks.md").read_text().split())
+    text = chapter_12_text()
     assert "more heads learn induction *slower*" in text and "a reversal of the claim" in text
     speed = fx.chapter_tests(model_sets.fresh_runs())["speed"]["induction"]
     assert speed["width"]["verdict"] is Verdict.FAILS

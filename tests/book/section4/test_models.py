@@ -10,6 +10,7 @@ import pytest
 from bparallel.book.section4 import models as model_sets
 from bparallel.transformer.design import PROFILES
 from bparallel.transformer.runs import Run
+from tests.book.section4.chapter_pages import chapter_12_text
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -38,8 +39,7 @@ def test_the_page_says_which_recipe_histograms_tests_read(sentence):
     ``graph_pilots.settling_next``, which reads the chapter's profile itself.)"""
     profile = PROFILES[model_sets.FRESH_PROFILES["histogram"]]
     old_recipe = profile.lr_schedule == "constant" and profile.dropout > 0
-    text = " ".join(" ".join((ROOT / page).read_text() for page in (
-        "notebooks/12_graph_tasks.md", "book/reforms.md")).split())
+    text = chapter_12_text() + " " + " ".join((ROOT / "book" / "reforms.md").read_text().split())
     assert (sentence in text) == old_recipe, (sentence, profile.name)
 
 

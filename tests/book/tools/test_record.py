@@ -186,6 +186,10 @@ def test_the_studies_use_the_chapters_own_defaults():
             "11_across_seeds": {"max_steps": MAX_STEPS, "horizon": HORIZON},
             "12_graph_tasks": {"max_steps": MAX_STEPS, "num_sequences": None,
                                "reference_sequences": None},
+            "12d_graph_dropout": {}, "12f_graph_heads": {"max_steps": 100, "num_sequences": None,
+                                                         "reference_sequences": None},
+            "12g_graph_finite": {"max_steps": 100, "num_sequences": None,
+                                 "reference_sequences": None},
             "13_circuit": {}}
     root = Path(__file__).resolve().parents[3] / "notebooks"
     for name, defaults in want.items():

@@ -16,7 +16,9 @@ This package re-exports their public names.
 
 from .circuit import plot_circuit_scores
 from .experiment import (
+    plot_arm_design,
     plot_fresh_learning_curves,
+    plot_headline_learning,
     plot_horse_race,
     plot_learning_by_heads,
     plot_proxies_by_heads,
@@ -76,7 +78,9 @@ __all__ = [
     "plot_amplification_histograms",
     "plot_best_head",
     "plot_best_head_vs_combined",
+    "plot_arm_design",
     "plot_fresh_learning_curves",
+    "plot_headline_learning",
     "plot_learning_by_heads",
     "plot_proxies_by_heads",
     "plot_proxies_through_training",

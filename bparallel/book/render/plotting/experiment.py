@@ -368,3 +368,102 @@ def plot_horse_race(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Any:
     fig.supxlabel("Spearman ρ with learning over every run (right: ranks the fast runs first)",
                   fontsize=9)
     return fig
+
+
+def plot_arm_design(configurations: Sequence[Mapping[str, Any]]) -> Any:
+    """Chapter 12's design in one figure: one row per arm, one column per head count, each
+    configuration drawn as its attention's inner width ($H \\times D$ dimensions, bar length
+    to scale) cut into its $H$ heads of $D$ dimensions, labelled with $H \\times D$ and the
+    model's parameters. ``configurations``: the rows of
+    :func:`bparallel.book.section4.graph_experiment.configurations` (``heads`` and, per arm
+    label of :data:`ARM_STYLE`, ``"<label>: head size"`` and ``"<label>: parameters"``).
+    Returns the figure; ``ValueError`` for no rows or a row without an arm's columns."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    rows = list(configurations)
+    if not rows:
+        raise ValueError("configurations is empty: nothing to draw")
+    arms = {"width": "fixed width", "head16": "fixed head size",
+            "inner256": "fixed attention width"}
+    for r in rows:
+        missing = [f"{label}: {k}" for label in arms.values() for k in ("head size", "parameters")
+                   if f"{label}: {k}" not in r] + ([] if "heads" in r else ["heads"])
+        if missing:
+            raise ValueError(f"configurations: a row lacks {missing}")
+    rows.sort(key=lambda r: r["heads"])
+    widest = max(r["heads"] * r[f"{label}: head size"] for r in rows for label in arms.values())
+    fig, ax = plt.subplots(figsize=(TEXT_WIDTH, 0.5 + 1.0 * len(arms)), layout="constrained")
+    gap = 0.12  # between the columns, in units of one column
+    for i, label in enumerate(arms.values()):
+        y = len(arms) - 1 - i
+        for j, r in enumerate(rows):
+            h, size = r["heads"], r[f"{label}: head size"]
+            length = (1 - gap) * h * size / widest
+            x0 = j + gap / 2
+            for k in range(h):  # one cell per head, alternating shades
+                ax.add_patch(Rectangle((x0 + k * length / h, y + 0.42), length / h, 0.3,
+                                       facecolor="C0" if k % 2 == 0 else "#9ecae1",
+                                       edgecolor="white", lw=0.3))
+            ax.text(j + 0.5, y + 0.22, f"{h} × {size}", ha="center", va="center", fontsize=9)
+            ax.text(j + 0.5, y - 0.02, f"{r[f'{label}: parameters']:,}",
+                    ha="center", va="center", fontsize=8, color="0.35")
+        ax.text(-0.05, y + 0.57, label, ha="right", va="center", fontsize=9)
+        ax.text(-0.05, y - 0.02, "parameters", ha="right", va="center", fontsize=8,
+                color="0.35")
+    ax.set_xlim(-1.35, len(rows))
+    ax.set_ylim(-0.2, len(arms))
+    ax.set_xticks([j + 0.5 for j in range(len(rows))],
+                  [f"{r['heads']} head{'s' if r['heads'] > 1 else ''}" for r in rows])
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    ax.set_yticks([])
+    for side in ax.spines.values():
+        side.set_visible(False)
+    return fig
+
+
+def plot_headline_learning(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Any:
+    """Chapter 12's headline: the step at which each run learned against the head count,
+    one panel per task, the three arms side by side (offset a little along the axis): per
+    arm and head count the median over seeds (marker, joined per arm) and the range over
+    seeds (a vertical bar from the fastest seed to the slowest; a run that never learned
+    counts at the budget, drawn as an open triangle there). ``rows``: per task, the rows
+    of :func:`bparallel.book.section4.graph_learning.learning_rows`; tasks without rows or
+    without any run that learned are left out. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    tasks = [t for t, r in rows.items() if r and any(x is not None for row in r
+                                                     for x in row["times"])]
+    if not tasks:
+        raise ValueError("rows holds no task with a run that learned: nothing to draw")
+    fig, axes = plt.subplots(1, len(tasks), figsize=(TEXT_WIDTH, 3.2), squeeze=False,
+                             layout="constrained")
+    offset = {"width": 0.92, "head16": 1.0, "inner256": 1.08}  # factors on a log axis
+    for ax, task in zip(axes[0], tasks, strict=True):
+        budget = max(r["budget"] for r in rows[task])
+        for arm, (ls, marker, label) in ARM_STYLE.items():
+            mine = sorted((r for r in rows[task] if r["arm"] == arm), key=lambda r: r["heads"])
+            if not mine:
+                continue
+            x = [r["heads"] * offset[arm] for r in mine]
+            at = [[budget if t is None else t for t in r["times"]] for r in mine]
+            med = [budget if r["median_time"] is None else r["median_time"] for r in mine]
+            ax.plot(x, med, ls=ls, marker=marker, color="0.25", ms=5, lw=1.1, label=label)
+            ax.vlines(x, [min(a) for a in at], [max(a) for a in at], color="0.25", lw=1.6,
+                      alpha=0.6)
+            for xi, r in zip(x, mine, strict=True):
+                if any(t is None for t in r["times"]):
+                    ax.plot(xi, budget, marker="^", mfc="none", color="C3", ms=7, ls="none")
+        if any(t is None for r in rows[task] for t in r["times"]):
+            ax.axhline(budget, color="C3", lw=0.8, ls=":")
+            ax.text(1, budget, " budget", color="C3", fontsize=8, va="bottom")
+            ax.set_ylim(0, budget * 1.1)
+        else:  # every run learned: the budget would only squash the panel
+            ax.set_ylim(0, 1.15 * max(t for r in rows[task] for t in r["times"]))
+        ax.set_title(task, fontsize=10)
+        _heads_axis(ax)
+    axes[0, 0].set_ylabel("step at which it learned", fontsize=9)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=3, fontsize=8)
+    return fig
