@@ -29,11 +29,15 @@ export const DEFAULTS = Object.freeze({ batch: 32, lr: 3e-3, evalEvery: 25, step
   heldout: 128, threshold: 0.9 });
 /** A run has learned at the first of this many evaluations in a row at the threshold. */
 export const LEARNED_IN_A_ROW = 3;
-/** The arms: how a head count sets the head size (the book's three, scaled to width 32). */
+/**
+ * The arms: how a head count sets the head size, the package's three
+ * (`bparallel.transformer.arms`, named by their values at the paper's width 64), as rules on
+ * the model width `d`: `d / heads`, `d / 4` per head, an attention width of `4 d`.
+ */
 export const ARMS = Object.freeze({
-  width: "fixed width: head size 32 / heads",
-  head8: "fixed head size: 8 per head",
-  inner128: "fixed attention width: 128 / heads per head",
+  width: `fixed width: head size ${TINY.dModel} / heads`,
+  head16: `fixed head size: ${TINY.dModel / 4} per head`,
+  inner256: `fixed attention width: ${4 * TINY.dModel} / heads per head`,
 });
 const RMS_EPS = 2 ** -23; // torch.nn.RMSNorm's default eps: float32's machine epsilon
 
@@ -56,8 +60,8 @@ export function inductionSplit(T) {
 export function headSizeOf(arm, heads, dModel = TINY.dModel) {
   if (!(arm in ARMS)) throw new Error(`arm: expected one of ${Object.keys(ARMS).join(", ")}, got ${JSON.stringify(arm)}`);
   if (!(Number.isInteger(heads) && heads >= 1)) throw new Error(`heads: expected a positive whole number, got ${JSON.stringify(heads)}`);
-  if (arm === "head8") return 8;
-  const width = arm === "width" ? dModel : 4 * dModel;
+  if (arm === "head16") return dModel / 4; // a quarter of the width (16 at the paper's 64)
+  const width = arm === "width" ? dModel : 4 * dModel; // inner256: four times the width
   if (width % heads) throw new Error(`heads: ${heads} heads do not divide the ${arm === "width" ? "model" : "attention"} width ${width} (${ARMS[arm]})`);
   return width / heads;
 }

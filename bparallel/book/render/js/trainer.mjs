@@ -67,13 +67,8 @@ export function toPython(settings) {
       return `model_h${h} = Transformer(model_config(profile, ${h}, head_size=${size}))  # ${h} heads of ${settings.headSizes[h]}`;
     }),
     "",
-    ...(settings.arm === "width" ? [
-      "# Train it with the sweep (the learning step by the book's rule in its manifest):",
-      `# python -m bparallel sweep --profile induction-tiny --tasks induction --arms width --heads ${heads} --seeds ${settings.seed}`,
-    ] : [
-      "# The sweep's other arms are sized for width 64 (head size 16, attention width 256):",
-      "# it does not train this arm of the tiny model; the models above are its configuration.",
-    ]),
+    "# Train it with the sweep (the learning step by the book's rule in its manifest):",
+    `# python -m bparallel sweep --profile induction-tiny --tasks induction --arms ${settings.arm} --heads ${heads} --seeds ${settings.seed}`,
   ].join("\n");
 }
 
