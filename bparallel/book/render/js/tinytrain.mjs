@@ -11,8 +11,8 @@
  *
  * TensorFlow.js is passed in as `tf` (the page's vendored `tf-core` with its CPU or WASM
  * backend; Node's `@tensorflow/tfjs-core`), so the same code runs in both; nothing here
- * touches the page. Tokens are embedded by a one-hot matrix product: the WASM backend has no
- * gradient for `gather`. Weights are stored as torch stores them transposed: a linear layer
+ * touches the page. Two operations carry their own gradient ({@link embed}: the WASM backend
+ * has none for `gather`; {@link mm}: its gradient of `matMul` is slow there). Weights are stored as torch stores them transposed: a linear layer
  * is `W (in, out)`, `b (out)`; `tests/book/test_tinytrain_parity.py` loads torch's initial
  * weights here and checks one step's loss and every gradient against torch's.
  *
@@ -178,7 +178,9 @@ export function makeVariables(tf, cfg, weights) {
   for (const [name, shape] of parameterShapes(cfg)) {
     const w = weights[name];
     if (!w) throw new Error(`weights: no ${name}`);
-    vars[name] = tf.variable(tf.tensor(Float32Array.from(w), shape), true); // unnamed: names are global to tf
+    const init = tf.tensor(Float32Array.from(w), shape);
+    vars[name] = tf.variable(init, true); // unnamed: names are global to tf
+    init.dispose(); // the variable holds a copy
   }
   return vars;
 }
@@ -187,8 +189,50 @@ function rmsnorm(tf, x, w) {
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(tf.mean(tf.square(x), -1, true), RMS_EPS))), w);
 }
 
+/**
+ * `a b` (2-D, or batched over leading axes of equal shape) with a gradient written with
+ * explicit transposes: TensorFlow.js's own gradient of `matMul` multiplies with its transpose
+ * flags, which the WASM backend runs about ten times slower than a transpose and a plain
+ * product (`benchmarks/bench_trainer.py --parts node` measures the step). Same values:
+ * `da = dy b^T`, `db = a^T dy`.
+ */
+const matMuls = new WeakMap(); // one custom op per tf instance
+function mm(tf, a, b) {
+  let op = matMuls.get(tf);
+  if (!op) {
+    const swap = (t) => (t.rank === 2 ? tf.transpose(t) : tf.transpose(t, [...Array(t.rank - 2).keys(), t.rank - 1, t.rank - 2]));
+    op = tf.customGrad((x, y, save) => {
+      save([x, y]);
+      return { value: tf.matMul(x, y), gradFunc: (dy, [sx, sy]) => [tf.matMul(dy, swap(sy)), tf.matMul(swap(sx), dy)] };
+    });
+    matMuls.set(tf, op);
+  }
+  return op(a, b);
+}
+
+/**
+ * Rows `ids` (int32 `(N)`) of the embedding `W (V, C)`: a lookup forward, and the gradient
+ * `onehot(ids)^T dy` as a product (the WASM backend has no gradient for `gather`: its
+ * `UnsortedSegmentSum` is not registered); no gradient flows to the integer `ids`.
+ */
+const embeds = new WeakMap();
+function embed(tf, W, ids) {
+  let op = embeds.get(tf);
+  if (!op) {
+    op = tf.customGrad((w, i, save) => {
+      save([i]);
+      return {
+        value: tf.gather(w, i),
+        gradFunc: (dy, [si]) => [tf.matMul(tf.transpose(tf.oneHot(si, w.shape[0])), dy), tf.zerosLike(si)],
+      };
+    });
+    embeds.set(tf, op);
+  }
+  return op(W, ids);
+}
+
 function linear(tf, x, W, b) { // x (N, in) -> (N, out)
-  return tf.add(tf.matMul(x, W), b);
+  return tf.add(mm(tf, x, W), b);
 }
 
 /**
@@ -201,8 +245,7 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
   const { dModel: C, nLayers: L, vocab: V, heads: H, headSize: D } = cfg;
   const [B, T] = tokens.shape;
   const N = B * T;
-  const onehot = tf.oneHot(tf.reshape(tokens, [N]), V); // (N, V): gather has no WASM gradient
-  let x = tf.matMul(onehot, vars["tok_emb.weight"]); // (N, C)
+  let x = embed(tf, vars["tok_emb.weight"], tf.reshape(tokens, [N])); // (N, C)
   const pos = tf.slice(vars["pos_emb.weight"], [0, 0], [T, C]); // (T, C)
   x = tf.reshape(tf.add(tf.reshape(x, [B, T, C]), pos), [N, C]); // (N, C)
   const mask = tf.tensor2d(Float32Array.from({ length: T * T }, (_, i) => (i % T > Math.floor(i / T) ? -1e9 : 0)), [T, T]);
@@ -214,10 +257,10 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
     const q = split(linear(tf, h, vars[`${p}attn.q.weight`], vars[`${p}attn.q.bias`]));
     const k = split(linear(tf, h, vars[`${p}attn.k.weight`], vars[`${p}attn.k.bias`]));
     const v = split(linear(tf, h, vars[`${p}attn.v.weight`], vars[`${p}attn.v.bias`]));
-    const scores = tf.add(tf.div(tf.matMul(q, k, false, true), Math.sqrt(D)), mask); // (B, H, T, T)
+    const scores = tf.add(tf.div(mm(tf, q, tf.transpose(k, [0, 1, 3, 2])), Math.sqrt(D)), mask); // (B, H, T, T)
     const pattern = tf.softmax(scores); // (B, H, T, T)
     if (withPatterns) patterns.push(pattern);
-    let heads = tf.matMul(pattern, v); // (B, H, T, D)
+    let heads = mm(tf, pattern, v); // (B, H, T, D)
     if (removed && removed[l] && removed[l].length) {
       const keep = Float32Array.from({ length: H }, (_, h) => (removed[l].includes(h) ? 0 : 1));
       heads = tf.mul(heads, tf.tensor4d(keep, [1, H, 1, 1])); // zero ablation

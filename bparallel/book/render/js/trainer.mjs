@@ -18,6 +18,7 @@ import { layerMeasures } from "./transformer.mjs";
 const COLOURS = ["#1f6fb2", "#d9822b"];
 const SVG = "http://www.w3.org/2000/svg";
 const SLICE_MS = 40; // training time per slice before yielding a frame to the page
+const RENDER_MS = 500; // the charts and table are redrawn at most this often between evaluations
 
 /**
  * Start TensorFlow.js on the WASM backend from the inlined binary (`wasmUri`, a base64 data
@@ -195,7 +196,7 @@ export function mountTrainer(root, options) {
   const python = el("pre", { class: "bp-tr-python", "data-bp": "python", hidden: "" });
   root.append(row1, row2, message, backendLine, charts, table, patternTitle, patternsBox, ablation, python);
 
-  const state = { runs: [], playing: false, backend: null, settings: null, measures: [], timer: null };
+  const state = { runs: [], playing: false, backend: null, settings: null, measures: [], timer: null, rendered: 0 };
   root.bpTrainer = state; // for tests and the curious: the runs, their curves and measures
 
   function readSettings() {
@@ -265,14 +266,16 @@ export function mountTrainer(root, options) {
     if (!state.playing) return;
     const t0 = performance.now();
     let active = state.runs.filter((r) => !r.done());
+    let evaluated = false;
     while (active.length && performance.now() - t0 < SLICE_MS) {
       for (const r of active) {
         r.update();
-        if (r.step % r.options.evalEvery === 0) measure(r, state.runs.indexOf(r));
+        if (r.step % r.options.evalEvery === 0) { measure(r, state.runs.indexOf(r)); evaluated = true; }
       }
       active = active.filter((r) => !r.done());
     }
-    render();
+    // redraw at an evaluation (new points), else at most every RENDER_MS (the step counts)
+    if (evaluated || !active.length || t0 - state.rendered >= RENDER_MS) { render(); state.rendered = t0; }
     if (!active.length) {
       state.playing = false;
       pause.setAttribute("disabled", "");
