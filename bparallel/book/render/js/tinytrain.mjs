@@ -21,6 +21,7 @@
  */
 
 import { mulberry32 } from "./random.mjs";
+import { FLOAT32_EPS, FORMAT, encodeFloat16 } from "./transformer.mjs";
 
 /** The tiny model's width, layers, MLP width and sequence length (profile `induction-tiny`). */
 export const TINY = Object.freeze({ dModel: 32, nLayers: 2, dMlp: 64, seqLen: 32, vocab: 32 });
@@ -237,7 +238,8 @@ function linear(tf, x, W, b) { // x (N, in) -> (N, out)
 
 /**
  * Logits `(B, T, V)` of `tokens` (int32 tensor `(B, T)`), and with `withPatterns` every
- * layer's attention pattern `(B, H, T, T)` (`[batch, head, query_pos, key_pos]`). `removed`:
+ * layer's attention pattern `(B, H, T, T)` (`[batch, head, query_pos, key_pos]`) and every
+ * layer's head outputs before the output projection `(B, H, T, D)` (`heads`). `removed`:
  * heads whose output is set to zero, `removed[l]` an array of head indices of layer `l`
  * (zero ablation, as `bparallel.transformer.ablation` and the explorer remove a head).
  */
@@ -249,7 +251,7 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
   const pos = tf.slice(vars["pos_emb.weight"], [0, 0], [T, C]); // (T, C)
   x = tf.reshape(tf.add(tf.reshape(x, [B, T, C]), pos), [N, C]); // (N, C)
   const mask = tf.tensor2d(Float32Array.from({ length: T * T }, (_, i) => (i % T > Math.floor(i / T) ? -1e9 : 0)), [T, T]);
-  const patterns = [];
+  const patterns = [], headOutputs = [];
   const split = (y) => tf.transpose(tf.reshape(y, [B, T, H, D]), [0, 2, 1, 3]); // (B, H, T, D)
   for (let l = 0; l < L; l++) {
     const p = `blocks.${l}.`;
@@ -261,6 +263,7 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
     const pattern = tf.softmax(scores); // (B, H, T, T)
     if (withPatterns) patterns.push(pattern);
     let heads = mm(tf, pattern, v); // (B, H, T, D)
+    if (withPatterns) headOutputs.push(heads);
     if (removed && removed[l] && removed[l].length) {
       const keep = Float32Array.from({ length: H }, (_, h) => (removed[l].includes(h) ? 0 : 1));
       heads = tf.mul(heads, tf.tensor4d(keep, [1, H, 1, 1])); // zero ablation
@@ -272,7 +275,7 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
     x = tf.add(x, linear(tf, m, vars[`${p}mlp.proj.weight`], vars[`${p}mlp.proj.bias`]));
   }
   const logits = tf.reshape(linear(tf, x, vars["head.weight"], vars["head.bias"]), [B, T, V]);
-  return withPatterns ? { logits, patterns } : logits;
+  return withPatterns ? { logits, patterns, heads: headOutputs } : logits;
 }
 
 /**
@@ -381,6 +384,9 @@ export function makeRun(tf, config, options = {}) {
         });
       });
     },
+    explorerData(shown = EXPLORER_SEQUENCES) { // the explorer's data object ({@link explorerData})
+      return explorerData(tf, run, heldout, shown);
+    },
     weightsOf() { // flat copies of every weight, by torch's names
       const out = {};
       for (const [name, v] of Object.entries(vars)) out[name] = v.dataSync().slice();
@@ -393,4 +399,74 @@ export function makeRun(tf, config, options = {}) {
   };
   run.evaluate(); // step 0: the untrained model
   return run;
+}
+
+// ---------------------------------------------------------------------- the explorer's views
+
+/** Held-out sequences the explorer shows of a model trained here (as its data files, 8). */
+export const EXPLORER_SEQUENCES = 8;
+const TRANSPOSED = /(attn\.[qkvo]\w*|mlp\.\w+|^head)\.weight$/; // linear weights: torch's (out, in)
+
+/**
+ * The explorer's name of a model trained here: `induction-h<HH>`, with `-hs<D>` where the
+ * head size is not the width over the heads (as `bparallel.transformer.design.run_name`).
+ */
+export function explorerName(cfg) {
+  const hs = cfg.headSize * cfg.heads === cfg.dModel ? "" : `-hs${String(cfg.headSize).padStart(2, "0")}`;
+  return `induction-h${String(cfg.heads).padStart(2, "0")}${hs}`;
+}
+
+/**
+ * A run's model as the explorer's data object (format {@link FORMAT} of
+ * `bparallel.book.section4.explorer.model_data`, read by `transformer.mjs`'s `loadModel`):
+ * the weights in torch's layout, rounded to half precision as every model of the explorer;
+ * the first `shown` held-out sequences, and the per-position mean head outputs of mean
+ * ablation over the others (`head_means`, `(L, T, A)`, of the page's float32 weights); the
+ * manifest fields the explorer's status line reads (the last evaluation's held-out accuracy
+ * on the predictable positions, the steps trained). No file is written or fetched: the
+ * trainer hands the object to `mountExplorer`.
+ */
+export function explorerData(tf, run, heldout, shown = EXPLORER_SEQUENCES) {
+  const { cfg, vars } = run;
+  const { dModel: C, nLayers: L, dMlp: M, seqLen: T, vocab: V, heads: H, headSize: D } = cfg;
+  if (!(Number.isInteger(shown) && shown >= 1 && shown < heldout.num)) {
+    throw new Error(`shown: expected a whole number from 1 to ${heldout.num - 1}, got ${JSON.stringify(shown)}`);
+  }
+  const tensors = {};
+  const parts = [];
+  let offset = 0;
+  for (const [name, shape] of parameterShapes(cfg)) {
+    let values = vars[name].dataSync();
+    let torchShape = shape;
+    if (shape.length === 2 && TRANSPOSED.test(name)) { // (in, out) -> torch's (out, in)
+      const [rows, cols] = shape;
+      const t = new Float32Array(values.length);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = values[r * cols + c];
+      values = t;
+      torchShape = [cols, rows];
+    }
+    tensors[name] = { shape: torchShape, offset };
+    parts.push(values);
+    offset += values.length;
+  }
+  const flat = new Float32Array(offset);
+  let at = 0;
+  for (const v of parts) { flat.set(v, at); at += v.length; }
+  const A = H * D;
+  const means = tf.tidy(() => { // mean head outputs per layer and position over the reference sequences
+    const rest = heldout.num - shown;
+    const tok = tf.tensor2d(heldout.tokens.slice(shown * T), [rest, T], "int32");
+    const { heads } = forward(tf, cfg, vars, tok, true);
+    return tf.stack(heads.map((y) => tf.reshape(tf.transpose(tf.mean(y, 0), [1, 0, 2]), [T, A]))).dataSync(); // (L, T, A)
+  });
+  const inputs = Array.from({ length: shown }, (_, n) => Array.from(heldout.tokens.slice(n * T, (n + 1) * T)));
+  const name = explorerName(cfg);
+  return {
+    format: FORMAT, name, data: "page", task: "induction", heads: H, seed: run.config.seed,
+    profile: "induction-tiny",
+    manifest: { heldout_accuracy_predictable: run.curve.accuracy.at(-1), steps: run.step },
+    config: { n_layers: L, n_heads: H, head_dim: D, d_model: C, d_mlp: M, vocab_size: V, seq_len: T, norm_eps: FLOAT32_EPS },
+    tensors, weights: encodeFloat16(flat), head_means: encodeFloat16(means),
+    sequences: { protocol: "heldout", num_drawn: heldout.num, reference: [shown, heldout.num], inputs },
+  };
 }
