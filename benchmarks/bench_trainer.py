@@ -189,7 +189,10 @@ def main() -> None:
             print(f"{key}: grows with the head count: {record[f'{key}_increases_with_heads']}")
     if not args.no_record:
         save(record)
-        facts = ordering_facts(RECORD)  # as chapter 15 states it
+    with tempfile.TemporaryDirectory() as tmp:  # as chapter 15 states it, from this run
+        written = Path(tmp) / "bench_trainer.json"
+        written.write_text(json.dumps(record), encoding="utf-8")
+        facts = ordering_facts(written)
         for side in ("page", "package"):
             if f"bench.{side}.agrees" in facts:
                 print(f"ordering of {facts['bench.heads.fewer']} and {facts['bench.heads.more']}"
