@@ -12,8 +12,10 @@ budget of the ``induction-tiny`` profile) and each of ``--seeds`` seeds:
   Train to the learning step's confirmation (the time to the threshold).
 
 Printed side by side: the median learning step of each (a run that never learns counts as
-later than every other), whether the ordering of the head counts agrees between them and
-with chapter 12, the page's step time and median time to the threshold against the 60 s goal;
+later than every other), whether the ordering of the head counts agrees with chapter 12's
+(:func:`bparallel.book.train_it_yourself.ordering_facts`, medians and seed by seed), the
+page's step time and, per head count, a ``VERDICT`` line: the median time to the threshold
+against the 60 s goal;
 and, in Node, one step's time on TensorFlow.js's CPU and WASM backends (the speed-up). The
 record goes to ``benchmarks/records/bench_trainer.json`` (read by chapter 15). Usage::
 
@@ -34,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bparallel.book.render.js_trainer import trainer_html
+from bparallel.book.train_it_yourself import agreement_words, ordering_facts
 from bparallel.transformer.design import get_profile
 from bparallel.transformer.runs import Run
 from bparallel.transformer.train import train
@@ -184,6 +187,31 @@ def main() -> None:
             pairs = zip(order, order[1:], strict=False)
             record[f"{key}_increases_with_heads"] = all(a < b for a, b in pairs)
             print(f"{key}: grows with the head count: {record[f'{key}_increases_with_heads']}")
+    if not args.no_record:
+        save(record)
+    with tempfile.TemporaryDirectory() as tmp:  # as chapter 15 states it, from this run
+        written = Path(tmp) / "bench_trainer.json"
+        written.write_text(json.dumps(record), encoding="utf-8")
+        facts = ordering_facts(written)
+        for side in ("page", "package"):
+            if f"bench.{side}.agrees" in facts:
+                print(f"ordering of {facts['bench.heads.fewer']} and {facts['bench.heads.more']}"
+                      f" heads, {side}: medians {facts[f'bench.{side}.fewer']:.0f} and "
+                      f"{facts[f'bench.{side}.more']:.0f} (chapter 12: "
+                      f"{facts['bench.ch12.fewer']:.0f} and {facts['bench.ch12.more']:.0f}): "
+                      f"{agreement_words(facts, side)}; seed by seed, fewer heads first in "
+                      f"{facts[f'bench.{side}.seeds.fewer_first']}, same evaluation in "
+                      f"{facts[f'bench.{side}.seeds.same']}, later in "
+                      f"{facts[f'bench.{side}.seeds.more_first']}", flush=True)
+    for h in args.heads:  # the 60 s verdict of each configuration
+        row = record["per_heads"][str(h)]
+        if "page_median_s" in row:
+            secs = row["page_median_s"]
+            verdict = ("never learned" if secs is None else
+                       f"{secs:.1f} s: {'meets' if secs < GOAL_S else 'misses'} the {GOAL_S:.0f} s "
+                       "goal")
+            print(f"VERDICT fixed width, {h} head(s), page on {row['page_backend']}: median time "
+                  f"to the threshold over {len(seeds)} seeds {verdict}", flush=True)
     if "node" in args.parts:
         record["node_step_ms"] = node_step_ms(args.heads)
         for h in args.heads:

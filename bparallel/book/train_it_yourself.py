@@ -4,19 +4,23 @@ The page itself is JavaScript (:mod:`bparallel.book.render.js_trainer`); what th
 says about it comes from here: :func:`page_facts`, the tiny model's settings (the
 ``induction-tiny`` profile) beside chapter 12's (``induction-fresh``) and the learning rule,
 and :func:`benchmark_table`, the last record of ``benchmarks/bench_trainer.py`` (the median
-learning steps of the package and the page over seeds, and the page's speed).
+learning steps of the package and the page over seeds, and the page's speed), and
+:func:`ordering_facts`, whether the benchmark's ordering of head counts, in the page and in
+the package, agrees with chapter 12's over its seeds.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from ..transformer.design import get_profile
 from ..transformer.learning import LEARNED_IN_A_ROW
 
-__all__ = ["TINY_PROFILE", "CH12_PROFILE", "BENCHMARK_RECORD", "page_facts", "benchmark_table"]
+__all__ = ["TINY_PROFILE", "CH12_PROFILE", "BENCHMARK_RECORD", "page_facts", "benchmark_table",
+           "ch12_medians", "ordering_facts", "agreement_words"]
 
 TINY_PROFILE = "induction-tiny"
 CH12_PROFILE = "induction-fresh"
@@ -64,3 +68,76 @@ def benchmark_table(path: str | Path | None = None) -> list[dict[str, Any]]:
             "measured": record["date"],
         })
     return rows
+
+
+def ch12_medians(models_root: str | Path | None = None) -> dict[int, float | None]:
+    """Chapter 12's censored median learning step of induction in the fixed-width arm, per
+    head count (:func:`~bparallel.book.section4.graph_learning.learning_rows` of the shipped
+    ``induction-fresh`` runs; ``None`` where the median run did not learn)."""
+    from .section4 import graph_learning, models
+
+    kwargs = {} if models_root is None else {"models_root": models_root}
+    runs = models.fresh_runs(tasks=("induction",), **kwargs)
+    return {r["heads"]: r["median_time"] for r in graph_learning.learning_rows(runs, "induction")
+            if r["arm"] == "width"}
+
+
+def _order(fewer: float | None, more: float | None) -> int:
+    """-1: the fewer heads learn first, 1: the more heads first, 0: the same step (``None``,
+    not learned, is later than every step)."""
+    a, b = (math.inf if x is None else x for x in (fewer, more))
+    return (a > b) - (a < b)
+
+
+def ordering_facts(path: str | Path | None = None,
+                   ch12: dict[int, float | None] | None = None) -> dict[str, Any]:
+    """Whether the benchmark's record (at ``path``, default :data:`BENCHMARK_RECORD`) orders
+    its fewest and most head counts as chapter 12 does (``ch12``: its medians per head
+    count, default :func:`ch12_medians`): ``bench.heads.{fewer,more}``, ``bench.seeds``, per
+    side (``page``, ``package``) the medians ``bench.<side>.{fewer,more}`` (of the fewest
+    and the most heads), the seeds in which the
+    fewer heads learned first, at the same evaluation or later
+    (``bench.<side>.seeds.{fewer_first,same,more_first}``, seed by seed) and
+    ``bench.<side>.agrees`` (1 when its order of the medians is chapter 12's, else 0);
+    ``bench.ch12.{fewer,more}``, chapter 12's medians. ``{}`` where the record is missing, has no
+    two head counts, or chapter 12 has no median for them."""
+    path = _ROOT / BENCHMARK_RECORD if path is None else Path(path)
+    if not path.is_file():
+        return {}
+    record = json.loads(path.read_text(encoding="utf-8"))
+    heads = sorted(int(h) for h in record["per_heads"])
+    ch12 = ch12_medians() if ch12 is None else ch12
+    if len(heads) < 2 or any(ch12.get(h) is None for h in (heads[0], heads[-1])):
+        return {}
+    fewer, more = heads[0], heads[-1]
+    budget = int(record["budget"])
+    facts: dict[str, Any] = {"bench.heads.fewer": fewer, "bench.heads.more": more,
+                             "bench.seeds": len(record["seeds"]),
+                             "bench.ch12.fewer": ch12[fewer], "bench.ch12.more": ch12[more]}
+    ch12_order = _order(ch12[fewer], ch12[more])
+    for side in ("page", "package"):
+        rows = [record["per_heads"][str(h)] for h in (fewer, more)]
+        if any(f"{side}_steps" not in r for r in rows):
+            continue
+        medians = [r[f"{side}_median"] for r in rows]
+        facts[f"bench.{side}.fewer"], facts[f"bench.{side}.more"] = medians
+        late = budget + 1  # a run that never learned: later than every learning step
+        pairs = zip(*([late if s is None else s for s in r[f"{side}_steps"]] for r in rows),
+                    strict=True)
+        orders = [_order(a, b) for a, b in pairs]
+        facts[f"bench.{side}.seeds.fewer_first"] = orders.count(-1)
+        facts[f"bench.{side}.seeds.same"] = orders.count(0)
+        facts[f"bench.{side}.seeds.more_first"] = orders.count(1)
+        facts[f"bench.{side}.agrees"] = int(_order(*medians) == ch12_order)
+    return facts
+
+
+def agreement_words(facts: dict[str, Any], side: str) -> str:
+    """``"the same as chapter 12's"`` or ``"not chapter 12's"``: whether ``side``'s
+    (``"page"``, ``"package"``) ordering of the medians in :func:`ordering_facts` is
+    chapter 12's. Raises ``ValueError`` where ``facts`` has no such ordering."""
+    key = f"bench.{side}.agrees"
+    if key not in facts:
+        raise ValueError(f"side={side!r}: no ordering of the benchmark's record for it "
+                         "(run benchmarks/bench_trainer.py)")
+    return "the same as chapter 12's" if facts[key] else "not chapter 12's"

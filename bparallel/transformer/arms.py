@@ -1,15 +1,19 @@
 """The arms of fresh-data training (:data:`ARMS`), which separate the number of heads from
 their size, and the one rule that says which arms a model is in (:func:`arms_of`).
 
-``"width"``: head size ``64/H``, the paper's, the same 172,800 parameters at every head
-count. ``"head16"``: 16 dimensions per head at every head count, the attention's inner width
-``16 H`` (Bhojanapalli et al. 2020's remedy for the low-rank bottleneck); the parameters grow
-with ``H``. ``"inner256"``: the attention's inner width fixed at 256 (:data:`ARM_INNER_WIDTH`,
-above ``d = 64``), head size ``256/H``: the parameters and the attention width are the same at
-every head count, so the head count is the only thing that varies; its one head of 256
-dimensions is the only configuration whose head size reaches the sequence length
-(Bhojanapalli et al.'s criterion). A configuration in two arms is one run, shipped once,
-listed under both: 4 heads of 16 (width and head16), 16 heads of 16 (head16 and inner256).
+Each arm is a rule on the model width ``d`` (the profile's ``d_model``), named by its value
+at the paper's ``d = 64``. ``"width"``: head size ``d/H``, the paper's, the same parameters at
+every head count (172,800 at ``d = 64``). ``"head16"``: a quarter of the width per head at
+every head count (:func:`arm_head_size_of`, 16 at ``d = 64``), the attention's inner width
+``d H / 4`` (Bhojanapalli et al. 2020's remedy for the low-rank bottleneck); the parameters
+grow with ``H``. ``"inner256"``: the attention's inner width fixed at four times the model
+width (:func:`arm_inner_width_of`, 256 at ``d = 64``), head size ``4d/H``: the parameters and
+the attention width are the same at every head count, so the head count is the only thing
+that varies; its one head of ``4d`` dimensions is the only configuration whose head size
+reaches the sequence length (Bhojanapalli et al.'s criterion). A configuration in two arms is
+one run, shipped once, listed under both: 4 heads of ``d/4`` (width and head16), 16 heads of
+``d/4`` (head16 and inner256). The training page's ``induction-tiny`` profile (``d = 32``)
+has all three: head size ``32/H``, 8, ``128/H``.
 
 A run is named and stored by its head count and head size (``ModelConfig.head_size``,
 ``None`` for ``d_model / H``); the arms are *derived* from that configuration, here and
@@ -22,33 +26,60 @@ from .._checks import one_of, positive_int
 from .model import ModelConfig
 
 #: The arms of fresh-data training (module docstring): the paper's head size, a fixed head
-#: size of 16, a fixed attention width of 256.
+#: size of a quarter of the width, a fixed attention width of four times the width.
 ARMS = ("width", "head16", "inner256")
-ARM_HEAD_SIZE = 16  # the head16 arm's head size
-ARM_INNER_WIDTH = 256  # the inner256 arm's attention width, n_heads * head_size
+PAPER_D_MODEL = 64  # the paper's model width, at which the arms are named
+HEAD_SIZE_DIVISOR = 4  # the head16 arm's head size is d_model / 4
+INNER_WIDTH_FACTOR = 4  # the inner256 arm's attention width is 4 d_model
+#: The paper's model's shape ``(d_model, n_layers, d_mlp)``, whose arms chapter 12 trains.
+PAPER_SHAPE = (PAPER_D_MODEL, 4, 128)
 
 
-def arm_head_size(arm: str, heads: int, d_model: int = 64) -> int | None:
-    """The head size of ``heads`` heads in ``arm``, as ``ModelConfig.head_size``: ``None``
-    (``d_model / heads``) for ``"width"`` and wherever the arm's head size is
-    ``d_model / heads`` (4 heads of 16: the width arm's model too); else 16 (``"head16"``)
-    or ``256 / heads`` (``"inner256"``, which refuses a head count that does not divide
-    256)."""
+def arm_head_size_of(d_model: int = PAPER_D_MODEL) -> int:
+    """The head16 arm's head size at width ``d_model``: ``d_model / 4`` (16 at the paper's
+    64); raises ``ValueError`` for a width that 4 does not divide."""
+    positive_int(d_model, "d_model")
+    if d_model % HEAD_SIZE_DIVISOR:
+        raise ValueError(f"d_model={d_model}: the head16 arm gives every head a quarter of the "
+                         f"width; {HEAD_SIZE_DIVISOR} does not divide {d_model}")
+    return d_model // HEAD_SIZE_DIVISOR
+
+
+def arm_inner_width_of(d_model: int = PAPER_D_MODEL) -> int:
+    """The inner256 arm's attention width (``n_heads * head_size``) at width ``d_model``:
+    ``4 d_model`` (256 at the paper's 64)."""
+    return INNER_WIDTH_FACTOR * positive_int(d_model, "d_model")
+
+
+ARM_HEAD_SIZE = arm_head_size_of()  # the head16 arm's head size at the paper's width: 16
+ARM_INNER_WIDTH = arm_inner_width_of()  # the inner256 arm's attention width there: 256
+
+
+def arm_head_size(arm: str, heads: int, d_model: int = PAPER_D_MODEL) -> int | None:
+    """The head size of ``heads`` heads in ``arm`` at model width ``d_model``, as
+    ``ModelConfig.head_size``: ``None`` (``d_model / heads``) for ``"width"`` and wherever
+    the arm's head size is ``d_model / heads`` (4 heads of ``d/4``: the width arm's model
+    too); else ``d_model / 4`` (``"head16"``, :func:`arm_head_size_of`) or
+    ``4 d_model / heads`` (``"inner256"``, :func:`arm_inner_width_of`, which refuses a head
+    count that does not divide that width)."""
     one_of(arm, "arm", ARMS, "arms")
     positive_int(heads, "heads")
+    positive_int(d_model, "d_model")
     if arm == "width":
         return None
     if arm == "head16":
-        size = ARM_HEAD_SIZE
+        size = arm_head_size_of(d_model)
     else:
-        if ARM_INNER_WIDTH % heads:
+        inner = arm_inner_width_of(d_model)
+        if inner % heads:
             raise ValueError(f"heads={heads}: the inner256 arm splits an attention width of "
-                             f"{ARM_INNER_WIDTH} into equal heads; {heads} does not divide it")
-        size = ARM_INNER_WIDTH // heads
+                             f"{inner} (4 x d_model={d_model}) into equal heads; {heads} does "
+                             "not divide it")
+        size = inner // heads
     return None if size * heads == d_model else size
 
 
-def arm_of(heads: int, head_size: int | None, d_model: int = 64) -> str:
+def arm_of(heads: int, head_size: int | None, d_model: int = PAPER_D_MODEL) -> str:
     """The arm a sweep trains ``heads`` heads of ``head_size`` under: the first of
     :data:`ARMS` whose configuration it is (a shared model is one run). Raises
     ``ValueError`` for a configuration of no arm."""
@@ -62,7 +93,7 @@ def arm_of(heads: int, head_size: int | None, d_model: int = 64) -> str:
                      f"to no arm of {list(ARMS)}")
 
 
-def arm_head_dim(arm: str, heads: int, d_model: int = 64) -> int:
+def arm_head_dim(arm: str, heads: int, d_model: int = PAPER_D_MODEL) -> int:
     """The dimensions per head of ``heads`` heads in ``arm``, the head size actually used:
     :func:`arm_head_size`, else ``d_model / heads`` (``ModelConfig.head_dim``)."""
     return arm_head_size(arm, heads, d_model) or d_model // heads
@@ -70,15 +101,22 @@ def arm_head_dim(arm: str, heads: int, d_model: int = 64) -> int:
 
 def arms_of(config: ModelConfig) -> list[str]:
     """The arms whose model ``config`` is, in the order of :data:`ARMS`: one, two (4 heads
-    of 16: width and head16; 16 heads of 16: head16 and inner256) or none. The arms are
-    arms of the paper's model (``d = 64``, 4 layers, an MLP of 128, ``ModelConfig``'s
-    defaults): a model of another size is in none."""
-    paper = ModelConfig()
-    if (config.d_model, config.n_layers, config.d_mlp) != (paper.d_model, paper.n_layers,
-                                                           paper.d_mlp):
+    of ``d/4``: width and head16; 16 heads of ``d/4``: head16 and inner256) or none. The arms
+    are arms of a fresh-data profile's own model at its own width ``d``: the paper's
+    (:data:`PAPER_SHAPE`, ``ModelConfig``'s defaults) or another fresh-data profile's
+    (``induction-tiny``: width 32, 2 layers, an MLP of 64); a model of another size (a size
+    control) is in none."""
+    from .design import PROFILES, FreshProfile  # design imports this module
+
+    shape = (config.d_model, config.n_layers, config.d_mlp)
+    shapes = {PAPER_SHAPE} | {(p.d_model, p.n_layers, p.d_mlp) for p in PROFILES.values()
+                              if isinstance(p, FreshProfile)}
+    if shape not in shapes:
         return []
-    default = config.d_model % config.n_heads == 0 and (
-        config.head_dim == config.d_model // config.n_heads)
-    return [arm for arm, ok in (("width", default), ("head16", config.head_dim == ARM_HEAD_SIZE),
-                                ("inner256", config.n_heads * config.head_dim == ARM_INNER_WIDTH))
+    d = config.d_model
+    default = d % config.n_heads == 0 and config.head_dim == d // config.n_heads
+    quarter = d % HEAD_SIZE_DIVISOR == 0 and config.head_dim == d // HEAD_SIZE_DIVISOR
+    return [arm for arm, ok in (("width", default), ("head16", quarter),
+                                ("inner256", config.n_heads * config.head_dim
+                                 == arm_inner_width_of(d)))
             if ok]

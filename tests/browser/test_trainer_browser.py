@@ -13,7 +13,10 @@ learning steps are the book's rule applied to the curves the page keeps, the gra
 are finite, each head of the last layer is drawn, and removing all of them (zero ablation)
 takes the accuracy below the threshold (a 2-layer model's induction needs its second
 layer's attention); Pause stops the steps and Resume goes on;
-Export as Python names the profile. No page error or console error.
+Export as Python names the profile and the sweep; each head of the last layer has its own
+measures; the trained models open in the explorer's views on the page (its status line, head
+cards and switches: removing the last layer's heads lowers the accuracy). No page error or
+console error.
 """
 
 from __future__ import annotations
@@ -117,3 +120,27 @@ def test_the_default_comparison_learns_within_the_budget(page):
     page.click("[data-bp=export]")
     python = page.inner_text("[data-bp=python]")
     assert 'get_profile("induction-tiny")' in python and "model_config(profile, 4" in python
+    assert "sweep --profile induction-tiny --tasks induction --arms width --heads 1 4" in python
+    # each head of the last layer alone, at step 0 and now: 1 + 4 rows, finite measures
+    heads = page.locator("[data-bp=head-measures] tr[data-head]")
+    assert heads.count() == 5
+    for i in range(5):
+        cells = heads.nth(i).locator("td").all_inner_texts()
+        assert 0 < float(cells[2]) <= 1 and "%" in cells[4] and "\u2192" in cells[3], cells
+    # the trained models open in the explorer's views, on this page, from file://
+    page.click("[data-bp=explore]")
+    page.wait_for_selector("#bp-trainer [data-bp=explorer] [data-bp=head-0]", timeout=60_000)
+    assert page.get_attribute("#bp-trainer", "data-bp-explorer") == "induction-h01 induction-h04"
+    box = "#bp-trainer [data-bp=explorer]"
+    assert "trained in this page" in page.inner_text(f"{box} [data-bp=status]")
+    page.select_option(f"{box} [data-bp=heads]", "induction-h04")
+    page.wait_for_selector(f"{box} [data-bp=head-3]", timeout=60_000)
+    assert page.locator(f"{box} .bp-ex-card").count() == 4
+    intact = float(page.get_attribute(f"{box} [data-bp=accuracy]", "data-value"))
+    assert intact >= 0.6  # the learned model, on one held-out sequence (15 positions)
+    for h in range(4):  # remove every head of the last layer (mean ablation)
+        page.click(f"{box} [data-bp=toggle-{h}]")
+    ablated = float(page.get_attribute(f"{box} [data-bp=accuracy]", "data-value"))
+    assert ablated < intact
+    assert page.locator(f"{box} [data-bp=copy-link]").is_hidden()
+    assert page.locator(f"{box} [data-bp=export-python]").is_hidden()

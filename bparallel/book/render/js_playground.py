@@ -65,13 +65,19 @@ def source_hash() -> str:
     return digest.hexdigest()[:16]
 
 
-def style_block(stylesheet: str) -> str:
+def style_block(*stylesheets: str) -> str:
     """A widget's ``<style>`` element: ``widget.css`` (the frame, controls and rows that every
     in-page widget shares, scoped under ``.bp-widget``), then the widget's own
-    ``stylesheet`` of :data:`JS_DIR`. Refuses a stylesheet that would end the element."""
-    css = _read("widget.css") + "\n" + _read(stylesheet)
-    if "</style" in css.lower():
-        raise ValueError(f"stylesheet={stylesheet!r}: it or widget.css contains '</style'")
+    ``stylesheets`` of :data:`JS_DIR`, in order. Refuses a stylesheet that would end the
+    element."""
+    if not stylesheets:
+        raise ValueError("stylesheets: give at least one")
+    sheets = [(name, _read(name)) for name in ("widget.css", *stylesheets)]
+    for name, text in sheets:
+        if "</style" in text.lower():
+            raise ValueError(f"stylesheet={name!r}: it contains '</style', which would end the "
+                             "element")
+    css = "\n".join(text for _, text in sheets)
     return f"<style>\n{css}</style>\n"
 
 

@@ -3,8 +3,9 @@
 The page's sources are ES modules of ``bparallel/book/render/js/``: ``tinytrain.mjs`` (the
 model, the induction batches, the training run and the learning rule, written against
 TensorFlow.js passed in as ``tf``) and ``trainer.mjs`` (the interface), with the explorer's
-``transformer.mjs`` for the graph measures (Algorithm 1, Definition 3.5); ``trainer.css``
-after ``widget.css``. They are inlined as the playground's are
+``transformer.mjs`` for the graph measures (Algorithm 1, Definition 3.5) and its
+``explorer.mjs``, whose views open the trained models in the page; ``explorer.css`` and
+``trainer.css`` after ``widget.css``. They are inlined as the playground's are
 (:func:`~bparallel.book.render.js_playground.inline_modules`), so the page works from
 ``file://``.
 
@@ -28,8 +29,8 @@ from .js_playground import inline_modules, module_var, style_block
 __all__ = ["TRAINER_SOURCES", "VENDOR_FILES", "trainer_script", "trainer_html"]
 
 #: The inlined modules, in import order, then the stylesheet.
-TRAINER_SOURCES = ("toydag.mjs", "random.mjs", "transformer.mjs", "tinytrain.mjs",
-                   "trainer.mjs", "trainer.css")
+TRAINER_SOURCES = ("toydag.mjs", "random.mjs", "state.mjs", "python.mjs", "transformer.mjs",
+                   "explorer.mjs", "tinytrain.mjs", "trainer.mjs", "explorer.css", "trainer.css")
 #: The vendored TensorFlow.js files the page loads, under ``_static/tfjs/``, in order.
 VENDOR_FILES = ("tf.min.js", "tf-backend-wasm.min.js", "wasm-simd.js")
 #: The global that ``wasm-simd.js`` sets to the WASM backend's binary (a data URI).
@@ -70,7 +71,7 @@ def trainer_html(element_id: str = "bp-trainer", *, static: str = "../_static/",
                       for name in VENDOR_FILES)
     noscript = "<noscript>The training page needs JavaScript.</noscript>"
     return (
-        f"{style_block('trainer.css')}"
+        f"{style_block('explorer.css', 'trainer.css')}"
         f'<div id="{html.escape(element_id)}" class="bp-widget bp-tr" role="group" '
         f'aria-label="training page">{noscript}</div>\n'
         f"{scripts}"

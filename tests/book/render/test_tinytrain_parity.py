@@ -24,6 +24,7 @@ half; the second half distinct repeats of positions `0..s-2`).
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -161,3 +162,98 @@ def test_page_batches_follow_the_task_definition(parity):
         first, second = row[:s], row[s:]
         assert len(set(first)) == s and len(set(second)) == len(second)
         assert {first.index(x) for x in second} <= set(range(s - 1))
+
+
+EXPLORER_DRIVER = """
+import { writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+const require = createRequire(process.cwd() + "/package.json");
+const tf = require("@tensorflow/tfjs");
+require("@tensorflow/tfjs-backend-wasm");
+globalThis.btoa ??= (s) => Buffer.from(s, "binary").toString("base64");
+const t = await import(TINYTRAIN);
+const x = await import(TINYTRAIN.replace("tinytrain.mjs", "transformer.mjs"));
+await tf.setBackend("wasm");
+await tf.ready();
+const out = [];
+for (const [arm, heads] of CONFIGS) {
+  const run = t.makeRun(tf, { arm, heads, seed: 3, lr: 3e-3 }, { evalEvery: 1e9 });
+  for (let i = 0; i < 20; i++) run.update();
+  const data = run.explorerData();
+  const model = x.loadModel(data);  // the explorer's reader: shapes, offsets, head means
+  const seen = x.forward(model, data.sequences.inputs[0]);
+  out.push({ arm, heads, data, logits: Array.from(seen.logits),
+             patterns: seen.patterns.map((l) => l.map((p) => Array.from(p))) });
+  run.dispose();
+}
+writeFileSync(process.argv[2], JSON.stringify(out));
+"""
+
+
+def test_the_trained_model_opens_in_the_explorer_as_torch_reads_it(tmp_path):
+    """The training page hands a model to the explorer's views as the explorer's data object
+    (`tinytrain.mjs`'s `explorerData`): read back by torch (float16 weights in torch's layout
+    loaded into the package's model), the explorer's forward pass on its first held-out
+    sequence gives torch's logits (within 1e-4 of the largest) and patterns (within 1e-5),
+    and its mean-ablation fill is the package's `head_means` over the other held-out
+    sequences (within 2e-2 of the largest mean: the page averages with its float32 weights,
+    then rounds to half precision). Smallest effect: a transposed weight or a head of the
+    means in the wrong place moves them by far more; one arm each, so that every head size
+    rule of the page is read."""
+    from bparallel.transformer.ablation import head_means
+
+    configs = [["width", 4], ["head16", 2], ["inner256", 1]]
+    driver = tmp_path / "explorer.mjs"
+    driver.write_text(EXPLORER_DRIVER.replace("TINYTRAIN", json.dumps(TINYTRAIN.as_uri()))
+                      .replace("CONFIGS", json.dumps(configs)))
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
+    subprocess.run([node, str(driver), str(tmp_path / "out.json")], cwd=ROOT, check=True,
+                   capture_output=True, timeout=600)
+    for got, (arm, heads) in zip(json.loads((tmp_path / "out.json").read_text()), configs,
+                                 strict=True):
+        data = got["data"]
+        assert data["format"] == 2 and data["data"] == "page" and data["heads"] == heads
+        cfg = model_config("induction-tiny", heads, data["config"]["head_dim"])
+        assert cfg.head_dim == {"width": 8, "head16": 8, "inner256": 128}[arm]
+        flat = np.frombuffer(base64.b64decode(data["weights"]), dtype="<f2").astype(np.float32)
+        model = Transformer(cfg, attention_path="explicit")
+        state = {name: torch.from_numpy(flat[e["offset"]:e["offset"] + int(np.prod(e["shape"]))]
+                                        .reshape(e["shape"]).copy())
+                 for name, e in data["tensors"].items()}
+        model.load_state_dict(state, strict=True)
+        model.eval()
+        seqs = torch.tensor(data["sequences"]["inputs"])
+        with torch.no_grad():
+            logits, patterns = model(seqs[:1], return_attention=True)
+        logits = logits[0].double().numpy()
+        js = np.asarray(got["logits"]).reshape(logits.shape)
+        assert np.abs(js - logits).max() <= 1e-4 * np.abs(logits).max(), arm
+        js_p = np.asarray(got["patterns"])  # (L, H, T*T)
+        torch_p = patterns[:, 0].double().numpy().reshape(js_p.shape)
+        assert np.abs(js_p - torch_p).max() <= 1e-5, arm
+        # the reference sequences: the page's held-out set after the shown ones
+        assert data["sequences"]["reference"] == [len(seqs), data["sequences"]["num_drawn"]]
+        means = np.frombuffer(base64.b64decode(data["head_means"]), dtype="<f2")
+        first, total = data["sequences"]["reference"]
+        assert means.size == cfg.n_layers * cfg.seq_len * cfg.n_heads * cfg.head_dim
+        assert total - first > 100
+        # the page's reference sequences are its own draws: rebuild them from its batch rule
+        ref = _page_heldout(total)[first:]
+        want = head_means(model, torch.tensor(ref)).numpy().reshape(means.shape)
+        assert np.abs(means.astype(np.float64) - want).max() <= 2e-2 * np.abs(want).max(), arm
+
+
+def _page_heldout(num: int) -> list[list[int]]:
+    """The page's fixed held-out sequences (its `inductionBatch(mulberry32(0x5eed), num)`),
+    drawn by Node."""
+    code = (f"const t = await import({json.dumps(TINYTRAIN.as_uri())});"
+            f"const r = await import({json.dumps(TINYTRAIN.with_name('random.mjs').as_uri())});"
+            f"const b = t.inductionBatch(r.mulberry32(0x5eed), {num});"
+            "console.log(JSON.stringify(Array.from(b.tokens)));")
+    done = subprocess.run([shutil.which("node"), "--input-type=module", "-e", code], cwd=ROOT,
+                          check=True, capture_output=True, text=True, timeout=120)
+    tokens = json.loads(done.stdout)
+    T = get_profile("induction-tiny").seq_len
+    return [tokens[i:i + T] for i in range(0, len(tokens), T)]

@@ -523,3 +523,34 @@ def test_a_sweep_of_another_model_size_without_probes_ships_under_its_own_name(t
         "induction-h04-L2-s43"]
     assert entry["sizes"] == {"n_layers": 2} and entry["probes"]["step"] == []
     assert entry["model_config"]["n_layers"] == 2
+
+
+def test_every_arm_of_the_tiny_profile_is_planned_at_its_width(tmp_path):
+    """The arms are rules on the profile's width (``d = 32`` for ``induction-tiny``): a head
+    size of ``d/4 = 8`` (head16) and an attention width of ``4d = 128`` (inner256), as the
+    training page's arms; shared models are planned once and listed under both arms. Smallest
+    effect: one head size off, or one arm missing from a run's ``arms``."""
+    import dataclasses
+
+    from bparallel.transformer.arms import arm_head_size, arm_head_size_of, arm_inner_width_of
+    from bparallel.transformer.design import get_profile
+
+    tiny = get_profile("induction-tiny")
+    assert (arm_head_size_of(tiny.d_model), arm_inner_width_of(tiny.d_model)) == (8, 128)
+    assert (arm_head_size_of(), arm_inner_width_of()) == (16, 256)  # the paper's width
+    runs = sw.plan(["induction"], [1, 4, 16], [1], "induction-tiny",
+                   arms=["width", "head16", "inner256"], runs_dir=tmp_path)
+    got = [(r.run.heads, r.run.config.head_dim, r.run.arms) for r in runs]
+    assert got == [(1, 32, ["width"]), (1, 8, ["head16"]), (1, 128, ["inner256"]),
+                   (4, 8, ["width", "head16"]), (4, 32, ["inner256"]),
+                   (16, 2, ["width"]), (16, 8, ["head16", "inner256"])]
+    with pytest.raises(ValueError, match=r"heads=3: the inner256 arm splits an attention "
+                                         r"width of 128 \(4 x d_model=32\)"):
+        arm_head_size("inner256", 3, tiny.d_model)
+    with pytest.raises(ValueError, match="d_model=30: the head16 arm .* 4 does not divide 30"):
+        arm_head_size("head16", 2, 30)
+    # a size control is in no arm; a model of the tiny arms trains (two steps)
+    assert Run("induction", 4, "induction-fresh", d_model=128).arms == []
+    short = dataclasses.replace(tiny, steps=2, eval_every=1)
+    res = train(Run.in_arm("induction", 2, short, "inner256"), progress=False)
+    assert res.step == 2 and res.model.config.head_dim == 64

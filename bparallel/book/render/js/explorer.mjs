@@ -51,6 +51,7 @@ function groupLabel(group, models) {
 
 /** How the model menu names a model: its head count, and for a fresh-data model the head size and arms. */
 export function modelLabel(m) {
+  if (typeof m.label === "string") return m.label; // a model handed over by the training page
   const heads = `${m.heads} head${m.heads > 1 ? "s" : ""}`;
   return m.data === "fresh" ? `${heads} of ${m.head_size} (${(m.arms || []).join(", ")})` : heads;
 }
@@ -79,10 +80,13 @@ export function statusText(data) {
     ? pct(m.heldout_accuracy_predictable) : "not recorded";
   const hash = typeof m.sha256 === "string" ? `SHA-256 ${m.sha256.slice(0, 12)}\u2026` : "SHA-256 not recorded";
   const outcome = m.outcome ? `; ${outcomeText(m)}` : "";
-  return `${data.name}: task ${data.task}, ${data.data === "fresh" ? "trained on fresh data" : "trained on a finite set"}, ` +
+  const page = data.data === "page"; // trained in the training page (chapter 15), not shipped
+  const how = page ? `trained in this page for ${m.steps} steps` : data.data === "fresh" ? "trained on fresh data" : "trained on a finite set";
+  return `${data.name}: task ${data.task}, ${how}, ` +
     `${data.heads} head${data.heads > 1 ? "s" : ""} of ${data.config.head_dim}, seed ${data.seed}; ` +
-    `held-out accuracy ${acc} on the predictable positions (the manifest's)${outcome}. ` +
-    `Weights in half precision (${hash} of the shipped file).`;
+    `held-out accuracy ${acc} on the predictable positions (${page ? "the page's last evaluation" : "the manifest's"})${outcome}. ` +
+    (page ? "Weights rounded to half precision, as every model of the explorer."
+      : `Weights in half precision (${hash} of the shipped file).`);
 }
 
 // ------------------------------------------------------------------ the view and links
@@ -385,8 +389,11 @@ function cellAt(canvas, event, T) {
 export function mountExplorer(root, options) {
   const models = (options.models || []).filter((m) => NAME.test(m.name) && Number.isInteger(m.heads));
   const useHash = options.hash !== false;
+  const given = options.data || null; // name -> data object handed over in the page (no file)
   const app = { view: null, data: null, model: null, intact: null, current: null, busy: false, timings: {} };
   const ui = buildSkeleton(root, models);
+  ui.linkButton.hidden = !useHash; // a link restores only what the page's address can load
+  ui.pyButton.hidden = options.python === false;
   root.bpExplorer = app;
   if (!models.length) {
     ui.status.textContent = "No model is offered: export them with bparallel.book.section4.explorer.export_models.";
@@ -395,6 +402,7 @@ export function mountExplorer(root, options) {
 
   /** Load a model's data file by a script element (once), then resolve its data. */
   function loadData(name) {
+    if (given && given[name]) return Promise.resolve(given[name]);
     const store = (window.BPARALLEL_MODELS = window.BPARALLEL_MODELS || {});
     if (store[name]) return Promise.resolve(store[name]);
     return new Promise((resolve, reject) => {
@@ -441,7 +449,8 @@ export function mountExplorer(root, options) {
   }
 
   function tokensOf(view) {
-    if (view.seq === "fresh") return freshSequence(app.data.task, view.seed);
+    const { seqLen, vocabSize } = app.model.config;
+    if (view.seq === "fresh") return freshSequence(app.data.task, view.seed, seqLen, vocabSize);
     if (view.seq === "typed") return view.tokens;
     return app.data.sequences.inputs[view.seq];
   }
@@ -613,6 +622,7 @@ function syncControls(ui, app, models) {
     option("fresh", "fresh (drawn here)"), option("typed", "typed"),
   );
   ui.seq.value = String(view.seq);
+  ui.typed.placeholder = `tokens 0-${app.model.config.vocabSize - 1}, e.g. 5 17 5 9`;
   ui.seed.hidden = view.seq !== "fresh";
   ui.seed.value = view.seed;
   ui.typed.hidden = view.seq !== "typed";
@@ -654,10 +664,11 @@ function wireControls(ui, app, models, { show, rerun }) {
   });
   ui.typed.addEventListener("change", () => {
     const tokens = ui.typed.value.trim().split(/[\s,.;]+/).filter(Boolean).map(Number);
-    const ok = tokens.length >= 1 && tokens.length <= MAX_TYPED && tokens.every((x) => Number.isInteger(x) && x >= 0 && x <= 255);
+    const most = Math.min(MAX_TYPED, app.model.config.seqLen), top = app.model.config.vocabSize - 1;
+    const ok = tokens.length >= 1 && tokens.length <= most && tokens.every((x) => Number.isInteger(x) && x >= 0 && x <= top);
     ui.typed.setAttribute("aria-invalid", ok ? "false" : "true");
     if (!ok) {
-      ui.status.textContent = `Type 1 to ${MAX_TYPED} tokens, each a whole number from 0 to 255.`;
+      ui.status.textContent = `Type 1 to ${most} tokens, each a whole number from 0 to ${top}.`;
       return;
     }
     app.view.tokens = tokens;
@@ -723,7 +734,7 @@ function wireControls(ui, app, models, { show, rerun }) {
 }
 
 function tokensLength(app) {
-  return app.tokens ? app.tokens.length : 100;
+  return app.tokens ? app.tokens.length : app.model ? app.model.config.seqLen : 100;
 }
 
 function choosePosition(app, pos) {

@@ -11,8 +11,9 @@
  *
  * TensorFlow.js is passed in as `tf` (the page's vendored `tf-core` with its CPU or WASM
  * backend; Node's `@tensorflow/tfjs-core`), so the same code runs in both; nothing here
- * touches the page. Tokens are embedded by a one-hot matrix product: the WASM backend has no
- * gradient for `gather`. Weights are stored as torch stores them transposed: a linear layer
+ * touches the page. Two operations carry their own gradient ({@link embed}: the WASM backend
+ * has none for `gather`; {@link mm}: its gradient of `matMul` is slow there). Weights are
+ * stored as torch stores them transposed: a linear layer
  * is `W (in, out)`, `b (out)`; `tests/book/render/test_tinytrain_parity.py` loads torch's initial
  * weights here and checks one step's loss and every gradient against torch's.
  *
@@ -21,6 +22,7 @@
  */
 
 import { mulberry32 } from "./random.mjs";
+import { FLOAT32_EPS, FORMAT, encodeFloat16 } from "./transformer.mjs";
 
 /** The tiny model's width, layers, MLP width and sequence length (profile `induction-tiny`). */
 export const TINY = Object.freeze({ dModel: 32, nLayers: 2, dMlp: 64, seqLen: 32, vocab: 32 });
@@ -29,11 +31,15 @@ export const DEFAULTS = Object.freeze({ batch: 32, lr: 3e-3, evalEvery: 25, step
   heldout: 128, threshold: 0.9 });
 /** A run has learned at the first of this many evaluations in a row at the threshold. */
 export const LEARNED_IN_A_ROW = 3;
-/** The arms: how a head count sets the head size (the book's three, scaled to width 32). */
+/**
+ * The arms: how a head count sets the head size, the package's three
+ * (`bparallel.transformer.arms`, named by their values at the paper's width 64), as rules on
+ * the model width `d`: `d / heads`, `d / 4` per head, an attention width of `4 d`.
+ */
 export const ARMS = Object.freeze({
-  width: "fixed width: head size 32 / heads",
-  head8: "fixed head size: 8 per head",
-  inner128: "fixed attention width: 128 / heads per head",
+  width: `fixed width: head size ${TINY.dModel} / heads`,
+  head16: `fixed head size: ${TINY.dModel / 4} per head`,
+  inner256: `fixed attention width: ${4 * TINY.dModel} / heads per head`,
 });
 const RMS_EPS = 2 ** -23; // torch.nn.RMSNorm's default eps: float32's machine epsilon
 
@@ -56,8 +62,8 @@ export function inductionSplit(T) {
 export function headSizeOf(arm, heads, dModel = TINY.dModel) {
   if (!(arm in ARMS)) throw new Error(`arm: expected one of ${Object.keys(ARMS).join(", ")}, got ${JSON.stringify(arm)}`);
   if (!(Number.isInteger(heads) && heads >= 1)) throw new Error(`heads: expected a positive whole number, got ${JSON.stringify(heads)}`);
-  if (arm === "head8") return 8;
-  const width = arm === "width" ? dModel : 4 * dModel;
+  if (arm === "head16") return dModel / 4; // a quarter of the width (16 at the paper's 64)
+  const width = arm === "width" ? dModel : 4 * dModel; // inner256: four times the width
   if (width % heads) throw new Error(`heads: ${heads} heads do not divide the ${arm === "width" ? "model" : "attention"} width ${width} (${ARMS[arm]})`);
   return width / heads;
 }
@@ -174,7 +180,9 @@ export function makeVariables(tf, cfg, weights) {
   for (const [name, shape] of parameterShapes(cfg)) {
     const w = weights[name];
     if (!w) throw new Error(`weights: no ${name}`);
-    vars[name] = tf.variable(tf.tensor(Float32Array.from(w), shape), true); // unnamed: names are global to tf
+    const init = tf.tensor(Float32Array.from(w), shape);
+    vars[name] = tf.variable(init, true); // unnamed: names are global to tf
+    init.dispose(); // the variable holds a copy
   }
   return vars;
 }
@@ -183,13 +191,56 @@ function rmsnorm(tf, x, w) {
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(tf.mean(tf.square(x), -1, true), RMS_EPS))), w);
 }
 
+/**
+ * `a b` (2-D, or batched over leading axes of equal shape) with a gradient written with
+ * explicit transposes: TensorFlow.js's own gradient of `matMul` multiplies with its transpose
+ * flags, which the WASM backend runs about ten times slower than a transpose and a plain
+ * product (`benchmarks/bench_trainer.py --parts node` measures the step). Same values:
+ * `da = dy b^T`, `db = a^T dy`.
+ */
+const matMuls = new WeakMap(); // one custom op per tf instance
+function mm(tf, a, b) {
+  let op = matMuls.get(tf);
+  if (!op) {
+    const swap = (t) => (t.rank === 2 ? tf.transpose(t) : tf.transpose(t, [...Array(t.rank - 2).keys(), t.rank - 1, t.rank - 2]));
+    op = tf.customGrad((x, y, save) => {
+      save([x, y]);
+      return { value: tf.matMul(x, y), gradFunc: (dy, [sx, sy]) => [tf.matMul(dy, swap(sy)), tf.matMul(swap(sx), dy)] };
+    });
+    matMuls.set(tf, op);
+  }
+  return op(a, b);
+}
+
+/**
+ * Rows `ids` (int32 `(N)`) of the embedding `W (V, C)`: a lookup forward, and the gradient
+ * `onehot(ids)^T dy` as a product (the WASM backend has no gradient for `gather`: its
+ * `UnsortedSegmentSum` is not registered); no gradient flows to the integer `ids`.
+ */
+const embeds = new WeakMap();
+function embed(tf, W, ids) {
+  let op = embeds.get(tf);
+  if (!op) {
+    op = tf.customGrad((w, i, save) => {
+      save([i]);
+      return {
+        value: tf.gather(w, i),
+        gradFunc: (dy, [si]) => [tf.matMul(tf.transpose(tf.oneHot(si, w.shape[0])), dy), tf.zerosLike(si)],
+      };
+    });
+    embeds.set(tf, op);
+  }
+  return op(W, ids);
+}
+
 function linear(tf, x, W, b) { // x (N, in) -> (N, out)
-  return tf.add(tf.matMul(x, W), b);
+  return tf.add(mm(tf, x, W), b);
 }
 
 /**
  * Logits `(B, T, V)` of `tokens` (int32 tensor `(B, T)`), and with `withPatterns` every
- * layer's attention pattern `(B, H, T, T)` (`[batch, head, query_pos, key_pos]`). `removed`:
+ * layer's attention pattern `(B, H, T, T)` (`[batch, head, query_pos, key_pos]`) and every
+ * layer's head outputs before the output projection `(B, H, T, D)` (`heads`). `removed`:
  * heads whose output is set to zero, `removed[l]` an array of head indices of layer `l`
  * (zero ablation, as `bparallel.transformer.ablation` and the explorer remove a head).
  */
@@ -197,12 +248,11 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
   const { dModel: C, nLayers: L, vocab: V, heads: H, headSize: D } = cfg;
   const [B, T] = tokens.shape;
   const N = B * T;
-  const onehot = tf.oneHot(tf.reshape(tokens, [N]), V); // (N, V): gather has no WASM gradient
-  let x = tf.matMul(onehot, vars["tok_emb.weight"]); // (N, C)
+  let x = embed(tf, vars["tok_emb.weight"], tf.reshape(tokens, [N])); // (N, C)
   const pos = tf.slice(vars["pos_emb.weight"], [0, 0], [T, C]); // (T, C)
   x = tf.reshape(tf.add(tf.reshape(x, [B, T, C]), pos), [N, C]); // (N, C)
   const mask = tf.tensor2d(Float32Array.from({ length: T * T }, (_, i) => (i % T > Math.floor(i / T) ? -1e9 : 0)), [T, T]);
-  const patterns = [];
+  const patterns = [], headOutputs = [];
   const split = (y) => tf.transpose(tf.reshape(y, [B, T, H, D]), [0, 2, 1, 3]); // (B, H, T, D)
   for (let l = 0; l < L; l++) {
     const p = `blocks.${l}.`;
@@ -210,10 +260,11 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
     const q = split(linear(tf, h, vars[`${p}attn.q.weight`], vars[`${p}attn.q.bias`]));
     const k = split(linear(tf, h, vars[`${p}attn.k.weight`], vars[`${p}attn.k.bias`]));
     const v = split(linear(tf, h, vars[`${p}attn.v.weight`], vars[`${p}attn.v.bias`]));
-    const scores = tf.add(tf.div(tf.matMul(q, k, false, true), Math.sqrt(D)), mask); // (B, H, T, T)
+    const scores = tf.add(tf.div(mm(tf, q, tf.transpose(k, [0, 1, 3, 2])), Math.sqrt(D)), mask); // (B, H, T, T)
     const pattern = tf.softmax(scores); // (B, H, T, T)
     if (withPatterns) patterns.push(pattern);
-    let heads = tf.matMul(pattern, v); // (B, H, T, D)
+    let heads = mm(tf, pattern, v); // (B, H, T, D)
+    if (withPatterns) headOutputs.push(heads);
     if (removed && removed[l] && removed[l].length) {
       const keep = Float32Array.from({ length: H }, (_, h) => (removed[l].includes(h) ? 0 : 1));
       heads = tf.mul(heads, tf.tensor4d(keep, [1, H, 1, 1])); // zero ablation
@@ -225,7 +276,7 @@ export function forward(tf, cfg, vars, tokens, withPatterns = false, removed = n
     x = tf.add(x, linear(tf, m, vars[`${p}mlp.proj.weight`], vars[`${p}mlp.proj.bias`]));
   }
   const logits = tf.reshape(linear(tf, x, vars["head.weight"], vars["head.bias"]), [B, T, V]);
-  return withPatterns ? { logits, patterns } : logits;
+  return withPatterns ? { logits, patterns, heads: headOutputs } : logits;
 }
 
 /**
@@ -334,6 +385,9 @@ export function makeRun(tf, config, options = {}) {
         });
       });
     },
+    explorerData(shown = EXPLORER_SEQUENCES) { // the explorer's data object ({@link explorerData})
+      return explorerData(tf, run, heldout, shown);
+    },
     weightsOf() { // flat copies of every weight, by torch's names
       const out = {};
       for (const [name, v] of Object.entries(vars)) out[name] = v.dataSync().slice();
@@ -346,4 +400,74 @@ export function makeRun(tf, config, options = {}) {
   };
   run.evaluate(); // step 0: the untrained model
   return run;
+}
+
+// ---------------------------------------------------------------------- the explorer's views
+
+/** Held-out sequences the explorer shows of a model trained here (as its data files, 8). */
+export const EXPLORER_SEQUENCES = 8;
+const TRANSPOSED = /(attn\.[qkvo]\w*|mlp\.\w+|^head)\.weight$/; // linear weights: torch's (out, in)
+
+/**
+ * The explorer's name of a model trained here: `induction-h<HH>`, with `-hs<D>` where the
+ * head size is not the width over the heads (as `bparallel.transformer.design.run_name`).
+ */
+export function explorerName(cfg) {
+  const hs = cfg.headSize * cfg.heads === cfg.dModel ? "" : `-hs${String(cfg.headSize).padStart(2, "0")}`;
+  return `induction-h${String(cfg.heads).padStart(2, "0")}${hs}`;
+}
+
+/**
+ * A run's model as the explorer's data object (format {@link FORMAT} of
+ * `bparallel.book.section4.explorer.model_data`, read by `transformer.mjs`'s `loadModel`):
+ * the weights in torch's layout, rounded to half precision as every model of the explorer;
+ * the first `shown` held-out sequences, and the per-position mean head outputs of mean
+ * ablation over the others (`head_means`, `(L, T, A)`, of the page's float32 weights); the
+ * manifest fields the explorer's status line reads (the last evaluation's held-out accuracy
+ * on the predictable positions, the steps trained). No file is written or fetched: the
+ * trainer hands the object to `mountExplorer`.
+ */
+export function explorerData(tf, run, heldout, shown = EXPLORER_SEQUENCES) {
+  const { cfg, vars } = run;
+  const { dModel: C, nLayers: L, dMlp: M, seqLen: T, vocab: V, heads: H, headSize: D } = cfg;
+  if (!(Number.isInteger(shown) && shown >= 1 && shown < heldout.num)) {
+    throw new Error(`shown: expected a whole number from 1 to ${heldout.num - 1}, got ${JSON.stringify(shown)}`);
+  }
+  const tensors = {};
+  const parts = [];
+  let offset = 0;
+  for (const [name, shape] of parameterShapes(cfg)) {
+    let values = vars[name].dataSync();
+    let torchShape = shape;
+    if (shape.length === 2 && TRANSPOSED.test(name)) { // (in, out) -> torch's (out, in)
+      const [rows, cols] = shape;
+      const t = new Float32Array(values.length);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = values[r * cols + c];
+      values = t;
+      torchShape = [cols, rows];
+    }
+    tensors[name] = { shape: torchShape, offset };
+    parts.push(values);
+    offset += values.length;
+  }
+  const flat = new Float32Array(offset);
+  let at = 0;
+  for (const v of parts) { flat.set(v, at); at += v.length; }
+  const A = H * D;
+  const means = tf.tidy(() => { // mean head outputs per layer and position over the reference sequences
+    const rest = heldout.num - shown;
+    const tok = tf.tensor2d(heldout.tokens.slice(shown * T), [rest, T], "int32");
+    const { heads } = forward(tf, cfg, vars, tok, true);
+    return tf.stack(heads.map((y) => tf.reshape(tf.transpose(tf.mean(y, 0), [1, 0, 2]), [T, A]))).dataSync(); // (L, T, A)
+  });
+  const inputs = Array.from({ length: shown }, (_, n) => Array.from(heldout.tokens.slice(n * T, (n + 1) * T)));
+  const name = explorerName(cfg);
+  return {
+    format: FORMAT, name, data: "page", task: "induction", heads: H, seed: run.config.seed,
+    profile: "induction-tiny",
+    manifest: { heldout_accuracy_predictable: run.curve.accuracy.at(-1), steps: run.step },
+    config: { n_layers: L, n_heads: H, head_dim: D, d_model: C, d_mlp: M, vocab_size: V, seq_len: T, norm_eps: FLOAT32_EPS },
+    tensors, weights: encodeFloat16(flat), head_means: encodeFloat16(means),
+    sequences: { protocol: "heldout", num_drawn: heldout.num, reference: [shown, heldout.num], inputs },
+  };
 }

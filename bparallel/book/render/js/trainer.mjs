@@ -8,16 +8,22 @@
  * and the graph measures of the last layer's attention on a held-out sequence (Algorithm 1's
  * mean mixing time and the minimax fidelity of Definition 3.5 with the learned head weights,
  * as the explorer computes them: `transformer.mjs`'s `layerMeasures`), and every head's
- * attention pattern. Pause, resume, reset; "Export as Python" prints the package's commands
- * for the same configuration.
+ * attention pattern; each head of the last layer alone (its learned weight, its walk's mean
+ * mixing time and its minimax fidelity, at step 0 and now). Pause, resume, reset; "Export as
+ * Python" prints the package's commands for the same configuration; "Open in the explorer"
+ * hands the models as they are to the explorer's views (`explorer.mjs`'s `mountExplorer`,
+ * chapter 14) below, as data objects in the page (`tinytrain.mjs`'s `explorerData`): no file,
+ * no request, so it works from `file://`.
  */
 
 import { DEFAULTS, ARMS, TINY, checkConfig, makeRun } from "./tinytrain.mjs";
 import { layerMeasures } from "./transformer.mjs";
+import { mountExplorer } from "./explorer.mjs";
 
 const COLOURS = ["#1f6fb2", "#d9822b"];
 const SVG = "http://www.w3.org/2000/svg";
 const SLICE_MS = 40; // training time per slice before yielding a frame to the page
+const RENDER_MS = 500; // the charts and table are redrawn at most this often between evaluations
 
 /**
  * Start TensorFlow.js on the WASM backend from the inlined binary (`wasmUri`, a base64 data
@@ -67,13 +73,8 @@ export function toPython(settings) {
       return `model_h${h} = Transformer(model_config(profile, ${h}, head_size=${size}))  # ${h} heads of ${settings.headSizes[h]}`;
     }),
     "",
-    ...(settings.arm === "width" ? [
-      "# Train it with the sweep (the learning step by the book's rule in its manifest):",
-      `# python -m bparallel sweep --profile induction-tiny --tasks induction --arms width --heads ${heads} --seeds ${settings.seed}`,
-    ] : [
-      "# The sweep's other arms are sized for width 64 (head size 16, attention width 256):",
-      "# it does not train this arm of the tiny model; the models above are its configuration.",
-    ]),
+    "# Train it with the sweep (the learning step by the book's rule in its manifest):",
+    `# python -m bparallel sweep --profile induction-tiny --tasks induction --arms ${settings.arm} --heads ${heads} --seeds ${settings.seed}`,
   ].join("\n");
 }
 
@@ -186,7 +187,8 @@ export function mountTrainer(root, options) {
   const pause = el("button", { type: "button", "data-bp": "pause", disabled: "" }, "Pause");
   const reset = el("button", { type: "button", "data-bp": "reset" }, "Reset");
   const exportPy = el("button", { type: "button", "data-bp": "export" }, "Export as Python");
-  row2.append(train, pause, reset, exportPy);
+  const explore = el("button", { type: "button", "data-bp": "explore", disabled: "" }, "Open in the explorer");
+  row2.append(train, pause, reset, exportPy, explore);
   const message = el("p", { class: "bp-tr-message", role: "alert", "data-bp": "message" });
   const backendLine = el("p", { class: "bp-tr-backend", "data-bp": "backend" }, "Starting TensorFlow.js ...");
   const charts = el("div", { class: "bp-tr-charts" });
@@ -198,9 +200,13 @@ export function mountTrainer(root, options) {
   const patternTitle = el("p", { class: "bp-tr-note" });
   const ablation = el("p", { class: "bp-tr-note", "data-bp": "ablation", "aria-live": "polite" });
   const python = el("pre", { class: "bp-tr-python", "data-bp": "python", hidden: "" });
-  root.append(row1, row2, message, backendLine, charts, table, patternTitle, patternsBox, ablation, python);
+  const headTable = el("table", { class: "bp-tr-table", "data-bp": "head-measures" });
+  const explorerNote = el("p", { class: "bp-tr-note", "data-bp": "explorer-note" });
+  const explorerBox = el("div", { class: "bp-tr-explorer", "data-bp": "explorer" });
+  root.append(row1, row2, message, backendLine, charts, table, headTable, patternTitle, patternsBox, ablation, python,
+    explorerNote, explorerBox);
 
-  const state = { runs: [], playing: false, backend: null, settings: null, measures: [], timer: null };
+  const state = { runs: [], playing: false, backend: null, settings: null, measures: [], headHistory: [], timer: null, rendered: 0 };
   root.bpTrainer = state; // for tests and the curious: the runs, their curves and measures
 
   function readSettings() {
@@ -219,13 +225,23 @@ export function mountTrainer(root, options) {
     for (const r of state.runs) r.dispose();
     state.runs = [];
     state.measures = [];
+    state.headHistory = [];
+    explore.setAttribute("disabled", "");
   }
 
   function measure(run, i) {
     const layer = run.cfg.nLayers - 1;
     const patterns = run.patterns(0);
-    const m = layerMeasures(patterns, layer, { weights: headWeightsOf(run, layer), heads: false });
-    state.measures[i] = { step: run.step, mixing: m["mixing_time.definition"], fidelity: m["fidelity.definition"] };
+    const weights = headWeightsOf(run, layer);
+    const m = layerMeasures(patterns, layer, { weights, heads: true });
+    // each head alone (weight 1): its own walk's mean mixing time (Algorithm 1) and fidelity
+    const perHead = patterns[layer].map((a, h) => {
+      const alone = layerMeasures([[a]], 0, { heads: false });
+      return { weight: weights[h], mixing: alone["mixing_time.definition"], fidelity: m["head_fidelity.definition"][h] };
+    });
+    state.measures[i] = { step: run.step, mixing: m["mixing_time.definition"], fidelity: m["fidelity.definition"], heads: perHead };
+    const history = (state.headHistory[i] = state.headHistory[i] || []);
+    history.push({ step: run.step, heads: perHead });
     if (i === state.runs.length - 1 || state.runs.length === 1) {
       patternTitle.textContent = `Attention of the ${run.config.heads}-head model's last layer (layer ${layer + 1}) on a held-out sequence at step ${run.step}: rows are queries, columns keys; darker is more weight. Untick a head to remove it (its output set to zero).`;
       ablation.textContent = "";
@@ -263,6 +279,49 @@ export function mountTrainer(root, options) {
       cells.forEach((c, j) => { const td = el("td", {}, c); if (j === 0) td.style.color = COLOURS[i]; tr.append(td); });
       table.append(tr);
     });
+    drawHeadTable();
+  }
+
+  /** Every head of each model's last layer at the latest evaluation, with the evaluation at
+   * which it was first measured for comparison: its learned weight and its own graph measures. */
+  function drawHeadTable() {
+    headTable.replaceChildren();
+    if (!state.runs.length) return;
+    const cap = el("caption", {}, "Each head of the last layer alone, on the held-out sequence: its learned weight wₕ, its walk's mean mixing time (Algorithm 1, as defined) and its minimax fidelity (Definition 3.5), at step 0 and now.");
+    const head = el("tr");
+    for (const t of ["model", "head", "wₕ now", "mixing time, step 0 → now", "fidelity, step 0 → now"]) head.append(el("th", {}, t));
+    headTable.append(cap, head);
+    const mix = (x) => (Number.isFinite(x) ? x.toFixed(2) : "never");
+    state.runs.forEach((r, i) => {
+      const hist = state.headHistory[i];
+      if (!hist || !hist.length) return;
+      const first = hist[0], last = hist.at(-1);
+      last.heads.forEach((hm, h) => {
+        const tr = el("tr", { "data-heads": String(r.config.heads), "data-head": String(h) });
+        const f0 = first.heads[h];
+        const cells = [h ? "" : `${r.config.heads} × ${r.config.headSize}`, String(h + 1), hm.weight.toFixed(3),
+          `${mix(f0.mixing)} → ${mix(hm.mixing)}`, `${f0.fidelity.toFixed(1)}% → ${hm.fidelity.toFixed(1)}%`];
+        cells.forEach((c, j) => { const td = el("td", {}, c); if (j === 0) td.style.color = COLOURS[i]; tr.append(td); });
+        headTable.append(tr);
+      });
+    });
+  }
+
+  /** Hand every model, as it is now, to the explorer's views below (no file, no request). */
+  function openExplorer() {
+    if (!state.runs.length) return;
+    const data = {}, models = [];
+    for (const r of state.runs) {
+      const d = r.explorerData();
+      data[d.name] = d;
+      models.push({ name: d.name, heads: r.config.heads, task: "induction", data: "page", layers: r.cfg.nLayers,
+        label: `${r.config.heads} head${r.config.heads > 1 ? "s" : ""} of ${r.config.headSize} (step ${r.step})` });
+    }
+    explorerNote.textContent = `The explorer's views (chapter 14) of the model${models.length > 1 ? "s" : ""} as trained up to now: ` +
+      "the held-out sequences, every layer's heads with their switches (mean or zero ablation) and the combined graph's measures. " +
+      "Weights rounded to half precision, as every model of the explorer; press the button again for a later step.";
+    mountExplorer(explorerBox, { models, data, hash: false, python: false });
+    root.dataset.bpExplorer = models.map((m) => m.name).join(" ");
   }
 
   function slice() {
@@ -270,14 +329,16 @@ export function mountTrainer(root, options) {
     if (!state.playing) return;
     const t0 = performance.now();
     let active = state.runs.filter((r) => !r.done());
+    let evaluated = false;
     while (active.length && performance.now() - t0 < SLICE_MS) {
       for (const r of active) {
         r.update();
-        if (r.step % r.options.evalEvery === 0) measure(r, state.runs.indexOf(r));
+        if (r.step % r.options.evalEvery === 0) { measure(r, state.runs.indexOf(r)); evaluated = true; }
       }
       active = active.filter((r) => !r.done());
     }
-    render();
+    // redraw at an evaluation (new points), else at most every RENDER_MS (the step counts)
+    if (evaluated || !active.length || t0 - state.rendered >= RENDER_MS) { render(); state.rendered = t0; }
     if (!active.length) {
       state.playing = false;
       pause.setAttribute("disabled", "");
@@ -312,6 +373,7 @@ export function mountTrainer(root, options) {
     state.settings = settings;
     state.runs = settings.configs.map((c) => makeRun(tf, c, { steps: d.steps }));
     state.runs.forEach((r, i) => measure(r, i));
+    explore.removeAttribute("disabled");
     state.playing = true;
     root.dataset.bpState = "training";
     train.setAttribute("disabled", "");
@@ -338,9 +400,13 @@ export function mountTrainer(root, options) {
     message.textContent = "";
     patternsBox.replaceChildren();
     patternTitle.textContent = "";
+    explorerBox.replaceChildren();
+    explorerNote.textContent = "";
+    delete root.dataset.bpExplorer;
     render();
     root.dataset.bpState = "ready";
   });
+  explore.addEventListener("click", openExplorer);
   exportPy.addEventListener("click", () => {
     try {
       python.textContent = toPython(readSettings());

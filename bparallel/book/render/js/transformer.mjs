@@ -76,6 +76,46 @@ export function halfToNumber(bits) {
   return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
+/**
+ * The 16 bits of the float16 nearest to `x` (ties to even, as numpy's `astype(float16)`;
+ * beyond the largest half, infinity): the inverse of {@link halfToNumber} on halves.
+ * @param {number} x
+ * @returns {number} 0 .. 65535
+ */
+export function numberToHalf(x) {
+  if (Number.isNaN(x)) return 0x7e00;
+  const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
+  const a = Math.abs(x);
+  if (a === Infinity) return sign | 0x7c00;
+  const even = (q) => { // q >= 0 rounded to the nearest integer, ties to even
+    const f = Math.floor(q), r = q - f;
+    return r > 0.5 || (r === 0.5 && f % 2 === 1) ? f + 1 : f;
+  };
+  if (a < 2 ** -14) return sign | even(a / 2 ** -24); // subnormals (1024 rounds up to the first normal)
+  let e = Math.floor(Math.log2(a));
+  if (2 ** e > a) e -= 1; // log2's rounding near powers of two
+  if (2 ** (e + 1) <= a) e += 1;
+  let m = even((a / 2 ** e - 1) * 1024);
+  if (m === 1024) { m = 0; e += 1; }
+  if (e > 15) return sign | 0x7c00;
+  return sign | ((e + 15) << 10) | m;
+}
+
+/**
+ * Values as little-endian float16 base64 text, the data files' encoding (the inverse of
+ * {@link decodeFloat16} up to the rounding to half precision).
+ * @param {ArrayLike<number>} values
+ * @returns {string}
+ */
+export function encodeFloat16(values) {
+  let binary = "";
+  for (let i = 0; i < values.length; i++) {
+    const b = numberToHalf(values[i]);
+    binary += String.fromCharCode(b & 0xff, b >> 8);
+  }
+  return btoa(binary);
+}
+
 let HALVES = null; // every float16's value, by its bits (built once)
 
 /**
