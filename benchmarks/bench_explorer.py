@@ -101,7 +101,7 @@ def time_python(model, inputs, layer: int, repeats: int) -> dict[str, list[float
             proxies.mixing_time_proxy(a, w, mode=mode)
             proxies.worst_case_mixing_time(a, w, mode=mode)
         proxies.node_fidelity_proxy(a, w)
-        proxies.best_head_vs_combined(a, w)
+        proxies.best_head_vs_combined(a, w, mode="paper")
         proxies.best_head_vs_combined(a, w, mode="definition")
         proxies.attention_rollout(patterns[: layer + 1, 0].numpy(), model_head_weights(model)
                                   [: layer + 1])

@@ -69,9 +69,10 @@ def main() -> None:
     pattern = extract_patterns(model, x)[1, 0]  # layer 2, (H, T, T)
     w = model_head_weights(model)[1]
     S = 500
-    t_exact, exact = best_of(lambda: px.mixing_time_proxy(pattern, w), 5 * reps)
+    t_exact, exact = best_of(lambda: px.mixing_time_proxy(pattern, w, mode="paper"), 5 * reps)
     t_mc, (mc, se) = best_of(lambda: px.mixing_time_proxy(
-        pattern, w, method="monte-carlo", num_simulations=S, seed=0, return_stderr=True), reps)
+        pattern, w, mode="paper", method="monte-carlo", num_simulations=S, seed=0,
+        return_stderr=True), reps)
     s_loop = 25 if args.quick else 100  # the loop is timed on fewer walks and scaled
     moves = px.Walk(pattern, w).moves("paper")[0]  # (T, T): the walk's moves, paper mode
     t_loop, times = best_of(lambda: absorbing.reference_walks(moves, 100, s_loop, seed=0), 1)
@@ -113,7 +114,7 @@ def main() -> None:
             C = px.combine_heads(pattern, w)[:, :, None]  # (L, B, 1, T, T), as evaluate does
             t_comb += time.perf_counter() - t
             t = time.perf_counter()
-            px.mixing_time_proxy(C, one)
+            px.mixing_time_proxy(C, one, mode="paper")
             t_mix += time.perf_counter() - t
             t = time.perf_counter()
             phi = px.node_fidelity_proxy(C, one, times=False).phi

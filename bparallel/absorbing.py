@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graphs import reaches
+from .graphs import reachability
 
 __all__ = ["CHUNK", "MIX_ATOL", "MIX_CAP", "hitting_times", "lost_starts", "mixing_times",
            "reference_walks", "sample_walks", "survival_sums", "traps"]
@@ -168,7 +168,7 @@ def lost_starts(Q: np.ndarray) -> np.ndarray:
     reach a trap or another position that cannot reach the sink (any chain)."""
     moves = Q > 0
     moves[traps(Q)] = False  # (n, T, T): a trap's rounding-level moves are not moves
-    R = reaches(moves)  # (n, T, T): R[g, a, b] iff b is reachable from a
+    R = reachability(moves)  # (n, T, T): R[g, a, b] iff b is reachable from a
     stuck = ~R[..., :, -1]  # (n, T): cannot reach the sink
     return np.any(R & stuck[..., None, :], axis=-1)
 

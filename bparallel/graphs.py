@@ -25,7 +25,7 @@ from ._checks import SUM_ATOL, positive_int, square_matrices
 
 __all__ = [
     "as_edges",
-    "reaches",
+    "reachability",
     "adjacency_matrix",
     "walk_matrix",
     "diffusion_matrix",
@@ -242,10 +242,12 @@ def edges_from_adjacency(adjacency: ArrayLike) -> list[tuple[int, int]]:
     return [(int(j), int(i)) for i, j in zip(*np.nonzero(A), strict=True) if i != j]
 
 
-def reaches(adjacency: ArrayLike) -> NDArray[np.bool_]:
+def reachability(adjacency: ArrayLike) -> NDArray[np.bool_]:
     """Reflexive-transitive closure: ``R[..., a, b]`` iff ``b`` is reachable from ``a``.
 
     ``adjacency[..., a, b]`` is a step ``a -> b`` (row = from), as in a row-stochastic ``P``.
+    (Named ``reaches`` before; not :func:`bparallel.ranks.reaches`, the book's threshold
+    decision ``value >= threshold`` up to a tolerance.)
     """
     R = np.asarray(adjacency, dtype=bool).copy()
     n = R.shape[-1]
@@ -265,10 +267,11 @@ def convex_combination(
     ``matrices`` has shape ``(..., H, n, n)``; ``weights`` ``(H,)`` or ``(..., H)``, non-negative
     and summing to 1 (or any non-negative, not-all-zero weights with ``normalize=True``).
 
-    Of walk matrices (Eq. 1) it is the combined walk ``W-bar`` of Section 2 (Theorem 2.8),
-    each head divided by the sender's out-degree before the heads are combined; of diffusion
-    matrices (Eq. 21) it is ``Delta-bar``, whose transposed walk the proxies take
-    (:mod:`bparallel.proxies`): two different chains, with different mixing times.
+    Of walk matrices (Eq. 1) it is the **combined-W walk** ``W-bar`` of Section 2 (Theorem
+    2.8), each head divided by the sender's out-degree before the heads are combined; of
+    diffusion matrices (Eq. 21) it is ``Delta-bar``, whose transposed walk, the
+    **combined-Delta walk**, the proxies take (:mod:`bparallel.proxies`): two different
+    chains, with different mixing times.
     """
     M = square_matrices(matrices, "matrices", layout="(..., H, n, n)")
     w = check_weights(weights, M.shape[-3])

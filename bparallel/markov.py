@@ -25,12 +25,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import absorbing
 from ._checks import SUM_ATOL, no_backward_edges, positive_int, unit_interval
-from .graphs import STOCHASTIC_ATOL, check_stochastic, check_weights, reaches
+from .graphs import STOCHASTIC_ATOL, check_stochastic, check_weights, reachability
 
 __all__ = [
     "stationary_distributions",
     "stationary_distribution",
-    "reaches",
+    "reachability",
     "tv_distance_to_stationary",
     "mixing_time",
     "expected_hitting_times",
@@ -71,7 +71,7 @@ def stationary_distributions(W: ArrayLike, *, tol: float = 1e-9) -> list[NDArray
     if W.ndim != 2:
         raise ValueError(f"W must be one (n, n) matrix here, got shape {W.shape}")
     n = W.shape[0]
-    R = reaches(W.T > tol)  # R[a, b]: b reachable from a
+    R = reachability(W.T > tol)  # R[a, b]: b reachable from a
     closed = [c for c in range(n) if np.all(R[R[c]][:, c])]  # every b reachable from c reaches c
     classes: list[list[int]] = []
     for c in closed:
@@ -214,7 +214,7 @@ def _in_old_order(values: NDArray, order: NDArray, batch: tuple[int, ...]) -> ND
 
 
 def _require_reachable(P: NDArray[np.float64], sink: int) -> None:
-    R = reaches(P > 0)
+    R = reachability(P > 0)
     ok = R[..., :, sink]
     if not ok.all():
         idx = np.argwhere(~ok)[0]

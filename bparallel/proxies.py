@@ -20,18 +20,24 @@ The combined matrix is ``C = sum_h w_h A[h]`` (Definition 3.6 with ``beta = w``)
 forward-transition matrix of both algorithms is ``P = C^T``: ``P[j, i] = C[i, j]`` moves
 from position ``j`` to a position ``i >= j``. The last position ``T - 1`` is the sink.
 
-Two combined walks: this one, the proxies' walk on ``Delta-bar`` (attention rows, one per
+Two combined walks, named by what is combined: this one, the **combined-Delta walk**, the
+proxies' walk on ``Delta-bar`` (attention rows, one per
 query, sum to 1 as the rows of ``Delta``, Eq. 21, do; the heads are combined first and each
-row of ``P`` is normalised after, in definition mode), is not the chain of ``W-bar = sum_h
+row of ``P`` is normalised after, in definition mode), is not the **combined-W walk**,
+the chain of ``W-bar = sum_h
 alpha_h W^(h)`` of Section 2 (Theorem 2.8; :func:`bparallel.graphs.convex_combination` of
 walk matrices, Eq. 1, each divided by the sender's out-degree before the heads are combined,
 which :func:`bparallel.markov.mixing_time` takes). They differ even for one head, and so do
 their mixing times; the book's "Using the package" page shows both on one graph.
 
-Units: fidelities are in **percent** here (:func:`node_fidelity_proxy`,
-:func:`minimax_fidelity_proxy`, :func:`best_head_vs_combined`), as the paper's Tables 3-6
-print them, 100 times the fractions that :mod:`bparallel.fidelity` returns for the same
-``Delta-bar``; mixing and hitting times are in steps.
+Units, the package's one convention: probabilities, fidelities and accuracies are fractions
+in ``[0, 1]`` (:mod:`bparallel.fidelity`, :mod:`bparallel.ensembles`, the transformer's
+accuracies), except where a function says **percent**: Algorithm 2's fidelities of attention
+(:func:`node_fidelity_proxy`, :func:`minimax_fidelity_proxy`, :func:`best_head_vs_combined`
+and the fidelities :func:`bparallel.transformer.measure.measure_model` returns) are in
+percent by default, as the paper's Tables 3-6 print them and as the book records them,
+100 times the fractions that :mod:`bparallel.fidelity` returns for the same ``Delta-bar``;
+``unit="fraction"`` returns the package's unit. Mixing and hitting times are in steps.
 
 Two modes:
 
@@ -43,15 +49,14 @@ Two modes:
   normalised; a non-sink position without outgoing weight, where Definition 2.3 is
   undefined, waits there) and the min over non-sink nodes of Definition 3.5.
 
-Defaults: Algorithms 1-2 (:func:`mixing_time_proxy`, :func:`node_fidelity_proxy`,
-:func:`minimax_fidelity_proxy`, :func:`best_head_vs_combined`) and
-:func:`transition_matrix` default to ``mode="paper"``, the mode in which the book's values
-of the published checkpoints are recorded; :func:`worst_case_mixing_time` and
-:func:`hitting_time_profile` default to ``"definition"``. In paper mode position 0 of a
-causal pattern traps the walk (its first entry, ``P[0, 0] = C[0, 0] = 1``, already fills
-the unnormalised cumulative sum the sampler draws from), so Algorithm 1's worst start is
-the step cap and Definition 2.7 is never reached; for
-graphs and models that are not the published checkpoints, name ``mode="definition"``.
+Defaults: every function of this module defaults to ``mode="definition"``, the walk and the
+minimum of the definitions, which is the answer for graphs and models that are not the
+published checkpoints (on a clean feedforward DAG it is finite). The published code's mode
+is one argument away, ``mode="paper"``: the book records its values of the published
+checkpoints in that mode and names it in every call. In paper mode position 0 of a causal
+pattern traps the walk (its first entry, ``P[0, 0] = C[0, 0] = 1``, already fills the
+unnormalised cumulative sum the sampler draws from), so Algorithm 1's worst start is the
+step cap and Definition 2.7 is never reached.
 
 ``method="exact"`` computes the expectation of Algorithm 1 in closed form (the walk is a
 Markov chain: sum its survival probabilities); ``method="monte-carlo"`` samples it.
@@ -79,7 +84,18 @@ from ._checks import (
     unit_interval,
 )
 
+__all__ = [
+    "MODES", "UNITS", "METHODS", "REDUCTIONS", "combine_heads", "Walk", "transition_matrix",
+    "mixing_time_proxy", "worst_case_mixing_time", "HittingTimes", "hitting_time_profile",
+    "NodeFidelity", "node_fidelity_proxy", "minimax_fidelity_proxy", "best_head_vs_combined",
+    "attention_rollout",
+]
+
 MODES = ("paper", "definition")
+#: The units of Algorithm 2's fidelities (``unit=``): percent, as the paper's tables, or
+#: the fraction in ``[0, 1]`` of the rest of the package.
+UNITS = ("percent", "fraction")
+_SCALE = {"percent": 100.0, "fraction": 1.0}
 METHODS = ("exact", "monte-carlo")
 REDUCTIONS = ("mean", "max", "none")
 
@@ -275,7 +291,9 @@ def _causal_walk(pattern: Any, head_weights: Any) -> Walk:
     return Walk._of_checked(a, head_weight_vectors(head_weights, a))
 
 
-def transition_matrix(pattern: Any, head_weights: Any = None, *, mode: str = "paper") -> np.ndarray:
+def transition_matrix(
+    pattern: Any, head_weights: Any = None, *, mode: str = "definition"
+) -> np.ndarray:
     """Row-stochastic transition matrix ``(..., T, T)`` of Algorithm 1's walk, sink absorbing.
 
     ``mode="paper"``: the chain implied by the published sampler; ``"definition"``: the
@@ -293,7 +311,7 @@ def mixing_time_proxy(
     pattern: Any,
     head_weights: Any = None,
     *,
-    mode: str = "paper",
+    mode: str = "definition",
     method: str = "exact",
     reduce: str = "mean",
     max_steps: int = 100,
@@ -404,7 +422,8 @@ def hitting_time_profile(
 
 
 class NodeFidelity(NamedTuple):
-    """Node fidelity in percent and the optimal fidelity time (Defs 3.3-3.4), ``(..., T)``."""
+    """Node fidelity (percent by default, else a fraction: ``unit``) and the optimal
+    fidelity time (Defs 3.3-3.4), ``(..., T)``."""
 
     phi: np.ndarray
     t_opt: np.ndarray | None
@@ -414,11 +433,13 @@ def node_fidelity_proxy(
     pattern: Any,
     head_weights: Any = None,
     *,
-    mode: str = "paper",
+    mode: str = "definition",
     horizon: int = 100,
     times: bool = True,
+    unit: str = "percent",
 ) -> NodeFidelity:
-    """Node fidelity ``phi_j`` in percent and optimal time ``t_j`` (Defs 3.3-3.4, 3.9).
+    """Node fidelity ``phi_j`` in percent (``unit="fraction"``: in ``[0, 1]``) and optimal
+    time ``t_j`` (Defs 3.3-3.4, 3.9).
 
     ``phi_j = 100 max_t (C^t)[T-1, j]`` with ``C`` the weighted combination playing the role
     of the diffusion matrix ``Delta``; ``t`` ranges over ``1..horizon`` in both modes (as in
@@ -427,41 +448,50 @@ def node_fidelity_proxy(
     Both arrays are ``pattern.shape[:-3] + (T,)``.
     """
     one_of(mode, "mode", MODES)
+    one_of(unit, "unit", UNITS)
     positive_int(horizon, "horizon")
     walk = _causal_walk(pattern, head_weights)
     phi, t_opt = walk.node_fidelity(horizon, times)
-    return NodeFidelity(100.0 * walk.shaped(phi), None if t_opt is None else walk.shaped(t_opt))
+    return NodeFidelity(_SCALE[unit] * walk.shaped(phi),
+                        None if t_opt is None else walk.shaped(t_opt))
 
 
 def minimax_fidelity_proxy(
-    pattern: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
+    pattern: Any, head_weights: Any = None, *, mode: str = "definition", horizon: int = 100,
+    unit: str = "percent",
 ) -> np.ndarray:
-    """Algorithm 2: minimax fidelity ``100 min_j max_t (P^t)[j, T-1]``, ``pattern.shape[:-3]``.
+    """Algorithm 2: minimax fidelity ``100 min_j max_t (P^t)[j, T-1]``, ``pattern.shape[:-3]``
+    (in percent; ``unit="fraction"``: without the factor 100, in ``[0, 1]``).
 
     ``mode="paper"``: min over all start nodes (the sink included), ``t = 1..horizon``, as
     the published code; ``mode="definition"``: min over non-sink nodes (Definition 3.5).
     """
     one_of(mode, "mode", MODES)
+    one_of(unit, "unit", UNITS)
     positive_int(horizon, "horizon")
     walk = _causal_walk(pattern, head_weights)
     phi, _ = walk.node_fidelity(horizon, times=False)
-    return fidelity.min_over_nodes(walk.shaped(phi), exclude_sink=mode == "definition") * 100.0
+    minimax = fidelity.min_over_nodes(walk.shaped(phi), exclude_sink=mode == "definition")
+    return minimax * _SCALE[unit]
 
 
 def best_head_vs_combined(
-    pattern: Any, head_weights: Any = None, *, mode: str = "paper", horizon: int = 100
+    pattern: Any, head_weights: Any = None, *, mode: str = "definition", horizon: int = 100,
+    unit: str = "percent",
 ) -> dict[str, np.ndarray]:
     """Tables 5-6: best individual head vs the weighted combination (Defs 3.10-3.12).
 
     Each head alone (weight 1) gives ``phi_min^(h)``; returns per graph (shape
     ``pattern.shape[:-3]``) ``"individual"`` = ``max_h phi_min^(h)``, ``"combined"`` =
     ``phi_min^multi`` with ``head_weights``, ``"best_head"`` = ``h_*`` (Eq. 31), and
-    ``"per_head"`` = all ``phi_min^(h)``, ``(..., H)``; all in percent.
+    ``"per_head"`` = all ``phi_min^(h)``, ``(..., H)``; all in percent (``unit="fraction"``:
+    in ``[0, 1]``).
     """
     a = attention_pattern(pattern)
-    combined = minimax_fidelity_proxy(a, head_weights, mode=mode, horizon=horizon)
+    combined = minimax_fidelity_proxy(a, head_weights, mode=mode, horizon=horizon, unit=unit)
     single = a[..., :, None, :, :]  # (..., H, 1, T, T): each head as a 1-head graph
-    per_head = minimax_fidelity_proxy(single, np.ones(1), mode=mode, horizon=horizon)
+    per_head = minimax_fidelity_proxy(single, np.ones(1), mode=mode, horizon=horizon,
+                                      unit=unit)
     return {
         "individual": per_head.max(-1),
         "combined": combined,

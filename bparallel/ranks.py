@@ -114,7 +114,8 @@ def spearman(a: Any, b: Any) -> np.ndarray:
 
 def reaches(value: float, threshold: float, tol: float = DECISION_TOL) -> bool:
     """The book's threshold decision: ``value >= threshold`` up to ``tol`` (module
-    docstring). NaN reaches nothing."""
+    docstring). NaN reaches nothing. (Not the reachability of a graph's nodes: that is
+    :func:`bparallel.graphs.reachability`.)"""
     value = float(value)
     return bool(not math.isnan(value) and value >= float(threshold) - tol)
 

@@ -42,6 +42,12 @@ from .data import SequenceDataset
 from .evaluation import TokenScores
 from .model import Transformer
 
+__all__ = [
+    "METRICS", "PRUNING_METRICS", "ablated", "head_means", "captured_streams",
+    "SEQUENCE_SUMS", "logit_margin", "evaluate_ablation", "pruning_curve", "random_orders",
+    "removal_order", "rank_heads", "rank_correlation", "top_head",
+]
+
 METRICS = ("loss", "accuracy", "loss_predictable", "accuracy_predictable")
 PRUNING_METRICS = ("accuracy_predictable", "margin", "kl")
 

@@ -43,6 +43,10 @@ from torch import Tensor
 
 from .._checks import positive_int
 
+__all__ = [
+    "DEFAULT_BLOCK_SIZE", "drop_mask", "causal_attention", "drops_to_full",
+]
+
 DEFAULT_BLOCK_SIZE = 20
 _DROP_SCALE = 2**31  # Tensor.random_() on int32 is uniform on {0, ..., 2^31 - 1}
 

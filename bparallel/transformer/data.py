@@ -71,6 +71,16 @@ import torch
 
 from .._checks import nonnegative_int, one_of, positive_int
 
+__all__ = [
+    "PAPER_TASKS", "GRAPH_TASKS", "FRESH_ONLY_TASKS", "TASKS", "SEQ_LEN", "VOCAB_SIZE",
+    "MAJORITY_SYMBOLS", "HISTOGRAM_SYMBOLS", "ALPHABET_SYMBOLS", "HOPS", "STREAMS",
+    "check_tokens", "stream_rng", "random_sequences", "induction_split",
+    "induction_sequences", "alphabet_sequences", "task_inputs",
+    "histogram_no_attention_ceiling", "make_targets", "predictable_mask", "predictable",
+    "SequenceDataset", "make_dataset", "heldout_dataset", "ShuffledLoader",
+    "paper_protocol_sequences", "fresh_sequences",
+]
+
 PAPER_TASKS = ("copy", "cycle")
 GRAPH_TASKS = ("first", "induction", "majority")
 FRESH_ONLY_TASKS = ("histogram",)

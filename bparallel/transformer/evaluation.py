@@ -13,6 +13,10 @@ import torch.nn.functional as F
 from .._checks import positive_int
 from .data import SequenceDataset, predictable_mask
 
+__all__ = [
+    "TokenScores", "evaluate_accuracy",
+]
+
 if TYPE_CHECKING:
     from .model import Transformer
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -46,6 +47,13 @@ from .ablation import (
 from .data import SequenceDataset
 from .model import Transformer
 from .patterns import extract_patterns, model_head_weights
+
+__all__ = [
+    "ALPHA", "PERMUTATIONS", "PRUNING_ORDERS", "RANDOM_ORDERS", "RELIABLE", "REMOVALS",
+    "SPLITS", "ImportanceStudy", "gradient_importance", "head_effects", "head_fidelity",
+    "head_test", "importance_study", "knockout_masks", "knockouts", "mean_interval",
+    "pair_synergy", "reliability", "sequence_means", "split_half_rho",
+]
 
 #: Split-half reliability above which a per-head ranking is reported as a finding; below
 #: it the ranking is "below the noise floor" and a verdict on it is "not testable".
@@ -422,6 +430,58 @@ def pair_synergy(
             "complementarity": pair - alone[idx[:, 0]] - alone[idx[:, 1]] + kept[0]}
 
 
+@dataclass(frozen=True)
+class ImportanceStudy:
+    """What :func:`importance_study` finds of one model, one field per study.
+
+    - ``knockout``: :func:`knockouts` (per knockout of :func:`knockout_masks` and
+      ``"none"``, the intact model: ``{"accuracy", "margin"}``);
+    - ``effect``: per sequence ``(L, H, N)``, :func:`head_effects` under ``"zero"`` and
+      ``"mean"`` removal (``"<removal>.<measure>"``, measures margin, kl, loss, accuracy)
+      and ``"gradient"`` (:func:`gradient_importance`);
+    - ``scores``: per ranking ``(L, H)``, the mean over sequences of each effect,
+      ``"weight"`` (``w_h`` of Section 4.2) and ``"fidelity.<mode>"`` (each head's minimax
+      fidelity in percent, where given);
+    - ``reliability``: per effect ``(L,)``, its :func:`split_half_rho`;
+    - ``spearman``: per ranking and removal ``(L,)``, the rank correlation of the ranking
+      with the margin drop (``"<ranking>~<removal>"``);
+    - ``pruning``: per order, the curves of :func:`pruning_curve` (``"heads_kept"`` and
+      ``{order: {metric: curve}}``);
+    - ``pair``: multi-head models only (else ``None``), :func:`pair_synergy` of one layer
+      with that layer under ``"layer"``.
+
+    :meth:`as_tree` is the nested-dict layout the metrics cache flattens, and
+    :meth:`from_tree` reads it back.
+    """
+
+    knockout: dict[str, Any]
+    effect: dict[str, np.ndarray]
+    scores: dict[str, np.ndarray]
+    reliability: dict[str, np.ndarray]
+    spearman: dict[str, np.ndarray]
+    pruning: dict[str, Any]
+    pair: dict[str, np.ndarray] | None = None
+
+    #: The fields, in the order of the nested layout.
+    FIELDS: ClassVar[tuple[str, ...]] = ("knockout", "effect", "scores", "reliability",
+                                         "spearman", "pair", "pruning")
+
+    def as_tree(self) -> dict[str, Any]:
+        """The study as nested dicts (``pair`` left out when ``None``), the layout that
+        :func:`bparallel._io.flatten` turns into the cache's ``"a/b/c"`` keys."""
+        return {f: getattr(self, f) for f in self.FIELDS if getattr(self, f) is not None}
+
+    @classmethod
+    def from_tree(cls, tree: dict[str, Any]) -> ImportanceStudy:
+        """The study of :meth:`as_tree`'s layout (e.g. a cached result unflattened)."""
+        missing = [f for f in cls.FIELDS if f != "pair" and f not in tree]
+        extra = sorted(set(tree) - set(cls.FIELDS))
+        if missing or extra:
+            raise ValueError(f"tree: not an importance study (missing {missing}, "
+                             f"unknown {extra})")
+        return cls(**{f: tree[f] for f in cls.FIELDS if f in tree})
+
+
 def importance_study(
     model: Transformer,
     dataset: SequenceDataset,
@@ -432,13 +492,14 @@ def importance_study(
     num_random: int = RANDOM_ORDERS,
     seed: int = 0,
     batch_size: int = 250,
-) -> dict[str, Any]:
+) -> ImportanceStudy:
     """Which heads and layers does ``model`` use? Knockouts, head importance with its noise
     floor, pair synergy and pruning curves, all on the predictable positions of ``dataset``.
 
     ``reference`` ``(N_ref, T)``: sequences disjoint from ``dataset`` whose mean head outputs
     mean ablation puts in place of a removed head. ``fidelity`` (:func:`head_fidelity`) adds
-    each head's minimax fidelity as a ranking. Returns
+    each head's minimax fidelity as a ranking. Returns an :class:`ImportanceStudy`, whose
+    fields are
 
     - ``"knockout"``: :func:`knockouts`;
     - ``"effect"``: per sequence ``(L, H, N)``, :func:`head_effects` under ``"zero"`` and
@@ -499,4 +560,4 @@ def importance_study(
                       for m in PRUNING_METRICS}
         begin += n
     out["pruning"] = pruning
-    return out
+    return ImportanceStudy.from_tree(out)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,14 +22,25 @@ import torch
 
 from .. import proxies
 from .._checks import one_of, positive_int, unit_interval
-from .._io import flatten
+from .._io import flatten, unflatten
 from .ablation import head_means
 from .as_trained import evaluate_as_trained
 from .data import SequenceDataset
 from .evaluation import evaluate_accuracy
-from .importance import head_effects, importance_study, knockouts, split_half_rho
+from .importance import (
+    ImportanceStudy,
+    head_effects,
+    importance_study,
+    knockouts,
+    split_half_rho,
+)
 from .model import Transformer
 from .patterns import extract_patterns, model_head_weights
+
+__all__ = [
+    "MODES", "PARTS", "PROBE_LAYER_KEYS", "PROBE_SCALAR_KEYS", "HeadStudy", "ModelMeasures",
+    "check_parts", "defined_metrics", "measure_model", "sequence_metrics", "training_probe",
+]
 
 MODES = proxies.MODES
 
@@ -65,6 +77,89 @@ def _node_fidelity(walk: proxies.Walk, horizon: int) -> np.ndarray:
 #: - ``"as_trained"``: the model scored as the optimiser saw it, dropout on
 #:   (:func:`~bparallel.transformer.as_trained.evaluate_as_trained`), beside evaluation mode.
 PARTS = ("sequence", "defined", "heads", "ablation", "as_trained")
+
+
+@dataclass(frozen=True)
+class HeadStudy:
+    """:func:`measure_model`'s ``"heads"`` part, the light head study of one model.
+
+    - ``knockout``: :func:`~bparallel.transformer.importance.knockouts`;
+    - ``impact`` ``(L, H, N)``: the margin drop of removing each head alone by mean
+      ablation, per sequence (``None`` without ``impact``);
+    - ``reliability`` ``(L,)``: its split-half rho (NaN for one head; ``None`` without
+      ``impact``);
+    - ``head_fidelity``: per mode, each head's minimax fidelity in percent, mean over the
+      sequences, ``(L, H)`` (``None`` without ``impact``).
+    """
+
+    knockout: dict[str, Any]
+    impact: np.ndarray | None = None
+    reliability: np.ndarray | None = None
+    head_fidelity: dict[str, np.ndarray] | None = None
+
+    def as_tree(self) -> dict[str, Any]:
+        """The study as nested dicts, the fields that are not ``None``."""
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class ModelMeasures:
+    """What :func:`measure_model` measures of one model, by part (:data:`PARTS`); a part not
+    asked for is empty (``graphs``) or ``None``.
+
+    - ``graphs``: the graph measures of the ``"sequence"`` and ``"defined"`` parts, arrays
+      ``(L, N, ...)`` under the names :func:`measure_model` lists (``"mixing_time.<mode>"``,
+      ``"fidelity.<mode>"``, ...);
+    - ``heads``: the ``"heads"`` part, a :class:`HeadStudy`;
+    - ``study``: the ``"ablation"`` part, an
+      :class:`~bparallel.transformer.importance.ImportanceStudy`;
+    - ``as_trained``: the ``"as_trained"`` part, 0-d arrays ``"accuracy"``, ``"spread"``,
+      ``"loss"`` and ``"evaluated"``.
+
+    :meth:`flat` is the one flat layout (``{name: array}``, what the metrics cache stores),
+    with a prefix per part so that no two names collide (``"fidelity.paper"``, a graph
+    measure, and ``"heads/head_fidelity/paper"``, each head's); :meth:`from_flat` reads it
+    back.
+    """
+
+    graphs: dict[str, np.ndarray]
+    heads: HeadStudy | None = None
+    study: ImportanceStudy | None = None
+    as_trained: dict[str, np.ndarray] | None = None
+
+    #: The prefixes of :meth:`flat`'s names, per part that is not a graph measure.
+    PREFIXES = ("heads", "study", "as_trained")
+
+    def flat(self) -> dict[str, np.ndarray]:
+        """Every array under one name: the graph measures as named in :attr:`graphs` (no
+        ``"/"``), the other parts under ``"heads/..."``, ``"study/..."`` and
+        ``"as_trained/..."`` (:func:`bparallel._io.flatten` of their nested layout)."""
+        tree: dict[str, Any] = {}
+        if self.heads is not None:
+            tree["heads"] = self.heads.as_tree()
+        if self.study is not None:
+            tree["study"] = self.study.as_tree()
+        if self.as_trained is not None:
+            tree["as_trained"] = self.as_trained
+        return {**{k: np.asarray(v) for k, v in self.graphs.items()}, **flatten(tree)}
+
+    @classmethod
+    def from_flat(cls, flat: Mapping[str, np.ndarray]) -> ModelMeasures:
+        """The measures of :meth:`flat`'s layout (0-d arrays of the nested parts become
+        Python numbers, as :func:`bparallel._io.unflatten` gives them)."""
+        graphs = {k: v for k, v in flat.items() if "/" not in k}
+        tree = unflatten({k: v for k, v in flat.items() if "/" in k})
+        unknown = sorted(set(tree) - set(cls.PREFIXES))
+        if unknown:
+            raise ValueError(f"flat: unknown parts {unknown}; expected graph measures and "
+                             f"{', '.join(cls.PREFIXES)}")
+        return cls(graphs=graphs,
+                   heads=HeadStudy(**tree["heads"]) if "heads" in tree else None,
+                   study=(ImportanceStudy.from_tree(tree["study"]) if "study" in tree
+                          else None),
+                   as_trained=({k: np.asarray(flat[f"as_trained/{k}"])
+                                for k in tree["as_trained"]} if "as_trained" in tree
+                               else None))
 
 
 def _split_reference(inputs: torch.Tensor, reference_sequences: int,
@@ -108,9 +203,10 @@ def measure_model(
     impact: bool = True,
     draws: int | None = None,
     **study: Any,
-) -> dict[str, np.ndarray]:
+) -> ModelMeasures:
     """Every graph and causal quantity of ``model`` on ``inputs`` ``(N, T)`` that ``parts``
-    (:data:`PARTS`) ask for, under one name each, from one pass over the sequences.
+    (:data:`PARTS`) ask for, from one pass over the sequences, as a :class:`ModelMeasures`
+    (:meth:`ModelMeasures.flat`: under one name each).
 
     The model runs once per batch of ``batch_size`` sequences; each batch's attention
     pattern ``(L, B, H, T, T)`` is validated once and its heads combined once with the
@@ -119,7 +215,7 @@ def measure_model(
     (:meth:`~bparallel.proxies.Walk.each_head`) is measured once, for the best head of
     Tables 5-6 and the per-head fidelity of the head studies alike.
 
-    Graph keys, arrays ``(L, N, ...)``:
+    Graph measures (:attr:`ModelMeasures.graphs`), arrays ``(L, N, ...)``:
 
     - ``"mixing_time.<mode>"`` (``"sequence"``, ``"defined"``): Algorithm 1, the mean over
       starts of ``E[min(tau, max_steps)]``;
@@ -139,19 +235,17 @@ def measure_model(
 
     ``"heads"`` and ``"ablation"`` need the ``task`` whose targets score the model and
     ``reference_sequences``: the last ones of ``inputs``, whose mean head outputs mean
-    ablation uses; the others are measured (the graph parts too). ``"heads"`` adds
-    ``"knockout/..."`` (:func:`~bparallel.transformer.importance.knockouts`) and, with
-    ``impact``, ``"impact"`` ``(L, H, N)`` (the margin drop of removing each head alone by
-    mean ablation), ``"reliability"`` ``(L,)`` (its split-half rho, NaN for one head) and
-    ``"fidelity/<mode>"`` ``(L, H)`` (each head's minimax fidelity, mean over sequences).
-    ``"ablation"`` adds :func:`~bparallel.transformer.importance.importance_study`
-    flattened to ``"a/b/c"`` keys (``study``: its other options), with these per-head
-    fidelities as a ranking. ``"as_trained"`` needs the ``task`` too and scores the model on
-    the sequences measured with its dropout on, ``draws`` sets of masks
-    (:func:`~bparallel.transformer.as_trained.evaluate_as_trained`, its own batches):
-    ``"as_trained/accuracy"``, ``"as_trained/spread"``, ``"as_trained/loss"`` and
-    ``"as_trained/evaluated"`` (evaluation mode), 0-d arrays.
-    :func:`~bparallel._io.unflatten` restores the nesting.
+    ablation uses; the others are measured (the graph parts too). ``"heads"`` gives
+    :attr:`ModelMeasures.heads`, a :class:`HeadStudy`: the knockouts
+    (:func:`~bparallel.transformer.importance.knockouts`) and, with ``impact``, the margin
+    drop of removing each head alone by mean ablation, its split-half rho and each head's
+    minimax fidelity. ``"ablation"`` gives :attr:`ModelMeasures.study`, the
+    :func:`~bparallel.transformer.importance.importance_study` (``study``: its other
+    options), with these per-head fidelities as a ranking. ``"as_trained"`` needs the
+    ``task`` too and scores the model on the sequences measured with its dropout on,
+    ``draws`` sets of masks (:func:`~bparallel.transformer.as_trained.evaluate_as_trained`,
+    its own batches): :attr:`ModelMeasures.as_trained`, ``"accuracy"``, ``"spread"``,
+    ``"loss"`` and ``"evaluated"`` (evaluation mode), 0-d arrays.
     """
     parts = check_parts(parts)
     eps = unit_interval(eps, "eps", closed=False)
@@ -219,28 +313,29 @@ def measure_model(
             joined[f"best_head.head.{mode}"] = heads[mode].argmax(-1)
     dataset = (SequenceDataset.of(task, measured) if causal or "as_trained" in parts
                else None)
+    scored = None
     if "as_trained" in parts:
         r = evaluate_as_trained(model, dataset, draws=draws)
-        joined.update({f"as_trained/{name}": np.asarray(r[key], dtype=np.float64)
-                       for name, key in (("accuracy", "accuracy_predictable"),
-                                         ("spread", "spread"), ("loss", "loss_predictable"),
-                                         ("evaluated", "evaluated"))})
+        scored = {name: np.asarray(r[key], dtype=np.float64)
+                  for name, key in (("accuracy", "accuracy_predictable"), ("spread", "spread"),
+                                    ("loss", "loss_predictable"), ("evaluated", "evaluated"))}
     if not causal:
-        return joined
+        return ModelMeasures(graphs=joined, as_trained=scored)
     if "ablation" in parts:
         fidelity = {**{f"{mode}.per_sequence": heads[mode] for mode in MODES},  # (L, N, H)
                     **{mode: heads[mode].mean(1) for mode in MODES}}  # (L, H)
-        tree = importance_study(model, dataset, reference=reference, fidelity=fidelity, **study)
-    else:
-        tree = {"knockout": knockouts(model, dataset)}
-        if impact:
-            drop = head_effects(model, dataset, removal="mean",
-                                fill=head_means(model, reference))["effect"]["margin"]
-            L, H = drop.shape[:2]
-            tree.update(impact=drop,
-                        reliability=split_half_rho(drop) if H > 1 else np.full(L, np.nan),
-                        fidelity={mode: heads[mode].mean(1) for mode in MODES})
-    return {**joined, **flatten(tree)}
+        found = importance_study(model, dataset, reference=reference, fidelity=fidelity,
+                                 **study)
+        return ModelMeasures(graphs=joined, study=found, as_trained=scored)
+    head_study = HeadStudy(knockout=knockouts(model, dataset))
+    if impact:
+        drop = head_effects(model, dataset, removal="mean",
+                            fill=head_means(model, reference))["effect"]["margin"]
+        L, H = drop.shape[:2]
+        head_study = HeadStudy(knockout=head_study.knockout, impact=drop,
+                               reliability=split_half_rho(drop) if H > 1 else np.full(L, np.nan),
+                               head_fidelity={mode: heads[mode].mean(1) for mode in MODES})
+    return ModelMeasures(graphs=joined, heads=head_study, as_trained=scored)
 
 
 def sequence_metrics(
@@ -253,11 +348,11 @@ def sequence_metrics(
     best_head: bool = True,
 ) -> dict[str, np.ndarray]:
     """Per-layer, per-sequence proxies of Tables 1-6, each array ``(L, N)``:
-    :func:`measure_model`'s ``"sequence"`` part (``"mixing_time.<mode>"``,
+    :func:`measure_model`'s ``"sequence"`` part, its graph measures (``"mixing_time.<mode>"``,
     ``"fidelity.<mode>"`` and, with ``best_head``, ``"best_head.individual.<mode>"`` and
     ``"best_head.head.<mode>"``)."""
     return measure_model(model, inputs, parts="sequence", max_steps=max_steps,
-                         horizon=horizon, batch_size=batch_size, best_head=best_head)
+                         horizon=horizon, batch_size=batch_size, best_head=best_head).graphs
 
 
 def defined_metrics(
@@ -274,7 +369,7 @@ def defined_metrics(
     ``"hitting.exact"``, ``"hitting.truncated"``, ``"fidelity.node"``,
     ``"rollout.weighted"``, ``"rollout.uniform"``)."""
     return measure_model(model, inputs, parts="defined", eps=eps, max_steps=max_steps,
-                         horizon=horizon, batch_size=batch_size)
+                         horizon=horizon, batch_size=batch_size).graphs
 
 
 # --------------------------------------------------------------------------- through training

@@ -29,11 +29,18 @@ import torch
 
 from .._checks import positive_int
 from .._io import atomic_write, file_lock
-from .measure import PARTS, check_parts, measure_model
+from .measure import PARTS, HeadStudy, ModelMeasures, check_parts, measure_model
 from .model import Transformer
 
-#: Bumped when the layout of a cached metrics file changes.
-_CACHE_FORMAT = 1
+__all__ = [
+    "MEASURES", "NotCached", "cached_metrics", "cached_metrics_many", "cached_sequence_metrics",
+    "code_of", "default_workers", "heads_measure", "measured_code", "metrics_key",
+    "return_freed_memory", "tracked_files",
+]
+
+#: Bumped when the layout of a cached metrics file changes (2: :meth:`~bparallel.transformer.
+#: measure.ModelMeasures.flat`, a prefix per part).
+_CACHE_FORMAT = 2
 
 
 #: Where the code a cached result depends on starts: the measures and this cache. Their
@@ -157,16 +164,16 @@ MEASURES = PARTS
 
 def heads_measure(model: Transformer, inputs: torch.Tensor, *, task: str,
                   reference_sequences: int, horizon: int = 100,
-                  impact: bool = True) -> dict[str, np.ndarray]:
+                  impact: bool = True) -> HeadStudy:
     """The light head study of the graph-task chapter (:func:`measure_model`'s ``"heads"``
-    part): knockouts and, with ``impact``, the per-sequence margin drop of removing each
-    head alone by mean ablation with its split-half reliability, and each head's minimax
-    fidelity in both modes. ``inputs`` ``(N, T)``: the sequences measured (the targets of
-    ``task``), then ``reference_sequences`` more whose mean head outputs mean ablation
-    uses."""
+    part, a :class:`~bparallel.transformer.measure.HeadStudy`): knockouts and, with
+    ``impact``, the per-sequence margin drop of removing each head alone by mean ablation
+    with its split-half reliability, and each head's minimax fidelity in both modes.
+    ``inputs`` ``(N, T)``: the sequences measured (the targets of ``task``), then
+    ``reference_sequences`` more whose mean head outputs mean ablation uses."""
     return measure_model(model, inputs, parts="heads", task=task,
                          reference_sequences=reference_sequences, horizon=horizon,
-                         impact=impact)
+                         impact=impact).heads
 
 
 def _load(path: Path) -> dict[str, np.ndarray]:
@@ -182,10 +189,13 @@ def cached_metrics(
     *,
     cache_dir: str | os.PathLike | None,
     **options: Any,
-) -> dict[str, np.ndarray]:
+) -> ModelMeasures:
     """:func:`~bparallel.transformer.measure.measure_model` of ``parts`` (one of
     :data:`MEASURES` or several) on ``(model, inputs, **options)``, stored under
-    ``cache_dir`` by :func:`metrics_key` (which hashes the parts too).
+    ``cache_dir`` by :func:`metrics_key` (which hashes the parts too) as
+    :meth:`~bparallel.transformer.measure.ModelMeasures.flat`'s arrays; a result computed
+    and one read back are alike (both through
+    :meth:`~bparallel.transformer.measure.ModelMeasures.from_flat`).
 
     The cache is content-addressed (weights, inputs, options and the package's source), so
     it never serves a stale result; a file that cannot be read is computed again and
@@ -194,7 +204,8 @@ def cached_metrics(
     """
     parts = check_parts(parts)
     if cache_dir is None:
-        return measure_model(model, inputs, parts=parts, **options)
+        return ModelMeasures.from_flat(measure_model(model, inputs, parts=parts,
+                                                     **options).flat())
     key = metrics_key(model, inputs, measure=_cache_name(parts), **options)
     path = Path(cache_dir) / f"metrics-{key}.npz"
     # One computation per key: a second process (say chapter 09 run beside 08) waits for the
@@ -202,12 +213,12 @@ def cached_metrics(
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():
             try:
-                return _load(path)
+                return ModelMeasures.from_flat(_load(path))
             except Exception as exc:  # a truncated or corrupted file: compute again
                 warnings.warn(f"ignoring unreadable metrics cache {path}: {exc}", stacklevel=2)
-        out = measure_model(model, inputs, parts=parts, **options)
+        out = measure_model(model, inputs, parts=parts, **options).flat()
         atomic_write(path, lambda fh: np.savez(fh, **out))
-        return out
+        return ModelMeasures.from_flat(out)
 
 
 def _cache_name(parts: tuple[str, ...]) -> str:
@@ -215,12 +226,12 @@ def _cache_name(parts: tuple[str, ...]) -> str:
     return "+".join(parts)
 
 
-def _read(path: Path) -> dict[str, np.ndarray] | None:
+def _read(path: Path) -> ModelMeasures | None:
     """A cached result, or ``None`` if absent or unreadable (then computed again)."""
     if not path.is_file():
         return None
     try:
-        return _load(path)
+        return ModelMeasures.from_flat(_load(path))
     except Exception:  # truncated or corrupted: cached_metrics warns and replaces it
         return None
 
@@ -333,7 +344,7 @@ def cached_metrics_many(
     workers: int | None = None,
     progress: bool = False,
     desc: str | None = None,
-) -> list[dict[str, np.ndarray]]:
+) -> list[ModelMeasures]:
     """:func:`cached_metrics` of every ``(model, inputs, options)`` of ``jobs``, in order.
 
     Cached results are read here, from ``cache_dir`` and then from ``recorded``, a folder
@@ -351,7 +362,7 @@ def cached_metrics_many(
     """
     parts = check_parts(parts)
     workers = default_workers() if workers is None else positive_int(workers, "workers")
-    out: list[dict[str, np.ndarray] | None] = [None] * len(jobs)
+    out: list[ModelMeasures | None] = [None] * len(jobs)
     folders = [Path(d) for d in (cache_dir, recorded) if d is not None]
     names = [f"metrics-{metrics_key(m, x, measure=_cache_name(parts), **o)}.npz"
              for m, x, o in jobs] if folders or _TRACKED else []
@@ -398,6 +409,7 @@ def cached_sequence_metrics(
     max_steps: int = 100,
     horizon: int = 100,
 ) -> dict[str, np.ndarray]:
-    """:func:`sequence_metrics` through :func:`cached_metrics` (Tables 1-6)."""
+    """:func:`sequence_metrics` through :func:`cached_metrics` (Tables 1-6): the graph
+    measures of the ``"sequence"`` part."""
     return cached_metrics("sequence", model, inputs, cache_dir=cache_dir, max_steps=max_steps,
-                          horizon=horizon)
+                          horizon=horizon).graphs

@@ -43,6 +43,10 @@ from torch import Tensor, nn
 from .._checks import one_of, positive_int
 from .attention import causal_attention
 
+__all__ = [
+    "ATTENTION_PATHS", "ModelConfig", "CausalSelfAttention", "MLP", "Block", "Transformer",
+]
+
 ATTENTION_PATHS = ("fused", "sdpa", "explicit")
 
 

@@ -15,6 +15,10 @@ import torch
 from .._checks import finite_array, positive_int
 from .model import Transformer
 
+__all__ = [
+    "extract_patterns", "head_weights", "model_head_weights",
+]
+
 
 @torch.no_grad()
 def extract_patterns(model: Transformer, inputs: torch.Tensor) -> np.ndarray:

@@ -84,12 +84,12 @@ def survival_curve(Q, start, steps):
 # --------------------------------------------------------------------------- head weights
 
 
-def _without_tail_cutoff(pattern):
+def _without_tail_cutoff(pattern, mode="paper"):
     """``mixing_time_proxy`` with the early stop on a negligible survival tail disabled."""
     old = absorbing._TAIL_TOL
     try:
         absorbing._TAIL_TOL = 0.0
-        return px.mixing_time_proxy(pattern, max_steps=100, reduce="none")
+        return px.mixing_time_proxy(pattern, mode=mode, max_steps=100, reduce="none")
     finally:
         absorbing._TAIL_TOL = old
 
@@ -134,9 +134,10 @@ def test_transition_matrix_paper_clips_unnormalised_rows():
 def test_mixing_hand_example_a():
     # Paper: P0 cumsum (1, 1.25, 1.375) -> Q0 = (1, 0, 0): position 0 never moves and
     # contributes M; Q1 = (0, .75, .25): E[min(tau, 3)] = 1 + .75 + .5625 = 2.3125.
-    mean = px.mixing_time_proxy(EX_A, W_A, max_steps=3)
+    mean = px.mixing_time_proxy(EX_A, W_A, mode="paper", max_steps=3)
     assert mean == pytest.approx((3 + 2.3125 + 0) / 3)
-    assert px.mixing_time_proxy(EX_A, W_A, max_steps=3, reduce="max") == pytest.approx(3)
+    assert px.mixing_time_proxy(EX_A, W_A, mode="paper", max_steps=3,
+                                reduce="max") == pytest.approx(3)
     # Definition: Q0 = P0/1.375 = (8/11, 2/11, 1/11), Q1 = P1/.875 = (0, 6/7, 1/7).
     # From 1: 1 + 6/7 + 36/49. From 0: 1 + 10/11 + (8/11)(10/11) + (2/11)(6/7).
     h1 = 1 + 6 / 7 + 36 / 49
@@ -183,7 +184,7 @@ def test_mixing_max_steps_one_and_large_m_solve():
 def test_fidelity_hand_example_b_modes_differ():
     # (C^t)[2, :]: t=1 (.62, .3, .08), t=2 (.8496, .144, .0064), t=3 (.939968, .05952,
     # .000512). Node 1 peaks at t=1 (.3); the sink's own signal is .08^t (paper, t >= 1).
-    nf = px.node_fidelity_proxy(EX_B, W_B, horizon=3)
+    nf = px.node_fidelity_proxy(EX_B, W_B, mode="paper", horizon=3)
     np.testing.assert_allclose(nf.phi, [93.9968, 30.0, 8.0])
     np.testing.assert_array_equal(nf.t_opt, [3, 1, 1])
     # definition mode: same node fidelities here (C is row-stochastic, and t >= 1 in both
@@ -193,7 +194,8 @@ def test_fidelity_hand_example_b_modes_differ():
     np.testing.assert_array_equal(nfd.t_opt, [3, 1, 1])
     # paper: min over all nodes (sink .08 included); definition: min over non-sink nodes
     for horizon in (1, 3, 100):
-        assert px.minimax_fidelity_proxy(EX_B, W_B, horizon=horizon) == pytest.approx(8.0)
+        assert px.minimax_fidelity_proxy(EX_B, W_B, mode="paper",
+                                         horizon=horizon) == pytest.approx(8.0)
         assert px.minimax_fidelity_proxy(
             EX_B, W_B, mode="definition", horizon=horizon
         ) == pytest.approx(30.0)
@@ -333,9 +335,10 @@ def test_early_exit_is_exact_bitwise():
     # an ulp of its sum (>= 1), so adding it could not change the float64 result
     rng = np.random.default_rng(10)
     pattern = softmax_attention(rng, (40, 1), 30, scale=0.1)
-    fast = px.mixing_time_proxy(pattern, max_steps=100, reduce="none")
-    slow = _without_tail_cutoff(pattern)
-    np.testing.assert_array_equal(fast, slow)
+    for mode in px.MODES:
+        fast = px.mixing_time_proxy(pattern, mode=mode, max_steps=100, reduce="none")
+        slow = _without_tail_cutoff(pattern, mode)
+        np.testing.assert_array_equal(fast, slow)
 
 
 def test_definition_mode_empty_column_waits():
@@ -368,8 +371,8 @@ attn_arrays = st.integers(2, 6).flatmap(
 def test_paper_minimax_never_exceeds_definition(pattern):
     # same node fidelities off the sink; the paper's min also ranges over the sink
     pattern = stochastic(pattern)
-    assert px.minimax_fidelity_proxy(pattern, horizon=20) <= px.minimax_fidelity_proxy(
-        pattern, mode="definition", horizon=20) + 1e-12
+    paper = px.minimax_fidelity_proxy(pattern, mode="paper", horizon=20)
+    assert paper <= px.minimax_fidelity_proxy(pattern, mode="definition", horizon=20) + 1e-12
 
 
 @settings(max_examples=40, deadline=None)
@@ -467,7 +470,7 @@ def test_early_exit_with_trapped_start_is_exact_bitwise():
     # the trap's skipped terms are exactly 1 each, added at once as an exact integer
     rng = np.random.default_rng(14)
     pattern = softmax_attention(rng, (30, 2), 25, scale=0.1)
-    fast = px.mixing_time_proxy(pattern, max_steps=100, reduce="none")
+    fast = px.mixing_time_proxy(pattern, mode="paper", max_steps=100, reduce="none")
     assert np.all(fast[:, 0] == 100.0)
     slow = _without_tail_cutoff(pattern)
     np.testing.assert_array_equal(fast, slow)
@@ -852,3 +855,57 @@ def test_rollout_row_without_weight_keeps_its_position():
     A = np.array([[[[1.0, 0, 0], [0, 0, 0], [0.5, 0.5, 0]]]])  # (L=1, H=1, 3, 3)
     out = px.attention_rollout(A, residual=0.0)
     np.testing.assert_allclose(out[0], [[1, 0, 0], [0, 1, 0], [0.5, 0.5, 0]])
+
+
+# --------------------------------------------------------------------------- defaults
+
+
+def test_defaults_on_a_clean_feedforward_dag_are_finite():
+    # issue 77's done-when: a clean 5-node DAG (the path 0 -> 1 -> 2 -> 3 -> 4, self-loops
+    # added) read as one attention head, Delta of Eq. 21. The defaults follow the
+    # definitions: P = C^T moves from j >= 1 to j + 1 w.p. 1/2 and waits w.p. 1/2; row 0,
+    # P0 = (1, 1/2), normalised to (2/3, 1/3). So E[tau] = (3 + 6, 6, 4, 2, 0) exactly.
+    from bparallel import graphs
+
+    n = 5
+    pattern = graphs.diffusion_matrix([(0, 1), (1, 2), (2, 3), (3, 4)], n)[None]  # (1, T, T)
+    hitting = px.hitting_time_profile(pattern)
+    np.testing.assert_allclose(hitting.exact, [9.0, 6.0, 4.0, 2.0, 0.0], rtol=1e-12)
+    worst = px.mixing_time_proxy(pattern, reduce="max")  # Algorithm 1's worst start, M = 100
+    mean = px.mixing_time_proxy(pattern)
+    assert worst == pytest.approx(9.0, rel=1e-12)  # the tail past 100 steps is ~ 2^-90
+    assert mean == pytest.approx(21.0 / 5, rel=1e-9)
+    # Definition 2.7 by brute force: least t with max_i P(tau_i > t) <= 1/4
+    Q = px.transition_matrix(pattern)
+    survival, t = np.ones(n - 1), 0
+    while survival.max() > 0.25:
+        t += 1
+        survival = np.linalg.matrix_power(Q, t)[:-1, :-1].sum(-1)
+    assert px.worst_case_mixing_time(pattern) == t and np.isfinite(t)
+    phi = px.minimax_fidelity_proxy(pattern)  # Definition 3.5: min over the non-sink nodes
+    assert np.isfinite(phi) and 0.0 < phi <= 100.0
+    assert px.minimax_fidelity_proxy(pattern, unit="fraction") == pytest.approx(phi / 100.0)
+    # every default is the definitions' mode, named or not
+    for f in (px.mixing_time_proxy, px.minimax_fidelity_proxy, px.transition_matrix,
+              px.worst_case_mixing_time):
+        np.testing.assert_array_equal(f(pattern), f(pattern, mode="definition"))
+    # the published code's mode, one argument away: position 0 traps its walk
+    assert px.mixing_time_proxy(pattern, mode="paper", reduce="max") == pytest.approx(100.0)
+    assert px.worst_case_mixing_time(pattern, mode="paper") == np.inf
+
+
+def test_fidelity_units_fraction_is_percent_over_100():
+    rng = np.random.default_rng(77)
+    pattern = softmax_attention(rng, (2, 3), 7)
+    w = rng.dirichlet(np.ones(3), size=2)
+    for mode in px.MODES:
+        pct = px.node_fidelity_proxy(pattern, w, mode=mode)
+        frac = px.node_fidelity_proxy(pattern, w, mode=mode, unit="fraction")
+        np.testing.assert_allclose(frac.phi * 100.0, pct.phi, rtol=1e-14)
+        np.testing.assert_array_equal(frac.t_opt, pct.t_opt)
+        best = px.best_head_vs_combined(pattern, w, mode=mode, unit="fraction")
+        best_pct = px.best_head_vs_combined(pattern, w, mode=mode)
+        for key in ("individual", "combined", "per_head"):
+            np.testing.assert_allclose(best[key] * 100.0, best_pct[key], rtol=1e-14)
+    with pytest.raises(ValueError, match="unit='percentage'"):
+        px.minimax_fidelity_proxy(pattern, w, unit="percentage")

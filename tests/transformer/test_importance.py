@@ -206,29 +206,35 @@ def test_importance_study_parts(model, dataset):
     fid = im.head_fidelity(model, data.inputs[:4], horizon=10)
     study = im.importance_study(model, data, reference=ref, fidelity=fid, num_random=2,
                                 batch_size=10)
-    assert set(study["effect"]) == {f"{r}.{m}" for r in im.REMOVALS
+    assert set(study.effect) == {f"{r}.{m}" for r in im.REMOVALS
                                     for m in ("margin", "kl", "loss", "accuracy")} | {"gradient"}
     # bitwise below: the study calls these same functions on the same arrays (same
     # operations, same order)
-    for k, v in study["effect"].items():
-        np.testing.assert_array_equal(study["scores"][k], np.nanmean(v, -1))
-        assert study["reliability"][k].shape == (L,)
-    np.testing.assert_array_equal(study["reliability"]["zero.margin"],
-                                  im.split_half_rho(study["effect"]["zero.margin"]))
-    assert set(study["spearman"]) == {f"{r}~{rm}" for r in ("weight", "gradient",
+    for k, v in study.effect.items():
+        np.testing.assert_array_equal(study.scores[k], np.nanmean(v, -1))
+        assert study.reliability[k].shape == (L,)
+    np.testing.assert_array_equal(study.reliability["zero.margin"],
+                                  im.split_half_rho(study.effect["zero.margin"]))
+    assert set(study.spearman) == {f"{r}~{rm}" for r in ("weight", "gradient",
                                       "fidelity.paper", "fidelity.definition")
                                       for rm in im.REMOVALS}
-    np.testing.assert_array_equal(study["spearman"]["gradient~mean"], ab.rank_correlation(
-        study["scores"]["gradient"], study["scores"]["mean.margin"]))
-    intact = study["knockout"]["none"]["accuracy"]
+    np.testing.assert_array_equal(study.spearman["gradient~mean"], ab.rank_correlation(
+        study.scores["gradient"], study.scores["mean.margin"]))
+    intact = study.knockout["none"]["accuracy"]
     for order in ("weight", "zero.margin", "random"):
-        curve = study["pruning"][order]["accuracy_predictable"]
+        curve = study.pruning[order]["accuracy_predictable"]
         assert (curve[..., H] == intact).all()  # every head kept: the intact model
-    assert study["pruning"]["random"]["margin"].shape == (2, H + 1)
-    assert study["pair"]["redundancy"].shape == (H * (H - 1) // 2, 20)
-    assert study["pair"]["complementarity"].shape == (H * (H - 1) // 2, 20)
+    assert study.pruning["random"]["margin"].shape == (2, H + 1)
+    assert study.pair["redundancy"].shape == (H * (H - 1) // 2, 20)
+    assert study.pair["complementarity"].shape == (H * (H - 1) // 2, 20)
     one = im.importance_study(tiny_model(heads=1), data, reference=ref, num_random=1, batch_size=10)
-    assert "pair" not in one and np.isnan(one["reliability"]["zero.margin"]).all()
+    assert one.pair is None and np.isnan(one.reliability["zero.margin"]).all()
+    assert isinstance(study, im.ImportanceStudy) and "pair" not in one.as_tree()
+    back = im.ImportanceStudy.from_tree(study.as_tree())  # the cache's layout, read back
+    assert back.as_tree().keys() == study.as_tree().keys()
+    with pytest.raises(ValueError, match=r"not an importance study \(missing \['pruning'\]"):
+        im.ImportanceStudy.from_tree({k: v for k, v in study.as_tree().items()
+                                      if k != "pruning"})
     with pytest.raises(ValueError, match="removal='mean' needs reference"):
         im.head_effects(model, data, removal="mean")
     with pytest.raises(ValueError, match="removal='half'"):

@@ -132,8 +132,9 @@ def test_measure_model_validates_and_runs_each_batch_once(monkeypatch):
                         reference_sequences=2, batch_size=3, max_steps=20, horizon=20)
     batches = 3  # 7 measured sequences in batches of 3
     assert len(runs) == batches and len(validations) == batches
-    assert out["fidelity.node"].shape == (2, 7, 16) and out["impact"].shape == (2, 4, 7)
-    assert out["fidelity/paper"].shape == (2, 4)
+    assert out.graphs["fidelity.node"].shape == (2, 7, 16)
+    assert out.heads.impact.shape == (2, 4, 7)
+    assert out.heads.head_fidelity["paper"].shape == (2, 4)
 
 
 def test_measure_model_parts_together_equal_parts_apart():
@@ -146,17 +147,18 @@ def test_measure_model_parts_together_equal_parts_apart():
     opts = {"max_steps": 20, "horizon": 20, "batch_size": 4}
     both = measure_model(model, x, parts=("sequence", "defined", "heads"), task="copy",
                          reference_sequences=2, **opts)
-    apart = {**measure_model(model, x[:-2], parts="sequence", **opts),
-             **measure_model(model, x[:-2], parts="defined", **opts),
+    apart = {**measure_model(model, x[:-2], parts="sequence", **opts).flat(),
+             **measure_model(model, x[:-2], parts="defined", **opts).flat(),
              **measure_model(model, x, parts="heads", task="copy", reference_sequences=2,
-                             **opts)}
-    assert both.keys() == apart.keys()
-    for k in both:
-        np.testing.assert_array_equal(both[k], apart[k], err_msg=k)
+                             **opts).flat()}
+    flat = both.flat()
+    assert flat.keys() == apart.keys()
+    for k in flat:
+        np.testing.assert_array_equal(flat[k], apart[k], err_msg=k)
     fid = head_fidelity(model, x[:-2], horizon=20, batch_size=4)
     for mode in ("paper", "definition"):
-        np.testing.assert_allclose(both[f"fidelity/{mode}"], fid[mode], rtol=1e-12)
-        np.testing.assert_allclose(both[f"best_head.individual.{mode}"],
+        np.testing.assert_allclose(both.heads.head_fidelity[mode], fid[mode], rtol=1e-12)
+        np.testing.assert_allclose(both.graphs[f"best_head.individual.{mode}"],
                                    fid[f"{mode}.per_sequence"].max(-1), rtol=1e-12)
 
 
@@ -169,18 +171,19 @@ def test_the_as_trained_part_is_evaluate_as_trained():
 
     model, x = small_copy_model()
     want = evaluate_as_trained(model, SequenceDataset.of("copy", x), draws=2)
-    got = measure_model(model, x, parts="as_trained", task="copy", draws=2)
+    got = measure_model(model, x, parts="as_trained", task="copy", draws=2).as_trained
     assert {k: float(v) for k, v in got.items()} == {
-        "as_trained/accuracy": want["accuracy_predictable"], "as_trained/spread": want["spread"],
-        "as_trained/loss": want["loss_predictable"], "as_trained/evaluated": want["evaluated"]}
+        "accuracy": want["accuracy_predictable"], "spread": want["spread"],
+        "loss": want["loss_predictable"], "evaluated": want["evaluated"]}
     assert model.config.dropout > 0 and not model.training  # masks drawn, mode restored
     opts = {"max_steps": 20, "horizon": 20, "batch_size": 4}
     both = measure_model(model, x, parts=("sequence", "as_trained"), task="copy", draws=2,
                          **opts)
     alone = measure_model(model, x, parts="sequence", **opts)
-    for k in alone:
-        np.testing.assert_array_equal(both[k], alone[k], err_msg=k)
-    assert {k: float(both[k]) for k in got} == {k: float(v) for k, v in got.items()}
+    for k in alone.graphs:
+        np.testing.assert_array_equal(both.graphs[k], alone.graphs[k], err_msg=k)
+    assert {k: float(v) for k, v in both.as_trained.items()} == {
+        k: float(v) for k, v in got.items()}
     with pytest.raises(ValueError, match="as-trained score needs task= and draws="):
         measure_model(model, x, parts="as_trained", draws=2)
     with pytest.raises(ValueError, match="as-trained score needs task= and draws="):
@@ -203,3 +206,34 @@ def test_measure_model_refuses_bad_requests():
         measure_model(model, x, parts="heads", task="copy", reference_sequences=9)
     with pytest.raises(ValueError, match=r"inputs has shape \(9,\)"):
         measure_model(model, x[:, 0], parts="sequence")
+
+
+def test_model_measures_flat_names_do_not_collide_and_round_trip(tmp_path):
+    """The typed result's one flat layout (what the metrics cache stores): a prefix per
+    part, so the combination's ``"fidelity.paper"`` and each head's
+    ``"heads/head_fidelity/paper"`` are two names; :meth:`from_flat` gives back every array
+    bitwise, and a cached result equals the computed one."""
+    from bparallel.transformer.measure import HeadStudy, ModelMeasures
+    from bparallel.transformer.metrics_cache import cached_metrics
+
+    model, x = small_copy_model()
+    opts = {"max_steps": 20, "horizon": 20, "batch_size": 4}
+    m = measure_model(model, x, parts=("sequence", "heads"), task="copy",
+                      reference_sequences=2, **opts)
+    assert isinstance(m, ModelMeasures) and isinstance(m.heads, HeadStudy)
+    assert m.study is None and m.as_trained is None
+    flat = m.flat()
+    assert "fidelity.paper" in flat and "heads/head_fidelity/paper" in flat
+    assert not any(k.startswith("fidelity/") for k in flat)
+    back = ModelMeasures.from_flat(flat)
+    assert back.flat().keys() == flat.keys()
+    for k, v in back.flat().items():
+        np.testing.assert_array_equal(v, flat[k], err_msg=k)
+    for cache in (None, tmp_path, tmp_path):  # computed, written, then read back
+        got = cached_metrics(("sequence", "heads"), model, x, cache_dir=cache, task="copy",
+                             reference_sequences=2, **opts)
+        assert got.flat().keys() == flat.keys()
+        for k, v in got.flat().items():
+            np.testing.assert_array_equal(v, flat[k], err_msg=k)
+    with pytest.raises(ValueError, match=r"unknown parts \['other'\]"):
+        ModelMeasures.from_flat({**flat, "other/x": np.zeros(1)})

@@ -272,11 +272,12 @@ def sequence_amplification_data(bundle: Any, models_dir: Any, *, max_steps: int,
             out[seed][k] = {}
             for mode in ("paper", "definition"):
                 per_head = np.asarray(heads[f"{mode}.per_sequence"], float)  # (L, N, H)
-                best = np.asarray(seq[k][f"best_head.individual.{mode}"], float)
+                best = np.asarray(seq[k].graphs[f"best_head.individual.{mode}"], float)
                 if not np.allclose(per_head.max(-1), best, rtol=1e-5, atol=1e-6):
                     raise ValueError(f"seed {seed}, {k}, {mode}: the heads' fidelities do not "
                                      "give Tables 5-6's best head; the two measures disagree")
-                out[seed][k][mode] = {"combined": np.asarray(seq[k][f"fidelity.{mode}"], float),
+                out[seed][k][mode] = {"combined": np.asarray(seq[k].graphs[f"fidelity.{mode}"],
+                                                             float),
                                       "per_head": per_head}
     return out
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from ... import ranks
 from ...transformer.ablation import rank_correlation
-from ...transformer.importance import RELIABLE
+from ...transformer.importance import RELIABLE, ImportanceStudy
+from ...transformer.measure import HeadStudy
 from ..verdicts import HOLDING, Verdict
 from .rank_tests import two_sided_rank_test
 from .statistics import (
@@ -106,7 +107,7 @@ def amplifying_layer(metrics: Mapping[str, np.ndarray], mode: str = "definition"
     return int(np.argmax(gap.mean(-1)))
 
 
-def knockout_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[dict[str, Any]]:
+def knockout_rows(studies: Mapping[tuple[str, int], ImportanceStudy]) -> list[dict[str, Any]]:
     """One row per model of :func:`bparallel.transformer.importance.importance_study`
     results: accuracy and mean logit margin on the predictable positions, intact
     (``none``), with every layer's attention removed (``all``), without layer ``l``'s
@@ -115,7 +116,7 @@ def knockout_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> list[
     rows = []
     for (task, heads), st in sorted(studies.items()):
         row: dict[str, Any] = {"task": task, "heads": heads}
-        for name, values in st["knockout"].items():
+        for name, values in st.knockout.items():
             row[f"{name}.accuracy"] = float(values["accuracy"])
             row[f"{name}.margin"] = float(values["margin"])
         rows.append(row)
@@ -137,7 +138,7 @@ def attention_carries_margin(row: Mapping[str, Any], impact: float | None = None
     return ranks.reaches(row["none.margin"] - row["all.margin"], impact)
 
 
-def reliability_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
+def reliability_rows(studies: Mapping[tuple[str, int], ImportanceStudy],
                      threshold: float = RELIABLE) -> list[dict[str, Any]]:
     """One row per per-head measure: its :func:`noise_floor` over the multi-head
     (model, layer) cells (the median reliability, and the share of cells that are
@@ -147,13 +148,13 @@ def reliability_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
     multi = {k: st for k, st in studies.items() if k[1] > 1}
     if not multi:
         raise ValueError("studies: no multi-head model, so no ranking of heads to assess")
-    measures = list(next(iter(multi.values()))["effect"])
+    measures = list(next(iter(multi.values())).effect)
     rows = []
     for measure in measures:
-        floor = noise_floor({k: st["effect"][measure] for k, st in multi.items()},
+        floor = noise_floor({k: st.effect[measure] for k, st in multi.items()},
                             threshold=threshold)
         rho = np.array([r["reliability"] for r in floor])
-        scores = np.concatenate([np.asarray(st["scores"][measure], float).ravel()
+        scores = np.concatenate([np.asarray(st.scores[measure], float).ravel()
                                  for st in multi.values()])
         finite = rho[np.isfinite(rho)]
         rows.append({"measure": measure,
@@ -164,7 +165,7 @@ def reliability_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
     return rows
 
 
-def ranking_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]], *,
+def ranking_rows(studies: Mapping[tuple[str, int], ImportanceStudy], *,
                  impact: str = "mean.margin", threshold: float = RELIABLE
                  ) -> list[dict[str, Any]]:
     """One row per multi-head (model, layer): the :func:`noise_floor` of the ``impact``
@@ -179,23 +180,23 @@ def ranking_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]], *,
     :func:`~bparallel.book.section4.statistics.head_claims`."""
     removal = impact.split(".")[0]
     multi = {k: st for k, st in sorted(studies.items()) if k[1] > 1}
-    floor = noise_floor({k: st["effect"][impact] for k, st in multi.items()},
+    floor = noise_floor({k: st.effect[impact] for k, st in multi.items()},
                         threshold=threshold)
     rows = []
     for cell in floor:
         st = multi[(cell["task"], cell["heads"])]
         layer = cell["layer"] - 1
         ok = cell["reliable"]
-        row: dict[str, Any] = {**cell, "max_impact": float(np.max(st["scores"][impact][layer]))}
+        row: dict[str, Any] = {**cell, "max_impact": float(np.max(st.scores[impact][layer]))}
         row["material"] = bool(ranks.reaches(row["max_impact"], IMPACT_MIN))
-        row["scores"] = {"impact": np.asarray(st["scores"][impact][layer], float)}
+        row["scores"] = {"impact": np.asarray(st.scores[impact][layer], float)}
         row["capped"] = []
         for ranking in RANKINGS:
-            if ranking in st["scores"]:
-                row["scores"][ranking] = np.asarray(st["scores"][ranking][layer], float)
+            if ranking in st.scores:
+                row["scores"][ranking] = np.asarray(st.scores[ranking][layer], float)
                 if ranking.startswith("fidelity.") and capped_at_sink(row["scores"][ranking]):
                     row["capped"].append(ranking)
-            rho = st["spearman"].get(f"{ranking}~{removal}")
+            rho = st.spearman.get(f"{ranking}~{removal}")
             value = None if rho is None else float(np.asarray(rho)[layer])
             row[ranking] = value if ok and value is not None and math.isfinite(value) \
                 else None
@@ -235,7 +236,7 @@ def tested_cells(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def seed_ranking_rows(studies: Mapping[tuple[str, int, int], Mapping[str, Any]]
+def seed_ranking_rows(studies: Mapping[tuple[str, int, int], HeadStudy]
                       ) -> list[dict[str, Any]]:
     """The per-head cells of the other seeds' models (``studies``:
     :func:`~bparallel.book.section4.as_defined_report.seed_head_studies`, keyed
@@ -244,9 +245,9 @@ def seed_ranking_rows(studies: Mapping[tuple[str, int, int], Mapping[str, Any]]
     (:func:`~bparallel.book.section4.statistics.scored_cells`: Holm over these cells), the
     ``seed``, the largest impact, ``material`` and ``capped`` (:func:`capped_at_sink`),
     and ``scores`` for :func:`tested_cells`."""
-    data = {k: {"impact": np.asarray(st["impact"], float),
-                "fidelity.paper": np.asarray(st["fidelity"]["paper"], float),
-                "fidelity.definition": np.asarray(st["fidelity"]["definition"], float)}
+    data = {k: {"impact": np.asarray(st.impact, float),
+                "fidelity.paper": np.asarray(st.head_fidelity["paper"], float),
+                "fidelity.definition": np.asarray(st.head_fidelity["definition"], float)}
             for k, st in studies.items()}
     rows = scored_cells(data) if data else []
     for r in rows:
@@ -285,7 +286,7 @@ RANKINGS = {"weight": "w_h", "gradient": "gradient", "fidelity.definition": "φ,
 PAIR_EFFECTS = ("redundancy", "complementarity")
 
 
-def pair_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
+def pair_rows(studies: Mapping[tuple[str, int], ImportanceStudy],
               threshold: float = RELIABLE) -> list[dict[str, Any]]:
     """One row per (multi-head model, pair interaction of :data:`PAIR_EFFECTS`) on the
     margin of the model's pair layer: the mean over pairs and sequences with a 95%
@@ -298,15 +299,15 @@ def pair_rows(studies: Mapping[tuple[str, int], Mapping[str, Any]],
 
     rows = []
     for effect in PAIR_EFFECTS:
-        models = {k: st for k, st in sorted(studies.items()) if "pair" in st}
-        per = {k: np.asarray(st["pair"][effect], float)[None] for k, st in models.items()}
+        models = {k: st for k, st in sorted(studies.items()) if st.pair is not None}
+        per = {k: np.asarray(st.pair[effect], float)[None] for k, st in models.items()}
         floor = {(r["task"], r["heads"]): r for r in noise_floor(per, threshold=threshold)}
         for key, st in models.items():
             values = per[key][0]  # (P, N)
             mean, half = mean_interval(values.mean(0))  # over sequences of the mean over pairs
             cell = floor[key]
             rows.append({"task": key[0], "heads": key[1], "effect": effect,
-                         "layer": int(st["pair"]["layer"]) + 1, "mean": float(mean),
+                         "layer": int(st.pair["layer"]) + 1, "mean": float(mean),
                          "half_width": float(half),
                          "share_positive": float((values.mean(1) > 0).mean()),
                          "reliability": cell["reliability"], "p_holm": cell["p_holm"],

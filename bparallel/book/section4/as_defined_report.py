@@ -14,7 +14,15 @@ import numpy as np
 
 from ... import ranks
 from ..._checks import positive_int
-from ...transformer.importance import ALPHA, PERMUTATIONS, RANDOM_ORDERS, RELIABLE, SPLITS
+from ...transformer.importance import (
+    ALPHA,
+    PERMUTATIONS,
+    RANDOM_ORDERS,
+    RELIABLE,
+    SPLITS,
+    ImportanceStudy,
+)
+from ...transformer.measure import HeadStudy
 from ..verdicts import cell as verdict_cell
 from ..words import agree, fmt_p, fmt_sig, fmt_steps, join_words
 from .as_defined import (
@@ -84,10 +92,11 @@ def defined_measures(bundle: Any, *, num_sequences: int, eps: float, max_steps: 
     from ...transformer.design import evaluation_inputs
 
     positive_int(num_sequences, "num_sequences")
-    return measure_models(
+    measured = measure_models(
         bundle.models, lambda key: evaluation_inputs(key[0], "heldout", bundle.profile,
                                                      num_sequences=num_sequences),
         "defined", eps=eps, max_steps=max_steps, cache_dir=cache_dir)
+    return {k: m.graphs for k, m in measured.items()}
 
 
 #: The chapter's sequences per model and profile: ``measured`` by the graph measures,
@@ -99,12 +108,13 @@ SIZES = {"paper": {"measured": 200, "ablation": 100, "reference": 100},
 
 def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_sequences: int,
                      horizon: int, cache_dir: Any = None, recorded: Any = None,
-                     ) -> dict[tuple[str, int], dict[str, Any]]:
+                     ) -> dict[tuple[str, int], ImportanceStudy]:
     """Per model of ``bundle``, keyed ``(task, heads)``: the
     :func:`~bparallel.transformer.importance.importance_study` (knockouts, head impact by
     mean and zero ablation, gradient importance, pruning with
     :data:`~bparallel.transformer.importance.RANDOM_ORDERS` random orders from seed 0, pair
-    interactions), unflattened, on held-out sequences disjoint from the first ``skip``
+    interactions), an :class:`~bparallel.transformer.importance.ImportanceStudy`, on
+    held-out sequences disjoint from the first ``skip``
     (those :func:`defined_measures` used): ``num_sequences`` measured, then
     ``reference_sequences`` for the means of mean ablation; through the metrics cache
     (``recorded``: the results recorded beside the shipped models, ``models/recorded/``,
@@ -114,7 +124,7 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
     for name, value in (("skip", skip), ("num_sequences", num_sequences),
                         ("reference_sequences", reference_sequences)):
         positive_int(value, name)
-    return measure_models(
+    measured = measure_models(
         bundle.models,
         lambda key: evaluation_inputs(key[0], "heldout", bundle.profile,
                                       num_sequences=skip + num_sequences
@@ -122,16 +132,18 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
         "ablation", options_of=lambda key: {"task": key[0]},
         reference_sequences=reference_sequences, horizon=horizon, num_random=RANDOM_ORDERS,
         seed=0, cache_dir=cache_dir, recorded=recorded)
+    return {k: m.study for k, m in measured.items()}
 
 
 def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences: int,
                       reference_sequences: int, horizon: int, cache_dir: Any = None,
-                      recorded: Any = None) -> dict[tuple[str, int, int], dict[str, Any]]:
+                      recorded: Any = None) -> dict[tuple[str, int, int], HeadStudy]:
     """Per multi-head model of every other shipped seed than ``bundle``'s (the paper
     profile's seeds 43-46; none for a quick bundle), keyed ``(task, heads, seed)``: the
-    metrics cache's ``"heads"`` part (knockouts; the per-sequence margin drop of removing
-    each head alone by mean ablation, ``"impact"`` ``(L, H, N)``; each head's minimax
-    fidelity in both modes, ``"fidelity"``) on that seed's held-out sequences, split as
+    metrics cache's ``"heads"`` part, a :class:`~bparallel.transformer.measure.HeadStudy`
+    (knockouts; the per-sequence margin drop of removing each head alone by mean ablation,
+    ``impact`` ``(L, H, N)``; each head's minimax fidelity in both modes,
+    ``head_fidelity``) on that seed's held-out sequences, split as
     :func:`ablation_studies` splits seed 42's: ``num_sequences`` measured after the first
     ``skip``, then ``reference_sequences`` for the means of mean ablation."""
     from ...transformer.design import DEFAULT_SEED, evaluation_inputs
@@ -146,7 +158,7 @@ def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences:
               for (t, h), m in ms.items() if h > 1}
     if not models:
         return {}
-    return measure_models(
+    measured = measure_models(
         models,
         lambda key: evaluation_inputs(key[0], "heldout", bundle.profile, seed=key[2],
                                       num_sequences=skip + num_sequences
@@ -154,6 +166,7 @@ def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences:
         "heads", options_of=lambda key: {"task": key[0]},
         reference_sequences=reference_sequences, horizon=horizon, cache_dir=cache_dir,
         recorded=recorded)
+    return {k: m.heads for k, m in measured.items()}
 
 
 def seeds_prose(bundle: Any, other_seeds: Sequence[int]) -> str:
@@ -449,7 +462,7 @@ PRUNING_NAMES = {"zero.margin": "oracle (zero-ablation impact)", "weight": "head
                  "random": "random orders"}
 
 
-def pruning_results(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> dict[str, float]:
+def pruning_results(studies: Mapping[tuple[str, int], ImportanceStudy]) -> dict[str, float]:
     """Per multi-head model and order of :data:`PRUNING_ORDERS`, the :func:`pruning_area`
     of its accuracy and margin curves (for the random orders, the median area and its 5%
     and 95% quantiles over the orders)."""
@@ -460,7 +473,7 @@ def pruning_results(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> dic
         for key in PRUNING_ORDERS:
             for m in ("accuracy_predictable", "margin"):
                 base = f"pruning.{task}.h{heads}.{key.replace('.', '_')}.{m}.area"
-                curves = np.asarray(st["pruning"][key][m], float)
+                curves = np.asarray(st.pruning[key][m], float)
                 out[base] = pruning_area(curves)
                 if key == "random":
                     areas = curves.reshape(-1, curves.shape[-1]).mean(-1)
@@ -469,7 +482,7 @@ def pruning_results(studies: Mapping[tuple[str, int], Mapping[str, Any]]) -> dic
     return out
 
 
-def pruning_summary(studies: Mapping[tuple[str, int], Mapping[str, Any]],
+def pruning_summary(studies: Mapping[tuple[str, int], ImportanceStudy],
                     metric: str = "margin") -> list[dict[str, Any]]:
     """Per multi-head model: each ranking's pruning area (``metric``) against the random
     orders' 5-95% band: ``"above"`` the band (it keeps what matters longer than chance),
@@ -478,16 +491,16 @@ def pruning_summary(studies: Mapping[tuple[str, int], Mapping[str, Any]],
     for (task, heads), st in sorted(studies.items()):
         if heads < 2:
             continue
-        areas = np.asarray(st["pruning"]["random"][metric], float)
+        areas = np.asarray(st.pruning["random"][metric], float)
         areas = areas.reshape(-1, areas.shape[-1]).mean(-1)
         low, high = np.percentile(areas, [5, 95])
         row: dict[str, Any] = {"task": task, "heads": heads,
                                "random (5-95%)": f"{low:.2f} to {high:.2f}"}
         best, best_area = None, -np.inf
         for key in PRUNING_ORDERS[:-1]:
-            if key not in st["pruning"]:
+            if key not in st.pruning:
                 continue
-            a = pruning_area(st["pruning"][key][metric])
+            a = pruning_area(st.pruning[key][metric])
             where = "above" if a > high else "below" if a < low else "within"
             row[PRUNING_NAMES[key]] = f"{a:.2f} ({where})"
             if a > best_area:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...transformer.arms import arm_head_dim
 from ...transformer.design import ARMS, HEADS
+from ...transformer.measure import HeadStudy
 from .graph_experiment import ALL_ARMS, arms_condition, arms_evidence
 from .graph_tasks import HEADS_CLAIM, head_study, heads_verdict, verdict_index
 from .graph_tasks import head_results as task_head_results
@@ -32,7 +33,7 @@ from .statistics import head_claims, over_tasks, scored_cells
 def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequences: int,
                   reference_sequences: int, cache_dir: str | os.PathLike | None,
                   recorded: str | os.PathLike | None = None, horizon: int = 100,
-                  ) -> dict[tuple[str, int, int, int], dict[str, Any]]:
+                  ) -> dict[tuple[str, int, int, int], HeadStudy]:
     """The causal tests of the fresh-data models (keyed ``(task, heads, head size, seed)``),
     :func:`~.graph_tasks.head_study` with the impact (the ``"heads"`` part): on the
     first ``num_sequences`` held-out sequences of each task, the knockouts (every head,
@@ -46,14 +47,14 @@ def measure_heads(models: Mapping[tuple[str, int, int, int], Any], *, num_sequen
                       cache_dir=cache_dir, recorded=recorded, impact=True)
 
 
-def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int], Any]
+def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int], HeadStudy]
                     ) -> list[dict[str, Any]]:
     """Which layers each task needs, on the fresh-data models: per task, arm and head count,
     the held-out accuracy on the predictable positions (percent, mean over seeds) of the
     intact model, with every head removed, and with one layer's heads removed (zero
     ablation), from :func:`measure_heads`."""
     keys = sorted(measured)
-    ko = {k: measured[k]["knockout"] for k in keys}
+    ko = {k: measured[k].knockout for k in keys}
     rows = []
     for task in runs.profiles:
         for arm in ARMS:
@@ -73,7 +74,7 @@ def layer_knockouts(runs: FreshRuns, measured: Mapping[tuple[str, int, int, int]
     return rows
 
 
-def head_tests(measured: Mapping[tuple[str, int, int, int], Mapping[str, Any]]
+def head_tests(measured: Mapping[tuple[str, int, int, int], HeadStudy]
                ) -> list[dict[str, Any]]:
     """Per task, arm and mode, does per-head fidelity rank the fresh-data models' heads as
     their impact does? :func:`~.statistics.head_claims` of the cells above the noise floor
@@ -82,9 +83,9 @@ def head_tests(measured: Mapping[tuple[str, int, int, int], Mapping[str, Any]]
     16 x 16, counts in both; never pooled across tasks), with Holm's correction over the
     family of these tests. Each test has its ``task``, ``arm`` and ``ranking``."""
     cells = scored_cells({
-        k: {"impact": m["impact"], "fidelity.paper": m["fidelity"]["paper"],
-            "fidelity.definition": m["fidelity"]["definition"]}
-        for k, m in measured.items() if "impact" in m})
+        k: {"impact": m.impact, "fidelity.paper": m.head_fidelity["paper"],
+            "fidelity.definition": m.head_fidelity["definition"]}
+        for k, m in measured.items() if m.impact is not None})
     by_arm = [{**c, "arm": arm} for c in cells for arm in ARMS
               if arm_head_dim(arm, c["model"][1]) == c["model"][2]]
     return head_claims(by_arm, by=("task", "arm"))

@@ -350,7 +350,7 @@ def dropout_rows(runs: FreshRuns, loaded: Mapping[tuple[str, int, int, int], Any
                             workers=workers, draws=draws, desc="dropout check")
     out = []
     for e in runs.entries:
-        r = scored[run_key(e)]["as_trained"]
+        r = scored[run_key(e)].as_trained
         out.append({"task": e["task"], "heads": e["heads"], "head_size": e["head_size"],
                     "seed": e["seed"], "arms": e["arms"], "evaluated": float(r["evaluated"]),
                     "as_trained": float(r["accuracy"]), "spread": float(r["spread"]),

@@ -34,6 +34,7 @@ from ...transformer.data import (
     induction_split,
 )
 from ...transformer.design import DEFAULT_SEED, get_profile
+from ...transformer.measure import HeadStudy
 from ...transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
@@ -71,12 +72,13 @@ def _curve(meta: Mapping[str, Any]) -> list[float]:
 def model_row(
     key: tuple[str, int, int],
     defined: Mapping[str, np.ndarray],
-    heads: Mapping[str, Any],
+    heads: HeadStudy,
     meta: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One model's summary: ``defined`` (:func:`~bparallel.transformer.measure.defined_metrics`:
     Algorithms 1-2 in both modes, Definition 2.7, rollout) and ``heads``
-    (:func:`~bparallel.transformer.metrics_cache.heads_measure`, unflattened) of the same
+    (:func:`~bparallel.transformer.metrics_cache.heads_measure`, a
+    :class:`~bparallel.transformer.measure.HeadStudy`) of the same
     sequences, and ``meta`` (the learning curve; ``None`` for a model whose curve is not
     at hand). Layer quantities are means over layers of means over sequences; Definition
     2.7 is the median over layers of the median over sequences (it may be infinite);
@@ -87,7 +89,7 @@ def model_row(
     row: dict[str, Any] = {"task": task, "heads": n_heads, "seed": seed}
     if meta is not None:
         row["accuracy"] = float(_curve(meta)[-1])
-    ko = heads["knockout"]
+    ko = heads.knockout
     row["accuracy_intact"] = float(ko["none"]["accuracy"])
     row["knockout_all"] = float(ko["all"]["accuracy"])
     layers = sorted(int(k[1:]) for k in ko if k.startswith("L"))
@@ -102,10 +104,11 @@ def model_row(
     row["t_mix"] = float(np.median(t_mix))
     rollout = defined["rollout.weighted"][-1]  # (N, T): after the last layer
     row["rollout_min"] = float(rollout.shape[-1] * rollout.min(-1).mean())
-    if "impact" not in heads:  # knockouts only (heads_measure with impact=False)
+    if heads.impact is None:  # knockouts only (heads_measure with impact=False)
         return row
-    row["head_data"] = {"impact": np.asarray(heads["impact"], dtype=np.float64),
-                        **{f"fidelity.{m}": np.asarray(heads["fidelity"][m], dtype=np.float64)
+    row["head_data"] = {"impact": np.asarray(heads.impact, dtype=np.float64),
+                        **{f"fidelity.{m}": np.asarray(heads.head_fidelity[m],
+                                                       dtype=np.float64)
                            for m in ("paper", "definition")}}
     return row
 
@@ -328,12 +331,13 @@ def _heldout(models: Mapping[Any, Any], n: int) -> dict[Any, Any]:
 def head_study(models: Mapping[Any, Any], *, num_sequences: int, reference_sequences: int,
                horizon: int, cache_dir: str | os.PathLike | None,
                recorded: str | os.PathLike | None = None, impact: bool = True,
-               ) -> dict[Any, dict[str, Any]]:
+               ) -> dict[Any, HeadStudy]:
     """The ``"heads"`` part of :func:`measure` for every model of ``models`` (keyed with the
     task first: ``(task, heads, seed)``, or ``(task, heads, head size, seed)`` for the
     fresh-data models): knockouts and, with ``impact``, the per-head margin impact by mean
     ablation (the means over the ``reference_sequences`` after the first ``num_sequences``
-    held-out sequences), its reliability and per-head fidelity. It runs each model once per
+    held-out sequences), its reliability and per-head fidelity: a
+    :class:`~bparallel.transformer.measure.HeadStudy` per model. It runs each model once per
     removed head, most of the chapter's time, so it is also looked up in ``recorded`` (the
     results recorded beside the shipped models, ``models/recorded/``)."""
     x = _heldout(models, num_sequences + reference_sequences)
@@ -343,28 +347,30 @@ def head_study(models: Mapping[Any, Any], *, num_sequences: int, reference_seque
 
 def _heads_on(models: Mapping[Any, Any], x: Mapping[Any, Any], *, reference_sequences: int,
               horizon: int, cache_dir: str | os.PathLike | None,
-              recorded: str | os.PathLike | None, impact: bool) -> dict[Any, dict[str, Any]]:
+              recorded: str | os.PathLike | None, impact: bool) -> dict[Any, HeadStudy]:
     """:func:`head_study` on the draw ``x`` (:func:`_heldout`) its caller already holds."""
-    return measure_models(models, x, "heads",
-                          options_of=lambda k: {"task": k[0]},
-                          reference_sequences=reference_sequences, horizon=horizon,
-                          impact=impact, cache_dir=cache_dir, recorded=recorded)
+    measured = measure_models(models, x, "heads",
+                              options_of=lambda k: {"task": k[0]},
+                              reference_sequences=reference_sequences, horizon=horizon,
+                              impact=impact, cache_dir=cache_dir, recorded=recorded)
+    return {k: m.heads for k, m in measured.items()}
 
 
 def measure(models: Mapping[tuple[str, int, int], Any], *, num_sequences: int,
             reference_sequences: int, max_steps: int, cache_dir: str | os.PathLike | None,
             recorded: str | os.PathLike | None = None, impact: bool = True,
-            ) -> dict[tuple[str, int, int], tuple[dict, dict]]:
+            ) -> dict[tuple[str, int, int], tuple[dict[str, np.ndarray], HeadStudy]]:
     """``{key: (defined, heads)}`` for every model of ``models`` (keyed ``(task, heads,
     seed)``), through the metrics cache (:func:`~.measures.measure_models`): the
     ``"defined"`` part on the first ``num_sequences`` held-out sequences of its task, and
-    :func:`head_study` of the same sequences (``recorded`` and ``impact``), unflattened."""
+    :func:`head_study` of the same sequences (``recorded`` and ``impact``): the graph
+    measures and the :class:`~bparallel.transformer.measure.HeadStudy`."""
     x = _heldout(models, num_sequences + reference_sequences)  # the head study's draw
     defined = measure_models(models, {k: v[:num_sequences] for k, v in x.items()}, "defined",
                              max_steps=max_steps, horizon=max_steps, cache_dir=cache_dir)
     heads = _heads_on(models, x, reference_sequences=reference_sequences, horizon=max_steps,
                       cache_dir=cache_dir, recorded=recorded, impact=impact)
-    return {k: (defined[k], heads[k]) for k in sorted(models)}
+    return {k: (defined[k].graphs, heads[k]) for k in sorted(models)}
 
 
 def paper_beside(profile: str, *, models_root: str | os.PathLike = MODELS_ROOT,

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from ..._io import unflatten
+from ...transformer.measure import ModelMeasures
 from ...transformer.metrics_cache import cached_metrics_many
 from ...transformer.model import Transformer
 
@@ -45,14 +45,15 @@ def measure_models(
     desc: str | None = None,
     options_of: Callable[[K], Mapping[str, Any]] | None = None,
     **options: Any,
-) -> dict[K, dict[str, Any]]:
+) -> dict[K, ModelMeasures]:
     """``{key: measures}`` for every model of ``models``, in sorted key order:
     :func:`~bparallel.transformer.measure.measure_model` of ``parts`` on ``inputs[key]``
     (a mapping, or a function of the key) with ``options`` and, per model,
     ``options_of(key)`` (e.g. the ``task`` whose targets score it), through the metrics cache
     (``cache_dir``; ``None`` computes without one; ``recorded``: results recorded beside
     the shipped models, read only; ``workers`` processes for the missing results, default
-    one per core), unflattened."""
+    one per core): a :class:`~bparallel.transformer.measure.ModelMeasures` per key (its
+    ``graphs``, ``heads``, ``study`` and ``as_trained`` hold the parts asked for)."""
     if not models:
         raise ValueError("models is empty: nothing to measure")
     keys = sorted(models)
@@ -64,7 +65,7 @@ def measure_models(
             for k in keys]
     results = cached_metrics_many(parts, jobs, cache_dir=cache_dir, recorded=recorded,
                                   workers=workers, progress=progress, desc=desc)
-    return {k: unflatten(r) for k, r in zip(keys, results, strict=True)}
+    return dict(zip(keys, results, strict=True))
 
 
 __all__ = ["measure_models"]

@@ -116,7 +116,7 @@ def evaluate_models(
     t14: list[dict[str, Any]] = []
     t56: list[dict[str, Any]] = []
     for protocol in protocols:
-        metrics = {key: r for (prot, key), r in results.items() if prot == protocol}
+        metrics = {key: r.graphs for (prot, key), r in results.items() if prot == protocol}
         t14 += _rows_tables_1_4(metrics, protocol)
         t56 += _rows_tables_5_6(metrics, protocol, "mean")
     fresh = {}

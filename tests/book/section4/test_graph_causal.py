@@ -37,8 +37,8 @@ def test_shipped_weights_load_checked_and_their_layers_are_knocked_out(tmp_path)
     measured = fc.measure_heads(models, num_sequences=4, reference_sequences=2,
                                 cache_dir=None)
     m = measured[("induction", 4, 16, 42)]
-    assert m["impact"].shape == (4, 4, 4) and m["fidelity"]["paper"].shape == (4, 4)
-    assert m["reliability"].shape == (4,)
+    assert m.impact.shape == (4, 4, 4) and m.head_fidelity["paper"].shape == (4, 4)
+    assert m.reliability.shape == (4,)
     rows = fc.layer_knockouts(runs, measured)
     # 4 x 16 is both arms' model: one row per arm, the same numbers
     assert [r["arm"] for r in rows] == ["fixed width", "fixed head size"]
@@ -58,19 +58,21 @@ def test_fresh_head_tests_key_by_head_size_and_arm_and_never_pool_tasks():
     verdict row per arm and one for the arms together, which fails when an arm fails."""
     import numpy as np
 
+    from bparallel.transformer.measure import HeadStudy
+
     rng = np.random.default_rng(2)
     order = np.array([0.1, 0.9, 0.4, 0.6, 0.2, 0.8, 0.3, 0.7])
 
     def study(sign, heads=8):
         impact = order[None, :heads, None] + rng.normal(0, 0.02, (2, heads, 30))  # (L, H, N)
         fid = sign * impact.mean(-1)
-        return {"impact": impact, "reliability": np.ones(2),
-                "fidelity": {"paper": fid, "definition": fid}}
+        return HeadStudy(knockout={}, impact=impact, reliability=np.ones(2),
+                         head_fidelity={"paper": fid, "definition": fid})
 
     measured = {("induction", 8, hs, s): study(+1) for hs in (8, 16) for s in (42, 43)}
     measured |= {("induction", 4, 16, s): study(+1, heads=4) for s in (42, 43)}  # two arms
     measured |= {("majority", 8, 8, s): study(-1) for s in (42, 43)}
-    measured[("induction", 1, 64, 42)] = {"knockout": {}}  # one head: no per-head study
+    measured[("induction", 1, 64, 42)] = HeadStudy(knockout={})  # one head: no per-head study
     tests = fc.head_tests(measured)
     by = {(t["task"], t["arm"], t["ranking"]): t for t in tests}
     assert sorted({k[:2] for k in by}) == [("induction", "head16"), ("induction", "width"),

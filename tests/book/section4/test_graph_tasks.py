@@ -131,6 +131,8 @@ def test_layer_knockouts_per_task_and_head_count():
 
 
 def test_model_row_from_measures():
+    from bparallel.transformer.measure import HeadStudy
+
     L, N, T, H = 2, 3, 5, 2
     phi = np.full((L, N, T), 25.0)
     phi[..., 2] = 20.0  # the least non-sink node
@@ -145,12 +147,11 @@ def test_model_row_from_measures():
     impact[0, 1] = 1.0
     fidelity = {"paper": np.array([[0.0, 0.4], [0.0, 0.3]]),
                 "definition": np.array([[0.1, 0.4], [0.2, 0.3]])}
-    heads = {"knockout": {"none": {"accuracy": 0.9, "margin": 3.0},
-                          "all": {"accuracy": 0.01, "margin": -1.0},
-                          "L1": {"accuracy": 0.5, "margin": 1.0},
-                          "L2": {"accuracy": 0.8, "margin": 2.0}},
-             "impact": impact, "reliability": np.array([0.9, 0.1]),
-             "fidelity": fidelity}
+    knockout = {"none": {"accuracy": 0.9, "margin": 3.0},
+                "all": {"accuracy": 0.01, "margin": -1.0},
+                "L1": {"accuracy": 0.5, "margin": 1.0}, "L2": {"accuracy": 0.8, "margin": 2.0}}
+    heads = HeadStudy(knockout=knockout, impact=impact, reliability=np.array([0.9, 0.1]),
+                      head_fidelity=fidelity)
     meta = {"curve": {"heldout_accuracy_predictable": [0.2, 0.895, 0.9]}}  # 0.895 >= 0.891
     row = gt.model_row(("first", H, 43), defined, heads, meta)
     assert row["accuracy"] == 0.9 and "epochs_to_99" not in row
@@ -162,6 +163,8 @@ def test_model_row_from_measures():
     np.testing.assert_array_equal(row["head_data"]["impact"], impact)
     np.testing.assert_array_equal(row["head_data"]["fidelity.paper"], fidelity["paper"])
     assert "accuracy" not in gt.model_row(("first", H, 43), defined, heads)
+    assert "head_data" not in gt.model_row(("first", H, 43), defined,
+                                           HeadStudy(knockout=knockout))  # knockouts only
 
 
 def test_graph_models_quick_trains_and_shipped_loads(tmp_path):
@@ -260,20 +263,21 @@ def test_measure_reads_the_graphs_and_the_heads_on_the_same_sequences(monkeypatc
     import torch
 
     from bparallel.transformer.data import heldout_dataset
+    from bparallel.transformer.measure import ModelMeasures
     from bparallel.transformer.model import ModelConfig, Transformer
 
     seen = {}
 
     def fake(models, inputs, parts, **options):
         seen[parts] = {k: inputs[k] for k in models}
-        return {k: {} for k in models}
+        return {k: ModelMeasures(graphs={}) for k in models}
 
     monkeypatch.setattr(gt, "measure_models", fake)
     models = {("induction", 1, 42): Transformer(ModelConfig(n_heads=1)),
               ("induction", 4, 42): Transformer(ModelConfig(n_heads=4, seq_len=40))}
     out = gt.measure(models, num_sequences=3, reference_sequences=2, max_steps=5,
                      cache_dir=None)
-    assert sorted(out) == sorted(models) and out[("induction", 1, 42)] == ({}, {})
+    assert sorted(out) == sorted(models) and out[("induction", 1, 42)] == ({}, None)
     drawn = heldout_dataset("induction", 5, seed=gt.DEFAULT_SEED).inputs
     assert not torch.equal(heldout_dataset("induction", 3, seed=gt.DEFAULT_SEED).inputs,
                            drawn[:3])

@@ -21,13 +21,14 @@ def test_measure_models_is_measure_model_per_key_and_refuses_bad_input():
     assert list(got) == [("copy", 2), ("copy", 4)]  # sorted keys
     for key, m in models.items():
         want = sequence_metrics(m, x[:3], max_steps=10, horizon=10)
-        assert got[key].keys() == want.keys()
+        assert got[key].graphs.keys() == want.keys()
         for name in want:  # bitwise: the same call, one pass each
-            np.testing.assert_array_equal(got[key][name], want[name], err_msg=name)
+            np.testing.assert_array_equal(got[key].graphs[name], want[name], err_msg=name)
     heads = measure_models({("copy", 4): model}, lambda k: x, "heads", cache_dir=None,
                            workers=1, options_of=lambda k: {"task": k[0]},
                            reference_sequences=2, impact=False)
-    assert heads[("copy", 4)]["knockout"]["none"]["accuracy"] >= 0.0  # nested back
+    study = heads[("copy", 4)].heads
+    assert study.knockout["none"]["accuracy"] >= 0.0 and study.impact is None
     with pytest.raises(ValueError, match="models is empty"):
         measure_models({}, {}, "sequence", cache_dir=None)
     with pytest.raises(ValueError, match=r"inputs has no sequences for \[\('copy', 2\)\]"):

@@ -1,6 +1,7 @@
 """bparallel.book.section4.as_defined, .as_defined_report and .statistics: summaries of
 Section 4 measured as defined, on hand-made data."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -54,20 +55,29 @@ def _effects(reliable_layers, seed=0, n=40):
     return eff
 
 
+def _typed(**fields):
+    """An ImportanceStudy of the fields given, the others empty."""
+    from bparallel.transformer.importance import ImportanceStudy
+
+    empty = {f: {} for f in ImportanceStudy.FIELDS if f != "pair"}
+    return ImportanceStudy(**{**empty, **fields})
+
+
 def _study(reliable_layers, spearman_weight, knock, seed=0):
     """A hand-made importance study of a 2-layer, 3-head model."""
     margin = _effects(reliable_layers, seed)
     loss = np.random.default_rng(seed + 1).normal(0.0, 1e-9, (2, 3, 40))
     pair = np.array([[0.1, 0.3, 0.2, 0.2], [-0.1, -0.1, 0.1, 0.1], [0.0, 0.2, 0.0, 0.2]])
-    return {"knockout": knock,
-            "effect": {"mean.margin": margin, "zero.loss": loss},
-            "scores": {"mean.margin": margin.mean(-1), "zero.loss": loss.mean(-1),
-                       "fidelity.paper": np.array([[1.0, 3.0, 2.0], [1.0, 1.0, 1.0]]),
-                       "fidelity.definition": np.array([[3.0, 1.0, 2.0], [1.0, 2.0, 3.0]])},
-            "spearman": {"weight~mean": np.array(spearman_weight),
-                         "gradient~mean": np.array([0.5, 0.5])},
-            "pair": {"redundancy": np.tile(pair, (1, 10)),
-                     "complementarity": -np.tile(pair, (1, 10)), "layer": np.asarray(1)}}
+    return _typed(knockout=knock,
+                  effect={"mean.margin": margin, "zero.loss": loss},
+                  scores={"mean.margin": margin.mean(-1), "zero.loss": loss.mean(-1),
+                          "fidelity.paper": np.array([[1.0, 3.0, 2.0], [1.0, 1.0, 1.0]]),
+                          "fidelity.definition": np.array([[3.0, 1.0, 2.0],
+                                                           [1.0, 2.0, 3.0]])},
+                  spearman={"weight~mean": np.array(spearman_weight),
+                            "gradient~mean": np.array([0.5, 0.5])},
+                  pair={"redundancy": np.tile(pair, (1, 10)),
+                        "complementarity": -np.tile(pair, (1, 10)), "layer": np.asarray(1)})
 
 
 def _knock(none, all_, l1, l2):
@@ -80,7 +90,7 @@ def _knock(none, all_, l1, l2):
 def _studies():
     return {("copy", 3): _study([0], [0.6, np.nan], _knock(1.0, 1.0, 1.0, 1.0)),
             ("cycle", 3): _study([0, 1], [-0.4, 0.2], _knock(1.0, 0.004, 0.3, 0.9), seed=5),
-            ("cycle", 1): {"knockout": _knock(1.0, 0.003, 0.5, 0.9)}}
+            ("cycle", 1): _typed(knockout=_knock(1.0, 0.003, 0.5, 0.9))}
 
 
 def test_importance_summaries_by_hand():
@@ -102,7 +112,7 @@ def test_importance_summaries_by_hand():
     rel = {r["measure"]: r for r in reliability_rows(studies)}
     assert rel["mean.margin"]["reliable_share"] == 0.75 and rel["mean.margin"]["cells"] == 4
     assert rel["mean.margin"]["max_effect"] == pytest.approx(
-        max(np.abs(st["scores"]["mean.margin"]).max() for k, st in studies.items() if k[1] > 1))
+        max(np.abs(st.scores["mean.margin"]).max() for k, st in studies.items() if k[1] > 1))
     assert rel["zero.loss"]["reliable_share"] == 0.0  # noise: never reliable
     rank = ranking_rows(studies)
     assert len(rank) == 4  # the one-head model has no ranking
@@ -219,14 +229,16 @@ def test_seed_ranking_rows_from_the_heads_part():
     42's do: the noise floor, the seed, the largest impact, material and capped."""
     from bparallel.book.section4.as_defined import seed_ranking_rows, tested_cells
     from bparallel.book.section4.statistics import head_claims
+    from bparallel.transformer.measure import HeadStudy
 
     studies = {}
     for seed in (43, 44, 45):
         eff = _effects([0], seed=seed)  # layer 1: heads differ (0.1, 0.5, 0.2); layer 2 not
         eff[0] *= 4.0  # largest impact about 2 logits: material
-        studies[("cycle", 3, seed)] = {
-            "impact": eff, "fidelity": {"paper": np.array([[1e-5, 2e-5, 3e-5], [1.0, 2.0, 3.0]]),
-                                        "definition": np.array([[1.0, 3.0, 2.0], [1.0, 2.0, 3.0]])}}
+        studies[("cycle", 3, seed)] = HeadStudy(
+            knockout={}, impact=eff,
+            head_fidelity={"paper": np.array([[1e-5, 2e-5, 3e-5], [1.0, 2.0, 3.0]]),
+                           "definition": np.array([[1.0, 3.0, 2.0], [1.0, 2.0, 3.0]])})
     rows = seed_ranking_rows(studies)
     assert sorted({r["seed"] for r in rows}) == [43, 44, 45] and len(rows) == 6
     first = [r for r in rows if r["layer"] == 1]
@@ -501,10 +513,10 @@ def test_report_tables_and_results_by_hand():
     assert pres["pairs.complementarity.positive.models"] == 0
     assert {r["interaction"] for r in report.pair_table(pairs)} == {"redundancy",
                                                                     "complementarity"}
-    rel = reliability_rows({k: {**st, "effect": {m: st["effect"]["mean.margin"]
-                                                 for m in report.MEASURES},
-                                "scores": {m: np.array([[0.1, -0.5]]) for m in report.MEASURES}}
-                            for k, st in studies.items()})
+    rel = reliability_rows({k: dataclasses.replace(
+        st, effect={m: st.effect["mean.margin"] for m in report.MEASURES},
+        scores={m: np.array([[0.1, -0.5]]) for m in report.MEASURES})
+        for k, st in studies.items()})
     floor = report.noise_floor_table(rel)
     assert [r["measure"] for r in floor] == list(report.MEASURES.values())
     nres = report.noise_floor_results(rel)
@@ -533,7 +545,7 @@ def test_pruning_summary_against_the_random_band():
              "zero.margin": {m: np.ones(5) for m in random},       # keeps everything: above
              "weight": {m: np.zeros(5) for m in random},           # loses at once: below
              "gradient": {m: np.linspace(0.0, 1.0, 5) for m in random}}  # like random
-    studies = {("cycle", 4): {"pruning": {"heads_kept": kept, **curve}}}
+    studies = {("cycle", 4): _typed(pruning={"heads_kept": kept, **curve})}
     (row,) = report.pruning_summary(studies)
     assert row["oracle (zero-ablation impact)"].endswith("(above)")
     assert row["head weight w_h"].endswith("(below)")
@@ -562,8 +574,8 @@ def test_report_heads_rollout_and_pruning_by_hand():
         0.5, 0.2, 0.8)
     assert out["rollout.lost_same.mean"] == 0.5
     curve = {m: np.array([[1.0, 0.5, 0.0]]) for m in ("accuracy_predictable", "margin")}
-    studies = {("copy", 1): {}, ("copy", 4): {"pruning": {k: curve for k in
-                                                          report.PRUNING_ORDERS}}}
+    studies = {("copy", 1): _typed(), ("copy", 4): _typed(pruning={k: curve for k in
+                                                                 report.PRUNING_ORDERS})}
     pr = report.pruning_results(studies)
     # the one-head model is not pruned; the random orders add their 5/50/95% areas
     assert len(pr) == 2 * len(report.PRUNING_ORDERS) + 2 * 3

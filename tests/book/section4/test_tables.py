@@ -219,22 +219,22 @@ def test_cached_metrics_many_in_worker_processes_equals_one_by_one(tmp_path, mon
     parallel = cached_metrics_many("sequence", jobs, cache_dir=tmp_path, workers=2)
     assert len(list(tmp_path.glob("metrics-*.npz"))) == len(jobs)
     for got, want in zip(parallel, serial, strict=True):
-        assert got.keys() == want.keys()
+        assert got.graphs.keys() == want.keys()
         for k in want:  # the order of the jobs is kept; only float32 rounding may differ
-            np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(got.graphs[k], want[k], rtol=1e-5, atol=1e-6)
     # Warm: every result is read here, no worker started and nothing computed.
     monkeypatch.setattr(metrics_cache, "_pool", lambda n: pytest.fail("pool started"))
     monkeypatch.setattr(metrics_cache, "measure_model", lambda *a, **k: pytest.fail("ran"))
     again = cached_metrics_many("sequence", jobs, cache_dir=tmp_path, workers=2)
     for got, want in zip(again, parallel, strict=True):
-        for k in want:  # bitwise: read back from the files the workers wrote
-            np.testing.assert_array_equal(got[k], want[k])
+        for k in want.graphs:  # bitwise: read back from the files the workers wrote
+            np.testing.assert_array_equal(got.graphs[k], want.graphs[k])
     monkeypatch.undo()
     # One worker: computed here, in order, as cached_metrics would.
     here = cached_metrics_many("sequence", jobs[:2], cache_dir=None, workers=1)
     for got, want in zip(here, serial[:2], strict=True):
         # bitwise: the same call in this process (same operations, same order)
-        np.testing.assert_array_equal(got["fidelity.paper"], want["fidelity.paper"])
+        np.testing.assert_array_equal(got.graphs["fidelity.paper"], want["fidelity.paper"])
 
 
 def test_recorded_results_are_read_never_written_and_tracked(tmp_path, monkeypatch):
@@ -252,7 +252,7 @@ def test_recorded_results_are_read_never_written_and_tracked(tmp_path, monkeypat
     before = sorted(p.name for p in recorded.iterdir())
     got = cached_metrics_many("sequence", jobs, cache_dir=cache, recorded=recorded, workers=1)
     for a, b in zip(got, first, strict=True):
-        np.testing.assert_array_equal(a["fidelity.paper"], b["fidelity.paper"])
+        np.testing.assert_array_equal(a.graphs["fidelity.paper"], b.graphs["fidelity.paper"])
     assert sorted(p.name for p in recorded.iterdir()) == before
     assert not cache.exists() or not list(cache.glob("*.npz"))
     # one result missing: lookup_only names it instead of computing it
@@ -430,8 +430,8 @@ def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
     again = cached_metrics("defined", model, x, cache_dir=tmp_path, max_steps=20)
     direct = defined_metrics(model, x, max_steps=20)
     for k in direct:  # bitwise: the same call (same operations, same order), then a file
-        np.testing.assert_array_equal(first[k], direct[k])
-        np.testing.assert_array_equal(again[k], direct[k])
+        np.testing.assert_array_equal(first.graphs[k], direct[k])
+        np.testing.assert_array_equal(again.graphs[k], direct[k])
     cached_metrics("sequence", model, x, cache_dir=tmp_path, max_steps=20, horizon=20)
     assert len(list(tmp_path.glob("metrics-*.npz"))) == 2  # another measure, another key
     with pytest.raises(ValueError, match="parts="):
@@ -439,7 +439,6 @@ def test_cached_metrics_of_another_measure_is_keyed_apart(tmp_path):
 
 
 def test_ablation_measure_round_trips_through_the_cache(tmp_path):
-    from bparallel._io import unflatten
     from bparallel.transformer.metrics_cache import cached_metrics
 
     torch.manual_seed(2)
@@ -449,15 +448,15 @@ def test_ablation_measure_round_trips_through_the_cache(tmp_path):
     first = cached_metrics("ablation", model, x, cache_dir=tmp_path, **opts)
     assert len(list(tmp_path.glob("metrics-*.npz"))) == 1
     again = cached_metrics("ablation", model, x, cache_dir=tmp_path, **opts)
-    assert first.keys() == again.keys()
-    for k in first:  # bitwise: a cache round trip
-        np.testing.assert_array_equal(first[k], again[k])
-    study = unflatten(again)
+    assert first.flat().keys() == again.flat().keys()
+    for k, v in first.flat().items():  # bitwise: a cache round trip
+        np.testing.assert_array_equal(v, again.flat()[k])
+    study = again.study
     L = model.config.n_layers
-    assert study["scores"]["mean.margin"].shape == (L, 2)
-    assert study["effect"]["mean.margin"].shape == (L, 2, 4)  # (L, H, measured sequences)
-    assert study["pruning"]["random"]["accuracy_predictable"].shape == (2, 3)  # 0..2 kept
-    assert {"weight~mean", "gradient~zero", "fidelity.definition~mean"} <= set(study["spearman"])
+    assert study.scores["mean.margin"].shape == (L, 2)
+    assert study.effect["mean.margin"].shape == (L, 2, 4)  # (L, H, measured sequences)
+    assert study.pruning["random"]["accuracy_predictable"].shape == (2, 3)  # 0..2 kept
+    assert {"weight~mean", "gradient~zero", "fidelity.definition~mean"} <= set(study.spearman)
     with pytest.raises(ValueError, match="reference_sequences=6"):
         cached_metrics("ablation", model, x, cache_dir=None, **{**opts, "reference_sequences": 6})
 

@@ -48,7 +48,7 @@ def test_a_recorded_result_is_what_the_weights_give():
                                           recorded=record.RECORDED, **options)[key]
     assert len(names) == 1 and (record.RECORDED / names.pop()).is_file()
     fresh = graph_causal.measure_heads({key: model}, cache_dir=None, **options)[key]
-    flat_read, flat_fresh = flatten(read), flatten(fresh)
+    flat_read, flat_fresh = flatten(read.as_tree()), flatten(fresh.as_tree())
     assert flat_read.keys() == flat_fresh.keys()
     for k in flat_fresh:
         np.testing.assert_allclose(flat_read[k], flat_fresh[k], rtol=1e-5, atol=1e-4,
