@@ -23,7 +23,7 @@ from ...transformer.runtime import hardware_kind
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
 from ..words import agree, fmt_fixed, fmt_p, join_words
-from .across_seeds_stats import changes_by_seed, odd_seed_out, outside_tail
+from .across_seeds_stats import changes_by_seed, odd_seed_out, outside_tail, smallest_outside
 from .published import MODE_NAMES
 from .statistics import across_tasks, fmt_interval
 
@@ -227,7 +227,8 @@ def hardware_reading(results: Mapping[str, float], *, alpha: float) -> dict[str,
     its outside count does not reach ``alpha`` (:func:`~bparallel.ranks.reaches`; cells
     taken as independent, which the layers of one model are not, so the tail is a guide,
     not a test of the family). With one seed (no check) both say there is nothing to
-    compare."""
+    compare. The conclusion ends with the smallest effect the check could find
+    (:func:`~.across_seeds_stats.smallest_outside`)."""
     alpha = unit_interval(alpha, "alpha")
     if "hardware.cells" not in results:
         return {"summary": "with one seed there is nothing to compare it with",
@@ -236,6 +237,11 @@ def hardware_reading(results: Mapping[str, float], *, alpha: float) -> dict[str,
     outside, tail = int(results["hardware.outside"]), float(results["hardware.outside_tail"])
     same, chance = int(results["hardware.same_sign"]), float(results["hardware.outside_chance"])
     agree = (f"all seeds agree on the direction of the change in {same} of {cells} cells")
+    need = smallest_outside(cells, round(2 / chance), alpha)
+    smallest = (f" The smallest effect the check could find: one seed outside the others' "
+                f"range in {need} of the {cells} cells ({need / cells:.0%}, where chance "
+                f"gives {chance:.0%})." if need is not None else
+                f" With {cells} cells the check could find no effect at {alpha:.0%}.")
     if ranks.reaches(tail, alpha):  # the book's threshold decision, not the last bit
         return {
             "summary": f"they show no sign that the seed trained alone on its kind of "
@@ -244,7 +250,7 @@ def hardware_reading(results: Mapping[str, float], *, alpha: float) -> dict[str,
                        f"(p = {tail:.2f})",
             "conclusion": "So the data show no sign that the seed trained on the other "
                           "machine drives the survivors; with few seeds they could only "
-                          "have shown a large, systematic difference."}
+                          "have shown a large, systematic difference." + smallest}
     return {
         "summary": f"seed {seed}, the only seed trained on its kind of machine, **stands "
                    f"apart**: "
@@ -256,7 +262,7 @@ def hardware_reading(results: Mapping[str, float], *, alpha: float) -> dict[str,
                       f"{seed} itself) moves the size of the changes more than their "
                       f"direction. The intervals and tests above pool every seed, so they "
                       f"carry this spread; a single run's numbers, such as the paper's "
-                      f"(seed {seed}), carry it unmeasured."}
+                      f"(seed {seed}), carry it unmeasured." + smallest}
 
 
 def hardware_split(overview: Sequence[Mapping[str, Any]]) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from ... import ranks
+from ..._checks import positive_int
 from ..verdicts import Outcome, Verdict
 from .statistics import (
     claim_over_units,
@@ -524,3 +525,15 @@ def outside_tail(outside: int, cells: int, seeds: int) -> float:
         raise ValueError(f"need seeds >= 2 and 0 <= outside <= cells, got seeds={seeds}, "
                          f"outside={outside}, cells={cells}")
     return float(stats.binom.sf(outside - 1, cells, min(1.0, 2 / seeds)))
+
+
+def smallest_outside(cells: int, seeds: int, alpha: float) -> int | None:
+    """The smallest effect the machine check could find: the fewest of ``cells`` cells in
+    which one seed lies outside the others' range whose :func:`outside_tail` reaches
+    ``alpha`` (decided by :func:`bparallel.ranks.reaches`); ``None`` when not even every
+    cell would."""
+    positive_int(cells, "cells")
+    for k in range(cells + 1):
+        if ranks.reaches(alpha, outside_tail(k, cells, seeds)):
+            return k
+    return None

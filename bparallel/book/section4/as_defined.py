@@ -16,10 +16,10 @@ import numpy as np
 
 from ... import ranks
 from ...transformer.ablation import rank_correlation
-from ...transformer.importance import RELIABLE, ImportanceStudy
+from ...transformer.importance import ALPHA, RELIABLE, ImportanceStudy
 from ...transformer.measure import HeadStudy
 from ..verdicts import HOLDING, Verdict
-from .rank_tests import two_sided_rank_test
+from .rank_tests import smallest_rho, two_sided_rank_test
 from .statistics import (
     claim_over_units,
     holm_family,
@@ -244,11 +244,12 @@ def seed_ranking_rows(studies: Mapping[tuple[str, int, int], HeadStudy]
     the noise floor of the head impact
     (:func:`~bparallel.book.section4.statistics.scored_cells`: Holm over these cells), the
     ``seed``, the largest impact, ``material`` and ``capped`` (:func:`capped_at_sink`),
-    and ``scores`` for :func:`tested_cells`."""
+    and ``scores`` for :func:`tested_cells`. A 1-head model (its knockouts are for
+    :func:`seed_layer_rows`) has no heads to rank and is left out."""
     data = {k: {"impact": np.asarray(st.impact, float),
                 "fidelity.paper": np.asarray(st.head_fidelity["paper"], float),
                 "fidelity.definition": np.asarray(st.head_fidelity["definition"], float)}
-            for k, st in studies.items()}
+            for k, st in studies.items() if k[1] > 1}
     rows = scored_cells(data) if data else []
     for r in rows:
         r["seed"] = int(r["model"][2])
@@ -344,20 +345,60 @@ def layer_rows(knockouts: Sequence[Mapping[str, Any]],
     return rows
 
 
-def layer_claims(layers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Are the layers a task needs the good graphs? Per task (never pooled) and measure
-    (``"fidelity"``, ``"speed"`` = minus Definition 2.7's mixing time), over the task's
-    models of :func:`layer_rows`: the median across models of Spearman's rho across layers
-    between the damage and the measure, its permutation test
-    (:func:`bparallel.ranks.median_rho_test`) and the verdict (:func:`rank_claim_verdict`)."""
+def layer_fidelity(metrics: Mapping[Any, Mapping[str, np.ndarray]]) -> dict[Any, np.ndarray]:
+    """Per model, the layer means ``(L,)`` over sequences of the combined heads' minimax
+    fidelity as defined (Algorithm 2 over the non-sink nodes; Tables 3-4's quantity), for
+    :func:`layer_rows`."""
+    return {key: np.nanmin(m["fidelity.node"][..., :-1], axis=-1).mean(-1)
+            for key, m in metrics.items()}
+
+
+def seed_layer_rows(defined: Mapping[tuple[str, int, int], Mapping[str, np.ndarray]],
+                    studies: Mapping[tuple[str, int, int], HeadStudy], *,
+                    max_steps: int = 100) -> list[dict[str, Any]]:
+    """The per-layer rows of the other seeds' models, as :func:`layer_rows` gives seed 42's,
+    each with its ``seed``: ``defined`` keyed ``(task, heads, seed)``
+    (:func:`~bparallel.book.section4.as_defined_report.seed_defined_measures`: Definition
+    2.7 and the layers' fidelity) and ``studies`` with the same keys
+    (:func:`~bparallel.book.section4.as_defined_report.seed_head_studies` with its 1-head
+    models: their layer knockouts). Each seed's models are measured on its own held-out
+    sequences."""
+    if set(defined) != set(studies):
+        raise ValueError(f"defined and studies measure different models: "
+                         f"{sorted(set(defined) ^ set(studies))} in only one of them")
     out = []
-    for task in sorted({r["task"] for r in layers}):
-        mine = [r for r in layers if r["task"] == task]
+    for seed in sorted({k[2] for k in defined}):
+        metrics = {k[:2]: m for k, m in defined.items() if k[2] == seed}
+        knocked = knockout_rows({k[:2]: st for k, st in studies.items() if k[2] == seed})
+        rows = layer_rows(knocked, definition_rows(metrics, max_steps=max_steps),
+                          layer_fidelity(metrics))
+        out.extend({**r, "seed": seed} for r in rows)
+    return out
+
+
+def layer_claims(layers: Sequence[Mapping[str, Any]], *, by: Sequence[str] = ("task",)
+                 ) -> list[dict[str, Any]]:
+    """Are the layers a task needs the good graphs? Per task (never pooled; or per value of
+    the rows' keys ``by``, e.g. ``("task", "seed")``) and measure (``"fidelity"``,
+    ``"speed"`` = minus Definition 2.7's mixing time), over the group's models of
+    :func:`layer_rows`: the median across models of Spearman's rho across layers between
+    the damage and the measure, its permutation test
+    (:func:`bparallel.ranks.median_rho_test`) and the verdict (:func:`rank_claim_verdict`).
+    Each test carries its keys ``by``."""
+    if "task" not in by:
+        raise ValueError(f"by={tuple(by)!r}: must include 'task' (tasks are never pooled)")
+
+    def group(r: Mapping[str, Any]) -> tuple:
+        return tuple(r[k] for k in by)
+
+    out = []
+    for g in sorted({group(r) for r in layers}):
+        mine = [r for r in layers if group(r) == g]
         for measure in ("fidelity", "speed"):
             pairs = [(_finite(r[measure]), _finite(r["damage"])) for r in mine]
             test = two_sided_rank_test(pairs)
-            out.append({"task": task, "measure": measure, "models": len(mine), **test,
-                        "verdict": rank_claim_verdict(test)})
+            out.append({**dict(zip(by, g, strict=True)), "measure": measure,
+                        "models": len(mine), **test, "verdict": rank_claim_verdict(test)})
     return out
 
 
@@ -366,13 +407,18 @@ def chapter_family(head_tests: Sequence[Mapping[str, Any]],
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """Holm's correction over the chapter's rank tests, the per-head claim's
     (:func:`~bparallel.book.section4.statistics.head_claims`) and the layer claim's
-    (:func:`layer_claims`) together (:func:`~bparallel.book.section4.statistics.holm_family`):
-    copies of both with ``p_holm`` and the verdict at the corrected p-value, and the
-    family's size."""
+    (:func:`layer_claims`) together, of every seed measured
+    (:func:`~bparallel.book.section4.statistics.holm_family`): copies of both with
+    ``p_holm``, the verdict at the corrected p-value and ``smallest``, the smallest median
+    rho the test could find at the level of Holm's first step (``ALPHA / size``;
+    :func:`~bparallel.book.section4.rank_tests.smallest_rho`; ``None``: even rho = 1 in
+    every cell could not reach it), and the family's size."""
     family = [dict(t) for t in head_tests] + [dict(t) for t in layers]
     size = holm_family(family)
+    first = ALPHA / size  # the level of Holm's first step: what a test must pass at least
     for t in family:
         t["verdict"] = rank_claim_verdict(t)
+        t["smallest"] = smallest_rho(tuple(t["items"]), first) if t.get("items") else None
     return family[:len(head_tests)], family[len(head_tests):], size
 
 

@@ -23,6 +23,7 @@ from ...transformer.importance import (
     ImportanceStudy,
 )
 from ...transformer.measure import HeadStudy
+from ..verdicts import HOLDING, Verdict
 from ..verdicts import cell as verdict_cell
 from ..words import agree, fmt_p, fmt_sig, fmt_steps, join_words
 from .as_defined import (
@@ -135,9 +136,24 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
     return {k: m.study for k, m in measured.items()}
 
 
+def _other_seeds(bundle: Any, models_dir: Any, heads_min: int
+                 ) -> dict[tuple[str, int, int], Any]:
+    """The models of every other shipped seed than ``bundle``'s (the paper profile's seeds
+    43-46; none for a quick bundle) with at least ``heads_min`` heads, keyed
+    ``(task, heads, seed)``."""
+    from ...transformer.design import DEFAULT_SEED
+    from ...transformer.shipped import models_by_seed
+
+    own = {int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()}
+    return {(t, h, seed): m for seed, ms in models_by_seed(bundle, models_dir).items()
+            if seed not in own
+            for (t, h), m in ms.items() if h >= heads_min}
+
+
 def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences: int,
                       reference_sequences: int, horizon: int, cache_dir: Any = None,
-                      recorded: Any = None) -> dict[tuple[str, int, int], HeadStudy]:
+                      recorded: Any = None, single_head: bool = False,
+                      ) -> dict[tuple[str, int, int], HeadStudy]:
     """Per multi-head model of every other shipped seed than ``bundle``'s (the paper
     profile's seeds 43-46; none for a quick bundle), keyed ``(task, heads, seed)``: the
     metrics cache's ``"heads"`` part, a :class:`~bparallel.transformer.measure.HeadStudy`
@@ -145,17 +161,16 @@ def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences:
     ``impact`` ``(L, H, N)``; each head's minimax fidelity in both modes,
     ``head_fidelity``) on that seed's held-out sequences, split as
     :func:`ablation_studies` splits seed 42's: ``num_sequences`` measured after the first
-    ``skip``, then ``reference_sequences`` for the means of mean ablation."""
-    from ...transformer.design import DEFAULT_SEED, evaluation_inputs
-    from ...transformer.shipped import models_by_seed
+    ``skip``, then ``reference_sequences`` for the means of mean ablation. With
+    ``single_head``, the 1-head models too, whose layer knockouts the per-layer tests need
+    (:func:`~bparallel.book.section4.as_defined.seed_layer_rows`; their per-head part has
+    nothing to rank)."""
+    from ...transformer.design import evaluation_inputs
 
     for name, value in (("skip", skip), ("num_sequences", num_sequences),
                         ("reference_sequences", reference_sequences)):
         positive_int(value, name)
-    own = {int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()}
-    models = {(t, h, seed): m for seed, ms in models_by_seed(bundle, models_dir).items()
-              if seed not in own
-              for (t, h), m in ms.items() if h > 1}
+    models = _other_seeds(bundle, models_dir, 1 if single_head else 2)
     if not models:
         return {}
     measured = measure_models(
@@ -169,36 +184,50 @@ def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences:
     return {k: m.heads for k, m in measured.items()}
 
 
+def seed_defined_measures(bundle: Any, models_dir: Any, *, num_sequences: int, eps: float,
+                          max_steps: int, cache_dir: Any = None,
+                          ) -> dict[tuple[str, int, int], dict[str, np.ndarray]]:
+    """Per model of every other shipped seed than ``bundle``'s (the paper profile's seeds
+    43-46; none for a quick bundle), keyed ``(task, heads, seed)``: what
+    :func:`defined_measures` gives seed 42's (Definition 2.7, node fidelity, ...), on the
+    first ``num_sequences`` of that seed's own held-out sequences, through the metrics
+    cache (not recorded: like seed 42's, they take seconds per model)."""
+    from ...transformer.design import evaluation_inputs
+
+    positive_int(num_sequences, "num_sequences")
+    models = _other_seeds(bundle, models_dir, 1)
+    if not models:
+        return {}
+    measured = measure_models(
+        models, lambda key: evaluation_inputs(key[0], "heldout", bundle.profile, seed=key[2],
+                                              num_sequences=num_sequences),
+        "defined", eps=eps, max_steps=max_steps, cache_dir=cache_dir)
+    return {k: m.graphs for k, m in measured.items()}
+
+
 def seeds_prose(bundle: Any, other_seeds: Sequence[int]) -> str:
-    """Which seeds' models the chapter's per-head tests measure, in words: ``bundle``'s seed
-    alone, or it and ``other_seeds`` (those :func:`seed_head_studies` measured)."""
+    """Which seeds' models the chapter's per-head and per-layer tests measure, in words:
+    ``bundle``'s seed alone, or it and ``other_seeds`` (those :func:`seed_head_studies`
+    and :func:`seed_defined_measures` measured)."""
     from ...transformer.design import DEFAULT_SEED
 
     own = sorted({int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()})
     others = sorted(set(other_seeds) - set(own))
-    knock = "the knockouts, pruning and pair interactions"
+    tables = "the tables of knockouts, pruning and pair interactions"
     if not others:
-        return (f"The per-head tests on this page measure the models of one seed, "
-                f"{join_words([str(s) for s in own])}, the one the paper trains, as do {knock}; "
-                "with the paper profile's other shipped seeds a build repeats them on each "
-                "(the chapter's parameter `other_seeds`).\n")
-    return (f"The per-head tests are repeated on every other shipped seed's models "
-            f"(seeds {join_words([str(s) for s in others])}), each on its own held-out "
-            "sequences, split as seed " + ", ".join(str(s) for s in own) + "'s, with its "
-            "cells' own noise floor and the same impact threshold; every test is in the "
-            "chapter's Holm family, and a claim's verdict over the seeds follows the book's "
-            "one rule: a seed whose test is significantly reversed fails it. "
-            f"{knock[0].upper()}{knock[1:]} measure seed "
-            + ", ".join(str(s) for s in own) + "'s models, the one the paper trains.\n")
-
-
-def layer_fidelity(metrics: Mapping[tuple[str, int], Mapping[str, np.ndarray]],
-                   ) -> dict[tuple[str, int], np.ndarray]:
-    """Per model, the layer means ``(L,)`` over sequences of the combined heads' minimax
-    fidelity as defined (Algorithm 2 over the non-sink nodes; Tables 3-4's quantity), for
-    :func:`layer_rows`."""
-    return {key: np.nanmin(m["fidelity.node"][..., :-1], axis=-1).mean(-1)
-            for key, m in metrics.items()}
+        return (f"The per-head and per-layer tests on this page measure the models of one "
+                f"seed, {join_words([str(s) for s in own])}, the one the paper trains, as do "
+                f"{tables}; with the paper profile's other shipped seeds a build repeats "
+                "the tests on each (the chapter's parameter `other_seeds`).\n")
+    return (f"The per-head and per-layer tests are repeated on every other shipped seed's "
+            f"models (seeds {join_words([str(s) for s in others])}), each on its own "
+            "held-out sequences, split as seed " + ", ".join(str(s) for s in own) + "'s: "
+            "its Definition 2.7 measures and its layer knockouts, its cells' own noise "
+            "floor and the same impact threshold; every test is in the chapter's Holm "
+            "family, and a claim's verdict over the seeds follows the book's one rule: a "
+            f"seed whose test is significantly reversed fails it. {tables[0].upper()}"
+            f"{tables[1:]} show seed " + ", ".join(str(s) for s in own) + "'s models, the "
+            "one the paper trains.\n")
 
 
 # --------------------------------------------------------------------------- the chapter's tables
@@ -388,15 +417,30 @@ def claims_table(tests: Sequence[Mapping[str, Any]], key: str) -> list[dict[str,
     (``key="measure"``, :func:`layer_claims`): the cells, the median rho, its two-sided
     permutation p-value and that p-value after Holm's correction over the chapter's family
     (:func:`~bparallel.book.section4.as_defined.chapter_family`), the smallest p-value the
-    cells allow, and the verdict."""
+    cells allow, the smallest median rho the test could find at the level of Holm's first
+    step (``smallest``; "none" where even rho = 1 in every cell falls short), and the
+    verdict; with tests of several seeds, a ``seed`` column (seed 42's tests carry none)."""
     seeded = any("seed" in t for t in tests)
+    if seeded:  # seed by seed (a stable sort keeps each seed's tasks and measures in order)
+        tests = sorted(tests, key=lambda t: (t.get("seed", 42), t["task"]))
     return [{**({"seed": t.get("seed", 42)} if seeded else {}),
              "task": t["task"], "measure": CLAIM_NAMES[t[key]], "cells": t["cells"],
              "median ρ": "—" if not t["cells"] else f"{t['median']:.2f}",
              "p": "—" if not t["cells"] else fmt_p(t["p"]),
              "p after Holm": "—" if t.get("p_holm") is None else fmt_p(t["p_holm"]),
              "smallest possible p": "—" if not t["cells"] else fmt_p(t["p_min"]),
+             "smallest detectable ρ": _fmt_smallest(t),
              "verdict": verdict_cell(t["verdict"], rank_condition(t))} for t in tests]
+
+
+def _fmt_smallest(test: Mapping[str, Any]) -> str:
+    """A test's smallest detectable median rho (``smallest``,
+    :func:`~bparallel.book.section4.as_defined.chapter_family`) in a table cell: "—"
+    without cells, "none" where even rho = 1 in every cell could not reach Holm's first
+    step."""
+    if not test["cells"] or "smallest" not in test:
+        return "—"
+    return "none" if test["smallest"] is None else f"{test['smallest']:.2f}"
 
 
 def verdict_rules() -> dict[str, float]:
@@ -415,7 +459,8 @@ def verdict_rules() -> dict[str, float]:
 def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
                    ) -> dict[str, float]:
     """The recorded numbers of :func:`claims_table`'s rows:
-    ``<prefix>.<task>.<name>.{cells,median,p}``."""
+    ``<prefix>.<task>.<name>.{cells,median,p,p_holm,smallest}`` (the last two where
+    defined)."""
     out: dict[str, float] = {}
     for t in tests:
         base = f"{prefix}.{t['task']}.{t[key].replace('.', '_')}"
@@ -424,6 +469,37 @@ def claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
             out.update({f"{base}.median": t["median"], f"{base}.p": t["p"]})
         if t.get("p_holm") is not None:
             out[f"{base}.p_holm"] = t["p_holm"]
+        if t["cells"] and t.get("smallest") is not None:
+            out[f"{base}.smallest"] = t["smallest"]
+    return out
+
+
+def seeds_claims_results(tests: Sequence[Mapping[str, Any]], key: str, prefix: str
+                         ) -> dict[str, float]:
+    """:func:`claims_results` of tests of several seeds: seed 42's (no ``seed``) under
+    ``<prefix>.``, every other seed's under ``<prefix>.s<seed>.``."""
+    out = claims_results([t for t in tests if "seed" not in t], key, prefix)
+    for seed in sorted({t["seed"] for t in tests if "seed" in t}):
+        out.update(claims_results([t for t in tests if t.get("seed") == seed], key,
+                                  f"{prefix}.s{seed}"))
+    return out
+
+
+def seeds_summary(tests: Sequence[Mapping[str, Any]], key: str, name: str
+                  ) -> dict[str, float]:
+    """Per task and ranking or measure (``key``) of tests over several seeds (seed 42's
+    and the others', with the verdicts of
+    :func:`~bparallel.book.section4.as_defined.chapter_family`): how many seeds test it, and in how
+    many it holds (with or without conditions) and fails
+    (``<name>.<task>.<measure>.seeds.{tested,holding,failing}``)."""
+    out: dict[str, float] = {}
+    for task, measure in sorted({(t["task"], t[key]) for t in tests}):
+        vs = [Verdict.parse(t["verdict"]) for t in tests
+              if t["task"] == task and t[key] == measure]
+        base = f"{name}.{task}.{measure.replace('.', '_')}.seeds"
+        out[f"{base}.tested"] = sum(v is not Verdict.NOT_TESTABLE for v in vs)
+        out[f"{base}.holding"] = sum(v in HOLDING for v in vs)
+        out[f"{base}.failing"] = sum(v is Verdict.FAILS for v in vs)
     return out
 
 

@@ -123,7 +123,9 @@ def _chapter_10(cache_dir: Path | None, recorded: Path | None) -> Any:
 
 def _chapter_10_seeds(cache_dir: Path | None, recorded: Path | None) -> Any:
     """Chapter 10's per-head studies of the other shipped seeds (43-46) at the paper profile,
-    with the chapter's settings (its parameter ``other_seeds``)."""
+    with the chapter's settings (its parameter ``other_seeds``), and the layer knockouts of
+    their 1-head models (the per-layer tests; their Definition 2.7 measures are computed,
+    seconds per model, as seed 42's are)."""
     from ...transformer.shipped import SHIPPED_DIR, book_models
     from ..section4 import as_defined_report as report
 
@@ -131,7 +133,7 @@ def _chapter_10_seeds(cache_dir: Path | None, recorded: Path | None) -> Any:
     return report.seed_head_studies(book_models("paper"), SHIPPED_DIR, skip=sizes["measured"],
                                     num_sequences=sizes["ablation"],
                                     reference_sequences=sizes["reference"], horizon=HORIZON,
-                                    cache_dir=cache_dir, recorded=recorded)
+                                    cache_dir=cache_dir, recorded=recorded, single_head=True)
 
 
 def _chapter_12(cache_dir: Path | None, recorded: Path | None) -> Any:

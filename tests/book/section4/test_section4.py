@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bparallel.book.render.markdown import pipe_table
-from bparallel.book.section4.as_defined import definition_rows, heads_verdicts
+from bparallel.book.section4.as_defined import definition_rows, heads_verdicts, layer_fidelity
 
 
 def _metrics(wc, exact, roll, fid, proxy=1.0):
@@ -261,11 +261,67 @@ def test_the_seeds_the_per_head_tests_measure_in_words():
 
     bundle = SimpleNamespace(metas={("copy", 4): {"seed": 42}, ("cycle", 4): {}})
     many = seeds_prose(bundle, [44, 43, 42, 46, 45])
-    assert "(seeds 43, 44, 45 and 46)" in many and "measure seed 42's models" in many
+    assert "(seeds 43, 44, 45 and 46)" in many and "show seed 42's models" in many
+    assert "per-head and per-layer tests are repeated" in many
     assert "Holm family" in many and "significantly reversed fails it" in many
     one = seeds_prose(bundle, [])
     assert "measure the models of one seed, 42," in one and "`other_seeds`" in one
     assert seeds_prose(bundle, [42]) == one
+
+
+def test_seed_layer_rows_per_seed_from_the_knockouts_and_definition():
+    """The other seeds' per-layer rows: each seed's models as layer_rows gives seed 42's
+    (its knockouts, its Definition 2.7 medians and its layers' fidelity), with the seed;
+    tested per (task, seed) and in the chapter's Holm family with a smallest effect."""
+    from bparallel.book.section4.as_defined import (
+        chapter_family,
+        layer_claims,
+        seed_layer_rows,
+    )
+    from bparallel.book.section4.rank_tests import smallest_rho
+
+    def defined(t_mix, fid):  # one sequence, 2 layers, 3 positions (the last the sink)
+        L = len(t_mix)
+        node = np.array([[[f, f + 1.0, 100.0]] for f in fid])  # (L, 1, 3)
+        return {"worst_case.definition": np.array(t_mix, float)[:, None],
+                "hitting.exact": np.ones((L, 1, 3)), "fidelity.node": node,
+                "rollout.weighted": np.ones((L, 1, 3)),
+                "mixing_time.definition": np.ones((L, 1)),
+                "mixing_time.paper": np.ones((L, 1))}
+
+    knock = {"none": {"accuracy": 1.0, "margin": 10.0}, "all": {"accuracy": 0.0, "margin": 0.0},
+             "L1": {"accuracy": 0.5, "margin": 4.0}, "L2": {"accuracy": 0.9, "margin": 9.0},
+             "only_L1": {"accuracy": 0.9, "margin": 8.0},
+             "only_L2": {"accuracy": 0.1, "margin": 1.0}}
+    d = {("cycle", 1, 43): defined([5.0, 50.0], [3.0, 1.0]),  # L1: needed, fast, faithful
+         ("cycle", 4, 43): defined([50.0, 5.0], [3.0, 1.0]),
+         ("cycle", 1, 44): defined([5.0, 50.0], [1.0, 3.0])}
+    from bparallel.transformer.measure import HeadStudy
+
+    studies = {k: HeadStudy(knockout=knock) for k in d}
+    rows = seed_layer_rows(d, studies)
+    assert [(r["seed"], r["heads"]) for r in rows] == [(43, 1), (43, 4), (44, 1)]
+    assert [r["rho_fidelity"] for r in rows] == pytest.approx([1.0, 1.0, -1.0])
+    assert [r["rho_mixing"] for r in rows] == pytest.approx([1.0, -1.0, 1.0])
+    np.testing.assert_allclose(rows[0]["fidelity"], [3.0, 1.0])  # non-sink minimum
+    # seed 43's rows are layer_rows of seed 43's models alone
+    alone = seed_layer_rows({k: v for k, v in d.items() if k[2] == 43},
+                            {k: v for k, v in studies.items() if k[2] == 43})
+    assert [r["rho_fidelity"] for r in alone] == [r["rho_fidelity"] for r in rows[:2]]
+    with pytest.raises(ValueError, match="different models"):
+        seed_layer_rows(d, {k: v for k, v in studies.items() if k[2] == 43})
+    tests = layer_claims(rows, by=("task", "seed"))
+    assert [(t["seed"], t["measure"], t["cells"]) for t in tests] == [
+        (43, "fidelity", 2), (43, "speed", 2), (44, "fidelity", 1), (44, "speed", 1)]
+    with pytest.raises(ValueError, match="must include 'task'"):
+        layer_claims(rows, by=("seed",))
+    four = [{"task": "cycle", "heads": h, "damage": np.array([3.0, 2.0, 1.0, 0.0]),
+             "fidelity": np.array([4.0, 3.0, 2.0, 1.0]), "speed": np.array([4.0, 3.0, 2.0, 1.0])}
+            for h in (1, 4, 8, 16)]
+    _, family, size = chapter_family([], [*layer_claims(four), *tests])
+    assert size >= 2 and all("smallest" in t for t in family)
+    assert family[0]["smallest"] == smallest_rho((4, 4, 4, 4), 0.05 / size)
+    assert family[2]["smallest"] == smallest_rho((2, 2), 0.05 / size)  # None: cannot decide
 
 
 def test_seeds_verdict_by_the_one_rule():
@@ -405,6 +461,23 @@ def test_claim_verdicts_by_hand():
     assert "30% of starts beyond $M$" in text[("proxy", "all")]
     res = verdict_results(out)
     assert res["verdict.heads.cycle"] == list(Verdict).index(Verdict.HOLDS_WITH_CONDITIONS)
+    # issue #78: the per-layer tests of seeds 43-46 beside seed 42's, by the one rule: a
+    # seed's significant reversal fails the claim; some seeds holding, none reversed, holds
+    # with conditions and says in how many
+    weak = {**test, "verdict": Verdict.NOT_SUPPORTED, "p": 0.3}
+    strong = [dict(t, p=0.0005, p_min=0.0001) for t in layers]  # holds after Holm
+    seeded = strong + [{"task": "cycle", "measure": m, "seed": s, **weak}
+                       for s in (43, 44) for m in ("fidelity", "speed")]
+    byseed = {(r["slug"], r["task"]): r for r in
+              claim_verdicts(rows, heads, ko, seeded, head_tests, pairs)}
+    assert byseed[("layers", "cycle")]["verdict"] is Verdict.HOLDS_WITH_CONDITIONS
+    assert byseed[("layers", "cycle")]["condition"] == "in 1 of 3 seeds tested"
+    assert "seed 42: median ρ 0.60 over 3 cells" in byseed[("layers", "cycle")]["defined"]
+    assert "over 3 seeds, 1 holds, 0 fail" in byseed[("layers", "cycle")]["defined"]
+    reversed_ = [dict(t, p=0.0005, p_min=0.0001, median=-0.9) if t.get("seed") == 44 else t
+                 for t in seeded]
+    assert {(r["slug"], r["task"]): r["verdict"] for r in claim_verdicts(
+        rows, heads, ko, reversed_, head_tests, pairs)}[("layers", "cycle")] is Verdict.FAILS
     with pytest.raises(ValueError, match="rows has 1 cells"):
         proxy_order_rho(rows[2:3] + rows[:1])
 
@@ -535,6 +608,38 @@ def test_report_tables_and_results_by_hand():
                                          "layers.cycle.h3.most_needed": 1}
 
 
+def test_claims_of_several_seeds_recorded_and_shown():
+    """Chapter 10's rank tests over seeds 42-46: seed 42's under the chapter's old keys,
+    the others' under ``s<seed>``, how many seeds hold and fail per claim, and the smallest
+    effect each test could find, in its table too."""
+    from bparallel.book.section4 import as_defined_report as report
+    from bparallel.book.verdicts import Verdict
+
+    base = {"task": "cycle", "measure": "fidelity", "cells": 4, "median": 0.5, "p": 0.01,
+            "p_min": 0.001, "p_holm": 0.04, "smallest": 1.0}
+    tests = [{**base, "verdict": Verdict.HOLDS_WITH_CONDITIONS},
+             {**base, "seed": 43, "verdict": Verdict.FAILS, "median": -0.8},
+             {**base, "seed": 44, "verdict": Verdict.NOT_TESTABLE, "cells": 0, "smallest": None},
+             {**base, "measure": "speed", "verdict": Verdict.NOT_SUPPORTED, "smallest": None}]
+    res = report.seeds_claims_results(tests, "measure", "layers_claim")
+    assert res["layers_claim.cycle.fidelity.median"] == 0.5
+    assert res["layers_claim.cycle.fidelity.smallest"] == 1.0
+    assert res["layers_claim.s43.cycle.fidelity.median"] == -0.8
+    assert res["layers_claim.s44.cycle.fidelity.cells"] == 0
+    assert "layers_claim.s44.cycle.fidelity.median" not in res  # no cells: no median
+    assert "layers_claim.cycle.speed.smallest" not in res  # cannot decide: none recorded
+    summary = report.seeds_summary(tests, "measure", "layers_claim")
+    assert summary == {"layers_claim.cycle.fidelity.seeds.tested": 2,
+                       "layers_claim.cycle.fidelity.seeds.holding": 1,
+                       "layers_claim.cycle.fidelity.seeds.failing": 1,
+                       "layers_claim.cycle.speed.seeds.tested": 1,
+                       "layers_claim.cycle.speed.seeds.holding": 0,
+                       "layers_claim.cycle.speed.seeds.failing": 0}
+    table = report.claims_table(tests, "measure")
+    assert [r["seed"] for r in table] == [42, 42, 43, 44]  # seed by seed
+    assert [r["smallest detectable ρ"] for r in table] == ["1.00", "none", "1.00", "—"]
+
+
 def test_pruning_summary_against_the_random_band():
     from bparallel.book.section4 import as_defined_report as report
 
@@ -582,7 +687,7 @@ def test_report_heads_rollout_and_pruning_by_hand():
     assert pr["pruning.copy.h4.random.margin.area.p50"] == 0.5
     assert pr["pruning.copy.h4.fidelity_definition.margin.area"] == 0.5
     metrics = {("copy", 1): {"fidelity.node": np.array([[[0.5, 0.2, 1.0], [0.3, 0.4, 1.0]]])}}
-    np.testing.assert_allclose(report.layer_fidelity(metrics)[("copy", 1)], [0.25])
+    np.testing.assert_allclose(layer_fidelity(metrics)[("copy", 1)], [0.25])
 
 
 def test_report_measures_check_their_counts():

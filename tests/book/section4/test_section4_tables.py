@@ -514,6 +514,13 @@ def test_the_machine_check_is_read_as_its_numbers_say():
     assert "40%" in words["summary"] and "p = 0.02" in words["summary"]
     assert "no sign" not in words["summary"] + words["conclusion"]
     assert "14 of 16" in words["conclusion"]
+    # the smallest effect it could find: 11 of 16 outside (tail .019), 10 gives .05 or more
+    from bparallel.book.section4.across_seeds_stats import smallest_outside
+
+    need = smallest_outside(16, 5, 0.05)
+    assert outside_tail(need, 16, 5) <= 0.05 < outside_tail(need - 1, 16, 5)
+    assert f"in {need} of the 16 cells" in words["conclusion"]
+    assert smallest_outside(2, 2, 0.05) is None  # chance 100%: nothing to find
     alike = {**base, "hardware.outside": 7, "hardware.outside_tail": outside_tail(7, 16, 5)}
     words = across_seeds.hardware_reading(alike, alpha=0.05)
     assert "no sign" in words["summary"] and "stands apart" not in words["summary"]
