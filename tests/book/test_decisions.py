@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bparallel import ranks
+from bparallel.book.tools.regress import reference_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The modules that turn measured numbers into verdicts and reliability flags.
@@ -86,7 +87,7 @@ def test_recorded_inputs_near_a_threshold_are_decided_by_the_rule(notebook):
     median within ``DECISION_TOL`` of a threshold is on the threshold (the values lie on a
     grid far coarser than that, bparallel.ranks), so the rule counts it as reaching:
     perturbing it by 1e-12 either way changes no decision."""
-    refs = json.loads((ROOT / "tests" / "reference" / "paper" / f"{notebook}.json").read_text())
+    refs = json.loads((reference_dir() / "paper" / f"{notebook}.json").read_text())
     found = _verdict_inputs(refs, INPUTS[notebook])
     assert all(found.values()), f"prefixes naming no recorded median: " \
         f"{[p for p, pairs in found.items() if not pairs]}"

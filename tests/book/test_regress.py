@@ -68,7 +68,35 @@ def test_root_is_the_repository_unless_a_folder_with_notebooks_is_named(tmp_path
     root = rg.chosen_root(_args(root=str(tmp_path)))
     assert root == tmp_path.resolve()
     assert rg.available_notebooks(root) == ["mine"]
-    assert rg.reference_dir(root) == root / "tests" / "reference"
+    assert rg.reference_dir(root) == root / "reference"
+
+
+def test_the_package_reads_nothing_under_tests():
+    """The book's recorded results are product data (``reference/``, :data:`rg.REFERENCE_FOLDER`),
+    not test fixtures: no string of the package's code (its docstrings aside, which may name a
+    test file) names the ``tests`` folder, so no path the package builds leads into it.
+    Checked on a planted offender first, so the scan can fail."""
+    import ast
+
+    def offenders(source: str) -> list[str]:
+        tree = ast.parse(source)
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                  ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr)
+                and isinstance(n.body[0].value, ast.Constant)}
+        return [c.value for c in ast.walk(tree)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                and id(c) not in docs
+                and any(part == "tests" for part in c.value.replace("\\", "/").split("/"))]
+
+    assert offenders('ROOT = "x"\npath = ROOT / "tests" / "reference"\n') == ["tests"]
+    assert offenders('"""Tested in ``tests/book/test_x.py``."""\n') == []
+    found = {str(p.relative_to(ROOT)): hits for p in sorted((ROOT / "bparallel").rglob("*.py"))
+             if (hits := offenders(p.read_text()))}
+    assert not found, found
+    assert rg.reference_dir() == ROOT / rg.REFERENCE_FOLDER
+    assert (rg.reference_dir() / "paper").is_dir() and (rg.reference_dir() / "quick").is_dir()
 
 
 def test_the_notebooks_that_train_start_first():
@@ -106,9 +134,9 @@ def test_references_and_tolerance_rules_name_existing_notebooks():
     waiting = set() if resolve_profile("auto") == "paper" else {"12_graph_tasks"}
     for profile in ("quick", "paper"):
         want = names - waiting if profile == "paper" else names
-        files = {p.stem for p in (ROOT / "tests" / "reference" / profile).glob("*.json")}
+        files = {p.stem for p in (rg.reference_dir() / profile).glob("*.json")}
         assert files == want, (profile, sorted(files ^ want))
-    rules = json.loads((ROOT / "tests" / "reference" / "tolerances.json").read_text())
+    rules = json.loads((rg.reference_dir() / "tolerances.json").read_text())
     for rule in rules:
         assert fnmatch.filter(names, rule["notebook"]), rule
     auto = {n for n in names
@@ -142,7 +170,7 @@ PARAMS_CELL = (
 def _scratch_root(tmp_path, source: str) -> Path:
     root = tmp_path / "root"
     (root / "notebooks").mkdir(parents=True)
-    (root / "tests" / "reference" / "quick").mkdir(parents=True)
+    (rg.reference_dir(root) / "quick").mkdir(parents=True)
     header = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
               "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n")
     (root / "notebooks" / "boom.md").write_text(header + source)
@@ -210,7 +238,7 @@ def test_missing_and_new_keys_fail(tmp_path):
         PARAMS_CELL +
         "```{code-cell} ipython3\nfrom bparallel.book.render.results import save_results\n"
         "save_results(results_dir, 'boom', {'a': 1.0, 'b': 2})\n```\n"))
-    ref = root / "tests" / "reference" / "quick" / "boom.json"
+    ref = rg.reference_dir(root) / "quick" / "boom.json"
     ref.write_text(json.dumps({"a": {"value": 1.0, "abs": 0, "rel": 0},
                                "c": {"value": 3.0, "abs": 0, "rel": 0}}))
     out = io.StringIO()
@@ -230,7 +258,7 @@ def test_quick_regression_of_every_notebook(tmp_path):
     status = rg.run(_args(output_dir=str(tmp_path)), out=out)
     assert status == 0, out.getvalue()
     for name in rg.available_notebooks():
-        assert (ROOT / "tests" / "reference" / "quick" / f"{name}.json").is_file(), name
+        assert (rg.reference_dir() / "quick" / f"{name}.json").is_file(), name
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
@@ -302,7 +330,7 @@ def test_no_tolerance_exceeds_its_value_without_a_stated_reason():
     rules = rg.load_tolerance_rules()
     unexplained, stale = [], []
     for profile in ("quick", "paper"):
-        for path in sorted((ROOT / "tests" / "reference" / profile).glob("*.json")):
+        for path in sorted((rg.reference_dir() / profile).glob("*.json")):
             for key, entry in rg.load_reference(path).items():
                 rule = rg.matching_rule(path.stem, key, rules, profile)
                 want = rg.tolerance_for(path.stem, key, rules, profile)
@@ -320,7 +348,7 @@ def test_no_tolerance_exceeds_its_value_without_a_stated_reason():
 
 
 def test_rules_for_one_profile_and_retolerance(tmp_path):
-    ref = tmp_path / "tests" / "reference"
+    ref = rg.reference_dir(tmp_path)
     (ref / "quick").mkdir(parents=True)
     (ref / "quick" / "nb.json").write_text(json.dumps(
         {"a": {"value": 2.0, "abs": 9.0, "rel": 0.0}, "b": {"value": 0.5, "abs": 1.0}}))
@@ -380,7 +408,7 @@ def test_tolerances_cover_the_measured_noise(profile):
     for name in trained:
         spread = measured["notebooks"].get(name, {})
         for key, entry in rg.load_reference(
-                ROOT / "tests" / "reference" / profile / f"{name}.json").items():
+                rg.reference_dir() / profile / f"{name}.json").items():
             if not isinstance(entry["value"], (int, float)) or isinstance(entry["value"], bool):
                 continue
             if key not in spread:

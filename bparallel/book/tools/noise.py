@@ -4,7 +4,7 @@ A regression compares fixed inputs (committed models, seeded sequences), so what
 a value between machines is the order in which floats are added: the CPU's vector width and
 the thread count. :func:`measure_noise` runs the chapters under each setting of
 :data:`NOISE_SETTINGS` and records every key's spread, which the tolerances of
-``tests/reference/tolerances.json`` must cover :data:`NOISE_FACTOR` times (tested).
+``reference/tolerances.json`` must cover :data:`NOISE_FACTOR` times (tested).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ NOISE_SETTINGS: dict[str, dict[str, str]] = {
 }
 
 #: A tolerance must be at least this many times the key's measured spread
-#: (``tests/book/test_regress.py`` checks every reference against ``tests/reference/noise/``).
+#: (``tests/book/test_regress.py`` checks every reference against ``reference/noise/``).
 NOISE_FACTOR = 4.0
 
 
@@ -111,7 +111,7 @@ def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -
     """``regress --noise S [S ...]``: run the notebooks under each setting of
     :data:`NOISE_SETTINGS` (the metrics cache off, so each computes what it does not read
     from recorded measures), and record per key the spread of its values across the
-    settings and the committed reference in ``tests/reference/noise/<profile>.json``
+    settings and the committed reference in ``reference/noise/<profile>.json``
     (merged with what is there: other notebooks' keys are kept, and a key's spread is the
     largest recorded on any machine, :func:`merged_spreads`)."""
     profile = check_profile(args.profile)

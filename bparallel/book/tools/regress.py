@@ -3,7 +3,7 @@
 Each text notebook in ``notebooks/`` is converted with jupytext, executed by papermill (in a
 subprocess, so a per-notebook timeout can stop it) with the profile's parameters plus any
 ``-p KEY VALUE`` overrides, and its results JSON is compared key by key with
-``tests/reference/<profile>/<notebook>.json``. References store every value with its own
+``reference/<profile>/<notebook>.json`` (:data:`REFERENCE_FOLDER`). References store every value with its own
 tolerance; ``--update`` rewrites them and says what changed. Nothing rewrites them silently.
 
 Reference file format::
@@ -11,7 +11,7 @@ Reference file format::
     {"example_3_13.phi_min.multi": {"value": 0.49999, "abs": 1e-12, "rel": 1e-09}, ...}
 
 A value passes when ``|value - reference| <= abs + rel * |reference|``. Tolerances for new
-keys come from ``tests/reference/tolerances.json``: an ordered list of
+keys come from ``reference/tolerances.json``: an ordered list of
 ``{"notebook": GLOB, "key": GLOB, "abs": A, "rel": R, "why": TEXT}``, first match wins; a
 rule with ``"profile"`` applies to that profile's references only. A tolerance larger than
 the value it guards cannot notice the value going to zero: a rule that allows it must say
@@ -22,8 +22,8 @@ A chapter of one's own: ``--root DIR`` runs the notebooks of any folder laid out
 repository is, ``DIR/notebooks/<name>.md`` (a text notebook whose cell tagged
 ``parameters`` declares ``profile`` and ``results_dir`` and which ends by writing its
 results with :func:`bparallel.book.render.results.save_results`) and its references in
-``DIR/tests/reference/<profile>/<name>.json`` (tolerance rules, optional, in
-``DIR/tests/reference/tolerances.json``); the kernels import from ``DIR`` first. It works
+``DIR/reference/<profile>/<name>.json`` (tolerance rules, optional, in
+``DIR/reference/tolerances.json``); the kernels import from ``DIR`` first. It works
 from an installed copy of the package, outside any checkout (:func:`chosen_root`).
 """
 
@@ -49,7 +49,7 @@ from typing import Any
 from ..._io import atomic_write_text
 from ..render.results import PROFILES, load_results
 
-__all__ = ["ROOT", "DEFAULT_TOLERANCE", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
+__all__ = ["ROOT", "REFERENCE_FOLDER", "DEFAULT_TOLERANCE", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
            "KERNEL_START_FAILURES", "RegressError", "chosen_root", "notebooks_dir",
            "reference_dir", "available_notebooks", "resolve_notebooks", "TRAIN_FIRST", "run_order",
            "check_profile", "declared_parameters", "parse_value", "Row", "load_reference",
@@ -58,6 +58,13 @@ __all__ = ["ROOT", "DEFAULT_TOLERANCE", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
            "SHARED_VARS", "run", "main"]
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository
+#: The book's recorded results, a folder of the repository beside ``notebooks/`` and
+#: ``models/`` (and of any ``--root DIR``): per profile the chapters' regression references
+#: (``<profile>/<notebook>.json``, from which the intro's and the README's verdicts are
+#: written, :mod:`.findings`), their tolerance rules (``tolerances.json``) and the measured
+#: cross-CPU noise the rules rest on (``noise/<profile>.json``, :mod:`.noise`). Product
+#: data, not test fixtures: every reader finds it through :func:`reference_dir`.
+REFERENCE_FOLDER = "reference"
 DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
 STAGGER_S = 2.0
 KERNEL_START_TIMEOUT_S = 180  # papermill's default, 60 s, is short on a loaded 2-core machine
@@ -78,7 +85,7 @@ def chosen_root(args: argparse.Namespace, default: Path = ROOT) -> Path:
     root = Path(given).expanduser().resolve() if given else default
     if not notebooks_dir(root).is_dir():
         raise RegressError(f"root {given or str(root)!r} has no notebooks/ folder: --root names "
-                           "a folder with notebooks/<name>.md and tests/reference/<profile>/")
+                           f"a folder with notebooks/<name>.md and {REFERENCE_FOLDER}/<profile>/")
     return root
 
 
@@ -87,7 +94,8 @@ def notebooks_dir(root: Path = ROOT) -> Path:
 
 
 def reference_dir(root: Path = ROOT) -> Path:
-    return root / "tests" / "reference"
+    """The recorded results of ``root`` (:data:`REFERENCE_FOLDER`)."""
+    return root / REFERENCE_FOLDER
 
 
 def available_notebooks(root: Path = ROOT) -> list[str]:
@@ -408,7 +416,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default="quick", help=f"one of {', '.join(PROFILES)}")
     p.add_argument("--root", metavar="DIR", default=None,
                    help="run the chapters of DIR instead of this repository's: "
-                        "DIR/notebooks/<name>.md, references in DIR/tests/reference/<profile>/")
+                        f"DIR/notebooks/<name>.md, references in DIR/{REFERENCE_FOLDER}/<profile>/")
     p.add_argument("--notebooks", nargs="+", metavar="NAME", help="notebook names (default all)")
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                    metavar=("KEY", "VALUE"), help="override a notebook parameter")
@@ -417,12 +425,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="rewrite the references and say what changed")
     p.add_argument("--retolerance", action="store_true",
                    help="run nothing: rewrite the stored references' tolerances from "
-                        "tests/reference/tolerances.json, keeping every value")
+                        f"{REFERENCE_FOLDER}/tolerances.json, keeping every value")
     p.add_argument("--noise", nargs="+", metavar="SETTING", default=None,
                    help="run nothing against the references: run the notebooks under each "
                         "setting (native, avx2, scalar, one-thread: "
                         "bparallel.book.tools.noise.NOISE_SETTINGS) and record each key's "
-                        "spread in tests/reference/noise/<profile>.json")
+                        f"spread in {REFERENCE_FOLDER}/noise/<profile>.json")
     p.add_argument("--no-cache", action="store_true",
                    help="compute what the notebooks do not read from recorded measures "
                         "(their metrics_cache off): what CI does under AVX2 kernels")
