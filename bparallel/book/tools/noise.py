@@ -22,6 +22,7 @@ from typing import Any
 
 from ..._io import atomic_write_text
 from .regress import (
+    LOG10_P_FLOOR,
     ROOT,
     RegressError,
     _execute,
@@ -30,12 +31,14 @@ from .regress import (
     declared_parameters,
     load_reference,
     notebooks_dir,
+    recorded_key,
+    recorded_value,
     reference_dir,
     resolve_notebooks,
 )
 
 __all__ = ["NOISE_SETTINGS", "NOISE_FACTOR", "noise_path", "load_noise", "spreads",
-           "merged_spreads", "measure_noise"]
+           "merged_spreads", "log10_spread", "recorded_noise", "measure_noise"]
 
 #: The sources of last-bit noise a regression may meet on another machine, each as the
 #: environment that reproduces it here: the CPU's kernels (torch's ATen, numpy's SIMD
@@ -107,6 +110,46 @@ def merged_spreads(before: dict[str, float], now: dict[str, float]) -> dict[str,
     return dict(sorted((k, max(v, before.get(k, 0.0))) for k, v in now.items()))
 
 
+def log10_spread(p: float, spread: float) -> float:
+    """The spread of ``log10 p`` over p-values within ``spread`` of ``p`` (in [0, 1]): an
+    upper bound, ``log10 min(1, p + spread) - log10 max(p - spread, 10 ** LOG10_P_FLOOR)``,
+    for a spread measured on the p-value itself."""
+    if spread == 0:
+        return 0.0
+    if not math.isfinite(spread):
+        return math.inf
+    low = max(p - spread, 10.0 ** LOG10_P_FLOOR)
+    return math.log10(min(1.0, p + spread)) - math.log10(low)
+
+
+def recorded_noise(profile: str, root: Path = ROOT) -> list[str]:
+    """Rewrite ``reference/noise/<profile>.json`` under the keys the references record
+    (:func:`~.regress.recorded_key`): a p-value's spread becomes the spread of its logarithm
+    (:func:`log10_spread`, about the reference's p-value, read raw or as its logarithm).
+    Idempotent; returns the keys renamed. Run before the references are rewritten by
+    ``--retolerance`` (``python -m bparallel regress --retolerance`` does both)."""
+    record = load_noise(profile, root)
+    renamed = []
+    for n, spread in record["notebooks"].items():
+        reference = load_reference(reference_dir(root) / profile / f"{n}.json")
+        out = {}
+        for key, s in spread.items():
+            name = recorded_key(key)
+            if name != key:
+                if key in reference:
+                    p = reference[key]["value"]
+                else:
+                    p = 10.0 ** reference[name]["value"] if name in reference else 1.0
+                s = log10_spread(p, s)
+                renamed.append(f"{n}:{key}")
+            out[name] = max(s, out.get(name, 0.0))
+        record["notebooks"][n] = dict(sorted(out.items()))
+    if renamed:
+        atomic_write_text(noise_path(profile, root), json.dumps(record, indent=1,
+                                                                sort_keys=True) + "\n")
+    return renamed
+
+
 def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
     """``regress --noise S [S ...]``: run the notebooks under each setting of
     :data:`NOISE_SETTINGS` (the metrics cache off, so each computes what it does not read
@@ -144,7 +187,8 @@ def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -
             return 1
         for n, o in outcomes.items():
             for key, v in o.results.items():
-                values[n].setdefault(key, []).append(v)
+                name, v = recorded_value(key, v)  # a p-value's noise is its logarithm's
+                values[n].setdefault(name, []).append(v)
     record = load_noise(profile, root)
     record["settings"] = {**record.get("settings", {}),
                           **{s: NOISE_SETTINGS[s] for s in args.noise}}

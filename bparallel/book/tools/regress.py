@@ -3,8 +3,9 @@
 Each text notebook in ``notebooks/`` is converted with jupytext, executed by papermill (in a
 subprocess, so a per-notebook timeout can stop it) with the profile's parameters plus any
 ``-p KEY VALUE`` overrides, and its results JSON is compared key by key with
-``reference/<profile>/<notebook>.json`` (:data:`REFERENCE_FOLDER`). References store every value with its own
-tolerance; ``--update`` rewrites them and says what changed. Nothing rewrites them silently.
+``reference/<profile>/<notebook>.json`` (:data:`REFERENCE_FOLDER`). References store every
+value with its own tolerance; ``--update`` rewrites them and says what changed. Nothing
+rewrites them silently.
 
 Reference file format::
 
@@ -13,10 +14,29 @@ Reference file format::
 A value passes when ``|value - reference| <= abs + rel * |reference|``. Tolerances for new
 keys come from ``reference/tolerances.json``: an ordered list of
 ``{"notebook": GLOB, "key": GLOB, "abs": A, "rel": R, "why": TEXT}``, first match wins; a
-rule with ``"profile"`` applies to that profile's references only. A tolerance larger than
-the value it guards cannot notice the value going to zero: a rule that allows it must say
-why in ``"exceeds_value"`` (the test suite checks every reference against this).
-``retolerance`` re-applies the rules to stored references, keeping every value.
+rule with ``"profile"`` applies to that profile's references only. A tolerance at least the
+value it guards cannot notice the value going to zero or changing sign: the recorded forms
+below keep every tolerance under its value (the test suite checks every reference, outside a
+list of at most 10 keys each with its reason). ``retolerance`` re-applies the rules to stored
+references, keeping every value.
+
+Recorded forms: a tolerance guards a value only where it is smaller than the value, so two
+kinds of number are recorded in another form, by :func:`recorded_form`, whatever the chapter
+wrote (``run``, ``--update`` and ``--retolerance`` alike):
+
+- a p-value (a key whose last word is one of :data:`P_VALUE_WORDS`) as its base-10 logarithm,
+  under ``log10_<word>`` (:func:`recorded_key`): a tolerance on ``log10 p`` is a bound on the
+  ratio of p to its reference, so that a p-value ten times larger moves the key by 1, whatever
+  its size (a p-value below :data:`LOG10_P_FLOOR`'s power, an underflow, as that floor);
+- a value within its key's absolute tolerance of zero (a fidelity of 1e-10 %, a training loss
+  of 4e-7 nats, a margin drop of a removal that changes nothing) as exactly 0: it means zero
+  at the resolution its rule states (the rule's ``abs``), and the key fails once the value
+  leaves that resolution.
+
+Every other value is recorded as it is, and the test suite checks that no tolerance reaches
+the value it guards, outside a short list of keys each with its reason. The stored references
+are brought to these forms by ``--retolerance`` (with the measured noise, whose p-values'
+spreads become spreads of their logarithms, :func:`bparallel.book.tools.noise.recorded_noise`).
 
 A chapter of one's own: ``--root DIR`` runs the notebooks of any folder laid out as this
 repository is, ``DIR/notebooks/<name>.md`` (a text notebook whose cell tagged
@@ -49,7 +69,8 @@ from typing import Any
 from ..._io import atomic_write_text
 from ..render.results import PROFILES, load_results
 
-__all__ = ["ROOT", "REFERENCE_FOLDER", "DEFAULT_TOLERANCE", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
+__all__ = ["ROOT", "REFERENCE_FOLDER", "DEFAULT_TOLERANCE", "P_VALUE_WORDS", "LOG10_P_FLOOR",
+           "recorded_key", "recorded_value", "recorded_form", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
            "KERNEL_START_FAILURES", "RegressError", "chosen_root", "notebooks_dir",
            "reference_dir", "available_notebooks", "resolve_notebooks", "TRAIN_FIRST", "run_order",
            "check_profile", "declared_parameters", "parse_value", "Row", "load_reference",
@@ -238,19 +259,69 @@ def tolerance_for(notebook: str, key: str, rules: list[dict[str, Any]],
     return {"abs": float(rule.get("abs", 0.0)), "rel": float(rule.get("rel", 0.0))}
 
 
+# -------------------------------------------------------------------- recorded forms
+#: The last words of the keys that hold a p-value (a test's, and its Holm-adjusted one).
+P_VALUE_WORDS = ("p", "p_holm")
+#: ``log10 p`` recorded for a p-value of 0 or below ``10 ** LOG10_P_FLOOR`` (an underflow).
+LOG10_P_FLOOR = -300.0
+
+
+def recorded_key(key: str) -> str:
+    """The key under which ``key``'s value is recorded: ``a.b.log10_p`` for a p-value
+    ``a.b.p`` (:data:`P_VALUE_WORDS`), else ``key`` itself."""
+    head, _, last = key.rpartition(".")
+    if last not in P_VALUE_WORDS:
+        return key
+    return f"{head}.log10_{last}" if head else f"log10_{last}"
+
+
+def recorded_value(key: str, value: float) -> tuple[str, float]:
+    """``(recorded_key(key), value)``, a p-value as its base-10 logarithm (at least
+    :data:`LOG10_P_FLOOR`); a ``RegressError`` for a p-value outside [0, 1]."""
+    name = recorded_key(key)
+    if name == key:
+        return key, value
+    if not 0.0 <= value <= 1.0:
+        raise RegressError(f"key {key!r}: a p-value must lie in [0, 1], got {value!r}")
+    return name, max(math.log10(value), LOG10_P_FLOOR) if value > 0 else LOG10_P_FLOOR
+
+
+def recorded_form(values: dict[str, float], notebook: str, rules: list[dict[str, Any]],
+                  profile: str | None = None) -> dict[str, float]:
+    """A chapter's results as the references record them (the module's docstring):
+    p-values as ``log10`` (:func:`recorded_value`), and every value within its key's
+    absolute tolerance of zero (:func:`tolerance_for`) as 0. Idempotent."""
+    out: dict[str, float] = {}
+    for key, value in values.items():
+        name, value = recorded_value(key, value)
+        if name in out:
+            raise RegressError(f"{notebook}: keys {key!r} and {name!r} are recorded alike")
+        if value != 0 and abs(value) <= tolerance_for(notebook, name, rules, profile)["abs"]:
+            value = 0.0
+        out[name] = value
+    return out
+
+
 def retolerance(profile: str, root: Path = ROOT) -> list[str]:
-    """Rewrite the tolerances of every stored reference of ``profile`` from the current
-    rules, keeping every value; returns the keys whose tolerance changed."""
+    """Rewrite every stored reference of ``profile`` in its recorded form
+    (:func:`recorded_form`) with the tolerances of the current rules, keeping every value
+    (a p-value as its logarithm, a value within its tolerance of zero as 0); returns the
+    keys whose tolerance or recorded form changed."""
     rules = load_tolerance_rules(root)
     changed = []
     for path in sorted((reference_dir(root) / check_profile(profile)).glob("*.json")):
         data = load_reference(path)
+        values = recorded_form({k: e["value"] for k, e in data.items()}, path.stem, rules,
+                               profile)
+        new = {}
         for key, entry in data.items():
-            tol = tolerance_for(path.stem, key, rules, profile)
-            if (entry.get("abs"), entry.get("rel")) != (tol["abs"], tol["rel"]):
-                entry.update(tol)
-                changed.append(f"{path.stem}:{key}")
-        atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+            name = recorded_key(key)
+            tol = tolerance_for(path.stem, name, rules, profile)
+            new[name] = {"value": values[name], **tol}
+            if name != key or values[name] != entry["value"] or (
+                    entry.get("abs"), entry.get("rel")) != (tol["abs"], tol["rel"]):
+                changed.append(f"{path.stem}:{key}" + (f" -> {name}" if name != key else ""))
+        atomic_write_text(path, json.dumps(new, indent=1, sort_keys=True) + "\n")
     return changed
 
 
@@ -539,8 +610,9 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
             continue
         ref_path = ref_root / f"{name}.json"
         reference = load_reference(ref_path)
+        results = recorded_form(o.results, name, rules, profile)
         if args.update:
-            new, changes = updated_reference(o.results, reference, name, rules, profile)
+            new, changes = updated_reference(results, reference, name, rules, profile)
             atomic_write_text(ref_path, json.dumps(new, indent=1, sort_keys=True) + "\n")
             shown = ref_path.relative_to(root) if ref_path.is_relative_to(root) else ref_path
             print(f"== {name}: reference {shown} "
@@ -549,7 +621,7 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
         if not reference:
             print(f"== {name}: no reference at {ref_path}; run with --update to create it",
                   file=out)
-        rows = compare(o.results, reference, name, rules, profile)
+        rows = compare(results, reference, name, rules, profile)
         for r in rows:
             counts[r.verdict] += 1
         print(format_table(name, rows, only_problems=not args.verbose), file=out)
