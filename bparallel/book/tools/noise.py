@@ -156,7 +156,11 @@ def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -
     from recorded measures), and record per key the spread of its values across the
     settings and the committed reference in ``reference/noise/<profile>.json``
     (merged with what is there: other notebooks' keys are kept, and a key's spread is the
-    largest recorded on any machine, :func:`merged_spreads`)."""
+    largest recorded on any machine, :func:`merged_spreads`). Values enter as the references
+    record them (a p-value as its logarithm, :func:`~.regress.recorded_value`), the committed
+    reference in its recorded form: a value recorded as 0 (within its tolerance of zero)
+    adds its distance from zero to its spread, so that its rule's resolution must hold the
+    value itself :data:`NOISE_FACTOR` times over (tested), not only its noise."""
     profile = check_profile(args.profile)
     names = resolve_notebooks(args.notebooks, root)
     unknown = sorted(set(args.noise) - set(NOISE_SETTINGS))

@@ -29,9 +29,9 @@ wrote (``run``, ``--update`` and ``--retolerance`` alike):
   ratio of p to its reference, so that a p-value ten times larger moves the key by 1, whatever
   its size (a p-value below :data:`LOG10_P_FLOOR`'s power, an underflow, as that floor);
 - a value within its key's absolute tolerance of zero (a fidelity of 1e-10 %, a training loss
-  of 4e-7 nats, a margin drop of a removal that changes nothing) as exactly 0: it means zero
-  at the resolution its rule states (the rule's ``abs``), and the key fails once the value
-  leaves that resolution.
+  of 4e-7 nats, a margin drop of a removal that changes nothing) as exactly 0, guarded at
+  :data:`ZERO_GUARD` times that tolerance: it means zero at the resolution its rule states,
+  and the key fails once the value leaves it.
 
 Every other value is recorded as it is, and the test suite checks that no tolerance reaches
 the value it guards, outside a short list of keys each with its reason. The stored references
@@ -70,7 +70,8 @@ from ..._io import atomic_write_text
 from ..render.results import PROFILES, load_results
 
 __all__ = ["ROOT", "REFERENCE_FOLDER", "DEFAULT_TOLERANCE", "P_VALUE_WORDS", "LOG10_P_FLOOR",
-           "recorded_key", "recorded_value", "recorded_form", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
+           "ZERO_GUARD", "recorded_key", "recorded_value", "recorded_values", "recorded_form",
+           "STAGGER_S", "KERNEL_START_TIMEOUT_S",
            "KERNEL_START_FAILURES", "RegressError", "chosen_root", "notebooks_dir",
            "reference_dir", "available_notebooks", "resolve_notebooks", "TRAIN_FIRST", "run_order",
            "check_profile", "declared_parameters", "parse_value", "Row", "load_reference",
@@ -252,11 +253,16 @@ def matching_rule(notebook: str, key: str, rules: list[dict[str, Any]],
 
 
 def tolerance_for(notebook: str, key: str, rules: list[dict[str, Any]],
-                  profile: str | None = None) -> dict[str, float]:
+                  profile: str | None = None, value: float | None = None) -> dict[str, float]:
+    """The tolerance of ``key``'s first matching rule (else :data:`DEFAULT_TOLERANCE`); for a
+    ``value`` of 0, a zero at its rule's resolution, :data:`ZERO_GUARD` times the rule's
+    absolute tolerance (:func:`recorded_form`)."""
     rule = matching_rule(notebook, key, rules, profile)
-    if rule is None:
-        return dict(DEFAULT_TOLERANCE)
-    return {"abs": float(rule.get("abs", 0.0)), "rel": float(rule.get("rel", 0.0))}
+    tol = dict(DEFAULT_TOLERANCE) if rule is None else {
+        "abs": float(rule.get("abs", 0.0)), "rel": float(rule.get("rel", 0.0))}
+    if value == 0:
+        tol["abs"] *= ZERO_GUARD
+    return tol
 
 
 # -------------------------------------------------------------------- recorded forms
@@ -264,6 +270,11 @@ def tolerance_for(notebook: str, key: str, rules: list[dict[str, Any]],
 P_VALUE_WORDS = ("p", "p_holm")
 #: ``log10 p`` recorded for a p-value of 0 or below ``10 ** LOG10_P_FLOOR`` (an underflow).
 LOG10_P_FLOOR = -300.0
+#: A value within its rule's absolute tolerance of zero is recorded as 0 and guarded at
+#: ``ZERO_GUARD`` times that tolerance: what it was recorded from lies within a quarter of its
+#: guard (the margin :data:`bparallel.book.tools.noise.NOISE_FACTOR` asks of every key), and a
+#: value just above the tolerance, recorded as it is, keeps its own tolerance below it.
+ZERO_GUARD = 4.0
 
 
 def recorded_key(key: str) -> str:
@@ -286,19 +297,29 @@ def recorded_value(key: str, value: float) -> tuple[str, float]:
     return name, max(math.log10(value), LOG10_P_FLOOR) if value > 0 else LOG10_P_FLOOR
 
 
-def recorded_form(values: dict[str, float], notebook: str, rules: list[dict[str, Any]],
-                  profile: str | None = None) -> dict[str, float]:
-    """A chapter's results as the references record them (the module's docstring):
-    p-values as ``log10`` (:func:`recorded_value`), and every value within its key's
-    absolute tolerance of zero (:func:`tolerance_for`) as 0. Idempotent."""
+def recorded_values(values: dict[str, float], notebook: str = "") -> dict[str, float]:
+    """A chapter's results under the keys the references record, p-values as ``log10``
+    (:func:`recorded_value`): what a run is compared with. Idempotent."""
     out: dict[str, float] = {}
     for key, value in values.items():
         name, value = recorded_value(key, value)
         if name in out:
             raise RegressError(f"{notebook}: keys {key!r} and {name!r} are recorded alike")
-        if value != 0 and abs(value) <= tolerance_for(notebook, name, rules, profile)["abs"]:
-            value = 0.0
         out[name] = value
+    return out
+
+
+def recorded_form(values: dict[str, float], notebook: str, rules: list[dict[str, Any]],
+                  profile: str | None = None) -> dict[str, float]:
+    """A chapter's results as the references store them (the module's docstring):
+    :func:`recorded_values`, and every value within its key's absolute tolerance of zero
+    (:func:`tolerance_for`) as 0, whose tolerance is then :data:`ZERO_GUARD` times as wide
+    (a run is compared as it is: a value that noise carries just across the tolerance
+    still passes). Idempotent."""
+    out = recorded_values(values, notebook)
+    for name, value in out.items():
+        if value != 0 and abs(value) <= tolerance_for(notebook, name, rules, profile)["abs"]:
+            out[name] = 0.0
     return out
 
 
@@ -316,7 +337,7 @@ def retolerance(profile: str, root: Path = ROOT) -> list[str]:
         new = {}
         for key, entry in data.items():
             name = recorded_key(key)
-            tol = tolerance_for(path.stem, name, rules, profile)
+            tol = tolerance_for(path.stem, name, rules, profile, values[name])
             new[name] = {"value": values[name], **tol}
             if name != key or values[name] != entry["value"] or (
                     entry.get("abs"), entry.get("rel")) != (tol["abs"], tol["rel"]):
@@ -336,7 +357,7 @@ def compare(
         ref = reference.get(key)
         tol = (
             {"abs": ref.get("abs", 0.0), "rel": ref.get("rel", 0.0)} if ref
-            else tolerance_for(notebook, key, rules or [], profile)
+            else tolerance_for(notebook, key, rules or [], profile, results.get(key))
         )
         rows.append(Row(key, ref["value"] if ref else None, results.get(key),
                         float(tol["abs"]), float(tol["rel"])))
@@ -347,13 +368,16 @@ def updated_reference(
     results: dict[str, float], reference: dict[str, dict[str, float]],
     notebook: str, rules: list[dict[str, Any]], profile: str | None = None,
 ) -> tuple[dict[str, dict[str, float]], list[str]]:
-    """New reference content (existing tolerances kept) and a list of human-readable changes."""
+    """New reference content and a list of human-readable changes. ``results`` in their
+    recorded form (:func:`recorded_form`); an existing key keeps its tolerance unless its
+    value went to zero or left it (then its rule's, :func:`tolerance_for`)."""
     new: dict[str, dict[str, float]] = {}
     changes = []
     for key in sorted(results):
         old = reference.get(key)
-        tol = {"abs": old.get("abs", 0.0), "rel": old.get("rel", 0.0)} if old else tolerance_for(
-            notebook, key, rules, profile)
+        kept = old is not None and (old["value"] == 0) == (results[key] == 0)
+        tol = {"abs": old.get("abs", 0.0), "rel": old.get("rel", 0.0)} if kept else tolerance_for(
+            notebook, key, rules, profile, results[key])
         new[key] = {"value": results[key], **tol}
         if old is None:
             changes.append(f"  added    {key} = {results[key]!r}")
@@ -610,9 +634,10 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
             continue
         ref_path = ref_root / f"{name}.json"
         reference = load_reference(ref_path)
-        results = recorded_form(o.results, name, rules, profile)
+        results = recorded_values(o.results, name)  # compared as they are, p-values as log10
         if args.update:
-            new, changes = updated_reference(results, reference, name, rules, profile)
+            new, changes = updated_reference(recorded_form(results, name, rules, profile),
+                                             reference, name, rules, profile)
             atomic_write_text(ref_path, json.dumps(new, indent=1, sort_keys=True) + "\n")
             shown = ref_path.relative_to(root) if ref_path.is_relative_to(root) else ref_path
             print(f"== {name}: reference {shown} "
