@@ -218,7 +218,7 @@ save_results(results_dir, "mine", {"answer": 21 * scale})
 @pytest.mark.slow
 def test_installed_wheel_runs_the_regression_of_a_chapter_outside_the_checkout(installed,
                                                                                 tmp_path):
-    """``regress --root``: a folder of one's own (notebooks/, tests/reference/), run by the
+    """``regress --root``: a folder of one's own (notebooks/, reference/), run by the
     installed package from outside the checkout: --update writes the reference, a second
     run passes, and a changed parameter fails naming the key (the smallest change it sees:
     above the default tolerance, 1e-12 + 1e-9 relative)."""
@@ -230,7 +230,7 @@ def test_installed_wheel_runs_the_regression_of_a_chapter_outside_the_checkout(i
                "--output-dir", str(tmp_path / "out"), "--jobs", "1"]
     out = _run(site, *regress, "--update")
     assert out.returncode == 0, out.stdout + out.stderr
-    reference = mine / "tests" / "reference" / "quick" / "mine.json"
+    reference = mine / "reference" / "quick" / "mine.json"
     assert json.loads(reference.read_text())["answer"]["value"] == 42
     out = _run(site, *regress)
     assert out.returncode == 0 and "1 passed, 0 failed" in out.stdout, out.stdout + out.stderr

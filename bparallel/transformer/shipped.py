@@ -14,7 +14,7 @@
   chapter that *measures* models at the quick profile therefore reads the same committed
   weights on every machine, so that its regression compares fixed inputs; chapter 07 still
   trains them, and its tolerances are those measured across CPU kernels
-  (``tests/reference/noise/``).
+  (``reference/noise/``).
 - :func:`ship_run` exports a finished paper run as weights-only files plus ``manifest.json``;
   :func:`ship` ships one finished run of either kind (what a ``sweep`` job does).
 

@@ -229,10 +229,15 @@ def add_regress_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_regress(args: argparse.Namespace) -> int:
-    from .noise import measure_noise
+    from .noise import measure_noise, recorded_noise
     from .regress import chosen_root, run
 
     root = chosen_root(args)  # --root: a chapter of one's own, outside this repository
+    if getattr(args, "retolerance", False):
+        # the measured noise under the recorded keys first: it reads the raw p-values
+        renamed = recorded_noise(args.profile, root)
+        print(f"regress --retolerance ({args.profile}): {len(renamed)} noise key(s) recorded "
+              "as log10 p")
     # --noise runs the notebooks under each setting instead of comparing them
     return measure_noise(args, root) if getattr(args, "noise", None) else run(args, root)
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..._io import atomic_write_text
 from ..verdicts import Verdict, cell
+from .regress import REFERENCE_FOLDER, reference_dir
 
 ROOT = Path(__file__).resolve().parents[3]
 INTRO = ROOT / "book" / "intro.md"
@@ -165,7 +166,7 @@ def recorded_verdict(claim: str, references: Mapping[str, Mapping[str, Any]]) ->
         return list(Verdict)[int(references[nb][key]["value"])]
     except KeyError:
         raise KeyError(f"{nb}:{key}: the intro's verdict of {claim!r} is not recorded in "
-                       f"tests/reference/paper/{nb}.json") from None
+                       f"{REFERENCE_FOLDER}/paper/{nb}.json") from None
 
 
 def intro_with_verdicts(intro: str, references: Mapping[str, Mapping[str, Any]]) -> str:
@@ -210,7 +211,7 @@ def table_rows(markdown: str) -> list[list[list[str]]]:
 
 def load_references(root: Path = ROOT) -> dict[str, dict[str, Any]]:
     """The paper-profile regression references, by chapter."""
-    folder = root / "tests" / "reference" / "paper"
+    folder = reference_dir(root) / "paper"
     return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
 
 

@@ -4,7 +4,7 @@ A regression compares fixed inputs (committed models, seeded sequences), so what
 a value between machines is the order in which floats are added: the CPU's vector width and
 the thread count. :func:`measure_noise` runs the chapters under each setting of
 :data:`NOISE_SETTINGS` and records every key's spread, which the tolerances of
-``tests/reference/tolerances.json`` must cover :data:`NOISE_FACTOR` times (tested).
+``reference/tolerances.json`` must cover :data:`NOISE_FACTOR` times (tested).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 from ..._io import atomic_write_text
 from .regress import (
+    LOG10_P_FLOOR,
     ROOT,
     RegressError,
     _execute,
@@ -30,12 +31,14 @@ from .regress import (
     declared_parameters,
     load_reference,
     notebooks_dir,
+    recorded_key,
+    recorded_value,
     reference_dir,
     resolve_notebooks,
 )
 
 __all__ = ["NOISE_SETTINGS", "NOISE_FACTOR", "noise_path", "load_noise", "spreads",
-           "merged_spreads", "measure_noise"]
+           "merged_spreads", "log10_spread", "recorded_noise", "measure_noise"]
 
 #: The sources of last-bit noise a regression may meet on another machine, each as the
 #: environment that reproduces it here: the CPU's kernels (torch's ATen, numpy's SIMD
@@ -56,7 +59,7 @@ NOISE_SETTINGS: dict[str, dict[str, str]] = {
 }
 
 #: A tolerance must be at least this many times the key's measured spread
-#: (``tests/book/tools/test_regress.py`` checks every reference against ``tests/reference/noise/``).
+#: (``tests/book/tools/test_regress.py`` checks every reference against ``reference/noise/``).
 NOISE_FACTOR = 4.0
 
 
@@ -107,13 +110,57 @@ def merged_spreads(before: dict[str, float], now: dict[str, float]) -> dict[str,
     return dict(sorted((k, max(v, before.get(k, 0.0))) for k, v in now.items()))
 
 
+def log10_spread(p: float, spread: float) -> float:
+    """The spread of ``log10 p`` over p-values within ``spread`` of ``p`` (in [0, 1]): an
+    upper bound, ``log10 min(1, p + spread) - log10 max(p - spread, 10 ** LOG10_P_FLOOR)``,
+    for a spread measured on the p-value itself."""
+    if spread == 0:
+        return 0.0
+    if not math.isfinite(spread):
+        return math.inf
+    low = max(p - spread, 10.0 ** LOG10_P_FLOOR)
+    return math.log10(min(1.0, p + spread)) - math.log10(low)
+
+
+def recorded_noise(profile: str, root: Path = ROOT) -> list[str]:
+    """Rewrite ``reference/noise/<profile>.json`` under the keys the references record
+    (:func:`~.regress.recorded_key`): a p-value's spread becomes the spread of its logarithm
+    (:func:`log10_spread`, about the reference's p-value, read raw or as its logarithm).
+    Idempotent; returns the keys renamed. Run before the references are rewritten by
+    ``--retolerance`` (``python -m bparallel regress --retolerance`` does both)."""
+    record = load_noise(profile, root)
+    renamed = []
+    for n, spread in record["notebooks"].items():
+        reference = load_reference(reference_dir(root) / profile / f"{n}.json")
+        out = {}
+        for key, s in spread.items():
+            name = recorded_key(key)
+            if name != key:
+                if key in reference:
+                    p = reference[key]["value"]
+                else:
+                    p = 10.0 ** reference[name]["value"] if name in reference else 1.0
+                s = log10_spread(p, s)
+                renamed.append(f"{n}:{key}")
+            out[name] = max(s, out.get(name, 0.0))
+        record["notebooks"][n] = dict(sorted(out.items()))
+    if renamed:
+        atomic_write_text(noise_path(profile, root), json.dumps(record, indent=1,
+                                                                sort_keys=True) + "\n")
+    return renamed
+
+
 def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
     """``regress --noise S [S ...]``: run the notebooks under each setting of
     :data:`NOISE_SETTINGS` (the metrics cache off, so each computes what it does not read
     from recorded measures), and record per key the spread of its values across the
-    settings and the committed reference in ``tests/reference/noise/<profile>.json``
+    settings and the committed reference in ``reference/noise/<profile>.json``
     (merged with what is there: other notebooks' keys are kept, and a key's spread is the
-    largest recorded on any machine, :func:`merged_spreads`)."""
+    largest recorded on any machine, :func:`merged_spreads`). Values enter as the references
+    record them (a p-value as its logarithm, :func:`~.regress.recorded_value`), the committed
+    reference in its recorded form: a value recorded as 0 (within its tolerance of zero)
+    adds its distance from zero to its spread, so that its rule's resolution must hold the
+    value itself :data:`NOISE_FACTOR` times over (tested), not only its noise."""
     profile = check_profile(args.profile)
     names = resolve_notebooks(args.notebooks, root)
     unknown = sorted(set(args.noise) - set(NOISE_SETTINGS))
@@ -144,7 +191,8 @@ def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -
             return 1
         for n, o in outcomes.items():
             for key, v in o.results.items():
-                values[n].setdefault(key, []).append(v)
+                name, v = recorded_value(key, v)  # a p-value's noise is its logarithm's
+                values[n].setdefault(name, []).append(v)
     record = load_noise(profile, root)
     record["settings"] = {**record.get("settings", {}),
                           **{s: NOISE_SETTINGS[s] for s in args.noise}}

@@ -3,27 +3,32 @@
 Each text notebook in ``notebooks/`` is converted with jupytext, executed by papermill (in a
 subprocess, so a per-notebook timeout can stop it) with the profile's parameters plus any
 ``-p KEY VALUE`` overrides, and its results JSON is compared key by key with
-``tests/reference/<profile>/<notebook>.json``. References store every value with its own
-tolerance; ``--update`` rewrites them and says what changed. Nothing rewrites them silently.
+``reference/<profile>/<notebook>.json`` (:data:`REFERENCE_FOLDER`). References store every
+value with its own tolerance; ``--update`` rewrites them and says what changed. Nothing
+rewrites them silently.
 
 Reference file format::
 
     {"example_3_13.phi_min.multi": {"value": 0.49999, "abs": 1e-12, "rel": 1e-09}, ...}
 
 A value passes when ``|value - reference| <= abs + rel * |reference|``. Tolerances for new
-keys come from ``tests/reference/tolerances.json``: an ordered list of
+keys come from ``reference/tolerances.json``: an ordered list of
 ``{"notebook": GLOB, "key": GLOB, "abs": A, "rel": R, "why": TEXT}``, first match wins; a
-rule with ``"profile"`` applies to that profile's references only. A tolerance larger than
-the value it guards cannot notice the value going to zero: a rule that allows it must say
-why in ``"exceeds_value"`` (the test suite checks every reference against this).
-``retolerance`` re-applies the rules to stored references, keeping every value.
+rule with ``"profile"`` applies to that profile's references only. A tolerance at least the
+value it guards cannot notice the value going to zero or changing sign: the recorded forms
+below keep every tolerance under its value (the test suite checks every reference, outside a
+list of at most 10 keys each with its reason). ``retolerance`` re-applies the rules to stored
+references, keeping every value.
+
+Recorded forms (p-values as log10 p, values within their tolerance of zero as 0):
+:mod:`.recorded`.
 
 A chapter of one's own: ``--root DIR`` runs the notebooks of any folder laid out as this
 repository is, ``DIR/notebooks/<name>.md`` (a text notebook whose cell tagged
 ``parameters`` declares ``profile`` and ``results_dir`` and which ends by writing its
 results with :func:`bparallel.book.render.results.save_results`) and its references in
-``DIR/tests/reference/<profile>/<name>.json`` (tolerance rules, optional, in
-``DIR/tests/reference/tolerances.json``); the kernels import from ``DIR`` first. It works
+``DIR/reference/<profile>/<name>.json`` (tolerance rules, optional, in
+``DIR/reference/tolerances.json``); the kernels import from ``DIR`` first. It works
 from an installed copy of the package, outside any checkout (:func:`chosen_root`).
 """
 
@@ -32,7 +37,6 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import fnmatch
 import json
 import math
 import os
@@ -48,8 +52,23 @@ from typing import Any
 
 from ..._io import atomic_write_text
 from ..render.results import PROFILES, load_results
+from .recorded import (
+    DEFAULT_TOLERANCE,
+    LOG10_P_FLOOR,
+    P_VALUE_WORDS,
+    ZERO_GUARD,
+    RegressError,
+    matching_rule,
+    recorded_form,
+    recorded_key,
+    recorded_value,
+    recorded_values,
+    tolerance_for,
+)
 
-__all__ = ["ROOT", "DEFAULT_TOLERANCE", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
+__all__ = ["ROOT", "REFERENCE_FOLDER", "DEFAULT_TOLERANCE", "P_VALUE_WORDS", "LOG10_P_FLOOR",
+           "ZERO_GUARD", "recorded_key", "recorded_value", "recorded_values", "recorded_form",
+           "STAGGER_S", "KERNEL_START_TIMEOUT_S",
            "KERNEL_START_FAILURES", "RegressError", "chosen_root", "notebooks_dir",
            "reference_dir", "available_notebooks", "resolve_notebooks", "TRAIN_FIRST", "run_order",
            "check_profile", "declared_parameters", "parse_value", "Row", "load_reference",
@@ -58,16 +77,18 @@ __all__ = ["ROOT", "DEFAULT_TOLERANCE", "STAGGER_S", "KERNEL_START_TIMEOUT_S",
            "SHARED_VARS", "run", "main"]
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository
-DEFAULT_TOLERANCE = {"abs": 1e-12, "rel": 1e-9}
+#: The book's recorded results, a folder of the repository beside ``notebooks/`` and
+#: ``models/`` (and of any ``--root DIR``): per profile the chapters' regression references
+#: (``<profile>/<notebook>.json``, from which the intro's and the README's verdicts are
+#: written, :mod:`.findings`), their tolerance rules (``tolerances.json``) and the measured
+#: cross-CPU noise the rules rest on (``noise/<profile>.json``, :mod:`.noise`). Product
+#: data, not test fixtures: every reader finds it through :func:`reference_dir`.
+REFERENCE_FOLDER = "reference"
 STAGGER_S = 2.0
 KERNEL_START_TIMEOUT_S = 180  # papermill's default, 60 s, is short on a loaded 2-core machine
 # What papermill/nbclient print when a kernel never came up (then the run is retried).
 KERNEL_START_FAILURES = ("Kernel didn't respond", "Kernel died before replying",
                          "Address already in use")
-
-
-class RegressError(ValueError):
-    """A usage error of the runner (unknown notebook, profile or parameter)."""
 
 
 # ------------------------------------------------------------------------ discovery
@@ -78,7 +99,7 @@ def chosen_root(args: argparse.Namespace, default: Path = ROOT) -> Path:
     root = Path(given).expanduser().resolve() if given else default
     if not notebooks_dir(root).is_dir():
         raise RegressError(f"root {given or str(root)!r} has no notebooks/ folder: --root names "
-                           "a folder with notebooks/<name>.md and tests/reference/<profile>/")
+                           f"a folder with notebooks/<name>.md and {REFERENCE_FOLDER}/<profile>/")
     return root
 
 
@@ -87,7 +108,8 @@ def notebooks_dir(root: Path = ROOT) -> Path:
 
 
 def reference_dir(root: Path = ROOT) -> Path:
-    return root / "tests" / "reference"
+    """The recorded results of ``root`` (:data:`REFERENCE_FOLDER`)."""
+    return root / REFERENCE_FOLDER
 
 
 def available_notebooks(root: Path = ROOT) -> list[str]:
@@ -211,38 +233,26 @@ def load_tolerance_rules(root: Path = ROOT) -> list[dict[str, Any]]:
     return rules
 
 
-def matching_rule(notebook: str, key: str, rules: list[dict[str, Any]],
-                  profile: str | None = None) -> dict[str, Any] | None:
-    """The first rule for ``key`` of ``notebook`` (and ``profile``, when a rule names one)."""
-    for rule in rules:
-        if rule.get("profile", profile) != profile:
-            continue
-        if fnmatch.fnmatch(notebook, rule["notebook"]) and fnmatch.fnmatch(key, rule["key"]):
-            return rule
-    return None
-
-
-def tolerance_for(notebook: str, key: str, rules: list[dict[str, Any]],
-                  profile: str | None = None) -> dict[str, float]:
-    rule = matching_rule(notebook, key, rules, profile)
-    if rule is None:
-        return dict(DEFAULT_TOLERANCE)
-    return {"abs": float(rule.get("abs", 0.0)), "rel": float(rule.get("rel", 0.0))}
-
-
 def retolerance(profile: str, root: Path = ROOT) -> list[str]:
-    """Rewrite the tolerances of every stored reference of ``profile`` from the current
-    rules, keeping every value; returns the keys whose tolerance changed."""
+    """Rewrite every stored reference of ``profile`` in its recorded form
+    (:func:`recorded_form`) with the tolerances of the current rules, keeping every value
+    (a p-value as its logarithm, a value within its tolerance of zero as 0); returns the
+    keys whose tolerance or recorded form changed."""
     rules = load_tolerance_rules(root)
     changed = []
     for path in sorted((reference_dir(root) / check_profile(profile)).glob("*.json")):
         data = load_reference(path)
+        values = recorded_form({k: e["value"] for k, e in data.items()}, path.stem, rules,
+                               profile)
+        new = {}
         for key, entry in data.items():
-            tol = tolerance_for(path.stem, key, rules, profile)
-            if (entry.get("abs"), entry.get("rel")) != (tol["abs"], tol["rel"]):
-                entry.update(tol)
-                changed.append(f"{path.stem}:{key}")
-        atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+            name = recorded_key(key)
+            tol = tolerance_for(path.stem, name, rules, profile, values[name])
+            new[name] = {"value": values[name], **tol}
+            if name != key or values[name] != entry["value"] or (
+                    entry.get("abs"), entry.get("rel")) != (tol["abs"], tol["rel"]):
+                changed.append(f"{path.stem}:{key}" + (f" -> {name}" if name != key else ""))
+        atomic_write_text(path, json.dumps(new, indent=1, sort_keys=True) + "\n")
     return changed
 
 
@@ -257,7 +267,7 @@ def compare(
         ref = reference.get(key)
         tol = (
             {"abs": ref.get("abs", 0.0), "rel": ref.get("rel", 0.0)} if ref
-            else tolerance_for(notebook, key, rules or [], profile)
+            else tolerance_for(notebook, key, rules or [], profile, results.get(key))
         )
         rows.append(Row(key, ref["value"] if ref else None, results.get(key),
                         float(tol["abs"]), float(tol["rel"])))
@@ -268,13 +278,16 @@ def updated_reference(
     results: dict[str, float], reference: dict[str, dict[str, float]],
     notebook: str, rules: list[dict[str, Any]], profile: str | None = None,
 ) -> tuple[dict[str, dict[str, float]], list[str]]:
-    """New reference content (existing tolerances kept) and a list of human-readable changes."""
+    """New reference content and a list of human-readable changes. ``results`` in their
+    recorded form (:func:`recorded_form`); an existing key keeps its tolerance unless its
+    value went to zero or left it (then its rule's, :func:`tolerance_for`)."""
     new: dict[str, dict[str, float]] = {}
     changes = []
     for key in sorted(results):
         old = reference.get(key)
-        tol = {"abs": old.get("abs", 0.0), "rel": old.get("rel", 0.0)} if old else tolerance_for(
-            notebook, key, rules, profile)
+        kept = old is not None and (old["value"] == 0) == (results[key] == 0)
+        tol = {"abs": old.get("abs", 0.0), "rel": old.get("rel", 0.0)} if kept else tolerance_for(
+            notebook, key, rules, profile, results[key])
         new[key] = {"value": results[key], **tol}
         if old is None:
             changes.append(f"  added    {key} = {results[key]!r}")
@@ -408,7 +421,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default="quick", help=f"one of {', '.join(PROFILES)}")
     p.add_argument("--root", metavar="DIR", default=None,
                    help="run the chapters of DIR instead of this repository's: "
-                        "DIR/notebooks/<name>.md, references in DIR/tests/reference/<profile>/")
+                        f"DIR/notebooks/<name>.md, references in DIR/{REFERENCE_FOLDER}/<profile>/")
     p.add_argument("--notebooks", nargs="+", metavar="NAME", help="notebook names (default all)")
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                    metavar=("KEY", "VALUE"), help="override a notebook parameter")
@@ -417,12 +430,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="rewrite the references and say what changed")
     p.add_argument("--retolerance", action="store_true",
                    help="run nothing: rewrite the stored references' tolerances from "
-                        "tests/reference/tolerances.json, keeping every value")
+                        f"{REFERENCE_FOLDER}/tolerances.json, keeping every value")
     p.add_argument("--noise", nargs="+", metavar="SETTING", default=None,
                    help="run nothing against the references: run the notebooks under each "
                         "setting (native, avx2, scalar, one-thread: "
                         "bparallel.book.tools.noise.NOISE_SETTINGS) and record each key's "
-                        "spread in tests/reference/noise/<profile>.json")
+                        f"spread in {REFERENCE_FOLDER}/noise/<profile>.json")
     p.add_argument("--no-cache", action="store_true",
                    help="compute what the notebooks do not read from recorded measures "
                         "(their metrics_cache off): what CI does under AVX2 kernels")
@@ -531,8 +544,10 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
             continue
         ref_path = ref_root / f"{name}.json"
         reference = load_reference(ref_path)
+        results = recorded_values(o.results, name)  # compared as they are, p-values as log10
         if args.update:
-            new, changes = updated_reference(o.results, reference, name, rules, profile)
+            new, changes = updated_reference(recorded_form(results, name, rules, profile),
+                                             reference, name, rules, profile)
             atomic_write_text(ref_path, json.dumps(new, indent=1, sort_keys=True) + "\n")
             shown = ref_path.relative_to(root) if ref_path.is_relative_to(root) else ref_path
             print(f"== {name}: reference {shown} "
@@ -541,7 +556,7 @@ def run(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -> int:
         if not reference:
             print(f"== {name}: no reference at {ref_path}; run with --update to create it",
                   file=out)
-        rows = compare(o.results, reference, name, rules, profile)
+        rows = compare(results, reference, name, rules, profile)
         for r in rows:
             counts[r.verdict] += 1
         print(format_table(name, rows, only_problems=not args.verbose), file=out)
