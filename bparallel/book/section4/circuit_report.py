@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ...transformer.learning import learning_time
-from ..verdicts import Verdict, cell
-from ..words import fmt_p
+from ..verdicts import Outcome, Verdict, cell
+from ..words import fmt_p, join_words
 from . import circuit as c
 from .statistics import Interval, fmt_interval
 
@@ -159,16 +159,52 @@ def knockout_verdict(summary: Sequence[Mapping[str, Any]]) -> tuple[Verdict, int
     return claim_over_units(holding, against, len(summary)), holding, len(summary)
 
 
-def verdicts_table(verdicts: Mapping[str, Verdict], words: Mapping[str, str]
-                   ) -> list[dict[str, Any]]:
-    """The chapter's verdicts, the book's own tests: hypothesis, verdict cell, and the
-    evidence in ``words`` (keyed as ``verdicts``)."""
+#: The tests each hypothesis of :func:`~bparallel.book.section4.circuit.hypotheses` reads:
+#: a configuration bears it out where its first test goes the claimed way and its second
+#: (H2b, claimed "no change") resolves no change either way.
+PARTS = {"H1": ("H1",), "H2": ("H2a", "H2b"), "H3 count": ("H3 count",),
+         "H3 size": ("H3 size",)}
+
+
+def conditions(verdicts: Mapping[str, Verdict], tests: Sequence[Mapping[str, Any]]
+               ) -> dict[str, str]:
+    """Each hypothesis's condition for its verdict cell (:func:`~bparallel.book.verdicts.cell`):
+    for *holds with conditions*, the configurations where it holds, "at 8 × 32" (its tests
+    decided by :func:`~bparallel.book.section4.circuit.decide`); empty otherwise."""
+    out = {}
+    for name, v in verdicts.items():
+        out[name] = ""
+        if v is not Verdict.HOLDS_WITH_CONDITIONS or name not in PARTS:
+            continue
+        first, *rest = PARTS[name]
+        configs = []
+        for t in tests:
+            if t["test"] != first or t.get("outcome") is not Outcome.AS_CLAIMED:
+                continue
+            twins = [u for u in tests if u["test"] in rest
+                     and (u["heads"], u["head_size"]) == (t["heads"], t["head_size"])]
+            if all(u.get("outcome") not in (Outcome.AS_CLAIMED, Outcome.AGAINST)
+                   for u in twins):
+                configs.append(config_name(t["heads"], t["head_size"]))
+        if not configs:
+            raise ValueError(f"verdicts[{name!r}]={v.value!r} but no configuration of tests "
+                             "bears it out")
+        out[name] = "at " + join_words(configs)
+    return out
+
+
+def verdicts_table(verdicts: Mapping[str, Verdict], words: Mapping[str, str],
+                   where: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The chapter's verdicts, the book's own tests: hypothesis, verdict cell (with its
+    condition from ``where``, :func:`conditions`), and the evidence in ``words`` (keyed as
+    ``verdicts``)."""
     names = {"H1": "The phase change waits for the previous-token head",
              "H2": "The delay between head counts is that head's formation",
              "H3 count": "The delay follows head count (at a fixed head size)",
              "H3 size": "The delay follows head size (at a fixed head count)",
              "knockout": "The heads the scores name carry induction (knockouts)"}
-    return [{"book's test": names[k], "verdict": cell(v), "evidence": words[k]}
+    where = where or {}
+    return [{"book's test": names[k], "verdict": cell(v, where.get(k, "")), "evidence": words[k]}
             for k, v in verdicts.items()]
 
 

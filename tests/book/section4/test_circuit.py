@@ -273,3 +273,25 @@ def test_a_recorded_knockout_reads_back_what_was_computed(tmp_path, shipped_indu
         read = ck.recorded_knockouts(model, held, recorded=tmp_path, **sizes)
     assert read == computed  # the same numbers, None where a knockout does not apply
     assert read["keep_one_induction"] is None and read["heads"] == computed["heads"]
+
+
+def test_a_conditional_hypothesis_names_the_configurations_that_bear_it_out():
+    """cr.conditions: H2 holds with conditions at 8 x 32 when 8 x 32's H2a goes the claimed
+    way and its H2b resolves no change, and not at 4 x 64 whose H2a is unresolved; every
+    other verdict has no condition; a conditional verdict no test bears out is refused."""
+    from bparallel.book.section4 import circuit_report as cr
+    from bparallel.book.verdicts import Outcome, Verdict
+
+    def t(name, h, d, outcome):
+        return {"test": name, "heads": h, "head_size": d, "outcome": outcome}
+
+    tests = [t("H2a", 4, 64, Outcome.NOT_RESOLVED), t("H2b", 4, 64, Outcome.NOT_RESOLVED),
+             t("H2a", 8, 32, Outcome.AS_CLAIMED), t("H2b", 8, 32, Outcome.NOT_RESOLVED),
+             t("H1", 4, 64, Outcome.NO_CHANGE)]
+    verdicts = {"H1": Verdict.NOT_SUPPORTED, "H2": Verdict.HOLDS_WITH_CONDITIONS}
+    assert cr.conditions(verdicts, tests) == {"H1": "", "H2": "at 8 × 32"}
+    rows = cr.verdicts_table(verdicts, {"H1": "a", "H2": "b"}, cr.conditions(verdicts, tests))
+    assert rows[1]["verdict"] == "{verdict}`holds with conditions`: at 8 × 32"
+    tests[3]["outcome"] = Outcome.AGAINST  # its lag changed: 8 x 32 no longer bears it out
+    with pytest.raises(ValueError, match="no configuration"):
+        cr.conditions(verdicts, tests)
