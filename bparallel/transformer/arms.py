@@ -33,6 +33,11 @@ HEAD_SIZE_DIVISOR = 4  # the head16 arm's head size is d_model / 4
 INNER_WIDTH_FACTOR = 4  # the inner256 arm's attention width is 4 d_model
 #: The paper's model's shape ``(d_model, n_layers, d_mlp)``, whose arms chapter 12 trains.
 PAPER_SHAPE = (PAPER_D_MODEL, 4, 128)
+#: The models ``(d_model, n_layers, d_mlp)`` that have arms: the paper's and each fresh-data
+#: profile's own (``induction-tiny``'s width 32, 2 layers, an MLP of 64). Written here, not
+#: read from the profiles (``design`` imports this module); a test ties it to
+#: :data:`~bparallel.transformer.design.PROFILES`.
+ARM_SHAPES = frozenset({PAPER_SHAPE, (32, 2, 64)})
 
 
 def arm_head_size_of(d_model: int = PAPER_D_MODEL) -> int:
@@ -102,16 +107,11 @@ def arm_head_dim(arm: str, heads: int, d_model: int = PAPER_D_MODEL) -> int:
 def arms_of(config: ModelConfig) -> list[str]:
     """The arms whose model ``config`` is, in the order of :data:`ARMS`: one, two (4 heads
     of ``d/4``: width and head16; 16 heads of ``d/4``: head16 and inner256) or none. The arms
-    are arms of a fresh-data profile's own model at its own width ``d``: the paper's
-    (:data:`PAPER_SHAPE`, ``ModelConfig``'s defaults) or another fresh-data profile's
-    (``induction-tiny``: width 32, 2 layers, an MLP of 64); a model of another size (a size
-    control) is in none."""
-    from .design import PROFILES, FreshProfile  # design imports this module
-
-    shape = (config.d_model, config.n_layers, config.d_mlp)
-    shapes = {PAPER_SHAPE} | {(p.d_model, p.n_layers, p.d_mlp) for p in PROFILES.values()
-                              if isinstance(p, FreshProfile)}
-    if shape not in shapes:
+    are arms of a fresh-data profile's own model at its own width ``d`` (:data:`ARM_SHAPES`):
+    the paper's (:data:`PAPER_SHAPE`, ``ModelConfig``'s defaults) or another fresh-data
+    profile's (``induction-tiny``: width 32, 2 layers, an MLP of 64); a model of another size
+    (a size control) is in none."""
+    if (config.d_model, config.n_layers, config.d_mlp) not in ARM_SHAPES:
         return []
     d = config.d_model
     default = d % config.n_heads == 0 and config.head_dim == d // config.n_heads

@@ -209,6 +209,17 @@ def test_arms_of_a_model_of_another_size_is_none():
     assert ARMS == ("width", "head16", "inner256")
 
 
+def test_the_models_with_arms_are_the_paper_s_and_the_fresh_profiles():
+    """arms.ARM_SHAPES (written in arms, which design imports) is exactly the paper's model
+    and every fresh-data profile's: a new profile of another size fails here until added."""
+    from bparallel.transformer.arms import ARM_SHAPES, PAPER_SHAPE
+    from bparallel.transformer.design import PROFILES, FreshProfile
+
+    fresh = {(p.d_model, p.n_layers, p.d_mlp) for p in PROFILES.values()
+             if isinstance(p, FreshProfile)}
+    assert ARM_SHAPES == {PAPER_SHAPE} | fresh
+
+
 def test_a_model_run_and_a_train_result_read_their_runs_identity(tmp_path):
     """ModelRun and TrainResult hold one Run and read task, heads, head size, seed, profile
     and budget factor off it (runs.OfRun), never a copy that could drift."""

@@ -6,6 +6,7 @@
 - ``amplification`` (09_amplification): Tables 5-6, the best head against the combination;
 - ``as_defined`` (10_section4_as_defined): the measures as defined and the knockouts,
   ``as_defined_verdicts``: the chapter's verdicts by the book's one rule, and
+  ``as_defined_studies``: its measures of the shipped models through the metrics cache, and
   ``as_defined_report``: the tables it shows and the values it records;
 - ``across_seeds`` (11_across_seeds): the tables it shows and the values it records, and
   ``across_seeds_stats``: what it computes, Tables 1-6 and the head-count effects over

@@ -239,7 +239,7 @@ def tested_cells(ranking: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def seed_ranking_rows(studies: Mapping[tuple[str, int, int], HeadStudy]
                       ) -> list[dict[str, Any]]:
     """The per-head cells of the other seeds' models (``studies``:
-    :func:`~bparallel.book.section4.as_defined_report.seed_head_studies`, keyed
+    :func:`~bparallel.book.section4.as_defined_studies.seed_head_studies`, keyed
     ``(task, heads, seed)``), as :func:`ranking_rows` gives seed 42's: per (model, layer)
     the noise floor of the head impact
     (:func:`~bparallel.book.section4.statistics.scored_cells`: Holm over these cells), the
@@ -358,9 +358,9 @@ def seed_layer_rows(defined: Mapping[tuple[str, int, int], Mapping[str, np.ndarr
                     max_steps: int = 100) -> list[dict[str, Any]]:
     """The per-layer rows of the other seeds' models, as :func:`layer_rows` gives seed 42's,
     each with its ``seed``: ``defined`` keyed ``(task, heads, seed)``
-    (:func:`~bparallel.book.section4.as_defined_report.seed_defined_measures`: Definition
+    (:func:`~bparallel.book.section4.as_defined_studies.seed_defined_measures`: Definition
     2.7 and the layers' fidelity) and ``studies`` with the same keys
-    (:func:`~bparallel.book.section4.as_defined_report.seed_head_studies` with its 1-head
+    (:func:`~bparallel.book.section4.as_defined_studies.seed_head_studies` with its 1-head
     models: their layer knockouts). Each seed's models are measured on its own held-out
     sequences."""
     if set(defined) != set(studies):

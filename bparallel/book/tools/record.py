@@ -9,7 +9,7 @@ fixed sequences and the measuring code:
   Algorithm 1-2 proxies of every sequence; chapter 09 reads the held-out ones), about 3
   minutes on 2 cores, and chapter 11's of every shipped seed on the published protocol;
 - chapter 10's ablation studies of the 8 paper-profile models (knockouts, head impact,
-  pair interactions, pruning curves; :func:`~bparallel.book.section4.as_defined_report.
+  pair interactions, pruning curves; :func:`~bparallel.book.section4.as_defined_studies.
   ablation_studies`), about 5 minutes on 2 cores;
 - chapter 12's causal tests of the fresh-data models (:func:`~bparallel.book.section4.
   graph_causal.measure_heads`) and the head studies of its finite-data models
@@ -111,12 +111,12 @@ def _chapter_11_heads(cache_dir: Path | None, recorded: Path | None) -> Any:
 def _chapter_10(cache_dir: Path | None, recorded: Path | None) -> Any:
     """Chapter 10's ablation studies at the paper profile, with the chapter's settings."""
     from ...transformer.shipped import book_models
-    from ..section4 import as_defined_report as report
+    from ..section4 import as_defined_studies as studies
 
-    sizes = report.SIZES["paper"]
+    sizes = studies.SIZES["paper"]
     bundle = book_models("paper")
-    return report.ablation_studies(bundle, skip=sizes["measured"],
-                                   num_sequences=sizes["ablation"],
+    return studies.ablation_studies(bundle, skip=sizes["measured"],
+                                    num_sequences=sizes["ablation"],
                                    reference_sequences=sizes["reference"], horizon=HORIZON,
                                    cache_dir=cache_dir, recorded=recorded)
 
@@ -127,10 +127,10 @@ def _chapter_10_seeds(cache_dir: Path | None, recorded: Path | None) -> Any:
     their 1-head models (the per-layer tests; their Definition 2.7 measures are computed,
     seconds per model, as seed 42's are)."""
     from ...transformer.shipped import SHIPPED_DIR, book_models
-    from ..section4 import as_defined_report as report
+    from ..section4 import as_defined_studies as studies
 
-    sizes = report.SIZES["paper"]
-    return report.seed_head_studies(book_models("paper"), SHIPPED_DIR, skip=sizes["measured"],
+    sizes = studies.SIZES["paper"]
+    return studies.seed_head_studies(book_models("paper"), SHIPPED_DIR, skip=sizes["measured"],
                                     num_sequences=sizes["ablation"],
                                     reference_sequences=sizes["reference"], horizon=HORIZON,
                                     cache_dir=cache_dir, recorded=recorded, single_head=True)

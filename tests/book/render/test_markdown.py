@@ -180,7 +180,7 @@ def test_chapter_12s_captions_are_short():
 
     from bparallel.book.tools.findings import MAX_CAPTION
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     pages = sorted(root.glob("notebooks/12*.md"))
     assert len(pages) >= 2
     long = []

@@ -691,10 +691,10 @@ def test_report_heads_rollout_and_pruning_by_hand():
 
 
 def test_report_measures_check_their_counts():
-    from bparallel.book.section4 import as_defined_report as report
+    from bparallel.book.section4 import as_defined_studies as studies
 
     with pytest.raises(ValueError, match="num_sequences"):
-        report.defined_measures(None, num_sequences=0, eps=0.25, max_steps=100)
+        studies.defined_measures(None, num_sequences=0, eps=0.25, max_steps=100)
     with pytest.raises(ValueError, match="skip"):
-        report.ablation_studies(None, skip=-1, num_sequences=5, reference_sequences=5,
-                                horizon=100)
+        studies.ablation_studies(None, skip=-1, num_sequences=5, reference_sequences=5,
+                                 horizon=100)
