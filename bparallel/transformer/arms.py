@@ -120,3 +120,7 @@ def arms_of(config: ModelConfig) -> list[str]:
                                 ("inner256", config.n_heads * config.head_dim
                                  == arm_inner_width_of(d)))
             if ok]
+
+__all__ = ["ARMS", "ARM_HEAD_SIZE", "ARM_INNER_WIDTH", "ARM_SHAPES", "HEAD_SIZE_DIVISOR",
+           "INNER_WIDTH_FACTOR", "PAPER_D_MODEL", "PAPER_SHAPE", "arm_head_dim", "arm_head_size",
+           "arm_head_size_of", "arm_inner_width_of", "arm_of", "arms_of"]

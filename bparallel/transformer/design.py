@@ -534,3 +534,9 @@ def evaluation_inputs(
     epoch = p.epochs if epoch is None else epoch
     return paper_protocol_sequences(loader, epoch, 50 if num_sequences is None
                                     else num_sequences).inputs
+
+__all__ = ["DEFAULT_SEED", "FreshProfile", "HEADS", "HELDOUT_SEED", "LOSS_POSITIONS",
+           "LR_SCHEDULES", "PROFILES", "PROFILE_TASKS", "PROTOCOLS", "Profile", "Recipe",
+           "data_seed_or", "evaluation_inputs", "fresh_batch", "fresh_heldout", "get_profile",
+           "model_config", "model_name", "profile_tasks", "profiles", "run_name", "seeded_name",
+           "weights_path"]

@@ -268,3 +268,5 @@ class OfRun:
     seed = _of_run("seed")
     profile = _of_run("profile")
     budget_factor = _of_run("budget_factor")
+
+__all__ = ["OfRun", "Run", "SIZE_TAGS", "size_tag"]

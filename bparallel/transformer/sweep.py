@@ -461,3 +461,7 @@ def run(args: argparse.Namespace) -> int:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     print("[sweep] " + ", ".join(f"{n} {status}" for status, n in counts.items()))
     return 1 if counts.get("failed") else 0
+
+__all__ = ["EXECUTORS", "LOCAL_TIMEOUT_MIN", "PACKAGE_ROOT", "SLURM_MAX_REQUEUES", "SLURM_TIME_MIN",
+           "SWEEP_DIR", "TRAIN_AND_SHIP", "TrainAndShip", "default_threads", "make_executor",
+           "plan", "run", "run_sweep", "train_and_ship"]

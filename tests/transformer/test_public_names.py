@@ -13,7 +13,9 @@ MODULES = ["bparallel.proxies", "bparallel.graphs", "bparallel.markov", "bparall
            "bparallel.transformer.data", "bparallel.transformer.evaluation",
            "bparallel.transformer.importance", "bparallel.transformer.measure",
            "bparallel.transformer.metrics_cache", "bparallel.transformer.model",
-           "bparallel.transformer.patterns"]
+           "bparallel.transformer.patterns", "bparallel.transformer.arms",
+           "bparallel.transformer.design", "bparallel.transformer.runs",
+           "bparallel.transformer.sweep"]
 #: Functions a module lists on purpose though another defines them.
 REEXPORTED = {("bparallel.markov", "reachability")}
 

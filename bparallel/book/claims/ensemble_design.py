@@ -169,3 +169,5 @@ class SectionStreams:
             raise RuntimeError(
                 f"section {section!r} drew differently from its replay in "
                 "EnsembleDesign.draw: the regression references would no longer hold")
+
+__all__ = ["EnsembleDesign", "SECTIONS", "SectionStreams"]
