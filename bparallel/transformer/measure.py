@@ -215,7 +215,7 @@ def measure_model(
     (:meth:`~bparallel.proxies.Walk.each_head`) is measured once, for the best head of
     Tables 5-6 and the per-head fidelity of the head studies alike.
 
-    Graph measures (:attr:`ModelMeasures.graphs`), arrays ``(L, N, ...)``:
+    Graph measures (``ModelMeasures.graphs``), arrays ``(L, N, ...)``:
 
     - ``"mixing_time.<mode>"`` (``"sequence"``, ``"defined"``): Algorithm 1, the mean over
       starts of ``E[min(tau, max_steps)]``;
@@ -236,15 +236,15 @@ def measure_model(
     ``"heads"`` and ``"ablation"`` need the ``task`` whose targets score the model and
     ``reference_sequences``: the last ones of ``inputs``, whose mean head outputs mean
     ablation uses; the others are measured (the graph parts too). ``"heads"`` gives
-    :attr:`ModelMeasures.heads`, a :class:`HeadStudy`: the knockouts
+    ``ModelMeasures.heads``, a :class:`HeadStudy`: the knockouts
     (:func:`~bparallel.transformer.importance.knockouts`) and, with ``impact``, the margin
     drop of removing each head alone by mean ablation, its split-half rho and each head's
-    minimax fidelity. ``"ablation"`` gives :attr:`ModelMeasures.study`, the
+    minimax fidelity. ``"ablation"`` gives ``ModelMeasures.study``, the
     :func:`~bparallel.transformer.importance.importance_study` (``study``: its other
     options), with these per-head fidelities as a ranking. ``"as_trained"`` needs the
     ``task`` too and scores the model on the sequences measured with its dropout on,
     ``draws`` sets of masks (:func:`~bparallel.transformer.as_trained.evaluate_as_trained`,
-    its own batches): :attr:`ModelMeasures.as_trained`, ``"accuracy"``, ``"spread"``,
+    its own batches): ``ModelMeasures.as_trained``, ``"accuracy"``, ``"spread"``,
     ``"loss"`` and ``"evaluated"`` (evaluation mode), 0-d arrays.
     """
     parts = check_parts(parts)

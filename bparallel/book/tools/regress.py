@@ -80,8 +80,9 @@ ROOT = Path(__file__).resolve().parents[3]  # the repository
 #: The book's recorded results, a folder of the repository beside ``notebooks/`` and
 #: ``models/`` (and of any ``--root DIR``): per profile the chapters' regression references
 #: (``<profile>/<notebook>.json``, from which the intro's and the README's verdicts are
-#: written, :mod:`.findings`), their tolerance rules (``tolerances.json``) and the measured
-#: cross-CPU noise the rules rest on (``noise/<profile>.json``, :mod:`.noise`). Product
+#: written, :mod:`~bparallel.book.tools.findings`), their tolerance rules
+#: (``tolerances.json``) and the measured cross-CPU noise the rules rest on
+#: (``noise/<profile>.json``, :mod:`.noise`). Product
 #: data, not test fixtures: every reader finds it through :func:`reference_dir`.
 REFERENCE_FOLDER = "reference"
 STAGGER_S = 2.0
