@@ -851,15 +851,24 @@ def test_leftover_patterns_catch_what_they_name():
 
 def verdict_rows(main) -> list[tuple[str, str, str]]:
     """Every table row of a page that holds a verdict badge: (claim, qualifier, verdict), the
-    claim the row's first cell, the qualifier its "task" or "arm" column ("" without one)."""
+    claim the row's first cell, the qualifier its "task" or "arm" column ("" without one). In
+    a grid with an arm per column (chapter 12's verdicts in short, ``verdict_grid``), each
+    cell is a row of its own, qualified by its column's arm."""
     out = []
     for table in main.find_all("table"):
         head = [th.get_text(" ", strip=True).lower() for th in table.select("thead th")]
+        grid = "all arms" in head and "arm" not in head and "task" not in head
         for tr in table.select("tbody tr"):
             badge = tr.select_one(".bp-verdict")
             if badge is None:
                 continue
-            cells = [td.get_text(" ", strip=True) for td in tr.find_all("td")]
+            tds = tr.find_all("td")
+            cells = [td.get_text(" ", strip=True) for td in tds]
+            if grid:
+                for name, td in zip(head[1:], tds[1:], strict=False):
+                    if (b := td.select_one(".bp-verdict")) is not None:
+                        out.append((cells[0], name, b.get_text(" ", strip=True)))
+                continue
             # what narrows the claim: a task, or an arm of chapter 12's experiment
             qualifier = next((cells[head.index(q)] for q in ("task", "arm") if q in head), "")
             out.append((cells[0], qualifier, badge.get_text(" ", strip=True)))
