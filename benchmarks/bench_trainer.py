@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bparallel.book.render.js_trainer import trainer_html
-from bparallel.book.train_it_yourself import agreement_words, ordering_facts
+from bparallel.book.train_it_yourself import GOAL_S, agreement_words, ordering_facts
 from bparallel.transformer.design import get_profile
 from bparallel.transformer.runs import Run
 from bparallel.transformer.train import train
@@ -45,7 +45,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "benchmarks" / "records" / "bench_trainer.json"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-GOAL_S = 60.0
 PROFILE = "induction-tiny"
 PARTS = ("package", "page", "node")
 

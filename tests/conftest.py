@@ -10,11 +10,31 @@ beside them and ``pages/`` for the book's prose and frame),
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+#: What each pytest-xdist worker shares of the cores: its torch and BLAS threads and the
+#: package's metrics workers (``regress.SHARED_VARS``, pinned by tests/book/tools/test_regress.py).
+SHARED_VARS = ("BPARALLEL_WORKERS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def _share_the_cores_between_workers() -> None:
+    """Under pytest-xdist, each worker gets ``cores // workers`` threads of torch and BLAS
+    and as many metrics workers (a variable the caller has set is kept). Set before numpy
+    or torch is imported, so that both read it. Without it, each of two workers on two cores
+    starts a thread per core and their spinning threads wait on each other: two exports of
+    the explorer side by side took 197 s against 51 s with one thread each."""
+    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if count and count.isdigit() and int(count) > 1:
+        share = str(max(1, (os.cpu_count() or 1) // int(count)))
+        for var in SHARED_VARS:
+            os.environ.setdefault(var, share)
+
+
+_share_the_cores_between_workers()
 ROOT = Path(__file__).resolve().parents[1]
 #: The explorer's export as the book ships it: sequences shown, and reference sequences.
 EXPLORER_SEQUENCES = 8
@@ -48,12 +68,34 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def explorer_export(tmp_path_factory) -> tuple[Path, list[dict[str, Any]]]:
-    """Every model the explorer offers, exported once as the book exports them: the folder
-    of data files and the catalogue (``tests/book/section4/test_explorer.py`` checks them against
-    torch and the package, ``tests/browser/test_explorer_browser.py`` opens them)."""
+def explorer_export(tmp_path_factory, worker_id) -> tuple[Path, list[dict[str, Any]]]:
+    """Every model the explorer offers, exported as the book exports them: the folder of
+    data files (a copy of its own) and the catalogue (``tests/book/section4/test_explorer.py``
+    checks them against torch and the package, ``tests/browser/test_explorer_browser.py``
+    opens them).
+
+    The export is measured once per run of the suite: the book build's own export
+    (``explorer.BUILD_DIR``) where it was made from this package, these models and these
+    settings (``explorer.export_key``), else one export that the first pytest-xdist worker
+    writes while the others wait on its lock."""
+    import shutil
+
+    from filelock import FileLock
+
     from bparallel.book.section4 import explorer
 
+    settings = {"num_sequences": EXPLORER_SEQUENCES,
+                "reference_sequences": EXPLORER_REFERENCE_SEQUENCES}
+    base = tmp_path_factory.getbasetemp()
+    shared = (base if worker_id == "master" else base.parent) / "explorer-export"
+    with FileLock(f"{shared}.lock"):
+        key = explorer.export_key(**settings)
+        source = explorer.BUILD_DIR
+        if explorer.read_export(source, key) is None:
+            source = shared
+            explorer.cached_export(shared, **settings)
     out = tmp_path_factory.mktemp("explorer-data")
-    return out, explorer.export_models(out, num_sequences=EXPLORER_SEQUENCES,
-                                       reference_sequences=EXPLORER_REFERENCE_SEQUENCES)
+    shutil.copytree(source, out, dirs_exist_ok=True)
+    catalogue = explorer.read_export(out, key)
+    assert catalogue is not None, f"the export copied from {source} does not read back"
+    return out, catalogue

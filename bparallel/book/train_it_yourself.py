@@ -26,6 +26,9 @@ TINY_PROFILE = "induction-tiny"
 CH12_PROFILE = "induction-fresh"
 #: The benchmark's record, written by ``benchmarks/bench_trainer.py``, under the repository.
 BENCHMARK_RECORD = Path("benchmarks") / "records" / "bench_trainer.json"
+#: The page's speed goal: the default comparison reaches the learning threshold
+#: within this many seconds of wall time per configuration, in headless Chromium.
+GOAL_S = 60.0
 _ROOT = Path(__file__).resolve().parents[2]
 _FIELDS = ("d_model", "n_layers", "seq_len", "vocab_size", "batch_size", "dropout", "lr")
 
@@ -99,8 +102,14 @@ def ordering_facts(path: str | Path | None = None,
     fewer heads learned first, at the same evaluation or later
     (``bench.<side>.seeds.{fewer_first,same,more_first}``, seed by seed) and
     ``bench.<side>.agrees`` (1 when its order of the medians is chapter 12's, else 0);
-    ``bench.ch12.{fewer,more}``, chapter 12's medians. ``{}`` where the record is missing, has no
-    two head counts, or chapter 12 has no median for them."""
+    ``bench.ch12.{fewer,more}``, chapter 12's medians; the page's speed,
+    ``bench.page.seconds.{fewer,more}`` (median seconds from Train to the learning step) and
+    ``bench.page.ms.{fewer,more}`` (milliseconds a step), where every one of its runs
+    learned, beside ``bench.goal_s`` (:data:`GOAL_S`), and how many times faster a step runs
+    on TensorFlow.js's WASM backend than on its CPU backend in Node,
+    ``bench.node.speedup.{low,high}`` (the least and the most over the head counts).
+    ``{}`` where the record is missing, has no two head counts, or chapter 12 has no median
+    for them."""
     path = _ROOT / BENCHMARK_RECORD if path is None else Path(path)
     if not path.is_file():
         return {}
@@ -129,6 +138,18 @@ def ordering_facts(path: str | Path | None = None,
         facts[f"bench.{side}.seeds.same"] = orders.count(0)
         facts[f"bench.{side}.seeds.more_first"] = orders.count(1)
         facts[f"bench.{side}.agrees"] = int(_order(*medians) == ch12_order)
+    rows = [record["per_heads"][str(h)] for h in (fewer, more)]
+    if all(r.get("page_median_s") is not None for r in rows):
+        facts["bench.goal_s"] = GOAL_S
+        for which, r in zip(("fewer", "more"), rows, strict=True):
+            facts[f"bench.page.seconds.{which}"] = float(r["page_median_s"])
+            facts[f"bench.page.ms.{which}"] = float(r["page_ms_per_step"])
+    node = record.get("node_step_ms", {})
+    ratios = [node[f"cpu.h{h}"] / node[f"wasm.h{h}"] for h in heads
+              if node.get(f"wasm.h{h}") and node.get(f"cpu.h{h}")]
+    if ratios:
+        facts["bench.node.speedup.low"], facts["bench.node.speedup.high"] = (min(ratios),
+                                                                            max(ratios))
     return facts
 
 

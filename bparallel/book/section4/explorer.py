@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import html
 import json
 import os
@@ -83,6 +84,10 @@ __all__ = [
     "data_script",
     "read_data_script",
     "export_models",
+    "EXPORT_INDEX",
+    "export_key",
+    "read_export",
+    "cached_export",
     "inline_script",
     "page_html",
 ]
@@ -413,7 +418,68 @@ def export_models(
     if total > max_bytes:
         raise ValueError(f"the explorer's data files take {total:,} bytes, over the budget "
                          f"max_bytes={max_bytes:,}")
+    key = export_key(tasks=tasks, heads=heads, seed=seed, fresh_tasks=fresh_tasks,
+                     models_root=models_root, num_sequences=num_sequences,
+                     reference_sequences=reference_sequences)
+    atomic_write_text(out / EXPORT_INDEX, json.dumps({"key": key, "catalogue": catalogue}))
     return catalogue
+
+
+#: The file in which :func:`export_models` leaves its catalogue and the key of what it was
+#: made from (:func:`export_key`), written last: a folder without it holds no finished export.
+EXPORT_INDEX = "catalogue.json"
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def export_key(**choices: Any) -> str:
+    """SHA-256 over everything :func:`export_models` reads: every file of the package (its
+    Python, the pages' JavaScript and CSS), every file under its ``models_root`` (the shipped
+    weights and manifests) and its other arguments, ``choices`` over the defaults (with
+    :data:`FORMAT`; ``max_bytes`` changes no file). Two exports with one key write the same
+    files."""
+    defaults = {"tasks": EXPLORER_TASKS, "heads": HEADS, "seed": DEFAULT_SEED,
+                "fresh_tasks": EXPLORER_FRESH_TASKS, "models_root": MODELS_ROOT,
+                "num_sequences": NUM_SEQUENCES, "reference_sequences": REFERENCE_SEQUENCES}
+    unknown = set(choices) - set(defaults) - {"max_bytes"}
+    if unknown:
+        raise ValueError(f"choices: {sorted(unknown)} are not arguments of export_models")
+    keyed = {**defaults, **choices, "format": FORMAT}
+    keyed.pop("max_bytes", None)
+    models_root = Path(keyed.pop("models_root"))
+    h = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode())
+    for top in (_PACKAGE_ROOT, models_root):
+        for path in sorted(p for p in top.rglob("*")
+                           if p.is_file() and "__pycache__" not in p.parts):
+            h.update(path.relative_to(top).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def read_export(folder: str | os.PathLike, key: str) -> list[dict[str, Any]] | None:
+    """The catalogue of the export in ``folder`` (:data:`EXPORT_INDEX`) if it was made with
+    ``key`` and every data file it names is there at its size; ``None`` otherwise."""
+    try:
+        held = json.loads((Path(folder) / EXPORT_INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(held, dict) or held.get("key") != key:
+        return None
+    catalogue = held.get("catalogue")
+    if not isinstance(catalogue, list):
+        return None
+    for entry in catalogue:
+        file = Path(folder) / str(entry.get("file"))
+        if not file.is_file() or file.stat().st_size != entry.get("bytes"):
+            return None
+    return catalogue
+
+
+def cached_export(out_dir: str | os.PathLike, **choices: Any) -> list[dict[str, Any]]:
+    """:func:`export_models` into ``out_dir`` with the arguments ``choices``, unless the
+    folder holds an export made from the same package, models and arguments already
+    (:func:`read_export`): then its catalogue, and nothing is measured again."""
+    held = read_export(out_dir, export_key(**choices))
+    return held if held is not None else export_models(out_dir, **choices)
 
 
 # --------------------------------------------------------------------------- the page
@@ -476,14 +542,15 @@ PAGE_DATA_URL = "../_static/explorer-data/"
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bparallel.book.section4.explorer [OUT_DIR]``: export the explorer's data files
     (:func:`export_models`) into ``OUT_DIR`` (default :data:`BUILD_DIR`), as the book build
-    does before it runs Jupyter Book."""
+    does before it runs Jupyter Book; a folder that holds the export of the same package,
+    models and settings already is kept as it is (:func:`cached_export`)."""
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m bparallel.book.section4.explorer",
                                 description="write the model explorer's data files")
     p.add_argument("out_dir", nargs="?", default=str(BUILD_DIR))
     args = p.parse_args(argv)
-    catalogue = export_models(args.out_dir)
+    catalogue = cached_export(args.out_dir)
     total = sum(c["bytes"] for c in catalogue)
     print(f"[explorer] {len(catalogue)} models, {total / 2**20:.1f} MiB -> {args.out_dir}")
     return 0

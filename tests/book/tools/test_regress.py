@@ -284,6 +284,14 @@ def test_paper_regression_of_the_fast_notebooks(tmp_path):
     assert "-> PASS" in out.getvalue()
 
 
+def test_pytest_workers_share_the_cores_as_notebooks_do():
+    """tests/conftest.py sets the same variables for each pytest-xdist worker (it cannot
+    import the package before setting them: numpy and torch read them on import)."""
+    from tests.conftest import SHARED_VARS
+
+    assert SHARED_VARS == rg.SHARED_VARS
+
+
 def test_notebooks_side_by_side_share_the_cores(monkeypatch):
     for var in rg.SHARED_VARS:
         monkeypatch.delenv(var, raising=False)
