@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests._toc import toc_docnames
+from bparallel.book.tools.toc import toc_docnames
 from tests.browser.offline import OfflinePage
 
 ROOT = Path(__file__).resolve().parents[2]

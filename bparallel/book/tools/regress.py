@@ -74,7 +74,7 @@ __all__ = ["ROOT", "REFERENCE_FOLDER", "DEFAULT_TOLERANCE", "P_VALUE_WORDS", "LO
            "check_profile", "declared_parameters", "parse_value", "Row", "load_reference",
            "load_tolerance_rules", "matching_rule", "tolerance_for", "retolerance", "compare",
            "updated_reference", "Outcome", "run_notebook", "format_table", "add_arguments",
-           "SHARED_VARS", "run", "main"]
+           "SHARED_VARS", "share_of_cores", "run", "main"]
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository
 #: The book's recorded results, a folder of the repository beside ``notebooks/`` and
@@ -455,7 +455,7 @@ SHARED_VARS = ("BPARALLEL_WORKERS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 
 
 @contextlib.contextmanager
-def _share_of_cores(jobs: int) -> Iterator[None]:
+def share_of_cores(jobs: int) -> Iterator[None]:
     """Notebooks run side by side share the cores: while they run, each kernel gets
     ``cores // jobs`` metrics workers and torch/BLAS threads through :data:`SHARED_VARS`
     (each one the caller has not set). Without it two kernels each start a thread per core,
@@ -479,7 +479,7 @@ def _execute(names: list[str], params: dict[str, Any], output_dir: Path, *, jobs
     from tqdm import tqdm
 
     outcomes: dict[str, Outcome] = {}
-    with _share_of_cores(jobs), ThreadPoolExecutor(max_workers=jobs) as pool:
+    with share_of_cores(jobs), ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {}
         for k, n in enumerate(run_order(names)):
             if 0 < k < jobs:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests._toc import toc_files
+from bparallel.book.tools.toc import toc_files
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())

@@ -201,3 +201,23 @@ def test_the_machine_chapters_and_provenance_in_words(tmp_path):
     assert run_words({"mtime": 200.0}, build_start=100.0) == "in this build"
     assert run_words({"mtime": None}, build_start=100.0) == "in this build"
     assert run_words({"mtime": 50.0}, 100.0).startswith("from the execution cache (run 19")
+
+
+def test_a_chapter_run_before_sphinx_started_ran_in_this_build(monkeypatch):
+    """scripts/build_book.sh sets the build's start before it runs the chapters side by side
+    (bparallel.book.tools.execute_ahead): those runs are "in this build", an older one is
+    from the cache; without the variable, the build starts when Sphinx does."""
+    import time
+    import types
+
+    from bparallel.book.render import sphinxext
+
+    app = types.SimpleNamespace()
+    monkeypatch.setenv(sphinxext.BUILD_START_ENV, "1000")
+    sphinxext._note_build_start(app)
+    assert app.bparallel_build_start == 1000.0
+    assert sphinxext.run_words({"mtime": 1500.0}, app.bparallel_build_start) == "in this build"
+    assert sphinxext.run_words({"mtime": 900.0}, 1000.0).startswith("from the execution cache")
+    monkeypatch.delenv(sphinxext.BUILD_START_ENV)
+    sphinxext._note_build_start(app)
+    assert abs(app.bparallel_build_start - time.time()) < 60

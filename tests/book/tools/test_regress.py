@@ -296,15 +296,15 @@ def test_notebooks_side_by_side_share_the_cores(monkeypatch):
     for var in rg.SHARED_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(rg.os, "cpu_count", lambda: 4)
-    with rg._share_of_cores(2):
+    with rg.share_of_cores(2):
         for var in ("BPARALLEL_WORKERS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             assert rg.os.environ[var] == "2"
     assert not set(rg.SHARED_VARS) & set(rg.os.environ)
-    with rg._share_of_cores(8):
+    with rg.share_of_cores(8):
         assert rg.os.environ["BPARALLEL_WORKERS"] == rg.os.environ["OMP_NUM_THREADS"] == "1"
     monkeypatch.setenv("BPARALLEL_WORKERS", "3")  # the caller's choice stands
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    with rg._share_of_cores(2):
+    with rg.share_of_cores(2):
         assert rg.os.environ["BPARALLEL_WORKERS"] == "3"
         assert rg.os.environ["OMP_NUM_THREADS"] == "4" and rg.os.environ["MKL_NUM_THREADS"] == "2"
     assert rg.os.environ["BPARALLEL_WORKERS"] == "3" and rg.os.environ["OMP_NUM_THREADS"] == "4"
@@ -320,7 +320,7 @@ def test_a_kernel_started_by_the_runner_takes_its_share_of_threads(monkeypatch):
     for var in rg.SHARED_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(rg.os, "cpu_count", lambda: 2)
-    with rg._share_of_cores(2):
+    with rg.share_of_cores(2):
         out = subprocess.run([sys.executable, "-c",
                               "import torch; print(torch.get_num_threads())"],
                              capture_output=True, text=True, check=True).stdout
