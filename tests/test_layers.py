@@ -380,3 +380,57 @@ def test_the_javascript_modules_import_one_way_by_idea():
     # the training page's model: the explorer's model format (FORMAT, half floats), no interface
     assert imports("tinytrain.mjs") == {"random.mjs", "transformer.mjs"}
     assert len((JS_DIR / "toydag.mjs").read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+#: The file names the package uses more than once, each with its reason; every other name
+#: is used once, so that a name says which file it means.
+SAME_NAME = {
+    "__init__": "a package's own file",
+    "proxies": "chapter 08's module is named after its chapter (notebooks/08_proxies.md), as "
+               "every Section 4 chapter's is; bparallel.proxies is the paper's Algorithms 1-2",
+    "explorer": "one widget: its Python writes the page, its .mjs runs it, its .css styles it",
+    "playground": "one widget: its Python writes the page, its .mjs runs it, its .css styles it",
+    "trainer": "one widget: its .mjs runs the page, its .css styles it",
+}
+
+
+def test_no_file_name_is_used_twice_in_the_package():
+    """Outside :data:`SAME_NAME`, no two files of the package share a name (suffix aside):
+    the replication's comparison with the authors' checkpoints is ``authors_columns``, the
+    checkpoints' loader ``transformer.authors``; the figures are ``plotting.trained`` and
+    ``plotting.formation``, beside ``section4.models`` and ``section4.circuit``."""
+    from collections import defaultdict
+
+    files = defaultdict(list)
+    for path in PACKAGE.rglob("*"):
+        if path.suffix in (".py", ".mjs", ".js", ".css") and "__pycache__" not in path.parts:
+            files[path.stem].append(path.relative_to(PACKAGE).as_posix())
+    twice = {stem: sorted(paths) for stem, paths in files.items()
+             if len(paths) > 1 and stem not in SAME_NAME}
+    assert not twice, f"file names used twice: {twice}"
+    unused = [stem for stem in SAME_NAME if len(files.get(stem, [])) < 2]
+    assert not unused, f"SAME_NAME lists names used once: {unused}"
+
+
+#: The modules of ``bparallel/book/section4`` that import inside a function, with the reason.
+IMPORTS_INSIDE_FUNCTIONS = {
+    "circuit_knockouts": "chapter 13's recorded knockouts are keyed by this module's code "
+                         "(_code_key): moving its imports would re-key the record",
+}
+
+
+def test_the_section4_chapters_import_at_the_top():
+    """A chapter's module names what it uses at its top (no cycle needs otherwise: the
+    import-cycle tests above run on the modules as they are), outside
+    :data:`IMPORTS_INSIDE_FUNCTIONS`."""
+    inside = {}
+    for path in sorted((PACKAGE / "book" / "section4").glob("*.py")):
+        if path.stem in IMPORTS_INSIDE_FUNCTIONS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found = [s.lineno for s in ast.walk(node)
+                         if isinstance(s, ast.Import | ast.ImportFrom)]
+                if found:
+                    inside.setdefault(path.name, []).extend(found)
+    assert not inside, f"imports inside functions: {inside}"

@@ -35,7 +35,7 @@
 Beneath them, what several chapters share, each named for what it is:
 
 - ``published``: the paper's published Tables 1-6 and the agreement with them (08, 09, 11);
-- ``authors``: the authors' checkpoints measured (or their recorded values read) and set
+- ``authors_columns``: the authors' checkpoints measured (or their recorded values read) and set
   beside the published tables and the retrained seeds, the verdict on the numbers (08, 09);
 - ``tables``: Tables 1-6 measured on the book's models (08, 09, 11, ``python -m bparallel
   evaluate``);

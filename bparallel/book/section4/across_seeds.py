@@ -16,16 +16,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scipy import stats
+
 from ... import ranks
 from ..._checks import positive_int, unit_interval
-from ...transformer.design import HEADS
+from ...transformer.data import predictable_mask
+from ...transformer.design import HEADS, get_profile
 from ...transformer.runtime import hardware_kind
+from ..render.markdown import table, tabs
 from ..verdicts import Outcome, Verdict
 from ..verdicts import cell as verdict_cell
 from ..words import agree, fmt_fixed, fmt_p, join_words
-from .across_seeds_stats import changes_by_seed, odd_seed_out, outside_tail, smallest_outside
-from .published import MODE_NAMES
-from .statistics import across_tasks, fmt_interval
+from .across_seeds_stats import (
+    READINGS,
+    TIE,
+    changes_by_seed,
+    odd_seed_out,
+    outside_tail,
+    smallest_outside,
+)
+from .published import MODE_NAMES, published_rows
+from .statistics import across_tasks, both_modes, fmt_interval
 
 #: Number formats of the chapter's tables, by column.
 FORMATS = {
@@ -44,9 +55,6 @@ def tables_1_4_seed_markdown(rows: Sequence[Mapping[str, Any]], *, mode: str = "
     """Tables 1-4 over seeds (rows of :func:`tables_1_4_across_seeds`) in tabs, one numbered
     captioned table per published table: per head count and layer, the mean over seeds with
     its interval, beside the published mean."""
-    from ..render.markdown import table, tabs
-    from .published import published_rows
-
     published = {(r["table"], r["heads"], r["layer"]): r["mean"] for r in published_rows()
                  if r["table"] <= 4}
     titles = {1: "Table 1, copy", 2: "Table 2, cycle", 3: "Table 3, copy", 4: "Table 4, cycle"}
@@ -178,7 +186,6 @@ def effects_results(effects: Mapping[str, Sequence[Mapping[str, Any]]], *, n_see
                     if r.get("smallest") is not None]
         if smallest:
             # the same test's power in units of the per-seed differences' spread
-            from scipy import stats
 
             n, m = n_seeds, out["effects.holm.family"]
             for name, alpha in (("alpha", 0.05), ("holm_first", 0.05 / m)):
@@ -287,8 +294,6 @@ def interval_results(n_seeds: int, level: float) -> dict[str, float]:
     others in a cell when seeds are exchangeable (``hardware.outside_chance``: 2 / n), and
     the family-wise level of Holm's correction (``alpha``: ``1 - level``, as
     :func:`head_count_effects` applies it)."""
-    from scipy import stats
-
     positive_int(n_seeds, "n_seeds")
     dof = max(n_seeds - 1, 1)
     return {"t_dof": dof, "t_crit": float(stats.t.ppf(0.5 + level / 2, dof)),
@@ -303,9 +308,6 @@ def protocol_results(by_seed: Mapping[int, Mapping[str, Sequence[Mapping[str, An
     token accuracy a cycle model can reach at most (``cycle.accuracy_ceiling``: the share of
     its positions whose target is predictable, :func:`~bparallel.transformer.data.predictable_mask`,
     at ``profile``'s sequence length)."""
-    from ...transformer.data import predictable_mask
-    from ...transformer.design import get_profile
-
     counts = {r["n"] for tables in by_seed.values() for r in tables["tables_1_4"]
               if r["protocol"] == "paper"}
     counts |= {r["n"] for tables in by_seed.values() for r in tables["tables_5_6"]
@@ -323,8 +325,6 @@ def hardware_markdown(odd: Sequence[Mapping[str, Any]], *, seed: int,
                       ) -> str:
     """:func:`odd_seed_comparison`'s rows as a numbered, captioned MyST table (its columns
     and caption name the seeds), or a note when there is no other seed to compare with."""
-    from ..render.markdown import table
-
     if not odd:
         return "```{note}\nWith one seed there is nothing to compare it with.\n```\n"
     others = ", ".join(str(r["seed"]) for r in overview if r["seed"] != seed)
@@ -356,9 +356,6 @@ def seed_amplification_results(amplification: Sequence[Mapping[str, Any]],
     occur" per task over both readings (:func:`~.statistics.both_modes`: holds with
     conditions where only one reading holds) and across tasks
     (``verdict.amplification_occurs[.<task>]``)."""
-    from .across_seeds_stats import TIE
-    from .statistics import both_modes
-
     mine = [r for r in amplification if r["reading"] == "per_sequence"]
     out: dict[str, float] = {
         "amplification.cells": len(mine), "amplification.tie": TIE,
@@ -400,8 +397,6 @@ def seed_amplification_table(amplification: Sequence[Mapping[str, Any]]
     among those it does not tie, mean over seeds with its interval ("—" where every
     sequence ties), and in how many seeds it wins on the means at two decimals ("2 of 5");
     and the share of tied sequences."""
-    from .across_seeds_stats import READINGS
-
     by = {(r["task"], r["heads"], r["layer"], r["reading"]): r for r in amplification}
     rows = []
     for task in ("copy", "cycle"):
@@ -422,8 +417,6 @@ def amplification_claims_table(claims: Sequence[Mapping[str, Any]]) -> list[dict
     """The rows of :func:`~.across_seeds_stats.amplification_claims` as shown: per claim,
     task and reading of the best head, the units that hold and go against it, and the
     verdict."""
-    from .across_seeds_stats import READINGS
-
     names = {"occurs": "wins occur (the paper's claim)",
              "every_seed": "the combination wins in every seed"}
     return [{"claim": names[c["claim"]], "task": c["task"], "best head": READINGS[c["reading"]],

@@ -11,6 +11,7 @@ chapter shows and the values it records are :mod:`bparallel.book.section4.across
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,14 @@ from scipy import stats
 
 from ... import ranks
 from ..._checks import positive_int
+from ..._io import atomic_write, file_lock
+from ...transformer import metrics_cache
+from ...transformer.design import evaluation_inputs
+from ...transformer.importance import head_fidelity
+from ...transformer.shipped import models_by_seed
 from ..verdicts import Outcome, Verdict
+from .measures import measure_models
+from .published import verdict
 from .statistics import (
     claim_over_units,
     effect_outcome,
@@ -161,8 +169,6 @@ def amplification_across_seeds(
     """Tables 5-6 over seeds: per (task, heads, layer), the ``share`` of seeds in which the
     weighted combination beats the best single head (at the published two decimals,
     :func:`~bparallel.book.section4.published.verdict`), beside seed 42's verdict."""
-    from .published import verdict
-
     fields = ("task", "heads", "layer")
     cells = _cells(
         by_seed, "tables_5_6",
@@ -206,11 +212,6 @@ def head_fidelity_cached(model: Any, inputs: Any, *, horizon: int, cache_dir: An
     to every open :func:`~bparallel.transformer.metrics_cache.tracked_files` block (so that
     ``python -m bparallel record`` keeps it) and, inside a lookup-only one, raises
     :class:`~bparallel.transformer.metrics_cache.NotCached` instead of computing it."""
-    from pathlib import Path
-
-    from ..._io import atomic_write, file_lock
-    from ...transformer import metrics_cache
-    from ...transformer.importance import head_fidelity
 
     tracking = metrics_cache._TRACKED
     folders = [Path(d) for d in (cache_dir, recorded) if d is not None]
@@ -255,10 +256,6 @@ def sequence_amplification_data(bundle: Any, models_dir: Any, *, max_steps: int,
     ``(L, N, H)`` (:func:`head_fidelity_cached`). The best head per sequence of the one must
     be Tables 5-6's ``individual`` (checked to 1e-6 percentage points, the two computations'
     float32 rounding, far below :data:`TIE`: a ``ValueError`` where they disagree)."""
-    from ...transformer.design import evaluation_inputs
-    from ...transformer.shipped import models_by_seed
-    from .measures import measure_models
-
     out: dict[int, dict[tuple, dict]] = {}
     for seed, models in models_by_seed(bundle, models_dir).items():
         multi = {k: m for k, m in models.items() if k[1] > 1}
@@ -312,8 +309,6 @@ def amplification_per_sequence(data: Mapping[int, Mapping[tuple, Mapping[str, An
     of ``seeds``). ``outcome``: as claimed when the whole interval lies above one half (the
     combination wins more sequences than it loses, beyond the seeds), against the claim
     when below, not resolved when it holds one half, no change when every sequence ties."""
-    from .published import verdict
-
     cells: dict[tuple, dict[str, list]] = {}
     for _seed, models in sorted(data.items()):
         for (task, heads), d in sorted(models.items()):

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pandas as pd
+
 from .published import amplification_agreement, published_rows, verdict
 from .tables import flat_results, table_rows
 
@@ -37,8 +39,6 @@ def amplification_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]
     ``summary.*``: over the held-out means in definition mode, the cells, the cells where the
     combination wins and the mean share of sequences on which it wins; on the one fresh
     sequence in published-code mode, the cells and the wins."""
-    import pandas as pd
-
     t56 = pd.DataFrame(list(rows))
     if not {"sample", "mode", "combined", "individual"} <= set(t56.columns):
         raise ValueError("rows are not Tables 5-6 rows (tables_5_6 of evaluate_models)")
@@ -95,8 +95,6 @@ def best_head_panels(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     its held-out means, published-code mode; each cell's ``outcome`` is
     :func:`~bparallel.book.section4.published.verdict` (+1 the combination wins, 0 a tie,
     -1 it loses, at the published precision), which the figure counts."""
-    import pandas as pd
-
     t56 = pd.DataFrame(list(rows))
     published = pd.DataFrame(published_rows())
 

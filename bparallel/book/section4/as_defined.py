@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import ranks
 from ...transformer.ablation import rank_correlation
-from ...transformer.importance import ALPHA, RELIABLE, ImportanceStudy
+from ...transformer.importance import ALPHA, RELIABLE, ImportanceStudy, mean_interval
 from ...transformer.measure import HeadStudy
 from ..verdicts import HOLDING, Verdict
 from .rank_tests import smallest_rho, two_sided_rank_test
@@ -296,8 +296,6 @@ def pair_rows(studies: Mapping[tuple[str, int], ImportanceStudy],
     interaction): ``reliable`` when the pairs differ reliably. Redundancy: removing both
     heads hurts more than the two single removals (the heads back each other up);
     complementarity: the pair alone does what neither head alone does."""
-    from ...transformer.importance import mean_interval
-
     rows = []
     for effect in PAIR_EFFECTS:
         models = {k: st for k, st in sorted(studies.items()) if st.pair is not None}

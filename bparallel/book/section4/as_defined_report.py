@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ... import ranks
+from ...transformer.design import DEFAULT_SEED
 from ...transformer.importance import (
     ALPHA,
     PERMUTATIONS,
@@ -83,8 +84,6 @@ def seeds_prose(bundle: Any, other_seeds: Sequence[int]) -> str:
     ``bundle``'s seed alone, or it and ``other_seeds`` (those
     :func:`~.as_defined_studies.seed_head_studies` and
     :func:`~.as_defined_studies.seed_defined_measures` measured)."""
-    from ...transformer.design import DEFAULT_SEED
-
     own = sorted({int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()})
     others = sorted(set(other_seeds) - set(own))
     tables = "the tables of knockouts, pruning and pair interactions"

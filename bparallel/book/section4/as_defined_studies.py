@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..._checks import positive_int
+from ...transformer.design import DEFAULT_SEED, evaluation_inputs
 from ...transformer.importance import RANDOM_ORDERS, ImportanceStudy
 from ...transformer.measure import HeadStudy
+from ...transformer.shipped import models_by_seed
 from .measures import measure_models
 
 # --------------------------------------------------------------------------- measuring the models
@@ -26,8 +28,6 @@ def defined_measures(bundle: Any, *, num_sequences: int, eps: float, max_steps: 
     ``(task, heads)``: :func:`~bparallel.transformer.measure.defined_metrics` (Definition
     2.7, Algorithms 1-2 in both modes, hitting times, rollout) on its first
     ``num_sequences`` held-out sequences, through the metrics cache."""
-    from ...transformer.design import evaluation_inputs
-
     positive_int(num_sequences, "num_sequences")
     measured = measure_models(
         bundle.models, lambda key: evaluation_inputs(key[0], "heldout", bundle.profile,
@@ -56,8 +56,6 @@ def ablation_studies(bundle: Any, *, skip: int, num_sequences: int, reference_se
     ``reference_sequences`` for the means of mean ablation; through the metrics cache
     (``recorded``: the results recorded beside the shipped models, ``models/recorded/``,
     read before computing)."""
-    from ...transformer.design import evaluation_inputs
-
     for name, value in (("skip", skip), ("num_sequences", num_sequences),
                         ("reference_sequences", reference_sequences)):
         positive_int(value, name)
@@ -77,9 +75,6 @@ def _other_seeds(bundle: Any, models_dir: Any, heads_min: int
     """The models of every other shipped seed than ``bundle``'s (the paper profile's seeds
     43-46; none for a quick bundle) with at least ``heads_min`` heads, keyed
     ``(task, heads, seed)``."""
-    from ...transformer.design import DEFAULT_SEED
-    from ...transformer.shipped import models_by_seed
-
     own = {int(m.get("seed", DEFAULT_SEED)) for m in bundle.metas.values()}
     return {(t, h, seed): m for seed, ms in models_by_seed(bundle, models_dir).items()
             if seed not in own
@@ -101,8 +96,6 @@ def seed_head_studies(bundle: Any, models_dir: Any, *, skip: int, num_sequences:
     ``single_head``, the 1-head models too, whose layer knockouts the per-layer tests need
     (:func:`~bparallel.book.section4.as_defined.seed_layer_rows`; their per-head part has
     nothing to rank)."""
-    from ...transformer.design import evaluation_inputs
-
     for name, value in (("skip", skip), ("num_sequences", num_sequences),
                         ("reference_sequences", reference_sequences)):
         positive_int(value, name)
@@ -128,8 +121,6 @@ def seed_defined_measures(bundle: Any, models_dir: Any, *, num_sequences: int, e
     :func:`defined_measures` gives seed 42's (Definition 2.7, node fidelity, ...), on the
     first ``num_sequences`` of that seed's own held-out sequences, through the metrics
     cache (not recorded: like seed 42's, they take seconds per model)."""
-    from ...transformer.design import evaluation_inputs
-
     positive_int(num_sequences, "num_sequences")
     models = _other_seeds(bundle, models_dir, 1)
     if not models:

@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ...transformer.learning import learning_time
+from ... import ranks
+from ...transformer.learning import LEARNING_THRESHOLD, learning_time
 from ..verdicts import Outcome, Verdict, cell
 from ..words import fmt_p, join_words
 from . import circuit as c
-from .statistics import Interval, fmt_interval
+from .statistics import Interval, claim_over_units, fmt_interval
 
 #: How the chapter's tests are named in its tables.
 TEST_NAMES = {
@@ -142,10 +143,6 @@ def knockout_verdict(summary: Sequence[Mapping[str, Any]]) -> tuple[Verdict, int
     the control keeps it (its lower end at least the learning threshold); it goes against
     when a knockout keeps the learning threshold. Returns the verdict, the configurations
     that hold and those tested."""
-    from ... import ranks
-    from ...transformer.learning import LEARNING_THRESHOLD
-    from .statistics import claim_over_units
-
     learned = LEARNING_THRESHOLD["induction"]
     holding = against = 0
     for s in summary:

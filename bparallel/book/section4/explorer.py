@@ -40,6 +40,7 @@ models, and where the data files lie relative to the page.
 
 from __future__ import annotations
 
+import argparse
 import base64
 import copy
 import hashlib
@@ -544,8 +545,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     (:func:`export_models`) into ``OUT_DIR`` (default :data:`BUILD_DIR`), as the book build
     does before it runs Jupyter Book; a folder that holds the export of the same package,
     models and settings already is kept as it is (:func:`cached_export`)."""
-    import argparse
-
     p = argparse.ArgumentParser(prog="python -m bparallel.book.section4.explorer",
                                 description="write the model explorer's data files")
     p.add_argument("out_dir", nargs="?", default=str(BUILD_DIR))

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...transformer.design import ARMS
+from ...transformer.design import ARMS, get_profile
 from ..verdicts import Verdict
 from ..verdicts import cell as verdict_cell
+from . import graph_common, graph_design
 from .graph_common import at_ceiling, ceiling_words
 from .graph_design import DESIGN_SEEDS, PRIMARY_FAMILY, PRIMARY_TASKS
 from .graph_early import prediction_tests
@@ -32,8 +33,10 @@ from .graph_experiment import (
     speed_tests,
 )
 from .graph_experiment import family_table as fx_family_table
+from .graph_experiment import results as fx_results
+from .graph_learning import DROPOUT_DRAWS, DROPOUT_SEQUENCES, learning_counts
 from .graph_tasks import MIN_PAIRED_SEEDS, SUMMARY
-from .models import ARM_NAMES, FreshRuns
+from .models import ARM_NAMES, FINITE_TASKS, PILOT_BASELINES, FreshRuns
 from .seed_unit import within_tests
 from .statistics import family_verdicts
 
@@ -305,9 +308,6 @@ def chapter_results(runs: FreshRuns, level: float = 0.95,
     primary family's size (``fresh.primary_family``) and the largest rank a head's logits
     reach (``fresh.logit_rank.max``). ``tests`` and ``verdicts``: :func:`family_tests` and
     :func:`primary_verdicts` of ``runs``, computed when not given."""
-    from . import graph_common, graph_design
-    from .graph_experiment import results as fx_results
-
     tests = family_tests(runs, level) if tests is None else tests
     verdicts = primary_verdicts(runs, level, tests) if verdicts is None else verdicts
     return {**fx_results(runs, verdicts, tests), **results(verdicts, tests, runs),
@@ -319,9 +319,6 @@ def chapter_results(runs: FreshRuns, level: float = 0.95,
 def finite_results() -> dict[str, int]:
     """The finite-data condition of chapter 12: per task trained on a finite set, its
     training sequences and epochs (``finite.<task>.{num_train,epochs}``)."""
-    from ...transformer.design import get_profile
-    from .models import FINITE_TASKS
-
     return {f"finite.{t}.{k}": getattr(get_profile(t), k)
             for t in FINITE_TASKS for k in ("num_train", "epochs")}
 
@@ -331,10 +328,6 @@ def dropout_check_constants() -> dict[str, float]:
     (``fresh.dropout.sequences``), the draws of the masks it averages
     (``fresh.dropout.draws``) and the dropout rate of the runs it checks
     (``fresh.dropout.rate``, that of the pilots' baseline)."""
-    from ...transformer.design import get_profile
-    from .graph_learning import DROPOUT_DRAWS, DROPOUT_SEQUENCES
-    from .models import PILOT_BASELINES
-
     return {"fresh.dropout.sequences": DROPOUT_SEQUENCES, "fresh.dropout.draws": DROPOUT_DRAWS,
             "fresh.dropout.rate": get_profile(PILOT_BASELINES["histogram"]).dropout}
 
@@ -344,8 +337,6 @@ def baseline_results(baseline: FreshRuns) -> dict[str, float]:
     start from): per task its budget (``fresh.baseline.<task>.budget``), the runs that learned
     per configuration (:func:`~.graph_learning.learning_counts`) and histogram's complete
     seeds, in its arm with fewest (``fresh.baseline.histogram.seeds_min``)."""
-    from .graph_learning import learning_counts
-
     return {**{f"fresh.baseline.{t}.budget": p["budget"] for t, p in baseline.profiles.items()},
             **learning_counts(baseline, "fresh.baseline"),
             "fresh.baseline.histogram.seeds_min":

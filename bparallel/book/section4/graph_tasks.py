@@ -38,6 +38,7 @@ from ...transformer.measure import HeadStudy
 from ...transformer.shipped import (
     MODELS_ROOT,
     RUNS_DIR,
+    book_models,
 )
 from ..render.results import PROFILES
 from ..verdicts import Outcome, Verdict
@@ -383,7 +384,6 @@ def paper_beside(profile: str, *, models_root: str | os.PathLike = MODELS_ROOT,
     one_of(profile, "profile", PROFILES, "resolved profiles")
     if profile == "paper":
         return paper_models(Path(models_root) / "paper")
-    from ...transformer.shipped import book_models
 
     quick = book_models("quick", runs_dir=runs_dir)
     return ({(t, h, DEFAULT_SEED): m for (t, h), m in quick.models.items()},

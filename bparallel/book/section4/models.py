@@ -29,7 +29,7 @@ from typing import Any
 from ..._checks import one_of, positive_int
 from ...transformer import shipped
 from ...transformer.arms import arm_head_dim, arms_of
-from ...transformer.checkpoints import load_weights
+from ...transformer.checkpoints import load_checkpoint, load_weights
 from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS, heldout_dataset
 from ...transformer.design import ARMS, DEFAULT_SEED, HEADS, get_profile
 from ...transformer.evaluation import evaluate_accuracy
@@ -351,8 +351,6 @@ def budget_pilot_runs(models_root: str | os.PathLike = MODELS_ROOT,
     ``threshold``, ``step`` (trained so far), ``outcome``, ``converged_at``,
     ``heldout_accuracy_predictable`` (the last evaluation's) and ``curve``; sorted by task,
     configuration and seed."""
-    from ...transformer.checkpoints import load_checkpoint
-
     runs = budget_pilot_shipped(models_root, profiles, designs) if shipped is None else shipped
     out = [{**e, "finished": True, "step": int(e["steps"])} for e in runs.entries]
     shipped_keys = {run_key(e) for e in out}

@@ -19,7 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from ... import proxies
 from ..._checks import nonnegative_int, positive_int
 from ...transformer.design import HEADS
 from .published import largest_differences, layer_means, published_agreement, published_rows
@@ -48,8 +50,6 @@ def exact_vs_monte_carlo(pattern: Any, head_weights: Any, *, max_steps: int = 10
     of the truncated hitting time (:func:`bparallel.proxies.mixing_time_proxy`, absorbing
     chain) against the mean of :data:`WALKS` sampled walks per start (seeded), and the
     z-score of their difference (the sampled mean's standard error as unit)."""
-    from ... import proxies
-
     positive_int(max_steps, "max_steps")
     nonnegative_int(seed, "seed")
     rows = []
@@ -183,8 +183,6 @@ def differences_results(rows: Sequence[Mapping[str, Any]], *, max_steps: int,
     - ``protocol.max_relative``: the largest relative difference of published-code mixing
       times between the held-out and the published protocol's sequences.
     """
-    import pandas as pd
-
     positive_int(max_steps, "max_steps")
     positive_int(seq_len, "seq_len")
     t14 = pd.DataFrame(list(rows))

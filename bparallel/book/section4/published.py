@@ -13,6 +13,8 @@ import numpy as np
 
 from ... import ranks
 from ..._checks import one_of
+from ..render.markdown import table as md_table
+from ..render.markdown import tabs
 
 __all__ = ["LAYERS", "spearman", "PUBLISHED_TABLES", "published_rows", "published_agreement",
            "largest_differences", "PUBLISHED_DECIMALS", "verdict", "amplification_agreement",
@@ -274,9 +276,6 @@ def side_by_side(
 def tables_1_4_markdown(rows: Sequence[Mapping[str, Any]], *, name_prefix: str = "tbl") -> str:
     """Tables 1-4 for the reader: one tab set per published table, one numbered, captioned
     table per mode and evaluation set (:func:`side_by_side`), as MyST Markdown."""
-    from ..render.markdown import table as md_table
-    from ..render.markdown import tabs
-
     out = []
     have = {(r["protocol"], r["mode"]) for r in rows}
     for t, title in _TITLES.items():
@@ -356,9 +355,6 @@ def side_by_side_5_6(
 def tables_5_6_markdown(rows: Sequence[Mapping[str, Any]], *, name_prefix: str = "tbl") -> str:
     """Tables 5-6 for the reader: one tab set per published table (one fresh sequence in
     published-code mode as published; held-out means in both modes), numbered and captioned."""
-    from ..render.markdown import table as md_table
-    from ..render.markdown import tabs
-
     variants = (("fresh", "fresh", "paper",
                  "one fresh sequence, published-code mode (as published)"),
                 ("mean", "heldout", "paper", "held-out mean, published-code mode"),

@@ -17,12 +17,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..._checks import one_of, positive_int
 from ...transformer.data import fresh_sequences
 from ...transformer.design import DEFAULT_SEED, PROTOCOLS, evaluation_inputs, get_profile
 from ...transformer.measure import MODES, sequence_metrics
 from ...transformer.model import Transformer
+from ...transformer.shipped import models_by_seed
 from .measures import measure_models
 
 __all__ = ["evaluate_models", "as_dataframe", "flat_results", "table_rows", "evaluate_bundle",
@@ -130,8 +132,6 @@ def evaluate_models(
 
 def as_dataframe(rows: Sequence[Mapping[str, Any]]) -> Any:
     """Tidy rows as a pandas DataFrame (pandas imported lazily)."""
-    import pandas as pd
-
     return pd.DataFrame(list(rows))
 
 
@@ -210,8 +210,6 @@ def evaluate_seeds(
     (:func:`~bparallel.transformer.shipped.models_by_seed`: the shipped paper-profile seeds,
     or a quick bundle's one seed), keyed by seed; each seed's evaluation sequences are its
     own training data's, as in the published protocol."""
-    from ...transformer.shipped import models_by_seed
-
     _bundle(bundle)
     positive_int(max_steps, "max_steps")
     positive_int(horizon, "horizon")

@@ -188,7 +188,7 @@ def _chapter_13(cache_dir: Path | None, recorded: Path | None) -> Any:
 
 
 #: The checkpoint columns of chapters 08 and 09, recorded from the authors' checkpoints where
-#: a build has them (:mod:`bparallel.book.section4.authors`), for the builds that do not.
+#: a build has them (:mod:`bparallel.book.section4.authors_columns`), for the builds that do not.
 AUTHORS_FILE = "authors-checkpoints.json"
 
 
@@ -198,7 +198,7 @@ def record_authors(folder: str | os.PathLike = RECORDED) -> bool:
     (:func:`~bparallel.transformer.authors.checkpoint_dir`); ``False``, recording nothing and
     keeping the record there is, where they are not."""
     from ...transformer.authors import checkpoint_dir
-    from ..section4 import authors
+    from ..section4 import authors_columns as authors
 
     if checkpoint_dir() is None:
         return False
@@ -297,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
                   + (" (at least)" if files and old is None else ""))
         if old:
             print(f"{len(old)} stale file(s) no chapter needs")
-        from ..section4.authors import recorded_is_current
+        from ..section4.authors_columns import recorded_is_current
 
         authors_stale = not recorded_is_current(RECORDED / AUTHORS_FILE)
         if authors_stale:

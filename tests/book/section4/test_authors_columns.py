@@ -1,4 +1,4 @@
-"""The checkpoint columns of chapters 08 and 09 (:mod:`bparallel.book.section4.authors`):
+"""The checkpoint columns of chapters 08 and 09 (:mod:`bparallel.book.section4.authors_columns`):
 the authors' checkpoints through the published code reproduce the published Tables 1-4 (from
 the recorded values always, from the checkpoints themselves where a build has them), the
 comparison notices a cell that does not, and the differences split into code, definitions
@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from bparallel.book.section4 import authors as ck
+from bparallel.book.section4 import authors_columns as ck
 from bparallel.book.section4.published import published_rows
 from bparallel.book.verdicts import Verdict
 from bparallel.transformer import authors as loader

@@ -134,7 +134,7 @@ def test_subcommands_registered_smoke():
 def test_record_check_says_what_is_missing(tmp_path, monkeypatch, capsys):
     """`record --check` computes nothing and fails, naming the command, when a chapter needs
     a result that is not recorded (here: an empty folder)."""
-    from bparallel.book.section4 import authors
+    from bparallel.book.section4 import authors_columns as authors
     from bparallel.book.tools import record
 
     monkeypatch.setattr(record, "RECORDED", tmp_path)

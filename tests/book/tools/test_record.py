@@ -128,7 +128,7 @@ def test_chapter_11s_head_fidelities_are_recorded_like_the_metrics(tmp_path):
 def test_the_checkpoint_columns_are_recorded_only_from_the_checkpoints(tmp_path, monkeypatch):
     """Without the authors' checkpoints record() measures nothing of theirs and keeps the
     record there is (it is no stale file); the record in the repository is current."""
-    from bparallel.book.section4 import authors
+    from bparallel.book.section4 import authors_columns as authors
     from bparallel.transformer import authors as loader
 
     monkeypatch.delenv(loader.ENV, raising=False)

@@ -7,14 +7,13 @@ at least 10 px (the browser tests measure it). Every chapter that draws imports 
 
 - :mod:`~bparallel.book.render.plotting.style`: the style and its sizes;
 - :mod:`~bparallel.book.render.plotting.theory`: the figures of chapters 01-06;
-- :mod:`~bparallel.book.render.plotting.models`: the figures of chapters 07-12;
+- :mod:`~bparallel.book.render.plotting.trained`: the figures of chapters 07-12;
 - :mod:`~bparallel.book.render.plotting.experiment`: chapter 12's fresh-data experiment;
-- :mod:`~bparallel.book.render.plotting.circuit`: chapter 13's induction circuit.
+- :mod:`~bparallel.book.render.plotting.formation`: chapter 13's induction circuit.
 
 This package re-exports their public names.
 """
 
-from .circuit import plot_circuit_scores
 from .experiment import (
     plot_arm_design,
     plot_fresh_learning_curves,
@@ -25,17 +24,7 @@ from .experiment import (
     plot_proxies_through_training,
     plot_recipe_pilot,
 )
-from .models import (
-    OUTCOME_STYLE,
-    plot_best_head_vs_combined,
-    plot_definition_vs_proxy,
-    plot_figure4,
-    plot_head_count_changes,
-    plot_hitting_profiles,
-    plot_learning_curves,
-    plot_pruning_curves,
-    plot_training_curves,
-)
+from .formation import plot_circuit_scores
 from .style import (
     MIN_FONT_PT,
     RASTERIZE_ABOVE,
@@ -61,6 +50,17 @@ from .theory import (
     plot_pair_mixing,
     plot_shortfall,
     plot_tradeoff,
+)
+from .trained import (
+    OUTCOME_STYLE,
+    plot_best_head_vs_combined,
+    plot_definition_vs_proxy,
+    plot_figure4,
+    plot_head_count_changes,
+    plot_hitting_profiles,
+    plot_learning_curves,
+    plot_pruning_curves,
+    plot_training_curves,
 )
 
 __all__ = [

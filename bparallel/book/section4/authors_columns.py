@@ -18,6 +18,7 @@ code, which from the definitions and which from training.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -27,11 +28,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
+from ..._io import atomic_write_text
+from ...transformer import authors, metrics_cache
+from ...transformer.authors import checkpoint_dir, load_authors_models
 from ...transformer.shipped import MODELS_ROOT
+from ..render.markdown import table as md_table
+from ..render.markdown import tabs
 from ..verdicts import Verdict, cell
-from .published import LAYERS, PUBLISHED_TABLES, published_rows
-from .tables import table_rows
+from .published import (
+    LAYERS,
+    PUBLISHED_DECIMALS,
+    PUBLISHED_TABLES,
+    amplification_agreement,
+    published_rows,
+    verdict,
+)
+from .tables import evaluate_models, flat_results, table_rows
 
 #: Where the checkpoint columns are recorded for a build without the checkpoints (beside the
 #: recorded measures of the shipped models, ``python -m bparallel record``).
@@ -92,11 +106,7 @@ class AuthorsTables:
 
 
 def _provenance() -> dict[str, Any]:
-    import hashlib
 
-    import torch
-
-    from ...transformer import authors, metrics_cache
 
     per_module = {name: hashlib.sha256(code.encode()).hexdigest()
                   for name, code in metrics_cache.measured_code().items()}
@@ -114,9 +124,6 @@ def evaluate_authors(directory: str | os.PathLike | None = None, *,
     beside the repository; each file hash-checked) with chapter 08's :data:`SETTINGS`, both
     modes, both evaluation sets and the one fresh sequence, through the metrics cache
     ``cache_dir``."""
-    from ...transformer.authors import load_authors_models
-    from .tables import evaluate_models
-
     models = load_authors_models(directory)
     return evaluate_models(models, profile=SETTINGS["profile"],
                            protocols=tuple(SETTINGS["protocols"]), seed=SETTINGS["seed"],
@@ -129,8 +136,6 @@ def write_recorded(tables: Mapping[str, Sequence[Mapping[str, Any]]],
     """Record ``tables`` (:func:`evaluate_authors`' result) with their provenance (the
     checkpoints' source and SHA-256, the settings, the measuring code's hash, the torch and
     numpy versions) as JSON at ``path``, atomically."""
-    from ..._io import atomic_write_text
-
     for key in ("tables_1_4", "tables_5_6"):
         table_rows(tables, key)
     path = Path(path)
@@ -173,8 +178,6 @@ def authors_tables(directory: str | os.PathLike | None = None, *,
     (:func:`evaluate_authors`) where :func:`~bparallel.transformer.authors.checkpoint_dir`
     finds them (``directory``, the environment variable, the default), else read from the
     record at ``recorded_file`` (:func:`read_recorded`)."""
-    from ...transformer.authors import checkpoint_dir
-
     folder = checkpoint_dir(directory)
     if folder is None:
         return read_recorded(recorded_file)
@@ -231,8 +234,8 @@ def reproduction(rows: Sequence[Mapping[str, Any]], *, protocol: str = "paper",
         raise ValueError(f"rows have no Tables 1-4 cells for protocol={protocol!r}, "
                          f"mode={mode!r}")
     out: dict[str, float] = {}
-    for name, tabs in (("mixing", (1, 2)), ("fidelity", (3, 4))):
-        ks = [k for k in keys if k[0] in tabs]
+    for name, numbers in (("mixing", (1, 2)), ("fidelity", (3, 4))):
+        ks = [k for k in keys if k[0] in numbers]
         diff = np.array([abs(ours[k]["mean"] - pub[k]["mean"]) for k in ks])
         z = np.array([cell_z(ours[k], pub[k]) for k in ks])
         same = [round(ours[k]["mean"], DECIMALS[k[0]]) == round(pub[k]["mean"], DECIMALS[k[0]])
@@ -351,8 +354,8 @@ def sources_of_difference(authors_rows: Sequence[Mapping[str, Any]],
     spread = seed_spread(by_seed)
     per_seed = [_cells(rows, protocol="paper", mode="paper") for rows in by_seed.values()]
     out: dict[str, dict[str, float]] = {}
-    for quantity, tabs in (("mixing_time", (1, 2)), ("fidelity", (3, 4))):
-        keys = sorted(k for k in pub if k[0] in tabs and k in code and k in defs
+    for quantity, numbers in (("mixing_time", (1, 2)), ("fidelity", (3, 4))):
+        keys = sorted(k for k in pub if k[0] in numbers and k in code and k in defs
                       and k in spread)
         if not keys:
             raise ValueError(f"no {quantity} cells in common: expected Tables 1-4 rows of "
@@ -379,9 +382,6 @@ def columns_markdown(authors_rows: Sequence[Mapping[str, Any]],
                      name_prefix: str = "tbl-checkpoints") -> str:
     """Tables 1-4 with the checkpoint columns (:func:`checkpoint_columns`), one numbered,
     captioned table per published table, in tabs, as MyST Markdown."""
-    from ..render.markdown import table as md_table
-    from ..render.markdown import tabs
-
     titles = {1: ("mixing time (steps), copy", ".4f"), 2: ("mixing time (steps), cycle", ".4f"),
               3: ("minimax fidelity (%), copy", ".2f"), 4: ("minimax fidelity (%), cycle", ".2f")}
     seeds = sorted(by_seed)
@@ -423,8 +423,6 @@ def flat_columns(tables: Mapping[str, Sequence[Mapping[str, Any]]], prefix: str 
                  ) -> dict[str, float]:
     """The checkpoint columns as results keys, ``<prefix>.`` before
     :func:`~.tables.flat_results`' keys."""
-    from .tables import flat_results
-
     return {f"{prefix}.{k}": v for k, v in flat_results(tables).items()}
 
 
@@ -475,8 +473,6 @@ def amplification_columns(authors_rows: Sequence[Mapping[str, Any]],
     Tables 5-6 rows of :func:`~.tables.evaluate_seeds`, the mean over each seed's published
     protocol, published-code mode), each marked ▲ (the combination wins), = (tie) or ▼ (it
     loses) at the published two decimals (:func:`~.published.verdict`)."""
-    from .published import PUBLISHED_DECIMALS, verdict
-
     if table not in (5, 6):
         raise ValueError(f"table={table!r}: Tables 5-6 only")
     if not by_seed:
@@ -513,9 +509,6 @@ def amplification_markdown(authors_rows: Sequence[Mapping[str, Any]],
                            name_prefix: str = "tbl-checkpoints") -> str:
     """Tables 5-6 with the checkpoint columns (:func:`amplification_columns`), one numbered,
     captioned table per published table, in tabs, as MyST Markdown."""
-    from ..render.markdown import table as md_table
-    from ..render.markdown import tabs
-
     seeds = sorted(by_seed)
     items = {}
     for t, task in ((5, "copy"), (6, "cycle")):
@@ -536,8 +529,6 @@ def amplification_results(authors_rows: Sequence[Mapping[str, Any]]) -> dict[str
     """How the authors' checkpoints' Tables 5-6 agree with the published ones, per variant of
     :data:`AMPLIFICATION_VARIANTS` (:func:`~.published.amplification_agreement`), under
     ``checkpoints.<sample>.<mode>.*``."""
-    from .published import amplification_agreement
-
     out = {}
     for sample, protocol, mode in AMPLIFICATION_VARIANTS:
         agree = amplification_agreement(authors_rows, sample=sample, protocol=protocol,
