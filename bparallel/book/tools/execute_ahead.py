@@ -50,11 +50,13 @@ def _front_matter(text: str) -> dict | None:
     return meta if fmt == "myst" or meta.get("file_format") == "mystnb" else None
 
 
-def cached_pages(root: str | os.PathLike = ROOT, book_mode: str | None = None) -> list[Path]:
-    """The pages of ``root``'s ``_toc.yml`` that myst-nb executes through its cache: MyST
-    notebooks whose own ``mystnb.execution_mode`` (else ``book_mode``, else the book's
-    ``execute.execute_notebooks`` in ``_config.yml``) is ``cache``; in reading order."""
-    root = Path(root)
+def cached_pages(root: str | os.PathLike | None = None,
+                 book_mode: str | None = None) -> list[Path]:
+    """The pages of ``root``'s ``_toc.yml`` (default: the repository's) that myst-nb
+    executes through its cache: MyST notebooks whose own ``mystnb.execution_mode`` (else
+    ``book_mode``, else the book's ``execute.execute_notebooks`` in ``_config.yml``) is
+    ``cache``; in reading order."""
+    root = ROOT if root is None else Path(root)
     if book_mode is None:
         config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
         book_mode = (config.get("execute") or {}).get("execute_notebooks", "auto")
@@ -138,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     timeout = int((config.get("execute") or {}).get("timeout", 1800))
     start = time.monotonic()
-    out = execute_ahead(cached_pages(ROOT), args.cache_dir, timeout=timeout, jobs=args.jobs)
+    out = execute_ahead(cached_pages(), args.cache_dir, timeout=timeout, jobs=args.jobs)
     ran = {k: [Path(u).name for u in v] for k, v in out.items()}
     print(f"[execute_ahead] {len(ran['cached'])} cached, {len(ran['succeeded'])} executed in "
           f"{time.monotonic() - start:.0f} s, failed (the build runs them again): "
