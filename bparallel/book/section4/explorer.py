@@ -435,16 +435,16 @@ _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 def export_key(**choices: Any) -> str:
     """SHA-256 over everything :func:`export_models` reads: every file of the package (its
     Python, the pages' JavaScript and CSS), every file under its ``models_root`` (the shipped
-    weights and manifests) and its other arguments, ``choices`` over the defaults (with
-    :data:`FORMAT`; ``max_bytes`` changes no file). Two exports with one key write the same
-    files."""
+    weights and manifests), its other arguments, ``choices`` over the defaults (with
+    :data:`FORMAT`; ``max_bytes`` changes no file), and the CPU kernels it computes with
+    (:func:`_kernels`). Two exports with one key write the same files."""
     defaults = {"tasks": EXPLORER_TASKS, "heads": HEADS, "seed": DEFAULT_SEED,
                 "fresh_tasks": EXPLORER_FRESH_TASKS, "models_root": MODELS_ROOT,
                 "num_sequences": NUM_SEQUENCES, "reference_sequences": REFERENCE_SEQUENCES}
     unknown = set(choices) - set(defaults) - {"max_bytes"}
     if unknown:
         raise ValueError(f"choices: {sorted(unknown)} are not arguments of export_models")
-    keyed = {**defaults, **choices, "format": FORMAT}
+    keyed = {**defaults, **choices, "format": FORMAT, "kernels": _kernels()}
     keyed.pop("max_bytes", None)
     models_root = Path(keyed.pop("models_root"))
     h = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode())
@@ -454,6 +454,15 @@ def export_key(**choices: Any) -> str:
             h.update(path.relative_to(top).as_posix().encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
+
+
+def _kernels() -> dict[str, str | None]:
+    """The CPU kernels this process computes with: torch's (its capability) and those the
+    environment chooses for numpy and OpenBLAS. An export is a float computation: under
+    other kernels its last bits can differ (``make test-avx2`` measures with AVX2 kernels
+    on an AVX-512 machine), so it is another export."""
+    return {"torch": torch.backends.cpu.get_cpu_capability(),
+            **{v: os.environ.get(v) for v in ("NPY_DISABLE_CPU_FEATURES", "OPENBLAS_CORETYPE")}}
 
 
 def read_export(folder: str | os.PathLike, key: str) -> list[dict[str, Any]] | None:

@@ -8,8 +8,9 @@ of ``_toc.yml`` that myst-nb executes through its cache (a MyST notebook whose
 execution cache (``_build/.jupyter_cache``) the way myst-nb stages it (jupyter-cache's
 ``myst_nb_md`` reader), and those with no cached run are executed by jupyter-cache's
 worker of its ``local-parallel`` executor, one kernel per core, each with its share of the
-cores' threads
-(:func:`~.regress.share_of_cores`), in the notebook's folder as the build runs them.
+cores' torch and BLAS threads (:func:`~.regress.share_of_cores`; its metrics workers, one
+thread each, stay one per core, as in the build), in the notebook's folder as the build
+runs them.
 
 myst-nb then finds each run by the cache's key (the notebook's code cells and kernel) and
 executes nothing again. A notebook whose run failed here is left uncached: the build runs it
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from .regress import ROOT, STAGGER_S, share_of_cores
+from .regress import ROOT, SHARED_VARS, STAGGER_S, share_of_cores
 from .toc import toc_files
 
 __all__ = ["CACHED_MODES", "cached_pages", "execute_ahead", "main"]
@@ -106,7 +107,8 @@ def execute_ahead(pages: Sequence[str | os.PathLike], cache_dir: str | os.PathLi
     jobs = min(jobs, len(todo))
     work = [(k * STAGGER_S if k < jobs else 0.0, ProcessData(r.pk, r.uri, cache, timeout, False))
             for k, r in enumerate(todo)]
-    with share_of_cores(jobs), multiprocessing.Pool(jobs) as pool:
+    threads = [v for v in SHARED_VARS if v != "BPARALLEL_WORKERS"]
+    with share_of_cores(jobs, threads), multiprocessing.Pool(jobs) as pool:
         for code, uri in pool.imap_unordered(_execute_one, work, chunksize=1):
             out[("succeeded", "excepted", "errored")[code]].append(uri)
     return out
