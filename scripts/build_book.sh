@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # A chapter run from here on ran "in this build" (the execution-status table of book/execution.md).
 export BPARALLEL_BUILD_START="${BPARALLEL_BUILD_START:-$(date +%s)}"
+mkdir -p _build && echo "$BPARALLEL_BUILD_START" > _build/build-start
 bash scripts/vendor_js.sh
 # The chapters read the package (bparallel/) and the Section 4 ones the shipped models
 # (models/), which the execution cache cannot see: its key is the notebook text. When
@@ -31,5 +32,8 @@ rm -rf _build/html _build/jupyter_execute
 .venv/bin/python -m bparallel.book.tools.execute_ahead _build/.jupyter_cache
 .venv/bin/jupyter-book build . --all -W -n --keep-going
 echo "$now" > "$stamp"
+# What the chapters wrote in this build, sealed: the regression reads it instead of running
+# them again (bparallel.book.tools.from_build).
+.venv/bin/python -m bparallel.book.tools.from_build --seal
 # Each chapter as an executed notebook next to its page (no execution: myst-nb's own output).
 .venv/bin/python -m bparallel.book.tools.downloads _build
