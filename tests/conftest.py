@@ -99,3 +99,20 @@ def explorer_export(tmp_path_factory, worker_id) -> tuple[Path, list[dict[str, A
     catalogue = explorer.read_export(out, key)
     assert catalogue is not None, f"the export copied from {source} does not read back"
     return out, catalogue
+
+
+@pytest.fixture
+def mixing_time_calls(monkeypatch) -> list[tuple[int, ...]]:
+    """The shapes of the matrices ``bparallel.absorbing.mixing_times`` (Definition 2.7, the
+    one implementation) is called with while the test runs; it still computes."""
+    from bparallel import absorbing
+
+    calls: list[tuple[int, ...]] = []
+    real = absorbing.mixing_times
+
+    def counting(Q, eps):
+        calls.append(tuple(Q.shape))
+        return real(Q, eps)
+
+    monkeypatch.setattr(absorbing, "mixing_times", counting)
+    return calls

@@ -241,17 +241,9 @@ def test_node_count_keeps_the_sink_last():
     assert a.heads == [{(0, 1)}, {(0, 1)}]
 
 
-def test_the_playground_goes_through_absorbing(monkeypatch):
+def test_the_playground_goes_through_absorbing(mixing_time_calls):
     """One Definition 2.7: the playground's mixing times are absorbing.mixing_times', one
     call per head and one for the combination, with its cap."""
-    calls = []
-    real = absorbing.mixing_times
-
-    def counting(Q, eps):
-        calls.append(Q.shape)
-        return real(Q, eps)
-
-    monkeypatch.setattr(absorbing, "mixing_times", counting)
     result = pg.compute(pg.from_preset("Example 3.13 (paper)"))
-    assert len(calls) == len(result.head_mixing) + 1  # every head and the combination
+    assert len(mixing_time_calls) == len(result.head_mixing) + 1  # every head, the combination
     assert pg.MIX_CAP == absorbing.MIX_CAP

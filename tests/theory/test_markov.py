@@ -290,20 +290,12 @@ def test_mixing_time_chunks_give_the_same_numbers_and_name_the_bad_graph(monkeyp
 
 
 # ------------------------------------------------------- one Definition 2.7, one 2N/p
-def test_mixing_time_goes_through_absorbing(monkeypatch):
+def test_mixing_time_goes_through_absorbing(mixing_time_calls):
     """(The playground's: tests/book/test_playground.py.)"""
-    calls = []
-    real = absorbing.mixing_times
-
-    def counting(Q, eps):
-        calls.append(Q.shape)
-        return real(Q, eps)
-
-    monkeypatch.setattr(absorbing, "mixing_times", counting)
     W = g.walk_matrix(g.line_graph_edges(4), 4)
     assert mk.mixing_time(W, 0.25) == exact.mixing_time(exact.walk(g.line_graph_edges(4), 4),
                                                         Fraction(1, 4))
-    assert calls == [(1, 4, 4)]
+    assert mixing_time_calls == [(1, 4, 4)]
 
 
 def test_bound_steps_is_the_floor_of_2n_over_p_and_broadcasts():

@@ -52,22 +52,23 @@ process.stdout.write(JSON.stringify(out));
 """
 
 
-def run_node(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Compute every configuration with the playground's modules in one Node process."""
+def node_json(code: str, payload: Any, *, timeout: float = 120) -> Any:
+    """Run the module ``code`` (its ``MODULE_URLS`` filled in with the playground's modules)
+    in one Node process, ``payload`` as JSON on its standard input; what it prints, as JSON."""
     node = shutil.which("node")
     if node is None:
         pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
-    code = DRIVER.replace("MODULE_URLS", MODULE_URLS)
-    proc = subprocess.run(
-        [node, "--input-type=module", "-e", code],
-        input=json.dumps(configs),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = subprocess.run([node, "--input-type=module", "-e",
+                           code.replace("MODULE_URLS", MODULE_URLS)],
+                          input=json.dumps(payload), capture_output=True, text=True,
+                          timeout=timeout, check=False)
     assert proc.returncode == 0, f"node failed:\n{proc.stderr}"
     return json.loads(proc.stdout)
+
+
+def run_node(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Compute every configuration with the playground's modules in one Node process."""
+    return node_json(DRIVER, configs, timeout=300)
 
 
 # ------------------------------------------------------------------------- configurations
@@ -245,14 +246,7 @@ def test_number_formatting_matches_python():
     ties = [k / 2**m for m in range(1, 12) for k in range(1, 2**m, max(1, 2 ** (m - 4)))]
     values = ties + [0.0, 1.0, 5 / 12, 0.49998998641967773, 2**-10, 1e-5, 1.5e-7, 123456.5,
                      1234567.0] + rng.random(200).tolist() + (rng.random(50) * 300).tolist()
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
-    code = FORMAT_DRIVER.replace("MODULE_URLS", MODULE_URLS)
-    proc = subprocess.run([node, "--input-type=module", "-e", code], input=json.dumps(values),
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr
-    for x, got in zip(values, json.loads(proc.stdout), strict=True):
+    for x, got in zip(values, node_json(FORMAT_DRIVER, values), strict=True):
         assert got == [f"{x:.2f}", f"{x:.3f}", f"{x:.4f}", f"{x:.5f}", f"{x:.6g}"], x
 
 
@@ -291,14 +285,7 @@ def test_node_count_changes_agree_with_python():
     for config in random_configs(60, seed=24):
         sizes = [int(x) for x in rng.integers(2, pg.MAX_NODES + 1, size=3)]
         jobs.append((config, sizes))
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
-    code = RESIZE_DRIVER.replace("MODULE_URLS", MODULE_URLS)
-    proc = subprocess.run([node, "--input-type=module", "-e", code], input=json.dumps(jobs),
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
-    for (config, sizes), js in zip(jobs, json.loads(proc.stdout), strict=True):
+    for (config, sizes), js in zip(jobs, node_json(RESIZE_DRIVER, jobs), strict=True):
         state = pg.PlaygroundState(**config)
         old = state.n
         for n, note in zip(sizes, js["notes"], strict=True):
@@ -346,16 +333,9 @@ def conventions() -> dict[str, Any]:
     states = [pg.PlaygroundState(n=3, heads=[set(), set()], raw_beta=raw.tolist())
               for raw in np.round(rng.random((40, 2)), 2) + 0.01]
     beta = [(s.raw_beta[0], float(s.beta[0])) for s in states] + [(0.8, 0.8 / 1.3)]
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node (Node.js >= 18) is not on PATH: run `make setup`")
-    code = (CONVENTIONS_DRIVER.replace("MODULE_URLS", MODULE_URLS)
-            .replace("PLAYGROUND_URL", json.dumps(PLAYGROUND.as_uri())))
-    proc = subprocess.run([node, "--input-type=module", "-e", code],
-                          input=json.dumps({"configs": configs, "beta": beta}),
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return {"configs": configs, "beta": beta, **json.loads(proc.stdout)}
+    code = CONVENTIONS_DRIVER.replace("PLAYGROUND_URL", json.dumps(PLAYGROUND.as_uri()))
+    return {"configs": configs, "beta": beta,
+            **node_json(code, {"configs": configs, "beta": beta})}
 
 
 def test_grid_reads_as_the_books_matrices(conventions):
