@@ -5,7 +5,8 @@
 # would warn (and so fail) about the missing html_static_path entry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# A chapter run from here on ran "in this build" (the execution-status table of book/execution.md).
+# A chapter run from here on ran "in this build" (the execution-status table of
+# book/execution.md; the results its chapters write: bparallel.book.tools.from_build).
 export BPARALLEL_BUILD_START="${BPARALLEL_BUILD_START:-$(date +%s)}"
 mkdir -p _build && echo "$BPARALLEL_BUILD_START" > _build/build-start
 bash scripts/vendor_js.sh
@@ -26,10 +27,6 @@ rm -rf _build/html _build/jupyter_execute
 # The model explorer's data (chapter 14): the shipped weights as JavaScript files, written
 # here rather than committed twice, and served from _static/explorer-data/.
 .venv/bin/python -m bparallel.book.section4.explorer book/_explorer/explorer-data
-# Jupyter Book runs one notebook at a time: the chapters it would run through the cache are
-# run first, side by side, one per core, into that cache (a chapter that fails here is run
-# again by the build, which reports it).
-.venv/bin/python -m bparallel.book.tools.execute_ahead _build/.jupyter_cache
 .venv/bin/jupyter-book build . --all -W -n --keep-going
 echo "$now" > "$stamp"
 # What the chapters wrote in this build, sealed: the regression reads it instead of running

@@ -342,9 +342,8 @@ class FillExecutionStatus(SphinxPostTransform):
             placeholder.replace_self(rows)
 
 
-#: Set by ``scripts/build_book.sh`` to the second its build began (before it runs the
-#: chapters side by side, :mod:`bparallel.book.tools.execute_ahead`): a chapter run then is
-#: run "in this build", though Sphinx starts later and takes its run from the cache.
+#: Set by ``scripts/build_book.sh`` to the second its build began (before it exports the
+#: explorer's data and runs Jupyter Book): a chapter run since then ran "in this build".
 BUILD_START_ENV = "BPARALLEL_BUILD_START"
 
 

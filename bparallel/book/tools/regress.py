@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -455,18 +455,14 @@ SHARED_VARS = ("BPARALLEL_WORKERS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 
 
 @contextlib.contextmanager
-def share_of_cores(jobs: int, variables: Sequence[str] = SHARED_VARS) -> Iterator[None]:
+def share_of_cores(jobs: int) -> Iterator[None]:
     """Notebooks run side by side share the cores: while they run, each kernel gets
-    ``cores // jobs`` metrics workers and torch/BLAS threads through ``variables`` (default
-    :data:`SHARED_VARS`; each one the caller has not set). Without it two kernels each start
-    a thread per core, and on 2 cores their spinning threads wait on each other: a chapter
-    that measures in its own process ran several times slower (a 10-minute timeout and a
-    retry in CI)."""
-    unknown = sorted(set(variables) - set(SHARED_VARS))
-    if unknown:
-        raise ValueError(f"variables: {unknown} are not among {list(SHARED_VARS)}")
+    ``cores // jobs`` metrics workers and torch/BLAS threads through :data:`SHARED_VARS`
+    (each one the caller has not set). Without it two kernels each start a thread per core,
+    and on 2 cores their spinning threads wait on each other: a chapter that measures in
+    its own process ran several times slower (a 10-minute timeout and a retry in CI)."""
     share = str(max(1, (os.cpu_count() or 1) // jobs))
-    set_here = [v for v in variables if v not in os.environ]
+    set_here = [v for v in SHARED_VARS if v not in os.environ]
     os.environ.update(dict.fromkeys(set_here, share))
     try:
         yield

@@ -204,9 +204,9 @@ def test_the_machine_chapters_and_provenance_in_words(tmp_path):
 
 
 def test_a_chapter_run_before_sphinx_started_ran_in_this_build(monkeypatch):
-    """scripts/build_book.sh sets the build's start before it runs the chapters side by side
-    (bparallel.book.tools.execute_ahead): those runs are "in this build", an older one is
-    from the cache; without the variable, the build starts when Sphinx does."""
+    """scripts/build_book.sh sets the build's start before Sphinx starts: a run since then is
+    "in this build", an older one is from the cache; without the variable, the build starts
+    when Sphinx does."""
     import time
     import types
 

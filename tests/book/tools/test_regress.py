@@ -546,17 +546,3 @@ def test_tolerances_cover_the_measured_noise(profile):
                                  f"spread {spread[key]:.3g}")
     assert not unmeasured, f"{len(unmeasured)} keys without measured noise: {unmeasured[:10]}"
     assert not too_tight, f"{len(too_tight)} tolerances below the noise: {too_tight[:10]}"
-
-
-def test_a_share_of_the_cores_may_leave_the_metrics_workers_alone(monkeypatch):
-    """The book build runs chapters side by side sharing only the threads (their metrics
-    workers are processes of one thread, one per core as in the serial build)."""
-    for var in rg.SHARED_VARS:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(rg.os, "cpu_count", lambda: 4)
-    with rg.share_of_cores(2, ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]):
-        assert rg.os.environ["OMP_NUM_THREADS"] == "2"
-        assert "BPARALLEL_WORKERS" not in rg.os.environ
-    with pytest.raises(ValueError, match="variables:"):
-        with rg.share_of_cores(2, ["PATH"]):
-            pass
