@@ -24,7 +24,7 @@ want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "[setup] installing pinned Python requirements"
     .venv/bin/pip install -q --upgrade pip
-    .venv/bin/pip install -q -r requirements.txt
+    .venv/bin/pip install -q --no-compile -r requirements.txt
     .venv/bin/pip install -q --no-deps -e .
     .venv/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
     echo "$want" > "$stamp"

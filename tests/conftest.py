@@ -61,10 +61,13 @@ SLOW_FOLDER = ROOT / "tests" / "browser"
 def pytest_collection_modifyitems(config, items):
     """Mark the browser tests (those marked ``browser`` and all of :data:`SLOW_FOLDER`)
     ``slow``, so that ``pytest -m "not slow"`` is the fast tier: the package's own tests, in a
-    few minutes."""
+    few minutes; and run the tests marked ``long`` first."""
     for item in items:
         if item.get_closest_marker("browser") or SLOW_FOLDER in item.path.parents:
             item.add_marker(pytest.mark.slow)
+    # the tests that run for minutes go first: pytest-xdist hands out files in this order,
+    # and a long one handed out last would leave the other worker idle while it runs
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture(scope="session")

@@ -2,13 +2,13 @@ import argparse
 import io
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
 
 from bparallel.book.tools import noise
 from bparallel.book.tools import regress as rg
+from tests.book.tools.quick_regression import passed_in_the_build
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -252,33 +252,6 @@ def test_missing_and_new_keys_fail(tmp_path):
     assert rg.run(_args(output_dir=str(tmp_path / "o")), root=root, out=io.StringIO()) == 0
 
 
-def _passed_in_the_build(profile: str) -> list[str]:
-    """The chapters the last book build ran at ``profile`` (bparallel.book.tools.from_build),
-    each asserted to pass against its reference as a regression run of it would."""
-    from bparallel.book.tools import from_build
-
-    built = from_build.compare_build(profile=profile)
-    for name, (_, rows) in built.items():
-        bad = [r for r in rows if r.verdict != "PASS"]
-        assert not bad, rg.format_table(f"{name} ({profile}, from the build)", bad)
-    return sorted(built)
-
-
-@pytest.mark.slow
-def test_quick_regression_of_every_notebook(tmp_path):
-    """End-to-end: every notebook, quick profile, against the committed references: those
-    the last book build ran at the quick profile (the theory chapters, chapter 15) from what
-    the build wrote, the others run here."""
-    built = _passed_in_the_build("quick")
-    names = [n for n in rg.available_notebooks() if n not in built]
-    out = io.StringIO()
-    status = rg.run(_args(notebooks=names, output_dir=str(tmp_path)), out=out)
-    assert status == 0, out.getvalue()
-    for name in rg.available_notebooks():
-        assert (rg.reference_dir() / "quick" / f"{name}.json").is_file(), name
-    shutil.rmtree(tmp_path, ignore_errors=True)
-
-
 @pytest.mark.slow
 def test_paper_regression_of_the_fast_notebooks(tmp_path):
     """Paper profile of the theory chapters (seconds), against committed references, and
@@ -292,7 +265,7 @@ def test_paper_regression_of_the_fast_notebooks(tmp_path):
     """
     from bparallel.transformer.shipped import shipped_complete
 
-    built = _passed_in_the_build("paper")
+    built = passed_in_the_build("paper")
     fast = ["01_feedforward_graphs", "02_mixing_time", "04_minimax_fidelity", "05_playground"]
     if shipped_complete():
         fast += [n for n in ("07_training", "08_proxies", "09_amplification",

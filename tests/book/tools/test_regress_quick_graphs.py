@@ -1,0 +1,15 @@
+"""The quick regression of the graphs half of the chapters
+(tests/book/tools/quick_regression.py)."""
+
+import pytest
+
+from tests.book.tools.quick_regression import half, run_half
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_quick_regression_of_the_graphs_half(tmp_path):
+    """End-to-end, quick profile, against the committed references: the chapters the last
+    book build ran at the quick profile from what it wrote, the others run here."""
+    assert half("graphs")
+    run_half("graphs", tmp_path)
