@@ -1,8 +1,7 @@
-"""The quick regression of every chapter, in two halves of about equal length that the
-pytest-xdist workers run side by side from the start (``tests/conftest.py`` schedules
-tests marked ``long`` first): ``test_regress_quick_measures.py`` and
-``test_regress_quick_graphs.py``. What the last book build ran at a profile is compared
-from what it wrote (:mod:`bparallel.book.tools.from_build`), the rest is run here."""
+"""The quick regression of every chapter (``test_regress_quick.py``, marked ``long``:
+``tests/conftest.py`` schedules it first, so that the other pytest-xdist worker shares
+everything else while it runs). What the last book build ran at a profile is compared from
+what it wrote (:mod:`bparallel.book.tools.from_build`), the rest is run here."""
 
 from __future__ import annotations
 
@@ -11,12 +10,6 @@ import io
 import shutil
 
 from bparallel.book.tools import regress as rg
-
-#: The chapters of the second half: chapter 07 (it trains the quick models) and chapter 12
-#: with its appendices; every other chapter is in the first.
-GRAPH_HALF = ("07_training", "12_graph_tasks", "12a_graph_runs", "12b_graph_tests",
-              "12c_graph_pilots", "12d_graph_dropout", "12e_graph_horse_race",
-              "12f_graph_heads", "12g_graph_finite", "12h_graph_controls")
 
 
 def passed_in_the_build(profile: str) -> list[str]:
@@ -31,20 +24,12 @@ def passed_in_the_build(profile: str) -> list[str]:
     return sorted(built)
 
 
-def half(which: str) -> list[str]:
-    """The chapters of one half (``"graphs"``: :data:`GRAPH_HALF`; ``"measures"``: the
-    others), in the repository's order."""
-    if which not in ("graphs", "measures"):
-        raise ValueError(f"which={which!r}: expected 'graphs' or 'measures'")
-    return [n for n in rg.available_notebooks() if (n in GRAPH_HALF) == (which == "graphs")]
-
-
-def run_half(which: str, tmp_path) -> None:
-    """The quick regression of one half: from the build where it ran them, else run here
-    (the chapters side by side on this worker's share of the cores)."""
+def run_quick(tmp_path) -> None:
+    """The quick regression of every chapter: from the build where it ran them, else run
+    here (the chapters side by side on this worker's share of the cores)."""
     built = passed_in_the_build("quick")
-    names = [n for n in half(which) if n not in built]
-    for name in half(which):
+    names = [n for n in rg.available_notebooks() if n not in built]
+    for name in rg.available_notebooks():
         assert (rg.reference_dir() / "quick" / f"{name}.json").is_file(), name
     if names:
         out = io.StringIO()

@@ -499,7 +499,9 @@ def test_kill_job_ends_the_whole_process_tree_of_a_local_job():
             os.kill(shell.pid, signal.SIGINT)  # what submitit does: ignored here
 
     sw._kill_job(Job())
-    assert shell.wait(timeout=10) == -signal.SIGKILL
+    # killed; or, its children killed first (deepest first), ended by itself before its
+    # own SIGKILL arrived: either way within the timeout, which SIGINT alone never meets
+    assert shell.wait(timeout=10) in (-signal.SIGKILL, 0)
     deadline = time.monotonic() + 10
     while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
               for p in tree):
