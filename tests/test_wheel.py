@@ -20,6 +20,7 @@ import pytest
 import bparallel
 from bparallel.book.tools import cli
 from bparallel.transformer import shipped
+from tests.myst import MYST_HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(".".join(p.parent.relative_to(ROOT).parts)
@@ -186,18 +187,7 @@ def test_installed_wheel_reads_models_only_from_a_stated_folder(installed):
     assert out.returncode == 0, out.stderr
 
 
-CHAPTER = """\
----
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+CHAPTER = MYST_HEADER + """
 # A chapter of my own
 
 ```{code-cell} ipython3

@@ -59,6 +59,7 @@ from ... import proxies
 from ..._checks import positive_int
 from ..._io import atomic_write_text
 from ...transformer.ablation import ablated, head_means, logit_margin
+from ...transformer.checkpoints import sha256_file
 from ...transformer.data import make_targets, predictable
 from ...transformer.design import DEFAULT_SEED, HEADS, evaluation_inputs, run_name
 from ...transformer.measure import defined_metrics, sequence_metrics
@@ -452,7 +453,7 @@ def export_key(**choices: Any) -> str:
         for path in sorted(p for p in top.rglob("*")
                            if p.is_file() and "__pycache__" not in p.parts):
             h.update(path.relative_to(top).as_posix().encode() + b"\0")
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+            h.update(bytes.fromhex(sha256_file(path)))
     return h.hexdigest()
 
 

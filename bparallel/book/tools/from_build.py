@@ -20,7 +20,6 @@ build's last step.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._io import atomic_write_text
+from ...transformer.checkpoints import sha256_file
 from ...transformer.shipped import shipped_complete
 from ..render.results import load_results
 from ..section4.models import resolve_profile
@@ -53,10 +53,6 @@ START_FILE = Path("_build") / "build-start"
 #: Written by :func:`seal` when the build ends: each results file the build's chapters wrote,
 #: with its hash.
 SEAL_FILE = Path("_build") / "build-results.json"
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _results_file(root: Path, name: str) -> Path:
@@ -86,7 +82,7 @@ def seal(root: str | Path = ROOT) -> dict[str, str]:
         for name in available_notebooks(root):
             path = _results_file(root, name)
             if path.is_file() and path.stat().st_mtime >= start:
-                sealed[name] = _sha256(path)
+                sealed[name] = sha256_file(path)
     atomic_write_text(root / SEAL_FILE, json.dumps(sealed, indent=1, sort_keys=True) + "\n")
     return sealed
 
@@ -104,7 +100,7 @@ def build_results(root: str | Path = ROOT) -> dict[str, tuple[str, dict[str, flo
         path = _results_file(root, name)
         if name not in available_notebooks(root) or not path.is_file():
             continue
-        if _sha256(path) != digest:
+        if sha256_file(path) != digest:
             continue
         profile = chapter_profile(name, root)
         if profile is not None:

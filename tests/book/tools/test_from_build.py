@@ -10,18 +10,9 @@ import os
 import pytest
 
 from bparallel.book.tools import from_build
+from tests.myst import MYST_HEADER
 
-NOTEBOOK = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+NOTEBOOK = MYST_HEADER + """
 ```{{code-cell}} ipython3
 :tags: [parameters]
 profile = "{profile}"

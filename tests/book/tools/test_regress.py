@@ -9,6 +9,7 @@ import pytest
 from bparallel.book.tools import noise
 from bparallel.book.tools import regress as rg
 from tests.book.tools.quick_regression import passed_in_the_build
+from tests.myst import MYST_HEADER
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -172,9 +173,7 @@ def _scratch_root(tmp_path, source: str) -> Path:
     root = tmp_path / "root"
     (root / "notebooks").mkdir(parents=True)
     (rg.reference_dir(root) / "quick").mkdir(parents=True)
-    header = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
-              "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n")
-    (root / "notebooks" / "boom.md").write_text(header + source)
+    (root / "notebooks" / "boom.md").write_text(MYST_HEADER + "\n" + source)
     return root
 
 
