@@ -149,9 +149,11 @@ def main() -> None:
         tasks = sorted({offered[m]["task"] for m in args.models
                         if offered[m]["data"] == "finite"}, key=EXPLORER_TASKS.index)
         fresh = sorted({offered[m]["task"] for m in args.models
-                        if offered[m]["data"] == "fresh"})
+                        if offered[m]["data"] == "fresh" and "series" not in offered[m]})
+        steps = sorted({(offered[m]["heads"], offered[m]["head_size"]) for m in args.models
+                        if "series" in offered[m]})
         catalogue = explorer.export_models(tmp, tasks=tasks or ["copy"], heads=[1, 16],
-                                           fresh_tasks=fresh)
+                                           fresh_tasks=fresh, step_runs=steps)
         for entry in catalogue:
             if entry["name"] not in args.models:
                 continue

@@ -28,6 +28,8 @@ it in this list):
   or steps of fresh data);
 - :mod:`~bparallel.transformer.shipped`: the models the book uses, and
   :func:`~bparallel.transformer.shipped.load_model` for any model file;
+  :mod:`~bparallel.transformer.replay`: a shipped run's weights at chosen steps, trained
+  again from its seed and checked against its manifest;
 - sweeps: :mod:`~bparallel.transformer.sweep_runs` (one job: a run, its folders, threads
   and device), :mod:`~bparallel.transformer.sweep_status` (where a sweep stands, and
   snapshots of its unfinished runs) and :mod:`~bparallel.transformer.sweep` (tasks x heads x

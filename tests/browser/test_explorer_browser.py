@@ -179,7 +179,8 @@ def test_the_fresh_data_models_of_chapter_12_run_in_the_page(exported, page_file
     page.select_option('[data-bp="task"]', "induction-fresh")
     page.wait_for_function("location.hash.includes('m=induction-fresh-')", timeout=60_000)
     labels = page.eval_on_selector_all('[data-bp="heads"] option', "os => os.map(o => o.text)")
-    fresh = [e for e in catalogue if e["data"] == "fresh" and e["task"] == "induction"]
+    fresh = [e for e in catalogue if e["data"] == "fresh" and e["task"] == "induction"
+             and "series" not in e]
     assert len(labels) == len(fresh) == 10
     assert "16 heads of 16 (fixed head size, fixed attention width)" in labels
     page.select_option('[data-bp="heads"]', name)
@@ -210,5 +211,57 @@ def test_the_fresh_data_models_of_chapter_12_run_in_the_page(exported, page_file
                            timeout=60_000)
     assert page.evaluate("window.bpMarker") == 1  # the same page: no reload
     assert page.input_value('[data-bp="task"]') == "histogram-fresh"
+    s.close()
+    assert not s.problems and not s.external, (s.problems, s.external)
+
+
+@pytest.mark.browser
+def test_the_slider_scrubs_through_training_and_keeps_the_removed_heads(exported, page_file,
+                                                                        offline_page):
+    """Issue #75, item 5: chapter 13's two runs through training, 1 x 256 and 16 x 16 at
+    seed 42, each at its replayed steps (at least eight) on a slider. Moving the slider
+    loads that step's data file and shows its step, its accuracy and each head's scores;
+    a head removed stays removed as the slider moves, and the model reruns without it."""
+    _, catalogue = exported
+    series = {}
+    for e in catalogue:
+        if "series" in e:
+            series.setdefault(e["series"], []).append(e)
+    assert sorted(series) == ["induction-circuit-h01-hs256", "induction-circuit-h16-hs16"]
+    assert all(len(steps) >= 8 for steps in series.values())
+    steps = series["induction-circuit-h16-hs16"]
+    s = offline_page(Session)
+    s.open(page_file.as_uri())
+    page = s.page
+    page.select_option('[data-bp="task"]', "induction-circuit")
+    page.select_option('[data-bp="heads"]', steps[0]["name"])
+    page.wait_for_function(f"location.hash.includes('m={steps[0]['name']};') && "
+                           "document.querySelectorAll('.bp-ex-card').length === 16",
+                           timeout=60_000)
+    assert page.is_visible('[data-bp="step"]')
+    assert page.get_attribute('[data-bp="step"]', "max") == str(len(steps) - 1)
+    labels = page.eval_on_selector_all('[data-bp="heads"] option', "os => os.map(o => o.text)")
+    assert len(labels) == 2  # one entry per run, not per step
+    assert "at step 0 of its training" in page.inner_text('[data-bp="status"]')
+    page.click('.bp-ex-card button >> nth=3')  # remove head 4 of the last layer
+    page.wait_for_function("document.querySelector('#bp-explorer').bpExplorer.view"
+                           ".removed[3][3] === true")
+    seen = []
+    for k in (len(steps) - 1, len(steps) // 2):
+        want = data_of(exported, steps[k]["name"])
+        page.evaluate("k => { const r = document.querySelector('[data-bp=step]'); "
+                      "r.value = String(k); r.dispatchEvent(new Event('input')); }", k)
+        page.wait_for_function(
+            f"location.hash.includes('m={steps[k]['name']};') && document.querySelector("
+            f"'[data-bp=status]').textContent.includes('{steps[k]['name']}:')", timeout=60_000)
+        assert f"step {steps[k]['step']:,}" in page.inner_text('[data-bp="step-text"]')
+        view = page.evaluate("document.querySelector('#bp-explorer').bpExplorer.view")
+        assert view["removed"][3][3] is True and sum(map(sum, view["removed"])) == 1
+        assert view["layer"] == 3 and view["fill"] == "zero"  # a step has no head means
+        shown = float(page.get_attribute('[data-bp="head-info-0"]', "data-previous-token"))
+        assert math.isclose(shown, want["head_scores"]["previous_token"][3][0], rel_tol=1e-12)
+        assert "induction" in page.inner_text('[data-bp="head-info-0"]')
+        seen.append(s.value('[data-bp="accuracy"]'))
+    assert seen[0] != seen[1]  # other weights: the page runs another model
     s.close()
     assert not s.problems and not s.external, (s.problems, s.external)

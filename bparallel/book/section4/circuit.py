@@ -59,7 +59,7 @@ from ..._checks import one_of
 from ...transformer.learning import LEARNING_THRESHOLD, steps_to_threshold
 from ...transformer.shipped import MODELS_ROOT
 from ..verdicts import Outcome, Verdict
-from .statistics import claim_over_units, family_verdicts, paired_effect
+from .statistics import change_p_value, claim_over_units, family_verdicts, paired_effect
 
 #: The fresh-data profiles whose runs record per-head probes through training: the
 #: learning-rate controls of chapter 12 and the settling recipe.
@@ -74,6 +74,14 @@ THRESHOLDS = {"previous_token": (0.3, 0.2, 0.4), "induction": (0.5, 0.3, 0.7)}
 PARTS = ("previous_token", "induction", "loss")
 #: Seeds per configuration before its hypotheses can be tested (the design's three).
 MIN_SEEDS = 3
+#: The chapter's family, stated before the probed runs that complete it and unchanged by
+#: them (:func:`planned_configurations`): the probed runs of the learning-rate control at
+#: 3e-3, every configuration of chapter 12's fixed-attention-width arm (width 256) and of
+#: its fixed-width arm (width 64). Probed runs of other profiles are exploratory.
+PLANNED_PROFILE = "induction-fresh-lr3e-3"
+PLANNED_CONFIGS = ((1, 256), (4, 64), (8, 32), (16, 16), (1, 64), (4, 16), (8, 8), (16, 4))
+#: The two families a test belongs to (``family`` of a test row).
+FAMILIES = ("primary", "exploratory")
 
 
 def _layers(part: str, n_layers: int) -> range:
@@ -224,33 +232,49 @@ def configurations(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, int, in
     return list(dict.fromkeys((r["profile"], r["heads"], r["head_size"]) for r in rows))
 
 
+def planned_configurations() -> list[tuple[str, int, int]]:
+    """The configurations of the chapter's family (:data:`PLANNED_CONFIGS` at
+    :data:`PLANNED_PROFILE`), shipped or not."""
+    return [(PLANNED_PROFILE, h, d) for h, d in PLANNED_CONFIGS]
+
+
+def family_of(profile: str, heads: int, head_size: int) -> str:
+    """``"primary"`` for a planned configuration, else ``"exploratory"``."""
+    return "primary" if (profile, heads, head_size) in planned_configurations() \
+        else "exploratory"
+
+
 def formation_tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """H1 and H2 (module docstring) as paired changes over seeds: per configuration the lag
-    ``loss - prev`` (H1, claimed ``> 0``); per profile and head count ``h > 1`` of the same
-    attention width as its 1-head run, the change of ``prev`` from 1 to ``h`` heads (H2a,
-    claimed ``> 0``) and of the lag (H2b, claimed 0, tested two-sided: the sign stated is
-    the side that would fail it, ``+1``). Not yet tested: :func:`decide` adds ``p``,
-    ``p_holm``, ``outcome``, ``smallest``."""
+    """H1 and H2 (module docstring) as paired changes over seeds, for every planned
+    configuration (:func:`planned_configurations`, with or without runs) and every other
+    configuration of the rows: per configuration the lag ``loss - prev`` (H1, claimed
+    ``> 0``); per profile and head count ``h > 1`` of the same attention width as its 1-head
+    configuration, the change of ``prev`` from 1 to ``h`` heads (H2a, claimed ``> 0``) and of
+    the lag (H2b, claimed 0, tested two-sided: the sign stated is the side that would fail
+    it, ``+1``). Each test names its ``family`` (:func:`family_of`). Not yet tested:
+    :func:`decide` adds ``p``, ``p_holm``, ``outcome``, ``smallest``."""
     tests = []
     lag = [{**r, "lag": None if r["loss"] is None or r["prev"] is None
             else r["loss"] - r["prev"]} for r in rows]
-    for profile, h, d in configurations(rows):
+    configs = list(dict.fromkeys(planned_configurations() + configurations(rows)))
+    for profile, h, d in configs:
         prev, loss = (_by_seed(rows, profile, h, d, k) for k in ("prev", "loss"))
-        tests.append(_change("H1", prev, loss, +1, profile=profile, heads=h, head_size=d))
-    for profile, h, d in configurations(rows):
+        tests.append(_change("H1", prev, loss, +1, profile=profile, heads=h, head_size=d,
+                             family=family_of(profile, h, d)))
+    for profile, h, d in configs:
         if h == 1:
             continue
-        ones = [c for c in configurations(rows) if c[0] == profile and c[1] == 1
-                and c[2] == h * d]
+        ones = [c for c in configs if c[0] == profile and c[1] == 1 and c[2] == h * d]
         if not ones:
             continue
         _, _, d1 = ones[0]
+        family = family_of(profile, h, d)
         tests.append(_change("H2a", _by_seed(rows, profile, 1, d1, "prev"),
                              _by_seed(rows, profile, h, d, "prev"), +1, profile=profile,
-                             heads=h, head_size=d))
+                             heads=h, head_size=d, family=family))
         tests.append(_change("H2b", _by_seed(lag, profile, 1, d1, "lag"),
                              _by_seed(lag, profile, h, d, "lag"), +1, profile=profile,
-                             heads=h, head_size=d))
+                             heads=h, head_size=d, family=family))
     return tests
 
 
@@ -267,33 +291,53 @@ def size_or_count(times: Mapping[tuple[int, int, int], int | None]) -> list[dict
     tests = []
     if (1, 16) in configs and (16, 16) in configs:
         tests.append(_change("H3 count", of(1, 16), of(16, 16), +1, heads=16, head_size=16,
-                             fewer=(1, 16)))
+                             fewer=(1, 16), family="primary"))
     for h in sorted({h for h, _ in configs}):
         sizes = sorted(d for hh, d in configs if hh == h)
         if len(sizes) >= 2:
             tests.append(_change("H3 size", of(h, sizes[0]), of(h, sizes[-1]), -1, heads=h,
-                                 head_size=sizes[-1], fewer=(h, sizes[0])))
+                                 head_size=sizes[-1], fewer=(h, sizes[0]), family="primary"))
     return tests
 
 
-def decide(tests: Sequence[dict[str, Any]], min_seeds: int = MIN_SEEDS) -> int:
-    """Holm's correction over the chapter's family ``tests`` (:func:`formation_tests` and
-    :func:`size_or_count` together), in place: each test with at least ``min_seeds`` seeds
-    gets ``p``, ``p_holm``, ``outcome`` (in its claimed direction) and ``smallest`` (the
-    smallest change it finds at 80% power at the level of Holm's first step); the others
-    get ``outcome`` ``None`` (not testable). Returns the family's size."""
-    kept = [t for t in tests if t["seeds"] >= min_seeds and t["change"] is not None]
+def _testable(t: Mapping[str, Any], min_seeds: int) -> bool:
+    return t["seeds"] >= min_seeds and t["change"] is not None
+
+
+def decide(tests: Sequence[dict[str, Any]], min_seeds: int = MIN_SEEDS) -> dict[str, int]:
+    """Holm's correction over each family of ``tests`` (:func:`formation_tests` and
+    :func:`size_or_count` together; ``family``: :data:`FAMILIES`), in place: each test with at
+    least ``min_seeds`` seeds gets ``p``, ``p_holm``, ``outcome`` (in its claimed direction)
+    and ``smallest`` (the smallest change it finds at 80% power at the level of Holm's first
+    step); the others get ``outcome`` ``None`` (not testable). The primary family was stated
+    before its runs: its tests without their runs yet (*pending*) count as p = 1, so that
+    its size is the stated one. Returns each family's size (the exploratory one's ``0``
+    with no test it can decide)."""
     for t in tests:
+        one_of(t.get("family"), "tests' family", FAMILIES, "families")
         t.setdefault("outcome", None)
         t.setdefault("smallest", None)
-    if not kept:
-        return 0
-    return family_verdicts(kept, [], lambda t: t["direction"], min_seeds)
+    sizes = {}
+    for family in FAMILIES:
+        mine = [t for t in tests if t["family"] == family]
+        kept = [t for t in mine if _testable(t, min_seeds)]
+        # a decided test whose p is undefined (every seed's change equal) counts as p = 1
+        with_p = sum(change_p_value(t) is not None for t in kept)
+        pending = len(mine) - with_p if family == "primary" else 0
+        sizes[family] = (family_verdicts(kept, [], lambda t: t["direction"], min_seeds,
+                                         pending=pending) if kept else pending)
+    return sizes
+
+
+def pending_tests(tests: Sequence[Mapping[str, Any]], min_seeds: int = MIN_SEEDS) -> int:
+    """How many tests of the primary family wait for their runs."""
+    return sum(t["family"] == "primary" and not _testable(t, min_seeds) for t in tests)
 
 
 def _tally(tests: Sequence[Mapping[str, Any]], name: str, *, two_sided: bool = False
            ) -> Verdict:
-    mine = [t for t in tests if t["test"] == name and t.get("outcome") is not None]
+    mine = [t for t in tests if t["test"] == name and t.get("outcome") is not None
+            and t["family"] == "primary"]
     if two_sided:  # claimed no change: a resolved change either way fails it
         against = sum(t["outcome"] in (Outcome.AS_CLAIMED, Outcome.AGAINST) for t in mine)
         holding = len(mine) - against
@@ -304,11 +348,12 @@ def _tally(tests: Sequence[Mapping[str, Any]], name: str, *, two_sided: bool = F
 
 
 def hypotheses(tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]:
-    """The verdict of each hypothesis over its tests (decided by :func:`decide`), by the
-    book's rule over units (:func:`~.statistics.claim_over_units`): ``H1``; ``H2``, the
-    weaker of H2a and H2b (H2b fails on any resolved change of the lag, and holds where
-    none is resolved: within the smallest change it could find); ``H3 count`` and
-    ``H3 size``. *not testable* where no test had :data:`MIN_SEEDS` seeds."""
+    """The verdict of each hypothesis over its tests of the primary family (decided by
+    :func:`decide`; exploratory tests carry no verdict), by the book's rule over units
+    (:func:`~.statistics.claim_over_units`): ``H1``; ``H2``, the weaker of H2a and H2b
+    (H2b fails on any resolved change of the lag, and holds where none is resolved: within
+    the smallest change it could find); ``H3 count`` and ``H3 size``. *not testable* where
+    no test had :data:`MIN_SEEDS` seeds."""
     order = [Verdict.FAILS, Verdict.NOT_SUPPORTED, Verdict.HOLDS_WITH_CONDITIONS,
              Verdict.HOLDS, Verdict.NOT_TESTABLE]
     h2a, h2b = _tally(tests, "H2a"), _tally(tests, "H2b", two_sided=True)

@@ -168,20 +168,25 @@ VALUES = (*KNOCKOUTS, "keep_one_previous_token_mean", "keep_one_induction_mean")
 
 def _code_key() -> str:
     """SHA-256 of the code a result depends on beyond the measured code of the metrics cache
-    (which its key hashes already): this module, the formation rule's thresholds and the
-    head probes, each as :func:`~bparallel.transformer.metrics_cache.code_of` reads it."""
+    (which its key hashes already): this module and the head probes, each as
+    :func:`~bparallel.transformer.metrics_cache.code_of` reads it, and of chapter 13's
+    formation rule only what a knockout reads (the thresholds' values and the layers each
+    part may sit in), so that the chapter's tests can change without its record."""
     import hashlib
+    import inspect
     import sys
+    import textwrap
     from pathlib import Path
 
     from ...transformer import head_probes
     from ...transformer.metrics_cache import code_of
-    from . import circuit
 
     h = hashlib.sha256()
-    for module in (head_probes, circuit, sys.modules[__name__]):
+    for module in (head_probes, sys.modules[__name__]):
         path = Path(module.__file__)
         h.update(code_of(path.read_text(encoding="utf-8"), str(path)).encode())
+    h.update(repr(sorted(THRESHOLDS.items())).encode())
+    h.update(code_of(textwrap.dedent(inspect.getsource(_layers))).encode())
     return h.hexdigest()
 
 

@@ -14,7 +14,8 @@ one object into ``window.BPARALLEL_MODELS["<task>-hNN"]`` (:func:`model_data`):
   one's offset and shape. Half precision keeps the data of every model the page offers
   within its budget: the page runs the model with its weights rounded to float16, and every
   value recorded for it below is computed on that rounded model (:func:`half_rounded`);
-- ``head_means``: the per-position mean head outputs ``(L, T, A)`` of mean ablation
+- ``head_means`` (not for a step through training, whose heads the page removes by zero
+  ablation): the per-position mean head outputs ``(L, T, A)`` of mean ablation
   (:func:`bparallel.transformer.ablation.head_means` over ``reference_sequences`` held-out
   sequences that the page does not show), float16 too;
 - ``sequences``: the first ``num_sequences`` held-out sequences of the task
@@ -68,11 +69,13 @@ from ...transformer.patterns import model_head_weights
 from ...transformer.shipped import MODELS_ROOT, load_shipped, load_weights
 from ..render.js_playground import inline_modules, module_var, style_block
 from .explorer_catalogue import EXPLORER_FRESH_TASKS, EXPLORER_TASKS, explorer_models
+from .explorer_steps import STEP_RUNS, step_scores
 
 __all__ = [
     "FORMAT",
     "DATA_GLOBAL",
     "MAX_DATA_BYTES",
+    "MAX_FILE_BYTES",
     "MAX_PAGE_BYTES",
     "NUM_SEQUENCES",
     "REFERENCE_SEQUENCES",
@@ -98,13 +101,15 @@ __all__ = [
 FORMAT = 2
 #: The global object the data files assign into.
 DATA_GLOBAL = "BPARALLEL_MODELS"
-#: A data file's model name: ``<task>-hNN`` (finite data) or ``<task>-fresh-hNN[-hsS]``.
-NAME = re.compile(r"[a-z]+(?:-fresh)?-h\d\d(?:-hs\d{2,3})?")
+#: A data file's model name: ``<task>-hNN`` (finite data), ``<task>-fresh-hNN[-hsS]`` or a
+#: step of a run through training, ``<task>-circuit-hNN[-hsS]-tSSSSS`` (:mod:`.explorer_steps`).
+NAME = re.compile(r"[a-z]+(?:-fresh|-circuit)?-h\d\d(?:-hs\d{2,3})?(?:-t\d{5})?")
 #: What a data file's ``manifest`` copies from the model's manifest entry, each required:
 #: the page's status line reads the held-out accuracy, and the hash names the weights.
 MANIFEST_FIELDS = ("heldout_accuracy", "heldout_accuracy_predictable", "sha256")
-#: Budgets: every data file together, and the page before a model is chosen.
-MAX_DATA_BYTES = 30 * 2**20
+#: Budgets: every data file together, any one of them, and the page before a model is chosen.
+MAX_DATA_BYTES = 45 * 2**20
+MAX_FILE_BYTES = 2 * 2**20
 MAX_PAGE_BYTES = 2**20
 #: The page's sources, in inlining order (each imports only those before it).
 SOURCES = ("toydag.mjs", "random.mjs", "state.mjs", "python.mjs", "transformer.mjs",
@@ -292,7 +297,7 @@ def recorded_head_effects(model: Transformer, inputs: torch.Tensor, task: str,
 
 def model_data(
     model: Transformer, meta: dict[str, Any], *, num_sequences: int = NUM_SEQUENCES,
-    reference_sequences: int = REFERENCE_SEQUENCES,
+    reference_sequences: int = REFERENCE_SEQUENCES, means: bool = True,
 ) -> dict[str, Any]:
     """The object one data file holds (the module docstring lists its fields) for a shipped
     ``model`` and its manifest entry ``meta`` (``task``, ``heads``, ``seed``, ``profile``,
@@ -302,10 +307,14 @@ def model_data(
 
     The held-out stream of the model's training profile gives ``num_sequences +
     reference_sequences`` sequences: the first ``num_sequences`` are shown, the others
-    average the head outputs of mean ablation (rounded to float16 as the page reads them)."""
+    average the head outputs of mean ablation (rounded to float16 as the page reads them).
+    ``means=False`` leaves out the head means and the head effects they give (a step through
+    training: the page removes its heads by zero ablation; a fifth of the file)."""
     positive_int(num_sequences, "num_sequences")
     positive_int(reference_sequences, "reference_sequences")
-    missing = [k for k in MANIFEST_FIELDS if meta.get(k) is None]
+    # a step through training has no held-out evaluation: its status reads its own scores
+    missing = [k for k in (("sha256",) if "series" in meta else MANIFEST_FIELDS)
+               if meta.get(k) is None]
     if missing:
         raise ValueError(f"meta: {meta.get('name', 'the model')} has no {', '.join(missing)} "
                          "(the page states them from the model's manifest entry)")
@@ -316,19 +325,21 @@ def model_data(
     shown, reference = inputs[:num_sequences], inputs[num_sequences:]
     model = half_rounded(model)
     index, weights = _tensors(model)
-    means = page_head_means(model, reference)
-    return {
+    fill = page_head_means(model, reference) if means else None
+    data = {
         "format": FORMAT,
         "name": meta.get("name") or run_name(task, int(meta["heads"])),
         "data": meta.get("data", "finite"),
         "task": task, "heads": int(meta["heads"]), "seed": seed, "profile": profile,
-        "manifest": {"epochs": meta.get("epochs"), **{k: meta[k] for k in MANIFEST_FIELDS},
-                     **{k: meta[k] for k in ("arms", "outcome", "head_size", "weights",
-                                             "folder") if k in meta}},
+        "manifest": {"epochs": meta.get("epochs"),
+                     **{k: meta[k] for k in (*MANIFEST_FIELDS, "arms", "outcome", "head_size",
+                                             "weights", "folder") if k in meta},
+                     # a step through training (a checkpoint's own "step" is not one)
+                     **({k: meta[k] for k in ("series", "step", "steps")}
+                        if "series" in meta else {})},
         "config": _config(model),
         "tensors": index,
         "weights": weights,
-        "head_means": _float16_base64(means.numpy()),
         "sequences": {
             "protocol": "heldout", "num_drawn": total,
             "reference": [num_sequences, total],
@@ -338,8 +349,11 @@ def model_data(
         },
         "options": dict(MEASURE_OPTIONS),
         "recorded": recorded_values(model, shown[0], task),
-        "head_effects": recorded_head_effects(model, shown, task, means),
     }
+    if fill is not None:
+        data["head_means"] = _float16_base64(fill.numpy())
+        data["head_effects"] = recorded_head_effects(model, shown, task, fill)
+    return data
 
 
 def data_script(data: dict[str, Any]) -> str:
@@ -370,6 +384,7 @@ def export_models(
     heads: Sequence[int] = HEADS,
     seed: int = DEFAULT_SEED,
     fresh_tasks: Sequence[str] = EXPLORER_FRESH_TASKS,
+    step_runs: Sequence[Sequence[int]] = STEP_RUNS,
     models_root: str | os.PathLike = MODELS_ROOT,
     num_sequences: int = NUM_SEQUENCES,
     reference_sequences: int = REFERENCE_SEQUENCES,
@@ -378,15 +393,18 @@ def export_models(
     """Write one data file per model the explorer offers
     (:func:`~.explorer_catalogue.explorer_models`; by default every task and head count of
     the first seed, and the fresh-data models of
-    :data:`~.explorer_catalogue.EXPLORER_FRESH_TASKS`) into ``out_dir``, as ``<name>.js``
-    (:func:`model_data`, :func:`data_script`); returns the catalogue, one dict per model
-    with its ``file``, ``bytes`` and ``layers`` (what :func:`page_html` takes). Each model
-    is loaded hash-checked (:func:`~bparallel.transformer.shipped.load_shipped`). Files are
+    :data:`~.explorer_catalogue.EXPLORER_FRESH_TASKS`, and the steps of the runs through
+    training of ``step_runs``, :mod:`.explorer_steps`) into ``out_dir``, as ``<name>.js``
+    (:func:`model_data`, :func:`data_script`; a step's with its heads' scores,
+    :func:`~.explorer_steps.step_scores`); returns the catalogue, one dict per model with
+    its ``file``, ``bytes`` and ``layers`` (what :func:`page_html` takes). Each model is
+    loaded hash-checked (:func:`~bparallel.transformer.shipped.load_shipped`). Files are
     written atomically, readable by all (they are served with the book); ``ValueError`` if
-    together they exceed ``max_bytes`` (30 MB)."""
+    one exceeds :data:`MAX_FILE_BYTES` (the page loads one at a time) or together they
+    exceed ``max_bytes`` (45 MB)."""
     positive_int(max_bytes, "max_bytes")
     catalogue = explorer_models(tasks=tasks, heads=heads, seed=seed, fresh_tasks=fresh_tasks,
-                                models_root=models_root)
+                                step_runs=step_runs, models_root=models_root)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(models_root)
@@ -402,7 +420,8 @@ def export_models(
             meta = {**meta, **{k: entry[k] for k in ("name", "data", "task", "heads", "seed",
                                                      "profile", "arms", "outcome",
                                                      "head_size", "weights", "folder",
-                                                     *MANIFEST_FIELDS)}}
+                                                     "series", "step", "steps",
+                                                     *MANIFEST_FIELDS) if k in entry}}
         else:
             if task not in loaded:  # every head count of the task, each hash-checked
                 loaded[task] = load_shipped(root / entry["folder"], seed, tasks=(task,))
@@ -410,9 +429,16 @@ def export_models(
             model, meta = models[(task, entry["heads"])], metas[(task, entry["heads"])]
             meta = {**meta, "folder": entry["folder"]}
         data = model_data(model, meta, num_sequences=num_sequences,
-                          reference_sequences=reference_sequences)
+                          reference_sequences=reference_sequences,
+                          means="series" not in entry)
+        if "series" in entry:
+            data["head_scores"] = step_scores(model, entry["profile"])
         text = data_script(data)
         file = f"{entry['name']}.js"
+        if len(text.encode("utf-8")) > MAX_FILE_BYTES:
+            raise ValueError(f"the explorer's data file {file} takes "
+                             f"{len(text.encode('utf-8')):,} bytes, over MAX_FILE_BYTES="
+                             f"{MAX_FILE_BYTES:,}")
         atomic_write_text(out / file, text).chmod(0o644)  # served with the book
         entry.update(file=file, bytes=len(text.encode("utf-8")),
                      layers=data["config"]["n_layers"])
@@ -421,8 +447,8 @@ def export_models(
         raise ValueError(f"the explorer's data files take {total:,} bytes, over the budget "
                          f"max_bytes={max_bytes:,}")
     key = export_key(tasks=tasks, heads=heads, seed=seed, fresh_tasks=fresh_tasks,
-                     models_root=models_root, num_sequences=num_sequences,
-                     reference_sequences=reference_sequences)
+                     step_runs=step_runs, models_root=models_root,
+                     num_sequences=num_sequences, reference_sequences=reference_sequences)
     atomic_write_text(out / EXPORT_INDEX, json.dumps({"key": key, "catalogue": catalogue}))
     return catalogue
 
@@ -440,12 +466,14 @@ def export_key(**choices: Any) -> str:
     :data:`FORMAT`; ``max_bytes`` changes no file), and the CPU kernels it computes with
     (:func:`_kernels`). Two exports with one key write the same files."""
     defaults = {"tasks": EXPLORER_TASKS, "heads": HEADS, "seed": DEFAULT_SEED,
-                "fresh_tasks": EXPLORER_FRESH_TASKS, "models_root": MODELS_ROOT,
+                "fresh_tasks": EXPLORER_FRESH_TASKS, "step_runs": STEP_RUNS,
+                "models_root": MODELS_ROOT,
                 "num_sequences": NUM_SEQUENCES, "reference_sequences": REFERENCE_SEQUENCES}
     unknown = set(choices) - set(defaults) - {"max_bytes"}
     if unknown:
         raise ValueError(f"choices: {sorted(unknown)} are not arguments of export_models")
     keyed = {**defaults, **choices, "format": FORMAT, "kernels": _kernels()}
+    keyed["step_runs"] = [list(r) for r in keyed["step_runs"]]  # tuples and lists alike
     keyed.pop("max_bytes", None)
     models_root = Path(keyed.pop("models_root"))
     h = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode())
@@ -532,7 +560,8 @@ def page_html(
         raise ValueError(f"element_id={element_id!r}: expected an HTML id")
     models = explorer_models() if catalogue is None else catalogue
     keep = ("name", "data", "task", "heads", "head_size", "seed", "profile", "arms",
-            "outcome", "heldout_accuracy", "heldout_accuracy_predictable", "bytes", "layers")
+            "outcome", "heldout_accuracy", "heldout_accuracy_predictable", "bytes", "layers",
+            "series", "step", "steps")
     models = [{k: m[k] for k in keep if k in m} for m in models]
     noscript = ("<noscript>The model explorer runs the Transformers in the page and needs "
                 "JavaScript.</noscript>")

@@ -18,6 +18,7 @@ from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ...transformer.model import ModelConfig
 from ...transformer.runs import Run
 from ...transformer.shipped import MODELS_ROOT, shipped_manifest
+from .explorer_steps import STEP_RUNS, step_explorer_models
 from .models import ARM_NAMES, FRESH_PROFILES
 
 __all__ = ["EXPLORER_FRESH_TASKS", "EXPLORER_TASKS", "explorer_models", "explorer_table",
@@ -54,12 +55,15 @@ def _check_choice(values: Sequence[Any], name: str, valid: Sequence[Any]) -> lis
 def explorer_models(
     *, tasks: Sequence[str] = EXPLORER_TASKS, heads: Sequence[int] = HEADS,
     seed: int = DEFAULT_SEED, fresh_tasks: Sequence[str] = EXPLORER_FRESH_TASKS,
+    step_runs: Sequence[Sequence[int]] = STEP_RUNS,
     models_root: str | os.PathLike = MODELS_ROOT,
 ) -> list[dict[str, Any]]:
     """The models the explorer offers: one dict per (task, heads) of the finite-data models
     in that order, then per task of ``fresh_tasks`` (possibly empty) its fresh-data models
-    (:func:`fresh_explorer_models`). Each has ``name`` (``"cycle-h16"``, also the data
-    file's stem), ``data`` (``"finite"``), ``task``, ``heads``, ``head_size``, ``seed``,
+    (:func:`fresh_explorer_models`), then each step of the runs through training of
+    ``step_runs`` (possibly empty; :func:`~.explorer_steps.step_explorer_models`). Each has
+    ``name`` (``"cycle-h16"``, also the data file's stem), ``data`` (``"finite"``),
+    ``task``, ``heads``, ``head_size``, ``seed``,
     ``profile`` (the training profile, whose held-out stream the page shows), ``folder``
     (the folder of ``models_root`` that ships it, :func:`model_folder`) and the manifest's
     held-out accuracies. Read from the manifests; raises ``FileNotFoundError``
@@ -93,7 +97,7 @@ def explorer_models(
             })
     for task in fresh_tasks:
         out += fresh_explorer_models(task, seed=seed, models_root=root)
-    return out
+    return out + step_explorer_models(step_runs, models_root=root)
 
 
 def fresh_explorer_models(task: str, *, seed: int = DEFAULT_SEED,
@@ -142,9 +146,12 @@ def fresh_explorer_models(task: str, *, seed: int = DEFAULT_SEED,
 
 def explorer_table(catalogue: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The chapter's table of the models offered: training data, task, heads x head size,
-    arms, held-out accuracies (fractions) and a fresh-data model's outcome in words."""
+    arms, held-out accuracies (fractions) and a fresh-data model's outcome in words. The
+    steps of the runs through training are :func:`~.explorer_steps.step_table`'s."""
     rows = []
     for m in catalogue:
+        if "series" in m:
+            continue
         o = m.get("outcome")
         outcome = "—"
         if o:

@@ -26,7 +26,7 @@ import numpy as np
 from scipy import stats
 
 from ... import ranks
-from ..._checks import positive_int
+from ..._checks import nonnegative_int, positive_int
 from ...transformer.importance import ALPHA, PERMUTATIONS, RELIABLE, head_test, reliability
 from ..verdicts import HOLDING, Outcome, Verdict
 from ..words import fmt_fixed, fmt_p
@@ -190,7 +190,7 @@ def smallest_change(change: Mapping[str, Any], alpha: float = ALPHA,
 
 
 def holm_family(tests: Sequence[dict[str, Any]], key: str = "p",
-                alpha: float = ALPHA) -> int:
+                alpha: float = ALPHA, pending: int = 0) -> int:
     """Holm's correction over a chapter's family ``tests`` (dicts with a p-value under
     ``key``, ``None`` or NaN for no test, and for a permutation test ``p_min``, the smallest
     p-value its cells could give). A test that could not reach significance even with the
@@ -198,16 +198,22 @@ def holm_family(tests: Sequence[dict[str, Any]], key: str = "p",
     ``m`` tests whose ``p_min <= alpha / m``), so tests that cannot decide do not dilute the
     ones that can; it gets ``p_holm`` ``None`` and ``decidable`` ``False``. Every other test
     gets ``p_holm`` (Holm-adjusted over the ``m``) and ``decidable`` ``True``. Returns ``m``,
-    the family's size (with no test that could decide, 1)."""
+    the family's size (with no test that could decide, 1).
+
+    ``pending``: tests of a family stated before its data that have no data yet; each counts
+    as one that could decide with p = 1 (it cannot pass, and the family does not grow when
+    its data arrive)."""
     ps = [None if t.get(key) is None or not math.isfinite(t[key]) else float(t[key])
           for t in tests]
     floors = [float(t.get("p_min") or 0.0) if p is not None else math.inf
               for t, p in zip(tests, ps, strict=True)]
+    pending = nonnegative_int(pending, "pending")
     m = 1
-    while sum(f <= alpha / m for f in floors) > m:
+    while sum(f <= alpha / m for f in floors) + pending > m:
         m += 1
     kept = [p if f <= alpha / m else None for p, f in zip(ps, floors, strict=True)]
-    # Tarone's multiplier is m, at least the tests kept: the rest of the m count as p = 1
+    # Tarone's multiplier is m, at least the tests kept: the rest of the m (pending ones
+    # among them) count as p = 1
     pad = m - sum(p is not None for p in kept)
     adjusted = holm(kept + [1.0] * pad)[:len(kept)]
     for t, p, a in zip(tests, kept, adjusted, strict=True):
@@ -217,7 +223,7 @@ def holm_family(tests: Sequence[dict[str, Any]], key: str = "p",
 
 
 def family_verdicts(changes: Sequence[dict[str, Any]], rank_tests: Sequence[dict[str, Any]],
-                    direction_of: Any, min_seeds: int) -> int:
+                    direction_of: Any, min_seeds: int, pending: int = 0) -> int:
     """A chapter's verdicts at Holm-corrected p-values (:func:`holm_family` over one family):
     ``changes`` across seeds (rows of
     :func:`~bparallel.book.section4.graph_tasks.head_count_change`; those with fewer than
@@ -227,11 +233,12 @@ def family_verdicts(changes: Sequence[dict[str, Any]], rank_tests: Sequence[dict
     ``verdict`` (:func:`rank_claim_verdict`). Every test also gets ``smallest``, the
     smallest effect it could find at the level of Holm's first step (``ALPHA / size``): a
     change's :func:`smallest_change` (at 80% power), a rank test's :func:`smallest_rho`
-    (``None``: it cannot decide). Returns the family's size."""
+    (``None``: it cannot decide). ``pending``: tests of the family stated in advance that
+    have no data yet (:func:`holm_family`). Returns the family's size."""
     changes_in = [c for c in changes if c["seeds"] >= positive_int(min_seeds, "min_seeds")]
     for c in changes_in:
         c["p"] = change_p_value(c)
-    size = holm_family([*changes_in, *rank_tests])
+    size = holm_family([*changes_in, *rank_tests], pending=pending)
     first = ALPHA / size  # the level of Holm's first step: what a test must pass at least
     for c in changes_in:
         c["outcome"] = outcome_at(c, c["p_holm"], direction_of(c))

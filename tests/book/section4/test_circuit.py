@@ -88,30 +88,39 @@ def test_bad_input_names_the_argument():
         c.part_formed(_entry(), "induction", 1.5)
 
 
-def _rows(lags1, lags16, prev1, prev16):
+def _rows(lags1, lags16, prev1, prev16, profile=c.PLANNED_PROFILE):
     rows = []
     for s, (l1, l16, p1, p16) in enumerate(zip(lags1, lags16, prev1, prev16, strict=True)):
-        rows.append({"profile": "x", "heads": 1, "head_size": 256, "seed": s, "prev": p1,
-                     "ind": p1, "loss": p1 + l1})
-        rows.append({"profile": "x", "heads": 16, "head_size": 16, "seed": s, "prev": p16,
-                     "ind": p16, "loss": p16 + l16})
+        rows.append({"profile": profile, "heads": 1, "head_size": 256, "seed": s,
+                     "prev": p1, "ind": p1, "loss": p1 + l1})
+        rows.append({"profile": profile, "heads": 16, "head_size": 16, "seed": s,
+                     "prev": p16, "ind": p16, "loss": p16 + l16})
     return rows
 
 
+#: The family stated before the runs: H1 at 8 configurations, H2a and H2b at 6.
+PLANNED_TESTS = 8 + 6 + 6
+
+
 def test_hypotheses_on_known_changes():
-    # the lag 40-60 steps in both, the previous-token head 400 steps later at 16 heads
-    rows = _rows([40, 60, 40, 60], [60, 40, 60, 40], [300, 320, 300, 340],
+    # the lag 40-45 steps in both, the previous-token head 400 steps later at 16 heads
+    rows = _rows([40, 45, 40, 45], [45, 40, 45, 40], [300, 320, 300, 340],
                  [700, 720, 740, 720])
     tests = c.formation_tests(rows)
-    size = c.decide(tests)
-    assert size == len(tests) == 4  # H1 twice, H2a, H2b
-    h1 = [t for t in tests if t["test"] == "H1"]
+    sizes = c.decide(tests)
+    # H1 twice, H2a, H2b decided; every other planned test pending
+    assert sizes == {"primary": PLANNED_TESTS, "exploratory": 0} and len(tests) == PLANNED_TESTS
+    assert c.pending_tests(tests) == PLANNED_TESTS - 4
+    decided = [t for t in tests if t["outcome"] is not None]
+    assert {(t["test"], t["heads"]) for t in decided} == {("H1", 1), ("H1", 16), ("H2a", 16),
+                                                          ("H2b", 16)}
+    h1 = [t for t in decided if t["test"] == "H1"]
     assert all(t["outcome"] is Outcome.AS_CLAIMED for t in h1)
-    h2a = next(t for t in tests if t["test"] == "H2a")
+    h2a = next(t for t in decided if t["test"] == "H2a")
     p = stats.ttest_rel([700, 720, 740, 720], [300, 320, 300, 340]).pvalue
     assert h2a["p_value"] == pytest.approx(p, rel=1e-12)
     assert h2a["outcome"] is Outcome.AS_CLAIMED
-    h2b = next(t for t in tests if t["test"] == "H2b")
+    h2b = next(t for t in decided if t["test"] == "H2b")
     assert h2b["change"] == 0 and h2b["outcome"] is Outcome.NOT_RESOLVED
     v = c.hypotheses(tests)
     assert v["H1"] is Verdict.HOLDS and v["H2"] is Verdict.HOLDS
@@ -129,7 +138,47 @@ def test_a_lag_that_grows_with_the_head_count_fails_h2():
 def test_fewer_than_three_seeds_is_not_testable():
     rows = _rows([40, 60], [60, 40], [300, 320], [700, 720])
     tests = c.formation_tests(rows)
-    assert c.decide(tests) == 0
+    assert c.decide(tests) == {"primary": PLANNED_TESTS, "exploratory": 0}
+    assert c.pending_tests(tests) == PLANNED_TESTS
+    assert set(c.hypotheses(tests).values()) == {Verdict.NOT_TESTABLE}
+
+
+def test_a_pending_test_counts_as_p_one_and_the_family_keeps_its_size():
+    """The primary family's Holm p-values are Holm's over the decided p-values and one p = 1
+    per pending test (statistics.holm, an independent path); when a pending configuration's
+    runs arrive, the family's size stays and no decided test's Holm p rises."""
+    from bparallel.book.section4.statistics import holm
+
+    rows = _rows([40, 45, 40, 45], [45, 40, 45, 40], [300, 320, 300, 340],
+                 [700, 720, 740, 720])
+    tests = c.formation_tests(rows)
+    c.decide(tests)
+    decided = [t for t in tests if t["outcome"] is not None and t.get("p") is not None]
+    expected = holm([t["p"] for t in decided] + [1.0] * c.pending_tests(tests))
+    assert [t["p_holm"] for t in decided] == pytest.approx(expected[: len(decided)], rel=1e-12)
+    # 4 x 64's three seeds arrive: its H1, H2a and H2b leave the pending count
+    more = rows + [{"profile": c.PLANNED_PROFILE, "heads": 4, "head_size": 64, "seed": s,
+                    "prev": p, "ind": p, "loss": p + lag}
+                   for s, (p, lag) in enumerate([(500, 40), (540, 45), (520, 40)])]
+    later = c.formation_tests(more)
+    assert c.decide(later)["primary"] == PLANNED_TESTS
+    assert c.pending_tests(later) == c.pending_tests(tests) - 3
+    before = {(t["test"], t["heads"]): t["p_holm"] for t in decided}
+    for t in later:
+        if (t["test"], t["heads"]) in before and t["head_size"] in (256, 16):
+            assert t["p_holm"] <= before[(t["test"], t["heads"])] + 1e-15
+
+
+def test_runs_of_another_recipe_are_exploratory_and_carry_no_verdict():
+    rows = _rows([40, 45, 40, 45], [400, 420, 380, 410], [300, 320, 300, 340],
+                 [700, 720, 740, 720], profile="induction-nodropout-cosine")
+    tests = c.formation_tests(rows)
+    sizes = c.decide(tests)
+    explore = [t for t in tests if t["family"] == "exploratory"]
+    assert len(explore) == 4 and sizes["exploratory"] == 4
+    assert sizes["primary"] == PLANNED_TESTS and c.pending_tests(tests) == PLANNED_TESTS
+    h2b = next(t for t in explore if t["test"] == "H2b")
+    assert h2b["outcome"] is Outcome.AS_CLAIMED  # the lag grew: it would fail H2 if primary
     assert set(c.hypotheses(tests).values()) == {Verdict.NOT_TESTABLE}
 
 
@@ -283,7 +332,8 @@ def test_a_conditional_hypothesis_names_the_configurations_that_bear_it_out():
     from bparallel.book.verdicts import Outcome, Verdict
 
     def t(name, h, d, outcome):
-        return {"test": name, "heads": h, "head_size": d, "outcome": outcome}
+        return {"test": name, "heads": h, "head_size": d, "outcome": outcome,
+                "family": "primary"}
 
     tests = [t("H2a", 4, 64, Outcome.NOT_RESOLVED), t("H2b", 4, 64, Outcome.NOT_RESOLVED),
              t("H2a", 8, 32, Outcome.AS_CLAIMED), t("H2b", 8, 32, Outcome.NOT_RESOLVED),

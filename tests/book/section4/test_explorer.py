@@ -221,7 +221,7 @@ def test_every_model_is_offered_and_within_the_size_budget(exported, shipped):
         (t, h) for t in catalogue_of.EXPLORER_TASKS for h in HEADS]
     # chapter 12's fresh-data models: every arm and head count of seed 42, a configuration
     # two arms share once (4 x 16: fixed width and head size; 16 x 16: head size and width)
-    fresh = [e for e in catalogue if e["data"] == "fresh"]
+    fresh = [e for e in catalogue if e["data"] == "fresh" and "series" not in e]
     for task in catalogue_of.EXPLORER_FRESH_TASKS:
         mine = {(e["heads"], e["head_size"]): e["arms"] for e in fresh if e["task"] == task}
         assert set(mine) == {(1, 64), (4, 16), (8, 8), (16, 4), (1, 16), (8, 16), (16, 16),
@@ -230,9 +230,14 @@ def test_every_model_is_offered_and_within_the_size_budget(exported, shipped):
         assert mine[(16, 16)] == ["fixed head size", "fixed attention width"]
     assert all(e["outcome"]["outcome"] in ("converged", "budget reached", "not learned")
                for e in fresh)
+    # chapter 13's two runs through training, at least eight steps each
+    steps = [e for e in catalogue if "series" in e]
+    assert {(e["heads"], e["head_size"]) for e in steps} == {(1, 256), (16, 16)}
+    assert all(sum(f["series"] == e["series"] for f in steps) >= 8 for e in steps)
     total = sum(e["bytes"] for e in catalogue)
     assert total == sum((folder / e["file"]).stat().st_size for e in catalogue)
     assert total <= explorer.MAX_DATA_BYTES, f"{total:,} bytes of data"
+    assert max(e["bytes"] for e in catalogue) <= explorer.MAX_FILE_BYTES
     # the weights dominate: float16 in base64, 8/3 bytes per parameter; the head means,
     # sequences and recorded values add at most about two fifths
     for e in catalogue:
@@ -794,7 +799,7 @@ def test_the_page_states_each_fresh_models_outcome_by_the_chapters_rule(exported
     assert text["made-converged"] == "learned at step 4,400; converged at step 5,200"
     for e in [*catalogue, *made]:
         if e["data"] != "fresh":
-            continue
+            continue  # (a step through training reads its run's outcome, as a fresh model)
         o = e["outcome"]
         learned = (f"never held 90% for {o['in_a_row']} evaluations in a row"
                    if o["learned_at"] is None else f"learned at step {o['learned_at']:,}")
@@ -826,9 +831,17 @@ def test_every_status_line_states_its_manifest(exported):
     code = STATUS_DRIVER.replace(
         "EXPLORER_URL", json.dumps((TRANSFORMER.parent / "explorer.mjs").as_uri()))
     text = dict(run_node(code, [str(folder / e["file"]) for e in catalogue]))
-    assert len(text) == len(catalogue) == 40
+    assert len(text) == len(catalogue) == 40 + sum("series" in e for e in catalogue)
     manifests = {}
     for e in catalogue:
+        if "series" in e:  # a step through training: its step, its scores' accuracy, its file
+            data = data_of(exported, e["name"])
+            accuracy = f"{100 * data['head_scores']['accuracy_predictable']:.1f}%"
+            status = text[e["name"]]
+            assert f"at step {e['step']:,} of its training" in status, status
+            assert f"accuracy now {accuracy} on the predictable positions" in status, status
+            assert f"SHA-256 {e['sha256'][:12]}" in status and "not recorded" not in status
+            continue
         if e["folder"] not in manifests:
             manifests[e["folder"]] = json.loads(
                 (MODELS_ROOT / e["folder"] / "manifest.json").read_text())["models"]

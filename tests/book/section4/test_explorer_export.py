@@ -10,8 +10,8 @@ import pytest
 
 from bparallel.book.section4 import explorer
 
-CHOICE = {"tasks": ("copy",), "heads": (1,), "fresh_tasks": (), "num_sequences": 2,
-          "reference_sequences": 3}
+CHOICE = {"tasks": ("copy",), "heads": (1,), "fresh_tasks": (), "step_runs": (),
+          "num_sequences": 2, "reference_sequences": 3}
 
 
 def test_an_export_is_reused_only_when_made_from_the_same_inputs(tmp_path, monkeypatch):

@@ -31,21 +31,32 @@ import {
 } from "./transformer.mjs";
 
 const HASH_KEY = "#ex=";
-const NAME = /^[a-z]+(-fresh)?-h\d\d(-hs\d{2,3})?$/;
+const NAME = /^[a-z]+(-fresh|-circuit)?-h\d\d(-hs\d{2,3})?(-t\d{5})?$/;
 const WEIGHTINGS = ["learned", "uniform", "custom"];
 const FILLS = ["zero", "mean"];
 const MAX_TYPED = 100;
 const LOG_FLOOR = 1e-6; // the log colour scale spans 1e-6 .. 1
 
-/** The task menu's entry of a model: its task, and for a fresh-data model `<task>-fresh`. */
+/**
+ * The task menu's entry of a model: its task, for a fresh-data model `<task>-fresh`, and for a
+ * step of a run through training (chapter 13) `<task>-circuit`.
+ */
 export function groupOf(m) {
+  if (typeof m.series === "string") return `${m.task}-circuit`;
   return m.data === "fresh" ? `${m.task}-fresh` : m.task;
+}
+
+/** The steps of the run through training that `entry` is one of, in order (none: `[entry]`). */
+export function seriesOf(entry, models) {
+  if (typeof entry.series !== "string") return [entry];
+  return models.filter((m) => m.series === entry.series).sort((a, b) => a.step - b.step);
 }
 
 /** How the task menu names a group of `models`. */
 function groupLabel(group, models) {
-  const [task, fresh] = group.split("-");
-  if (fresh) return `${task}, fresh data (chapter 12)`;
+  const [task, kind] = group.split("-");
+  if (kind === "circuit") return `${task}, through training (chapter 13)`;
+  if (kind) return `${task}, fresh data (chapter 12)`;
   return models.some((m) => m.data === "fresh" && m.task === task) ? `${task}, finite set` : task;
 }
 
@@ -53,6 +64,7 @@ function groupLabel(group, models) {
 export function modelLabel(m) {
   if (typeof m.label === "string") return m.label; // a model handed over by the training page
   const heads = `${m.heads} head${m.heads > 1 ? "s" : ""}`;
+  if (typeof m.series === "string") return `${heads} of ${m.head_size}, seed ${m.seed}, ${m.profile}`;
   return m.data === "fresh" ? `${heads} of ${m.head_size} (${(m.arms || []).join(", ")})` : heads;
 }
 
@@ -80,6 +92,7 @@ export function statusText(data) {
     ? pct(m.heldout_accuracy_predictable) : "not recorded";
   const hash = typeof m.sha256 === "string" ? `SHA-256 ${m.sha256.slice(0, 12)}\u2026` : "SHA-256 not recorded";
   const outcome = m.outcome ? `; ${outcomeText(m)}` : "";
+  if (typeof m.series === "string") return stepStatusText(data);
   const page = data.data === "page"; // trained in the training page (chapter 15), not shipped
   const how = page ? `trained in this page for ${m.steps} steps` : data.data === "fresh" ? "trained on fresh data" : "trained on a finite set";
   return `${data.name}: task ${data.task}, ${how}, ` +
@@ -87,6 +100,20 @@ export function statusText(data) {
     `held-out accuracy ${acc} on the predictable positions (${page ? "the page's last evaluation" : "the manifest's"})${outcome}. ` +
     (page ? "Weights rounded to half precision, as every model of the explorer."
       : `Weights in half precision (${hash} of the shipped file).`);
+}
+
+/** The status line of a step of a run through training: the step, the run's outcome, the probe set's accuracy now. */
+function stepStatusText(data) {
+  const m = data.manifest;
+  const s = data.head_scores;
+  const acc = s && typeof s.accuracy_predictable === "number"
+    ? `${pct(s.accuracy_predictable)} on the predictable positions of its ${s.probe_sequences} probe sequences`
+    : "not recorded";
+  const hash = typeof m.sha256 === "string" ? `SHA-256 ${m.sha256.slice(0, 12)}\u2026` : "SHA-256 not recorded";
+  return `${data.name}: task ${data.task}, trained on fresh data (${data.profile}), ` +
+    `${data.heads} head${data.heads > 1 ? "s" : ""} of ${data.config.head_dim}, seed ${data.seed}, ` +
+    `at step ${m.step.toLocaleString("en-US")} of its training (the run ${outcomeText(m)}); accuracy now ${acc}. ` +
+    `Weights of that step, replayed from the seed, in half precision (${hash} of the step's file).`;
 }
 
 // ------------------------------------------------------------------ the view and links
@@ -443,6 +470,7 @@ export function mountExplorer(root, options) {
       }
       if (typeof view.seq === "number" && view.seq >= data.sequences.inputs.length) view.seq = 0;
     }
+    if (!app.model.headMeans) view.fill = "zero"; // a step through training: no head means exported
     syncControls(ui, app, models);
     buildHeadCards(ui, app, rerun);
     rerun({ sequence: true });
@@ -571,7 +599,12 @@ function buildSkeleton(root, models) {
     option("mean", "mean ablation"), option("zero", "zero ablation"),
   ]);
   ui.log = el("input", { type: "checkbox", "data-bp": "log" });
+  ui.step = el("input", { type: "range", min: 0, max: 0, step: 1, value: 0, "aria-label": "step of training", "data-bp": "step" });
+  ui.stepText = el("span", { class: "bp-ex-muted", "data-bp": "step-text" });
   const label = (text, input) => el("label", {}, [text, input]);
+  ui.stepRow = el("div", { class: "bp-row bp-ex-steps", "data-bp": "steps", hidden: true }, [
+    label("step of training ", ui.step), ui.stepText,
+  ]);
   ui.controls = el("div", { class: "bp-row bp-ex-controls" }, [
     label("task ", ui.task), label("model ", ui.heads), label("sequence ", ui.seq), ui.seed, ui.typed,
     label("layer ", ui.layer), label("weights ", ui.weights), label("removed heads: ", ui.fill),
@@ -600,7 +633,7 @@ function buildSkeleton(root, models) {
   ui.code = el("textarea", { class: "bp-ex-code", rows: 14, readonly: true, hidden: true, "data-bp": "python", "aria-label": "Python code" });
   ui.exportStatus = el("span", { class: "bp-ex-muted", "data-bp": "export-status" });
   root.append(
-    ui.controls, ui.actions, ui.layerNote, ui.status, ui.linkError, ui.summary, ui.strip,
+    ui.controls, ui.stepRow, ui.actions, ui.layerNote, ui.status, ui.linkError, ui.summary, ui.strip,
     el("div", { class: "bp-ex-split" }, [
       el("figure", { class: "bp-ex-fig" }, [ui.combined, el("figcaption", { "data-bp": "combined-caption" })]),
       el("div", { class: "bp-ex-side" }, [ui.measures, ui.row, ui.tip]),
@@ -614,8 +647,18 @@ function syncControls(ui, app, models) {
   const { view, data } = app;
   const entry = models.find((m) => m.name === view.model);
   ui.task.value = groupOf(entry);
-  ui.heads.replaceChildren(...models.filter((m) => groupOf(m) === groupOf(entry))
-    .map((m) => option(m.name, modelLabel(m), m.name === entry.name)));
+  const series = seriesOf(entry, models);
+  const at = series.indexOf(entry);
+  // one menu entry per run: a run through training by its step at the slider's place
+  const place = (m) => { const s = seriesOf(m, models); return s[Math.min(at, s.length - 1)]; };
+  const offered = models.filter((m) => groupOf(m) === groupOf(entry) && (m.series === undefined || m === place(m)));
+  ui.heads.replaceChildren(...offered.map((m) => option(m.name, modelLabel(m), m.name === entry.name)));
+  ui.stepRow.hidden = series.length < 2;
+  ui.step.max = String(series.length - 1);
+  ui.step.value = String(at);
+  ui.stepText.textContent = typeof entry.step === "number"
+    ? `step ${entry.step.toLocaleString("en-US")} (${at + 1} of ${series.length}: ${series.map((m) => m.step.toLocaleString("en-US")).join(", ")})`
+    : "";
   const n = data.sequences.inputs.length;
   ui.seq.replaceChildren(
     ...Array.from({ length: n }, (_, k) => option(k, `held-out ${k + 1}`)),
@@ -630,6 +673,9 @@ function syncControls(ui, app, models) {
   ui.layer.replaceChildren(...view.removed.map((_, l) => option(l, `layer ${l + 1}`)));
   ui.layer.value = view.layer;
   ui.weights.value = view.weights;
+  const mean = ui.fill.querySelector('option[value="mean"]');
+  mean.disabled = !app.model.headMeans;
+  mean.title = app.model.headMeans ? "" : "a step through training has no head means: its heads are removed by zero ablation";
   ui.fill.value = view.fill;
   ui.log.checked = view.log;
 }
@@ -643,6 +689,12 @@ function wireControls(ui, app, models, { show, rerun }) {
     show(view);
   };
   ui.task.addEventListener("change", () => switchModel(ui.task.value, null, app.data ? app.data.heads : 16));
+  ui.step.addEventListener("input", () => {
+    // another step of the same run: the same view (sequence, layer, removed heads), other weights
+    const series = seriesOf(models.find((m) => m.name === app.view.model), models);
+    const entry = series[Number(ui.step.value)];
+    if (entry && entry.name !== app.view.model) show({ ...app.view, model: entry.name, removed: app.view.removed.map((row) => row.slice()) });
+  });
   ui.heads.addEventListener("change", () => switchModel(ui.task.value, ui.heads.value, null));
   ui.seq.addEventListener("change", () => {
     const v = ui.seq.value;
@@ -853,11 +905,18 @@ function render(ui, app) {
     card.classList.toggle("bp-ex-off", removed);
     const wh = w === null ? 1 / data.heads : w[h];
     const effect = data.head_effects ? data.head_effects[view.layer][h] : null;
+    const sc = data.head_scores;
+    const scores = sc ? `; scores: previous-token ${fmt(sc.previous_token[view.layer][h], 2)}, ` +
+      `induction ${fmt(sc.induction[view.layer][h], 2)}, copying ${fmt(sc.copying[view.layer][h], 2)}` : "";
     info.textContent = `w ${pyFormatFixed(wh, 3)}; fidelity alone ${fmt(measures["head_fidelity.definition"][h], 2)}%` +
-      (effect === null ? "" : `; removing it costs ${fmt(effect, 2)} logits of margin`);
+      (effect === null ? "" : `; removing it costs ${fmt(effect, 2)} logits of margin`) + scores;
+    info.dataset.previousToken = sc ? String(sc.previous_token[view.layer][h]) : "";
+    info.dataset.induction = sc ? String(sc.induction[view.layer][h]) : "";
     info.title = "w: the head's learned weight; fidelity: its own minimax fidelity (as defined) on this sequence; " +
       "cost: the drop of the mean logit margin when this head alone is removed (mean ablation), " +
-      `mean over the ${data.sequences.inputs.length} sequences of this page, recorded by the book's Python`;
+      `mean over the ${data.sequences.inputs.length} sequences of this page, recorded by the book's Python` +
+      (sc ? `; scores: the head's previous-token, induction and copying scores at this step on the ${sc.probe_sequences} ` +
+        "probe sequences of its training (chapter 13), computed by the book's Python on the full-precision weights" : "");
     info.dataset.effect = effect === null ? "" : String(effect);
   });
 }

@@ -1,0 +1,64 @@
+"""The explorer's steps through training (issue 75, item 5;
+bparallel.book.section4.explorer_steps): each step's data file runs the replayed weights of
+that step (rounded to float16 as every model of the page) and holds each head's scores at
+that step as chapter 13 reads them (float32 weights, the run's probe set).
+
+Smallest effects these tests find: a data file of another step or run (weights off by one
+float16 step anywhere), a head score off by one ulp of float64, a step missing from the
+catalogue."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+
+from bparallel.book.section4 import explorer, explorer_steps
+from bparallel.transformer.replay import load_step, read_steps_index
+from bparallel.transformer.runs import Run
+from bparallel.transformer.shipped import MODELS_ROOT
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def test_the_catalogue_offers_every_replayed_step():
+    offered = explorer_steps.step_explorer_models()
+    index = read_steps_index(MODELS_ROOT / explorer_steps.STEP_PROFILE)
+    for heads, size in explorer_steps.STEP_RUNS:
+        run = Run("induction", heads, explorer_steps.STEP_PROFILE, head_size=size)
+        mine = [e for e in offered if e["series"] == explorer_steps.series_name(run)]
+        assert [e["step"] for e in mine] == index[run.shipped_name]["steps"]
+        assert [e["name"] for e in mine] == [f"induction-circuit-h{heads:02d}-hs{size}-t"
+                                             f"{s:05d}" for s in index[run.shipped_name]["steps"]]
+        assert all(explorer.NAME.fullmatch(e["name"]) for e in mine)
+    assert explorer_steps.step_explorer_models(()) == []
+    with pytest.raises(FileNotFoundError, match="no steps"):
+        explorer_steps.step_explorer_models([(4, 64)])
+    with pytest.raises(ValueError, match="profile"):
+        explorer_steps.step_scores(load_step(run, MODELS_ROOT / explorer_steps.STEP_PROFILE,
+                                             0), "induction-fresh")
+
+
+@pytest.mark.parametrize("pick", [0, -1], ids=["first step", "last step"])
+def test_a_steps_data_file_runs_that_steps_weights_and_holds_its_scores(pick, explorer_export):
+    folder, catalogue = explorer_export
+    for heads, size in explorer_steps.STEP_RUNS:
+        run = Run("induction", heads, explorer_steps.STEP_PROFILE, head_size=size)
+        mine = [e for e in catalogue if e.get("series") == explorer_steps.series_name(run)]
+        entry = mine[pick]
+        data = explorer.read_data_script(folder / entry["file"])
+        model = load_step(run, MODELS_ROOT / explorer_steps.STEP_PROFILE, entry["step"])
+        assert data["manifest"]["step"] == entry["step"]
+        assert "head_means" not in data and "head_effects" not in data  # zero ablation only
+        assert data["manifest"]["steps"] == [e["step"] for e in mine]
+        # the weights: the step's, rounded to float16, bit for bit
+        blob = np.frombuffer(base64.b64decode(data["weights"]), dtype="<f2")
+        for name, tensor in explorer.half_rounded(model).state_dict().items():
+            at = data["tensors"][name]
+            got = blob[at["offset"] : at["offset"] + tensor.numel()].reshape(tensor.shape)
+            assert np.array_equal(got.astype(np.float32), tensor.numpy()), name
+        # the scores: chapter 13's measurement of the float32 weights, as recomputed here
+        want = explorer_steps.step_scores(model)
+        assert data["head_scores"] == want
+        assert np.asarray(want["previous_token"]).shape == (4, heads)
