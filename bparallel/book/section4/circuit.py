@@ -82,6 +82,9 @@ PLANNED_PROFILE = "induction-fresh-lr3e-3"
 PLANNED_CONFIGS = ((1, 256), (4, 64), (8, 32), (16, 16), (1, 64), (4, 16), (8, 8), (16, 4))
 #: The two families a test belongs to (``family`` of a test row).
 FAMILIES = ("primary", "exploratory")
+#: The graph measure read around the phase change (exploratory, :func:`graph_around`):
+#: Algorithm 1 as defined, the layer's mixing time, as the runs' training probes record it.
+GRAPH_MEASURE = "mixing_time.definition"
 
 
 def _layers(part: str, n_layers: int) -> range:
@@ -190,9 +193,39 @@ def probed_entries(models_root: str | os.PathLike = MODELS_ROOT,
     return out
 
 
+def graph_around(entry: Mapping[str, Any], f: Mapping[str, Any] | None = None
+                 ) -> dict[str, Any] | None:
+    """The graph of the layer that carries the previous-token head, around the phase change:
+    :data:`GRAPH_MEASURE` of that layer (heads combined with their learned weights) at the
+    last training probe before the head forms (``before``, at ``before_step``) and the first
+    at or after the loss falls (``after``, at ``after_step``), from the entry's ``probes``
+    (:func:`~bparallel.transformer.measure.training_probe`, a coarser schedule than the head
+    probes'); ``None`` where a part never formed, no probe lies on a side, or a value is not
+    finite. ``f``: the entry's :func:`formation`, if computed already."""
+    f = formation(entry) if f is None else f
+    prev, loss = f["previous_token"], f["loss"]
+    probes = entry.get("probes") or {}
+    steps = list(probes.get("step", []))
+    if prev["step"] is None or loss is None or GRAPH_MEASURE not in probes:
+        return None
+    before = [s for s in steps if s < prev["step"]]
+    after = [s for s in steps if s >= loss]
+    if not before or not after:
+        return None
+    out = {"layer": prev["layer"], "before_step": before[-1], "after_step": after[0]}
+    for side in ("before", "after"):
+        value = probes[GRAPH_MEASURE][steps.index(out[f"{side}_step"])][prev["layer"]]
+        if value is None or not math.isfinite(value):
+            return None
+        out[side] = float(value)
+    return out
+
+
 def formation_rows(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """:func:`formation` of every entry, flat: ``prev``, ``ind``, ``loss`` (steps, ``None``:
-    never) and where each part sits (``prev_at``, ``ind_at``: ``(layer, head)``, 0-based)."""
+    never), where each part sits (``prev_at``, ``ind_at``: ``(layer, head)``, 0-based) and
+    the previous-token head's layer around the phase change (``graph``,
+    :func:`graph_around`)."""
     rows = []
     for e in entries:
         f = formation(e)
@@ -201,8 +234,26 @@ def formation_rows(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
                      "seed": f["seed"], "prev": p["step"], "ind": i["step"], "loss": f["loss"],
                      "prev_at": None if p["step"] is None else (p["layer"], p["head"]),
                      "ind_at": None if i["step"] is None else (i["layer"], i["head"]),
-                     "prev_heads": p["heads_final"], "ind_heads": i["heads_final"]})
+                     "prev_heads": p["heads_final"], "ind_heads": i["heads_final"],
+                     "graph": graph_around(e, f)})
     return rows
+
+
+def graph_tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Exploratory (stated after the runs, so never a verdict): per configuration, the
+    change of the previous-token head's layer's :data:`GRAPH_MEASURE` from before that head
+    forms to after the loss falls (:func:`graph_around`), paired by seed; claimed ``< 0``,
+    the paper's view that a layer that learns its task mixes faster (a previous-token head
+    is a path, the slowest-mixing graph of its size)."""
+    tests = []
+    for profile, h, d in configurations(rows):
+        mine = [r for r in rows if (r["profile"], r["heads"], r["head_size"]) == (profile, h, d)
+                and r.get("graph") is not None]
+        before = {r["seed"]: r["graph"]["before"] for r in mine}
+        after = {r["seed"]: r["graph"]["after"] for r in mine}
+        tests.append(_change("G", before, after, -1, profile=profile, heads=h, head_size=d,
+                             family="exploratory"))
+    return tests
 
 
 def _by_seed(rows: Sequence[Mapping[str, Any]], profile: str, heads: int, head_size: int,

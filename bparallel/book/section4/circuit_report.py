@@ -28,6 +28,8 @@ TEST_NAMES = {
     "H2b": "H2b: more heads, the lag from it to the fall unchanged",
     "H3 count": "H3: at a fixed head size, more heads learn later",
     "H3 size": "H3: at a fixed head count, larger heads learn sooner",
+    "G": "exploratory: the previous-token head's layer mixes faster after the fall "
+         "(Algorithm 1 as defined, steps)",
 }
 #: The verdicts the chapter records (``verdict.<key>``: the index in :class:`Verdict`).
 VERDICT_KEYS = {"H1": "waits", "H2": "delay", "H3 count": "count", "H3 size": "size",
@@ -80,17 +82,18 @@ def sensitivity_table(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, An
     return out
 
 
-def _steps(mean: float, low: float | None, high: float | None) -> str:
-    """A change in steps with its interval: ``"-1,160 [-1,271, -1,049]"``."""
+def _steps(mean: float, low: float | None, high: float | None, digits: int = 0) -> str:
+    """A change in steps with its interval: ``"-1,160 [-1,271, -1,049]"`` (``digits``
+    decimals: a mixing time's change is a fraction of a step)."""
     if low is None:
-        return f"{mean:,.0f}"
-    return f"{mean:,.0f} [{low:,.0f}, {high:,.0f}]"
+        return f"{mean:,.{digits}f}"
+    return f"{mean:,.{digits}f} [{low:,.{digits}f}, {high:,.{digits}f}]"
 
 
 def _unit(t: Mapping[str, Any]) -> str:
     if "fewer" in t:
         return f"{config_name(*t['fewer'])} → {config_name(t['heads'], t['head_size'])}"
-    if t["test"] == "H1":
+    if t["test"] in ("H1", "G"):
         return f"{config_name(t['heads'], t['head_size'])}, {t['profile']}"
     return f"1 head → {config_name(t['heads'], t['head_size'])}, {t['profile']}"
 
@@ -111,16 +114,17 @@ def tests_table(tests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for t in sorted(tests, key=lambda t: t["family"] != "primary"):
         testable = t.get("outcome") is not None
+        digits = 2 if t["test"] == "G" else 0  # a mixing time, not a training step
         out.append({
             "family": t["family"],
             "test": TEST_NAMES[t["test"]], "change": _unit(t), "seeds": t["seeds"],
             "steps (95% interval)": ("—" if t["change"] is None
-                                     else _steps(t["change"], t["low"], t["high"])),
+                                     else _steps(t["change"], t["low"], t["high"], digits)),
             "p": fmt_p(t["p"]) if testable and t.get("p") is not None else "—",
             "Holm p": fmt_p(t["p_holm"]) if testable and t.get("p_holm") is not None else "—",
             "outcome": str(t["outcome"]) if testable else _untested(t),
             "smallest it finds": ("—" if t.get("smallest") is None
-                                  else f"{t['smallest']:,.0f} steps")})
+                                  else f"{t['smallest']:,.{digits}f} steps")})
     return out
 
 

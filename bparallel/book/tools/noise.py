@@ -37,8 +37,9 @@ from .regress import (
     resolve_notebooks,
 )
 
-__all__ = ["NOISE_SETTINGS", "NOISE_FACTOR", "noise_path", "load_noise", "spreads",
-           "merged_spreads", "log10_spread", "recorded_noise", "measure_noise"]
+__all__ = ["NOISE_SETTINGS", "MEASURING", "NOISE_FACTOR", "environment", "noise_path",
+           "load_noise", "spreads", "merged_spreads", "log10_spread", "recorded_noise",
+           "measure_noise"]
 
 #: The sources of last-bit noise a regression may meet on another machine, each as the
 #: environment that reproduces it here: the CPU's kernels (torch's ATen, numpy's SIMD
@@ -57,6 +58,15 @@ NOISE_SETTINGS: dict[str, dict[str, str]] = {
     "one-thread": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                    "OPENBLAS_NUM_THREADS": "1", "BPARALLEL_WORKERS": "1"},
 }
+
+#: The chapters that measure trained models again, whose results the CPU's kernels can move
+#: in their last bits: on a machine with AVX-512, the suite's quick regression runs them under
+#: the AVX2 setting with their metrics cache off (``tests/book/tools/quick_regression.py``),
+#: while the book build ran them natively at the paper profile (the Makefile's ``MEASURING``).
+MEASURING = ("08_proxies", "09_amplification", "10_section4_as_defined", "11_across_seeds",
+             "12_graph_tasks", "12a_graph_runs", "12b_graph_tests", "12c_graph_pilots",
+             "12d_graph_dropout", "12e_graph_horse_race", "12f_graph_heads", "12g_graph_finite",
+             "12h_graph_controls", "13_circuit", "14_explorer")
 
 #: A tolerance must be at least this many times the key's measured spread
 #: (``tests/book/tools/test_regress.py`` checks every reference against ``reference/noise/``).
@@ -77,7 +87,9 @@ def load_noise(profile: str, root: Path = ROOT) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``values`` set inside the block (the processes started there,
+    notebook kernels too, inherit them), restored after."""
     before = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
     try:
@@ -179,7 +191,7 @@ def measure_noise(args: argparse.Namespace, root: Path = ROOT, out=sys.stdout) -
         shutil.rmtree(runs, ignore_errors=True)
         mine = {n: {**extra, **({"runs_dir": str(runs)} if "runs_dir" in declared[n] else {})}
                 for n, extra in per_notebook.items()}
-        with _environment(NOISE_SETTINGS[setting]):
+        with environment(NOISE_SETTINGS[setting]):
             outcomes = _execute(names, {"profile": profile}, folder,
                                 jobs=jobs, timeout=args.timeout, retries=args.retries,
                                 root=root, out=out, label=f"noise ({setting})",

@@ -345,3 +345,28 @@ def test_a_conditional_hypothesis_names_the_configurations_that_bear_it_out():
     tests[3]["outcome"] = Outcome.AGAINST  # its lag changed: 8 x 32 no longer bears it out
     with pytest.raises(ValueError, match="no configuration"):
         cr.conditions(verdicts, tests)
+
+
+def test_the_graph_around_the_phase_change_reads_the_probes_on_each_side():
+    """circuit.graph_around: the previous-token head's layer's Algorithm 1 at the last
+    training probe before the head forms and the first at or after the loss falls; None
+    where a side has no probe or the value is not finite; graph_tests pairs it by seed as
+    an exploratory test (no verdict)."""
+    e = _entry(prev_at=200, ind_at=240, acc_at=260)
+    mix = [[5.0, 5.0 + s / 100, 7.0] for s in (0, 100, 200, 400)]
+    e["probes"] = {"step": [0, 100, 200, 400], c.GRAPH_MEASURE: mix}
+    g = c.graph_around(e)
+    assert g == {"layer": 0, "before_step": 100, "after_step": 400, "before": 5.0,
+                 "after": 5.0}
+    e["probes"][c.GRAPH_MEASURE][1][0] = None  # never mixed within the cutoff
+    assert c.graph_around(e) is None
+    e["probes"] = {"step": [300, 400], c.GRAPH_MEASURE: mix[:2]}  # nothing before the head
+    assert c.graph_around(e) is None
+    rows = [{"profile": "x", "heads": 4, "head_size": 16, "seed": s,
+             "graph": {"before": 5.0 + s, "after": 7.0 + s + 0.01 * s}} for s in range(3)]
+    tests = c.graph_tests(rows)
+    assert len(tests) == 1 and tests[0]["family"] == "exploratory"
+    assert tests[0]["change"] == pytest.approx(2.01) and tests[0]["direction"] == -1
+    c.decide(tests)
+    assert tests[0]["outcome"] is Outcome.AGAINST  # slower after: against the graph view
+    assert set(c.hypotheses(tests).values()) == {Verdict.NOT_TESTABLE}

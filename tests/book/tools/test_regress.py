@@ -518,3 +518,28 @@ def test_tolerances_cover_the_measured_noise(profile):
                                  f"spread {spread[key]:.3g}")
     assert not unmeasured, f"{len(unmeasured)} keys without measured noise: {unmeasured[:10]}"
     assert not too_tight, f"{len(too_tight)} tolerances below the noise: {too_tight[:10]}"
+
+
+def test_the_measuring_chapters_are_one_list_and_run_under_avx2_where_the_cpu_is_wider(
+        monkeypatch):
+    """The Makefile's MEASURING (``make test-avx2``) is :data:`noise.MEASURING`, every one of
+    them a chapter; the suite's quick regression runs them under the AVX2 setting exactly
+    where the CPU has AVX-512 kernels and ``BPARALLEL_QUICK_NATIVE`` is not set, and CI then
+    skips ``make test-avx2``'s second run of them."""
+    import re
+
+    import torch
+
+    from tests.book.tools import quick_regression as qr
+
+    text = (ROOT / "Makefile").read_text()
+    block = re.search(r"^MEASURING := ((?:.*\\\n)*.*)$", text, re.M).group(1)
+    assert tuple(block.replace("\\\n", " ").split()) == noise.MEASURING
+    assert set(noise.MEASURING) <= set(rg.available_notebooks())
+    assert "make test-avx2 AVX2_REGRESSION=0" in (ROOT / ".ci" / "run").read_text()
+    wide = torch.backends.cpu.get_cpu_capability().upper().startswith("AVX512")
+    monkeypatch.delenv(qr.NATIVE_ENV, raising=False)
+    assert qr.under_avx2() is wide
+    monkeypatch.setenv(qr.NATIVE_ENV, "1")
+    assert qr.under_avx2() is False
+    assert noise.NOISE_SETTINGS["avx2"]["ATEN_CPU_CAPABILITY"] == "avx2"
