@@ -62,3 +62,56 @@ def test_a_steps_data_file_runs_that_steps_weights_and_holds_its_scores(pick, ex
         want = explorer_steps.step_scores(model)
         assert data["head_scores"] == want
         assert np.asarray(want["previous_token"]).shape == (4, heads)
+
+
+STEP_VIEW_DRIVER = r"""
+import { readFileSync } from "node:fs";
+import vm from "node:vm";
+const t = await import(MODULE_URL);
+const ex = await import(EXPLORER_URL);
+const { file, models } = JSON.parse(readFileSync(0, "utf8"));
+const ctx = { window: {} };
+vm.runInNewContext(readFileSync(file, "utf8"), ctx);
+const data = Object.values(ctx.window.BPARALLEL_MODELS)[0];
+const model = t.loadModel(data);
+const view = ex.decodeView(`v=1;m=${data.name};s=0;l=1;w=learned;f=zero;x=0000.0003.0000.0000;p=99`,
+                           models);
+const tokens = data.sequences.inputs[0];
+const mask = view.removed.map((row) => row.map((r) => (r ? 0 : 1)));
+let mean = null;
+try { t.forward(model, tokens, { mask, fill: "mean" }); } catch (e) { mean = e.message; }
+const o = t.forward(model, tokens, { mask, fill: view.fill });
+const m = t.layerMeasures(o.patterns, view.layer, { weights: t.headWeights(model)[view.layer] });
+process.stdout.write(JSON.stringify({
+  python: ex.toPython(view, data, tokens), status: ex.statusText(data), mean,
+  group: ex.groupOf(models.find((e) => e.name === data.name)),
+  series: ex.seriesOf(models.find((e) => e.name === data.name), models).map((e) => e.step),
+  measure: m["mixing_time.definition"],
+}));
+"""
+
+
+def test_export_as_python_of_a_step_loads_that_steps_weights(explorer_export):
+    """The page's "Export as Python" at a step (heads removed by zero ablation, the only
+    ablation a step offers) loads the step's own weights file and, run here, gives the page's
+    Algorithm 1; the page groups the steps of a run and refuses mean ablation there."""
+    import json
+    import math
+
+    from tests.book.section4.test_explorer import TRANSFORMER, driver, run_node
+
+    folder, catalogue = explorer_export
+    entry = next(e for e in catalogue if e.get("series") == "induction-circuit-h16-hs16"
+                 and e["step"] > 0)
+    code = driver(STEP_VIEW_DRIVER).replace(
+        "EXPLORER_URL", json.dumps((TRANSFORMER.parent / "explorer.mjs").as_uri()))
+    out = run_node(code, {"file": str(folder / entry["file"]), "models": catalogue})
+    assert out["group"] == "induction-circuit" and out["series"] == entry["steps"]
+    assert "no head means" in out["mean"]
+    assert f"at step {entry['step']:,} of its training" in out["status"]
+    assert json.dumps(entry["weights"]) in out["python"] and "fill = None" in out["python"]
+    namespace: dict = {}
+    python = out["python"].replace("    print(mode,", "    results[mode] = (")
+    exec(compile("results = {}\n" + python, "<export>", "exec"), namespace)  # noqa: S102
+    alg1 = float(namespace["results"]["definition"][0])
+    assert math.isclose(alg1, out["measure"], rel_tol=1e-5)
