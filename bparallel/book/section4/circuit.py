@@ -59,7 +59,7 @@ from ..._checks import one_of
 from ...transformer.learning import LEARNING_THRESHOLD, steps_to_threshold
 from ...transformer.shipped import MODELS_ROOT
 from ..verdicts import Outcome, Verdict
-from .statistics import change_p_value, claim_over_units, family_verdicts, paired_effect
+from .statistics import claim_over_units, family_verdicts, paired_effect
 
 #: The fresh-data profiles whose runs record per-head probes through training: the
 #: learning-rate controls of chapter 12 and the settling recipe.
@@ -371,12 +371,10 @@ def decide(tests: Sequence[dict[str, Any]], min_seeds: int = MIN_SEEDS) -> dict[
     sizes = {}
     for family in FAMILIES:
         mine = [t for t in tests if t["family"] == family]
-        kept = [t for t in mine if _testable(t, min_seeds)]
-        # a decided test whose p is undefined (every seed's change equal) counts as p = 1
-        with_p = sum(change_p_value(t) is not None for t in kept)
-        pending = len(mine) - with_p if family == "primary" else 0
-        sizes[family] = (family_verdicts(kept, [], lambda t: t["direction"], min_seeds,
-                                         pending=pending) if kept else pending)
+        stated = family == "primary"
+        decidable = bool(mine) and (stated or any(_testable(t, min_seeds) for t in mine))
+        sizes[family] = (family_verdicts(mine, [], lambda t: t["direction"], min_seeds,
+                                         stated=stated) if decidable else 0)
     return sizes
 
 

@@ -223,7 +223,7 @@ def holm_family(tests: Sequence[dict[str, Any]], key: str = "p",
 
 
 def family_verdicts(changes: Sequence[dict[str, Any]], rank_tests: Sequence[dict[str, Any]],
-                    direction_of: Any, min_seeds: int, pending: int = 0) -> int:
+                    direction_of: Any, min_seeds: int, stated: bool = False) -> int:
     """A chapter's verdicts at Holm-corrected p-values (:func:`holm_family` over one family):
     ``changes`` across seeds (rows of
     :func:`~bparallel.book.section4.graph_tasks.head_count_change`; those with fewer than
@@ -233,11 +233,14 @@ def family_verdicts(changes: Sequence[dict[str, Any]], rank_tests: Sequence[dict
     ``verdict`` (:func:`rank_claim_verdict`). Every test also gets ``smallest``, the
     smallest effect it could find at the level of Holm's first step (``ALPHA / size``): a
     change's :func:`smallest_change` (at 80% power), a rank test's :func:`smallest_rho`
-    (``None``: it cannot decide). ``pending``: tests of the family stated in advance that
-    have no data yet (:func:`holm_family`). Returns the family's size."""
+    (``None``: it cannot decide). ``stated``: the family was stated before its data, so
+    every change of ``changes`` counts, one without a p-value (too few seeds yet, or no
+    change in any seed) as p = 1 (``pending`` of :func:`holm_family`). Returns the family's
+    size."""
     changes_in = [c for c in changes if c["seeds"] >= positive_int(min_seeds, "min_seeds")]
     for c in changes_in:
         c["p"] = change_p_value(c)
+    pending = len(changes) - sum(c["p"] is not None for c in changes_in) if stated else 0
     size = holm_family([*changes_in, *rank_tests], pending=pending)
     first = ALPHA / size  # the level of Holm's first step: what a test must pass at least
     for c in changes_in:
