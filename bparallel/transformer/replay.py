@@ -39,7 +39,14 @@ import torch
 
 from .._checks import nonnegative_int
 from .._io import atomic_write_text, file_lock
-from .checkpoints import _clean, load_checkpoint, load_weights, sha256_file, write_weights
+from .checkpoints import (
+    _clean,
+    load_checkpoint,
+    load_weights,
+    read_manifest,
+    sha256_file,
+    write_weights,
+)
 from .design import FreshProfile
 from .model import Transformer
 from .runs import Run
@@ -136,10 +143,10 @@ def replay_steps(
     if not steps or steps != sorted(set(steps)):
         raise ValueError(f"steps={steps}: give distinct steps in ascending order")
     models_dir, work_dir = Path(models_dir), Path(work_dir)
-    manifest_path = models_dir / "manifest.json"
-    if not manifest_path.is_file():
+    manifest = read_manifest(models_dir)
+    if manifest is None:
         raise ValueError(f"models_dir: {models_dir} ships no manifest.json")
-    entry = json.loads(manifest_path.read_text())["models"].get(run.shipped_name)
+    entry = manifest["models"].get(run.shipped_name)
     if entry is None:
         raise ValueError(f"run: {run.shipped_name} is not shipped in {models_dir}")
     if steps[-1] > entry["steps"]:
@@ -149,6 +156,8 @@ def replay_steps(
                          "against")
     work_dir.mkdir(parents=True, exist_ok=True)
     ckpt_file = run.checkpoint_path(work_dir)
+    # the replay's checkpoint as last read (None: none yet), read again only after training
+    ck = load_checkpoint(ckpt_file, **run.expect()) if ckpt_file.is_file() else None
     files = {}
     for step in steps:
         path = step_path(run, models_dir, step)
@@ -158,15 +167,14 @@ def replay_steps(
                 model = initial_model(run)
                 write_weights(path, run.config.to_dict(), model.state_dict(), _meta(run, 0))
             else:
-                at = load_checkpoint(ckpt_file, **run.expect()).position \
-                    if ckpt_file.is_file() else 0
+                at = 0 if ck is None else ck.position
                 if at > step:
                     raise ValueError(f"work_dir: its checkpoint of {run.name} is at step {at}, "
                                      f"past step {step}: give a fresh work_dir")
                 if at < step:
                     train(run, out_dir=work_dir, stop_after=step - at, threads=threads,
                           progress=progress)
-                ck = load_checkpoint(ckpt_file, **run.expect())
+                    ck = load_checkpoint(ckpt_file, **run.expect())
                 if ck.position != step:
                     raise ValueError(f"the replay of {run.name} stopped at step "
                                      f"{ck.position}, not {step}")
@@ -176,7 +184,8 @@ def replay_steps(
                             "sha256": sha256_file(path)}
     difference = None
     if steps[-1] > 0:
-        ck = load_checkpoint(ckpt_file, **run.expect())
+        if ck is None:
+            ck = load_checkpoint(ckpt_file, **run.expect())
         if ck.position != steps[-1]:
             raise ValueError(f"work_dir: its checkpoint of {run.name} is at step "
                              f"{ck.position}, not at the last step {steps[-1]}")
@@ -187,7 +196,7 @@ def replay_steps(
         index[run.shipped_name] = {
             "steps": steps, "files": files, "shipped_sha256": entry["sha256"],
             "probe_difference": difference,
-            "bitwise": difference == 0.0,
+            "probes_equal": difference == 0.0,
             "note": "the replay's per-head probes up to its last step against the manifest's",
         }
         atomic_write_text(folder / STEPS_INDEX, json.dumps(index, indent=1, sort_keys=True)
@@ -226,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         p.error(str(err))
     print(f"{run.shipped_name}: steps {entry['steps']}; probes equal to the manifest's as "
-          f"stored: {entry['bitwise']} (largest difference {entry['probe_difference']})")
+          f"stored: {entry['probes_equal']} (largest difference {entry['probe_difference']})")
     return 0
 
 

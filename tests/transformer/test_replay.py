@@ -52,7 +52,7 @@ def _manifest_entry(run: Run) -> dict:
 def test_the_shipped_steps_are_the_runs_own(run):
     index = replay.read_steps_index(FOLDER)[run.shipped_name]
     entry = _manifest_entry(run)
-    assert index["bitwise"] and index["probe_difference"] == 0.0
+    assert index["probes_equal"] and index["probe_difference"] == 0.0
     assert index["shipped_sha256"] == entry["sha256"]
     steps = index["steps"]
     assert len(steps) >= 8 and steps == sorted(set(steps)) and steps[0] == 0

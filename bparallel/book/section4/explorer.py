@@ -434,14 +434,12 @@ def export_models(
         if "series" in entry:
             data["head_scores"] = step_scores(model, entry["profile"])
         text = data_script(data)
-        file = f"{entry['name']}.js"
-        if len(text.encode("utf-8")) > MAX_FILE_BYTES:
-            raise ValueError(f"the explorer's data file {file} takes "
-                             f"{len(text.encode('utf-8')):,} bytes, over MAX_FILE_BYTES="
-                             f"{MAX_FILE_BYTES:,}")
+        file, size = f"{entry['name']}.js", len(text.encode("utf-8"))
+        if size > MAX_FILE_BYTES:
+            raise ValueError(f"the explorer's data file {file} takes {size:,} bytes, over "
+                             f"MAX_FILE_BYTES={MAX_FILE_BYTES:,}")
         atomic_write_text(out / file, text).chmod(0o644)  # served with the book
-        entry.update(file=file, bytes=len(text.encode("utf-8")),
-                     layers=data["config"]["n_layers"])
+        entry.update(file=file, bytes=size, layers=data["config"]["n_layers"])
         total += entry["bytes"]
     if total > max_bytes:
         raise ValueError(f"the explorer's data files take {total:,} bytes, over the budget "

@@ -14,12 +14,11 @@ from typing import Any
 from ..._checks import nonnegative_int, one_of
 from ...transformer.data import GRAPH_TASKS, PAPER_TASKS
 from ...transformer.design import ARMS, DEFAULT_SEED, HEADS, model_name, run_name
-from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ...transformer.model import ModelConfig
 from ...transformer.runs import Run
 from ...transformer.shipped import MODELS_ROOT, shipped_manifest
 from .explorer_steps import STEP_RUNS, step_explorer_models
-from .models import ARM_NAMES, FRESH_PROFILES
+from .models import ARM_NAMES, FRESH_PROFILES, run_outcome
 
 __all__ = ["EXPLORER_FRESH_TASKS", "EXPLORER_TASKS", "explorer_models", "explorer_table",
            "fresh_explorer_models", "model_folder"]
@@ -134,11 +133,7 @@ def fresh_explorer_models(task: str, *, seed: int = DEFAULT_SEED,
                 "arms": [ARM_NAMES[a] for a in run.arms],
                 "heldout_accuracy": entry["heldout_accuracy"],
                 "heldout_accuracy_predictable": entry["heldout_accuracy_predictable"],
-                "outcome": {"outcome": entry["outcome"], "learned_at": learning_time(entry),
-                            "in_a_row": entry.get("in_a_row", LEARNED_IN_A_ROW),
-                            "converged_at": entry.get("converged_at"),
-                            "budget": entry["budget"], "steps": entry["steps"],
-                            "threshold": entry["threshold"]},
+                "outcome": run_outcome(entry),
                 "folder": folder.name, "weights": entry["file"], "sha256": entry["sha256"],
             })
     return out

@@ -24,12 +24,11 @@ from ..._checks import one_of
 from ...transformer.arms import arms_of
 from ...transformer.design import DEFAULT_SEED, fresh_heldout, get_profile
 from ...transformer.head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS, head_probe
-from ...transformer.learning import learning_time
 from ...transformer.model import Transformer
 from ...transformer.replay import read_steps_index
 from ...transformer.runs import Run
 from ...transformer.shipped import MODELS_ROOT, shipped_manifest
-from .models import ARM_NAMES
+from .models import ARM_NAMES, run_outcome
 
 __all__ = ["STEP_PROFILE", "STEP_RUNS", "STEP_TASK", "series_name", "step_explorer_models",
            "step_scores", "step_table"]
@@ -78,11 +77,7 @@ def step_explorer_models(runs: Sequence[Sequence[int]] = STEP_RUNS, *,
                 "heads": run.heads, "head_size": run.config.head_dim, "seed": run.seed,
                 "profile": STEP_PROFILE, "arms": [ARM_NAMES[a] for a in arms_of(run.config)],
                 "series": series, "step": step, "steps": list(steps["steps"]),
-                "outcome": {"outcome": entry["outcome"], "learned_at": learning_time(entry),
-                            "in_a_row": entry["in_a_row"],
-                            "converged_at": entry.get("converged_at"),
-                            "budget": entry["budget"], "steps": entry["steps"],
-                            "threshold": entry["threshold"]},
+                "outcome": run_outcome(entry),
                 "folder": folder.name, "weights": file["file"], "sha256": file["sha256"],
             })
     return out

@@ -33,6 +33,7 @@ from ...transformer.checkpoints import load_checkpoint, load_weights
 from ...transformer.data import FRESH_ONLY_TASKS, GRAPH_TASKS, PAPER_TASKS, TASKS, heldout_dataset
 from ...transformer.design import ARMS, DEFAULT_SEED, HEADS, get_profile
 from ...transformer.evaluation import evaluate_accuracy
+from ...transformer.learning import LEARNED_IN_A_ROW, learning_time
 from ...transformer.model import ModelConfig
 from ...transformer.shipped import (
     MODELS_ROOT,
@@ -322,6 +323,18 @@ def fresh_runs(models_root: str | os.PathLike = MODELS_ROOT,
     runs.entries.sort(key=lambda e: (FRESH_TASKS.index(e["task"]), e["heads"], e["head_size"],
                                      e["seed"]))
     return runs
+
+
+def run_outcome(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A fresh-data run's outcome by chapter 12's rule, from its manifest ``entry``: the
+    manifest's ``outcome``, ``learned_at`` (the learning time,
+    :func:`~bparallel.transformer.learning.learning_time`; ``None``: never learned),
+    ``in_a_row`` (default :data:`~bparallel.transformer.learning.LEARNED_IN_A_ROW`),
+    ``converged_at``, ``budget``, ``steps`` and ``threshold`` (what the explorer states)."""
+    return {"outcome": entry["outcome"], "learned_at": learning_time(entry),
+            "in_a_row": entry.get("in_a_row", LEARNED_IN_A_ROW),
+            "converged_at": entry.get("converged_at"), "budget": entry["budget"],
+            "steps": entry["steps"], "threshold": entry["threshold"]}
 
 
 def run_key(run: Mapping[str, Any]) -> tuple[str, int, int, int]:

@@ -91,8 +91,8 @@ export function statusText(data) {
   const acc = typeof m.heldout_accuracy_predictable === "number"
     ? pct(m.heldout_accuracy_predictable) : "not recorded";
   const hash = typeof m.sha256 === "string" ? `SHA-256 ${m.sha256.slice(0, 12)}\u2026` : "SHA-256 not recorded";
+  if (typeof m.series === "string") return stepStatusText(data, hash);
   const outcome = m.outcome ? `; ${outcomeText(m)}` : "";
-  if (typeof m.series === "string") return stepStatusText(data);
   const page = data.data === "page"; // trained in the training page (chapter 15), not shipped
   const how = page ? `trained in this page for ${m.steps} steps` : data.data === "fresh" ? "trained on fresh data" : "trained on a finite set";
   return `${data.name}: task ${data.task}, ${how}, ` +
@@ -103,13 +103,12 @@ export function statusText(data) {
 }
 
 /** The status line of a step of a run through training: the step, the run's outcome, the probe set's accuracy now. */
-function stepStatusText(data) {
+function stepStatusText(data, hash) {
   const m = data.manifest;
   const s = data.head_scores;
   const acc = s && typeof s.accuracy_predictable === "number"
     ? `${pct(s.accuracy_predictable)} on the predictable positions of its ${s.probe_sequences} probe sequences`
     : "not recorded";
-  const hash = typeof m.sha256 === "string" ? `SHA-256 ${m.sha256.slice(0, 12)}\u2026` : "SHA-256 not recorded";
   return `${data.name}: task ${data.task}, trained on fresh data (${data.profile}), ` +
     `${data.heads} head${data.heads > 1 ? "s" : ""} of ${data.config.head_dim}, seed ${data.seed}, ` +
     `at step ${m.step.toLocaleString("en-US")} of its training (the run ${outcomeText(m)}); accuracy now ${acc}. ` +
