@@ -33,7 +33,7 @@ import torch
 from .._io import atomic_write, atomic_write_text, file_lock
 from .arms import arms_of
 from .data import heldout_dataset
-from .design import FreshProfile, Profile, get_profile
+from .design import FreshProfile, Profile, get_profile, recipe_record
 from .evaluation import evaluate_accuracy
 from .learning import LEARNING_THRESHOLD, learning_summary
 from .model import ModelConfig, Transformer
@@ -445,12 +445,12 @@ class StepCheckpoint(RunCheckpoint):
         model of its own size. Floats to 6 significant digits, ``None`` for NaN and inf.
         ``hardware`` and ``torch_version`` name every machine and torch the run trained on; a
         run that moved (resumed elsewhere) also has ``segments``, which steps each trained; a
-        run whose learning rate decays, its ``lr_schedule``. Cheap to compute: ``reuse`` is
+        run whose learning rate decays, its ``lr_schedule``; whose logits are not scaled by
+        ``1/sqrt(D)``, its ``logit_scale``. Cheap to compute: ``reuse`` is
         ignored."""
         d, cfg, h = self.data, self.config(), self.history
         pc = d["profile_config"]
         moved = len(d.get("segments") or ()) > 1
-        schedule = pc.get("lr_schedule", "constant")
         return {
             "task": d["task"], "heads": d["heads"], "head_size": cfg.head_dim,
             "arms": arms_of(cfg), "seed": d["seed"], "data_seed": data_seed_of(d),
@@ -471,7 +471,7 @@ class StepCheckpoint(RunCheckpoint):
                 "head_probe_every": pc["head_probe_every"],
                 "head_probe_until": pc["head_probe_until"]} if "heads" in h else {}),
             **({"segments": self.segments()} if moved else {}),
-            **({"lr_schedule": schedule} if schedule != "constant" else {}),
+            **recipe_record(pc),
             "budget_factor": self.budget_factor(), **_sizes(d),
         }
 

@@ -30,6 +30,10 @@ the same at every head size. An Adam step moves each of ``q``'s ``D`` coordinate
 the rate, so the logit by ``sqrt(D)`` times it: a head of 256 can move its pattern up to 4
 times as fast per step as a head of 16; the control asks whether the reversal survives each
 configuration at its own best rate, over a factor of ten (3e-4 to 3e-3).
+``induction-scale-lr3e-3`` (chapter 13's scale control) asks whether that speed is the
+delay: each head's logits scaled by ``sqrt(W)/D`` (:data:`LOGIT_SCALES`,
+:meth:`Recipe.query_gain`), so that a step moves every head's logits as far as one head of
+the whole width ``W``'s.
 
 **Names.** A run is ``<task>-hNN`` (:func:`run_name`), ``-hsNN`` for a head size other than
 ``64/H``, ``-L<n>``, ``-w<d>``, ``-m<d>`` for a depth, width or MLP width other than its
@@ -79,6 +83,11 @@ LOSS_POSITIONS = ("all", "predictable")
 #: Adam at 1e-3 throughout) or ``"cosine"`` (from 1e-3 to 0 at the budget along a half
 #: cosine, :meth:`FreshProfile.lr_at`; Loshchilov & Hutter 2017).
 LR_SCHEDULES = ("constant", "cosine")
+#: How a head's attention logits are scaled (:attr:`Recipe.logit_scale`): ``"1/sqrt(D)"``
+#: (Vaswani et al. 2017, every shipped model's) or ``"sqrt(W)/D"`` (chapter 13's scale
+#: control, :meth:`Recipe.query_gain`), with ``D`` the head size and ``W = H D`` the attention
+#: width.
+LOGIT_SCALES = ("1/sqrt(D)", "sqrt(W)/D")
 HELDOUT_SEED = DEFAULT_SEED  # the fixed held-out set of every fresh-data run
 
 
@@ -100,6 +109,7 @@ class Recipe:
     loss_positions: str = "all"
     description: str = ""
     hidden: bool = False
+    logit_scale: str = LOGIT_SCALES[0]
 
     #: What the run counts: ``"epoch"`` or ``"step"``.
     unit = "epoch"
@@ -107,9 +117,28 @@ class Recipe:
     def __post_init__(self) -> None:
         positive_int(self.batch_size, "batch_size")
         one_of(self.loss_positions, "loss_positions", LOSS_POSITIONS, "values")
+        one_of(self.logit_scale, "logit_scale", LOGIT_SCALES, "scales")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as a dict, ``logit_scale`` left out at its default (so that every
+        profile and checkpoint written before the field existed is recorded as before)."""
+        d = asdict(self)
+        if d["logit_scale"] == LOGIT_SCALES[0]:
+            del d["logit_scale"]
+        return d
+
+    def query_gain(self, config: ModelConfig) -> float:
+        """The factor ``g`` by which a head's logits ``q . k / sqrt(D)`` are multiplied
+        under :attr:`logit_scale`: 1 at ``"1/sqrt(D)"``; ``sqrt(W / D) = sqrt(H)`` at
+        ``"sqrt(W)/D"``, whose scale ``sqrt(W) / D`` makes ``scale * D``, how far an Adam step
+        can move a logit (module docstring), ``sqrt(W)`` at every head count: a head of
+        ``D = W / H`` then moves its pattern per step as one head of the whole width does.
+        Training applies it to the queries (:func:`~.train.adam_for`)."""
+        if not isinstance(config, ModelConfig):
+            raise ValueError(f"config={type(config).__name__}: give a ModelConfig")
+        if self.logit_scale == LOGIT_SCALES[0]:
+            return 1.0
+        return math.sqrt(config.attention_width / config.head_dim)
 
     def total(self, budget_factor: int = 1) -> int:
         """The last epoch, or the step budget (``budget_factor`` times the profile's)."""
@@ -236,7 +265,7 @@ class FreshProfile(Recipe):
                                          "profile one)")]
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = super().to_dict()
         d["tasks"] = list(self.tasks)
         return d
 
@@ -368,6 +397,17 @@ PROFILES: dict[str, Profile | FreshProfile] = {
                     "dropout, the learning rate decayed along a cosine to 0 at 12,000 steps, "
                     "per-head probes",
     ),
+    # The scale control of chapter 13 (stated before its runs: circuit.SCALE_CONFIGS): the
+    # control at 3e-3 with every head's logits scaled by sqrt(W)/D instead of 1/sqrt(D), so
+    # that a step moves each head's pattern as far as one head of the whole width's
+    # (Recipe.query_gain; at one head the same run as induction-fresh-lr3e-3).
+    "induction-scale-lr3e-3": FreshProfile(
+        "induction-scale-lr3e-3", ("induction",), steps=12000, eval_every=200, lr=3e-3,
+        head_probe_every=20, head_probe_until=2000, logit_scale="sqrt(W)/D",
+        description="two-hop composition on fresh data at 3e-3 with each head's logits "
+                    "scaled by sqrt(W)/D (the scale control), up to 12,000 steps, per-head "
+                    "probes",
+    ),
     "induction-tiny": FreshProfile(
         "induction-tiny", ("induction",), steps=2000, eval_every=25, seq_len=32, vocab_size=32,
         d_model=32, n_layers=2, d_mlp=64, batch_size=32, lr=3e-3, dropout=0.0, num_heldout=128,
@@ -387,6 +427,14 @@ PROFILES: dict[str, Profile | FreshProfile] = {
 #: for theirs (a fresh-data profile names its own, ``FreshProfile.tasks``).
 PROFILE_TASKS = {"paper": PAPER_TASKS, "quick": PAPER_TASKS, "tiny": TASKS,
                  **{task: (task,) for task in GRAPH_TASKS}, "graph-quick": GRAPH_TASKS}
+
+
+def recipe_record(settings: dict[str, Any]) -> dict[str, Any]:
+    """The choices of a recorded recipe (a checkpoint's ``profile_config``) that a manifest
+    entry names because they are not the default: an ``lr_schedule`` other than
+    ``"constant"``, a ``logit_scale`` other than ``"1/sqrt(D)"``."""
+    plain = {"lr_schedule": LR_SCHEDULES[0], "logit_scale": LOGIT_SCALES[0]}
+    return {k: settings[k] for k, v in plain.items() if settings.get(k, v) != v}
 
 
 def get_profile(profile: str | Recipe) -> Profile | FreshProfile:
@@ -535,8 +583,9 @@ def evaluation_inputs(
     return paper_protocol_sequences(loader, epoch, 50 if num_sequences is None
                                     else num_sequences).inputs
 
-__all__ = ["DEFAULT_SEED", "FreshProfile", "HEADS", "HELDOUT_SEED", "LOSS_POSITIONS",
-           "LR_SCHEDULES", "PROFILES", "PROFILE_TASKS", "PROTOCOLS", "Profile", "Recipe",
+__all__ = ["DEFAULT_SEED", "FreshProfile", "HEADS", "HELDOUT_SEED", "LOGIT_SCALES",
+           "LOSS_POSITIONS", "LR_SCHEDULES", "PROFILES", "PROFILE_TASKS", "PROTOCOLS", "Profile",
+           "Recipe",
            "data_seed_or", "evaluation_inputs", "fresh_batch", "fresh_heldout", "get_profile",
-           "model_config", "model_name", "profile_tasks", "profiles", "run_name", "seeded_name",
-           "weights_path"]
+           "model_config", "model_name", "profile_tasks", "profiles", "recipe_record", "run_name",
+           "seeded_name", "weights_path"]

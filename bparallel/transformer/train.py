@@ -69,7 +69,8 @@ from .model import ATTENTION_PATHS, Transformer
 from .runs import OfRun, Run
 from .runtime import hardware_string, num_threads, resolve_device
 
-__all__ = ["TrainResult", "ignore_unpredictable", "initial_model", "train", "projected_hours"]
+__all__ = ["TrainResult", "QUERY_PARAMETERS", "adam_for", "ignore_unpredictable", "initial_model",
+           "train", "projected_hours"]
 
 _CURVE_KEYS = ("train_loss", "heldout_loss", "heldout_accuracy", "heldout_accuracy_predictable",
                "heldout_loss_predictable", "seconds")
@@ -336,7 +337,46 @@ def initial_model(run: Run) -> Transformer:
         raise ValueError(f"run={type(run).__name__}: give a Run (bparallel.transformer.runs)")
     cfg = run.config
     seed_everything(run.seed)
-    return Transformer(cfg)
+    model = Transformer(cfg)
+    gain = run.recipe.query_gain(cfg)
+    if gain != 1.0:  # the queries' parameters are the gain times the default's (adam_for)
+        with torch.no_grad():
+            for p in _query_parameters(model):
+                p.mul_(gain)
+    return model
+
+
+#: The parameters of every head's queries, ``q = W_Q x + b_Q`` (:mod:`.model`).
+QUERY_PARAMETERS = ("attn.q.weight", "attn.q.bias")
+
+
+def _query_parameters(model: Transformer) -> list[torch.nn.Parameter]:
+    return [p for name, p in model.named_parameters() if name.endswith(QUERY_PARAMETERS)]
+
+
+def adam_for(model: Transformer, recipe: Any) -> torch.optim.Adam:
+    """Adam at the recipe's rate on ``model``, with its logits scaled by the recipe's
+    :meth:`~.design.Recipe.query_gain` ``g``: one parameter group (``g = 1``, every shipped
+    model's recipe), or the queries' parameters in a group of their own at rate ``g lr`` and
+    ``eps / g``.
+
+    Why that is the scale: the model of logit scale ``g / sqrt(D)`` with queries
+    ``U x + c``, trained by Adam, is the model of scale ``1 / sqrt(D)`` with ``W = g U``,
+    ``b = g c`` (:func:`initial_model` multiplies the initial queries by ``g``). Adam's step
+    on ``U`` (gradient ``g`` times ``W``'s; first moment ``g`` times, second ``g**2`` times)
+    is ``-lr m / (sqrt(v) + eps / g)`` in ``W``'s moments, so ``W = g U`` moves by
+    ``-(g lr) m / (sqrt(v) + eps / g)``: Adam on ``W`` at rate ``g lr`` and ``eps / g``,
+    equal in exact arithmetic (``tests/transformer/test_logit_scale.py`` trains both). The
+    weights stored are then a model of the usual scale, which every measure reads as is."""
+    gain = recipe.query_gain(model.config)
+    if gain == 1.0:
+        return torch.optim.Adam(model.parameters(), lr=recipe.lr)
+    queries = {id(p) for p in _query_parameters(model)}
+    rest = [p for p in model.parameters() if id(p) not in queries]
+    base = torch.optim.Adam([{"params": rest, "gain": 1.0}], lr=recipe.lr)
+    base.add_param_group({"params": _query_parameters(model), "lr": gain * recipe.lr,
+                          "eps": base.defaults["eps"] / gain, "gain": gain})
+    return base
 
 
 def train(
@@ -406,7 +446,7 @@ def train(
 
     with num_threads(threads):
         model = initial_model(run).to(dev)  # the same weights anywhere
-        opt = torch.optim.Adam(model.parameters(), lr=recipe.lr)
+        opt = adam_for(model, recipe)
         unit = (_Steps(run, total, model, probes) if isinstance(p, FreshProfile)
                 else _Epochs(run.task, recipe, run.seed, total, model, progress))
         here = (hardware_string(dev), str(torch.__version__))
@@ -479,7 +519,7 @@ def train(
                 loss.backward()
                 if decays:  # the schedule's rate of this step (FreshProfile.lr_at)
                     for group in opt.param_groups:
-                        group["lr"] = recipe.lr_at(position, total)
+                        group["lr"] = recipe.lr_at(position, total) * group.get("gain", 1.0)
                 opt.step()
                 unit.add(loss.item(), x.shape[0])
             position += 1

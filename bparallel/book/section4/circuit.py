@@ -40,6 +40,14 @@ smallest effect each test could find):
   times of chapter 12's runs, every arm): at a fixed head size of 16, more heads learn later;
   at a fixed head count, larger heads learn sooner.
 
+The **scale control** (:func:`scale_tests`, its own family, stated before its runs): the
+head size enters a head's computation through its width and through the scale ``1/sqrt(D)``
+of its logits, under which an Adam step moves a logit by about ``sqrt(D)`` times the rate
+(:mod:`bparallel.transformer.design`). With the scale ``sqrt(W)/D`` every head moves as one
+head of the whole width: **S1**, sixteen heads learn sooner scaled than not; **S2**, scaled,
+they learn when one head of the width does (a resolved delay either way fails it: then the
+scale is not the whole of it).
+
 A configuration with fewer than :data:`MIN_SEEDS` seeds shipped is *not testable*, never a
 reason to withhold the verdict of those that are.
 """
@@ -64,7 +72,7 @@ from .statistics import claim_over_units, family_verdicts, paired_effect
 #: The fresh-data profiles whose runs record per-head probes through training: the
 #: learning-rate controls of chapter 12 and the settling recipe.
 CIRCUIT_PROFILES = ("induction-fresh-lr3e-3", "induction-fresh-lr3e-4",
-                    "induction-nodropout-cosine")
+                    "induction-nodropout-cosine", "induction-scale-lr3e-3")
 #: The scores whose thresholds mark a part as formed: the first value is the chapter's, the
 #: others its sensitivity analysis (:func:`sensitivity`). Previous-token: about 7 times a
 #: uniform head's 0.04; a formed head scores about 0.5 (it attends one back on the repeated
@@ -80,8 +88,17 @@ MIN_SEEDS = 3
 #: its fixed-width arm (width 64). Probed runs of other profiles are exploratory.
 PLANNED_PROFILE = "induction-fresh-lr3e-3"
 PLANNED_CONFIGS = ((1, 256), (4, 64), (8, 32), (16, 16), (1, 64), (4, 16), (8, 8), (16, 4))
-#: The two families a test belongs to (``family`` of a test row).
-FAMILIES = ("primary", "exploratory")
+#: The scale control, a second family stated before its runs (:func:`scale_tests`): the
+#: learning-rate control at 3e-3 with each head's logits scaled by ``sqrt(W)/D`` instead of
+#: ``1/sqrt(D)`` (:meth:`~bparallel.transformer.design.Recipe.query_gain`: a step then moves
+#: every head's logits as far as one head of the whole width ``W``'s), at 16 heads of both
+#: arms; their one head of the same width has a gain of 1, the planned profile's run.
+SCALE_PROFILE = "induction-scale-lr3e-3"
+SCALE_CONFIGS = ((16, 16), (16, 4))
+#: The families a test belongs to (``family`` of a test row); the first two stated before
+#: their runs (:data:`STATED`).
+FAMILIES = ("primary", "scale", "exploratory")
+STATED = ("primary", "scale")
 #: The graph measure read around the phase change (exploratory, :func:`graph_around`):
 #: Algorithm 1 as defined, the layer's mixing time, as the runs' training probes record it.
 GRAPH_MEASURE = "mixing_time.definition"
@@ -329,6 +346,23 @@ def formation_tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return tests
 
 
+def scale_tests(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The scale control (:data:`SCALE_CONFIGS`, family ``"scale"``), on the step the loss
+    falls, paired by seed, for each configuration ``h x d``: **S1**, scaled, the ``h`` heads
+    learn sooner than at ``1/sqrt(D)`` (``loss`` from :data:`PLANNED_PROFILE` to
+    :data:`SCALE_PROFILE`, claimed ``< 0``); **S2**, scaled, they learn when one head of the
+    same width does (``loss`` of ``1 x hd`` at :data:`PLANNED_PROFILE`, the same run at a
+    gain of 1, to ``h x d`` scaled: claimed 0, two-sided as H2b, the side stated ``+1``)."""
+    tests = []
+    for h, d in SCALE_CONFIGS:
+        scaled = _by_seed(rows, SCALE_PROFILE, h, d, "loss")
+        tests.append(_change("S1", _by_seed(rows, PLANNED_PROFILE, h, d, "loss"), scaled, -1,
+                             profile=SCALE_PROFILE, heads=h, head_size=d, family="scale"))
+        tests.append(_change("S2", _by_seed(rows, PLANNED_PROFILE, 1, h * d, "loss"), scaled,
+                             +1, profile=SCALE_PROFILE, heads=h, head_size=d, family="scale"))
+    return tests
+
+
 def size_or_count(times: Mapping[tuple[int, int, int], int | None]) -> list[dict[str, Any]]:
     """H3 (module docstring) on learning times ``times[(heads, head_size, seed)]`` (``None``:
     not learned, left out of its pair): at a fixed head size of 16, the change from 1 to
@@ -360,10 +394,10 @@ def decide(tests: Sequence[dict[str, Any]], min_seeds: int = MIN_SEEDS) -> dict[
     :func:`size_or_count` together; ``family``: :data:`FAMILIES`), in place: each test with at
     least ``min_seeds`` seeds gets ``p``, ``p_holm``, ``outcome`` (in its claimed direction)
     and ``smallest`` (the smallest change it finds at 80% power at the level of Holm's first
-    step); the others get ``outcome`` ``None`` (not testable). The primary family was stated
-    before its runs: its tests without their runs yet (*pending*) count as p = 1, so that
-    its size is the stated one. Returns each family's size (the exploratory one's ``0``
-    with no test it can decide)."""
+    step); the others get ``outcome`` ``None`` (not testable). The primary and the scale
+    family were stated before their runs (:data:`STATED`): their tests without their runs
+    yet (*pending*) count as p = 1, so that a family's size is the stated one. Returns each
+    family's size (the exploratory one's ``0`` with no test it can decide)."""
     for t in tests:
         one_of(t.get("family"), "tests' family", FAMILIES, "families")
         t.setdefault("outcome", None)
@@ -371,22 +405,24 @@ def decide(tests: Sequence[dict[str, Any]], min_seeds: int = MIN_SEEDS) -> dict[
     sizes = {}
     for family in FAMILIES:
         mine = [t for t in tests if t["family"] == family]
-        stated = family == "primary"
+        stated = family in STATED
         decidable = bool(mine) and (stated or any(_testable(t, min_seeds) for t in mine))
         sizes[family] = (family_verdicts(mine, [], lambda t: t["direction"], min_seeds,
                                          stated=stated) if decidable else 0)
     return sizes
 
 
-def pending_tests(tests: Sequence[Mapping[str, Any]], min_seeds: int = MIN_SEEDS) -> int:
-    """How many tests of the primary family wait for their runs."""
-    return sum(t["family"] == "primary" and not _testable(t, min_seeds) for t in tests)
+def pending_tests(tests: Sequence[Mapping[str, Any]], min_seeds: int = MIN_SEEDS,
+                  family: str = "primary") -> int:
+    """How many tests of a stated ``family`` wait for their runs."""
+    one_of(family, "family", STATED, "stated families")
+    return sum(t["family"] == family and not _testable(t, min_seeds) for t in tests)
 
 
-def _tally(tests: Sequence[Mapping[str, Any]], name: str, *, two_sided: bool = False
-           ) -> Verdict:
+def _tally(tests: Sequence[Mapping[str, Any]], name: str, *, two_sided: bool = False,
+           family: str = "primary") -> Verdict:
     mine = [t for t in tests if t["test"] == name and t.get("outcome") is not None
-            and t["family"] == "primary"]
+            and t["family"] == family]
     if two_sided:  # claimed no change: a resolved change either way fails it
         against = sum(t["outcome"] in (Outcome.AS_CLAIMED, Outcome.AGAINST) for t in mine)
         holding = len(mine) - against
@@ -409,7 +445,8 @@ def hypotheses(tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]:
     h2 = Verdict.NOT_TESTABLE if Verdict.NOT_TESTABLE in (h2a, h2b) else min(
         (h2a, h2b), key=order.index)
     return {"H1": _tally(tests, "H1"), "H2": h2, "H3 count": _tally(tests, "H3 count"),
-            "H3 size": _tally(tests, "H3 size")}
+            "H3 size": _tally(tests, "H3 size"), "S1": _tally(tests, "S1", family="scale"),
+            "S2": _tally(tests, "S2", two_sided=True, family="scale")}
 
 
 def run_counts(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int, int], int]:

@@ -109,7 +109,8 @@ def test_hypotheses_on_known_changes():
     tests = c.formation_tests(rows)
     sizes = c.decide(tests)
     # H1 twice, H2a, H2b decided; every other planned test pending
-    assert sizes == {"primary": PLANNED_TESTS, "exploratory": 0} and len(tests) == PLANNED_TESTS
+    assert sizes == {"primary": PLANNED_TESTS, "scale": 0, "exploratory": 0}
+    assert len(tests) == PLANNED_TESTS
     assert c.pending_tests(tests) == PLANNED_TESTS - 4
     decided = [t for t in tests if t["outcome"] is not None]
     assert {(t["test"], t["heads"]) for t in decided} == {("H1", 1), ("H1", 16), ("H2a", 16),
@@ -138,7 +139,7 @@ def test_a_lag_that_grows_with_the_head_count_fails_h2():
 def test_fewer_than_three_seeds_is_not_testable():
     rows = _rows([40, 60], [60, 40], [300, 320], [700, 720])
     tests = c.formation_tests(rows)
-    assert c.decide(tests) == {"primary": PLANNED_TESTS, "exploratory": 0}
+    assert c.decide(tests) == {"primary": PLANNED_TESTS, "scale": 0, "exploratory": 0}
     assert c.pending_tests(tests) == PLANNED_TESTS
     assert set(c.hypotheses(tests).values()) == {Verdict.NOT_TESTABLE}
 
@@ -180,6 +181,67 @@ def test_runs_of_another_recipe_are_exploratory_and_carry_no_verdict():
     h2b = next(t for t in explore if t["test"] == "H2b")
     assert h2b["outcome"] is Outcome.AS_CLAIMED  # the lag grew: it would fail H2 if primary
     assert set(c.hypotheses(tests).values()) == {Verdict.NOT_TESTABLE}
+
+
+def _scale_rows(one, plain16, scaled16, plain4, scaled4):
+    """Loss steps per seed: 1 x 256 and 16 x 16, 1 x 64 and 16 x 4 at the planned profile
+    (the 1-head runs the same list: the arms are not compared), the 16-head ones scaled."""
+    rows = []
+    for s in range(len(one)):
+        for profile, h, d, loss in ((c.PLANNED_PROFILE, 1, 256, one[s]),
+                                    (c.PLANNED_PROFILE, 1, 64, one[s]),
+                                    (c.PLANNED_PROFILE, 16, 16, plain16[s]),
+                                    (c.PLANNED_PROFILE, 16, 4, plain4[s])) + (
+                (c.SCALE_PROFILE, 16, 16, scaled16[s]), (c.SCALE_PROFILE, 16, 4, scaled4[s])):
+            if loss is not None:
+                rows.append({"profile": profile, "heads": h, "head_size": d, "seed": s,
+                             "prev": loss - 20, "ind": loss - 20, "loss": loss})
+    return rows
+
+
+def test_the_scale_control_is_stated_before_its_runs():
+    """With no scaled run shipped, the scale family has its 4 tests (S1 and S2 at 16 x 16
+    and 16 x 4), all pending at p = 1, and its verdicts are not testable; the reading says
+    it cannot say yet."""
+    from bparallel.book.section4 import circuit_report as cr
+
+    rows = _scale_rows([300, 340, 280], [480, 520, 460], [None] * 3, [1040, 1120, 1080],
+                       [None] * 3)
+    tests = c.scale_tests(rows)
+    sizes = c.decide(tests)
+    assert sizes["scale"] == 4 == c.pending_tests(tests, family="scale")
+    assert {t["test"] for t in tests} == {"S1", "S2"}
+    v = c.hypotheses(tests)
+    assert v["S1"] is Verdict.NOT_TESTABLE and v["S2"] is Verdict.NOT_TESTABLE
+    assert "cannot say yet" in cr.scale_reading(v, tests)
+    with pytest.raises(ValueError, match="family"):
+        c.pending_tests(tests, family="exploratory")
+
+
+@pytest.mark.parametrize(("scaled16", "scaled4", "s1", "s2", "words"), [
+    # the scale is the whole delay: as soon as one head (within a few steps)
+    ([300, 360, 280], [320, 340, 280], Verdict.HOLDS, Verdict.HOLDS, "The delay is"),
+    # part of it: sooner, still behind one head
+    ([400, 450, 370], [700, 800, 760], Verdict.HOLDS, Verdict.FAILS, "part of the delay"),
+    # not it: no change
+    ([500, 500, 460], [1060, 1100, 1080], Verdict.NOT_SUPPORTED, Verdict.FAILS,
+     "not what delays"),
+])
+def test_the_scale_control_reads_its_three_outcomes(scaled16, scaled4, s1, s2, words):
+    """S1 by paired t-test against the unscaled runs (scipy, an independent path), S2
+    two-sided against one head; each of the three readings the chapter can give."""
+    from bparallel.book.section4 import circuit_report as cr
+
+    one, plain16, plain4 = [300, 340, 280], [480, 520, 460], [1040, 1120, 1080]
+    tests = c.scale_tests(_scale_rows(one, plain16, scaled16, plain4, scaled4))
+    assert c.decide(tests)["scale"] == 4
+    s1_16 = next(t for t in tests if (t["test"], t["head_size"]) == ("S1", 16))
+    assert s1_16["p_value"] == pytest.approx(stats.ttest_rel(scaled16, plain16).pvalue,
+                                             rel=1e-12)
+    v = c.hypotheses(tests)
+    assert (v["S1"], v["S2"]) == (s1, s2)
+    assert words in cr.scale_reading(v, tests)
+    assert set(cr.scale_words(tests)) == {"S1", "S2"}
 
 
 def test_size_or_count_directions():
