@@ -28,6 +28,8 @@
   training and the hypotheses on what the phase change waits for, and
   ``circuit_knockouts``: the causal check, the circuit's heads knocked out, and
   ``circuit_report``: the tables it shows and the values it records;
+  ``circuit_steps``: the previous-token head's layer as the paper reads a graph, at the
+  replayed steps through the phase change;
 - ``explorer`` (14_explorer): the model explorer's data files and page,
   ``explorer_catalogue``: which models it offers (the finite-data models and chapter 12's
   fresh-data ones), read from the manifests, and ``explorer_steps``: chapter 13's two runs

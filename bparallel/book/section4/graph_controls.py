@@ -9,7 +9,8 @@ under histogram's settling recipe, no dropout and the rate decayed to zero,
 runs are pending (:func:`control_status`), never a partial result. Once complete, the
 learning-rate control gives each configuration's best rate (the lowest median learning step,
 a run that never learned counted later than every other, :func:`best_rates`) and tests the
-head count against the speed at those rates (:func:`speed_at_best`)."""
+head count against the speed at those rates (:func:`speed_at_best`); the one-recipe control
+tests it under each recipe (:func:`speed_by_recipe`)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ import numpy as np
 from ...transformer.arms import arm_head_dim
 from ...transformer.design import HEADS
 from ...transformer.learning import learning_time
+from ..verdicts import Verdict
+from ..words import fmt_p
+from .graph_learning import speed_outcome
 from .models import FRESH_PROFILES, MODELS_ROOT, FreshRuns, fresh_runs
 from .rank_tests import exact_rank_test
-from .statistics import rank_claim_verdict
+from .statistics import holm, rank_claim_verdict
 
 #: The learning-rate control: per learning rate, the profile of induction's runs at it.
 LR_CONTROL = {3e-4: "induction-fresh-lr3e-4", 1e-3: FRESH_PROFILES["induction"],
@@ -33,6 +37,8 @@ LR_CONTROL = {3e-4: "induction-fresh-lr3e-4", 1e-3: FRESH_PROFILES["induction"],
 #: One recipe: induction under histogram's settling recipe, beside the chapter's.
 RECIPE_CONTROL = {"constant rate, dropout": FRESH_PROFILES["induction"],
                   "settling (no dropout, cosine)": "induction-nodropout-cosine"}
+#: How the results keys name the recipes of :data:`RECIPE_CONTROL`.
+RECIPE_KEYS = {"constant rate, dropout": "paper", "settling (no dropout, cosine)": "settling"}
 #: The arm the controls train, and the seeds each configuration needs at every setting.
 CONTROL_ARM = "inner256"
 CONTROL_SEEDS = 3
@@ -83,23 +89,67 @@ def best_rates(by_rate: Mapping[float, FreshRuns], arm: str = CONTROL_ARM) -> di
             for h in HEADS}
 
 
-def speed_at_best(by_rate: Mapping[float, FreshRuns], arm: str = CONTROL_ARM
-                  ) -> dict[str, Any]:
-    """The speed test of the head count at each configuration's best rate
-    (:func:`best_rates`): per seed that every configuration has at its best rate, Spearman's
-    rho between the head count and minus the learning step (a run that never learned last),
-    the exact test of their mean (:func:`~.rank_tests.exact_rank_test`) and its verdict."""
-    best = best_rates(by_rate, arm)
-    runs = {h: {e["seed"]: e for e in _runs_of(by_rate[best[h]], h, arm)} for h in HEADS}
+def _speed_test(runs: Mapping[int, Mapping[int, dict[str, Any]]]) -> dict[str, Any]:
+    """Per seed that every head count of ``runs`` (head count -> seed -> entry) has,
+    Spearman's rho between the head count and minus the learning step (a run that never
+    learned last): the exact test of their mean (:func:`~.rank_tests.exact_rank_test`), the
+    seed being the unit (all head counts of a seed share its data stream), with ``seeds``."""
     common = sorted(set.intersection(*(set(r) for r in runs.values())))
     pairs = []
     for s in common:
         times = [learning_time(runs[h][s]) for h in HEADS]
         pairs.append((np.array(HEADS, float),
                       np.array([-1e300 if t is None else -float(t) for t in times])))
-    test = exact_rank_test(pairs)
-    return {**test, "best": best, "seeds": len(common),
+    return {**exact_rank_test(pairs), "seeds": len(common)}
+
+
+def speed_at_best(by_rate: Mapping[float, FreshRuns], arm: str = CONTROL_ARM
+                  ) -> dict[str, Any]:
+    """The speed test of the head count at each configuration's best rate
+    (:func:`best_rates`; :func:`_speed_test`) and its verdict."""
+    best = best_rates(by_rate, arm)
+    test = _speed_test({h: {e["seed"]: e for e in _runs_of(by_rate[best[h]], h, arm)}
+                        for h in HEADS})
+    return {**test, "best": best,
             "verdict": rank_claim_verdict(test) if test["cells"] else None}
+
+
+def speed_by_recipe(by_recipe: Mapping[str, FreshRuns], arm: str = CONTROL_ARM
+                    ) -> dict[str, dict[str, Any]]:
+    """The one-recipe control, complete (else a ``ValueError``): per recipe, the speed test
+    of the head count (:func:`_speed_test`, "more heads learn faster", so that the reversal
+    is a significant negative mean rho), with Holm's correction over the recipes (the
+    control's own family, stated with the control: :data:`RECIPE_CONTROL`) and its
+    verdict. Whether the reversal holds under each recipe."""
+    if not control_status(by_recipe, arm)["complete"]:
+        raise ValueError("by_recipe: the one-recipe control is not complete")
+    tests = {k: _speed_test({h: {e["seed"]: e for e in _runs_of(runs, h, arm)}
+                             for h in HEADS}) for k, runs in by_recipe.items()}
+    adjusted = holm([t["p"] if t["cells"] else None for t in tests.values()])
+    for t, p in zip(tests.values(), adjusted, strict=True):
+        t["p_holm"] = p
+        t["verdict"] = rank_claim_verdict(t) if t["cells"] else Verdict.NOT_TESTABLE
+    return tests
+
+
+def recipe_words(tests: Mapping[str, Mapping[str, Any]]) -> str:
+    """What :func:`speed_by_recipe` found, for the page: per recipe its mean rho over seeds,
+    the outcome after Holm's correction (:func:`~.graph_learning.speed_outcome`) and whether
+    the reversal (more heads learn later) is there."""
+    def reversal(t: Mapping[str, Any]) -> str:
+        v = t["verdict"]
+        if v is Verdict.NOT_TESTABLE:
+            return "its seeds cannot say whether the reversal is there"
+        if v is Verdict.NOT_SUPPORTED:
+            return "no order of the head counts is resolved"
+        return ("more heads learn later: the reversal is there" if v is Verdict.FAILS
+                else "more heads learn sooner: no reversal")
+
+    return "; ".join(
+        f"under the {k} recipe, mean ρ {t['mean']:+.2f} over {t['cells']} seeds, "
+        f"{speed_outcome(t)} (Holm p {fmt_p(t['p_holm'])}): {reversal(t)}"
+        if t["cells"] else f"under the {k} recipe, no seed has a ranking"
+        for k, t in tests.items())
 
 
 def control_rows(by_setting: Mapping[Any, FreshRuns], arm: str = CONTROL_ARM,
@@ -125,4 +175,5 @@ def control_rows(by_setting: Mapping[Any, FreshRuns], arm: str = CONTROL_ARM,
 
 
 __all__ = ["CONTROL_ARM", "CONTROL_SEEDS", "LR_CONTROL", "RECIPE_CONTROL", "best_rates",
-           "control_rows", "control_runs", "control_status", "speed_at_best"]
+           "control_rows", "control_runs", "control_status", "speed_at_best",
+           "RECIPE_KEYS", "recipe_words", "speed_by_recipe"]

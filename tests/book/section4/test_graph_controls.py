@@ -48,3 +48,37 @@ def test_each_configuration_at_its_own_best_rate():
     rows = gcl.control_rows(by_rate, label=lambda r: f"{r:g}")
     assert rows[0]["0.0003: median step"] == "not within the budget"
     assert rows[3]["0.003: median step"] == "1,400"
+
+
+def test_the_reversal_read_under_each_recipe():
+    """Under the paper's recipe more heads learn later in every seed (mean rho -1, the
+    reversal: *fails*); under the settling recipe the head counts are shuffled (rho 0.4, 0,
+    -0.4: not supported); Holm over the two recipes, each p from the exact test of chapter
+    12 (p of a perfect ranking in 3 seeds of 4 head counts: below 0.05 even after
+    doubling). A seed whose head counts all tie has no rho: with two seeds left, not
+    testable."""
+    order = {1: 0, 4: 1, 8: 2, 16: 3}
+    shuffled = {42: (600, 500, 700, 400), 43: (500, 700, 400, 600), 44: (600, 400, 500, 700)}
+    by_recipe = {"paper": _runs(lambda h, s: 400 + 200 * order[h]),
+                 "settling": _runs(lambda h, s: shuffled[s][order[h]])}
+    tests = gcl.speed_by_recipe(by_recipe)
+    paper, settling = tests["paper"], tests["settling"]
+    assert paper["mean"] == pytest.approx(-1.0) and paper["seeds"] == 3
+    assert paper["p_holm"] == pytest.approx(min(1.0, 2 * paper["p"]))
+    assert paper["verdict"] is Verdict.FAILS
+    assert settling["mean"] == pytest.approx(0.0, abs=1e-12)
+    assert settling["verdict"] is Verdict.NOT_SUPPORTED and settling["cells"] == 3
+    tied = {**shuffled, 44: (500,) * 4}
+    tests = gcl.speed_by_recipe({**by_recipe,
+                                 "settling": _runs(lambda h, s: tied[s][order[h]])})
+    assert tests["settling"]["cells"] == 2
+    assert tests["settling"]["verdict"] is Verdict.NOT_TESTABLE
+    words = gcl.recipe_words(tests)
+    assert words == ("under the paper recipe, mean ρ -1.00 over 3 seeds, significant after "
+                     "the correction (Holm p < 0.001): more heads learn later: the reversal is "
+                     "there; under the settling recipe, mean ρ +0.20 over 2 seeds, which its "
+                     "seeds cannot decide (Holm p 0.733): its seeds cannot say whether the "
+                     "reversal is there")
+    assert set(gcl.RECIPE_KEYS) == set(gcl.RECIPE_CONTROL)
+    with pytest.raises(ValueError, match="not complete"):
+        gcl.speed_by_recipe({"paper": _runs(lambda h, s: 500, seeds=(42, 43))})
