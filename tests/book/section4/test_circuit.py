@@ -225,7 +225,9 @@ def test_the_scale_control_is_stated_before_its_runs():
     ([400, 450, 370], [700, 800, 760], Verdict.HOLDS, Verdict.FAILS, "part of the delay"),
     # not it: no change
     ([500, 500, 460], [1060, 1100, 1080], Verdict.NOT_SUPPORTED, Verdict.FAILS,
-     "not what delays"),
+     "do not learn resolvably sooner"),
+    # against it: later
+    ([560, 610, 530], [1160, 1230, 1190], Verdict.FAILS, Verdict.FAILS, "learn *later*"),
 ])
 def test_the_scale_control_reads_its_three_outcomes(scaled16, scaled4, s1, s2, words):
     """S1 by paired t-test against the unscaled runs (scipy, an independent path), S2

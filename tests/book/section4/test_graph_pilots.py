@@ -316,3 +316,19 @@ def test_a_run_without_dropout_is_named_as_its_recipe():
     assert out["fresh.nodropout.settle_window"] == gpl.SETTLE_WINDOW
     with pytest.raises(ValueError, match="name"):
         gpl.recipe_results(pairs, "no dropout")
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_every_shipped_control_model_rescored_on_new_sequences_agrees_with_its_manifest():
+    """The same independent re-score (#72) for every run of the controls and chapter 13's
+    profiles (learning rates, one recipe, the scale control: circuit.CIRCUIT_PROFILES):
+    within 3 points of its manifest's held-out accuracy on new sequences."""
+    from bparallel.book.section4.circuit import CIRCUIT_PROFILES
+
+    rows = []
+    for profile in CIRCUIT_PROFILES:
+        runs = model_sets.fresh_runs(profiles={"induction": profile})
+        rows += [{**r, "profile": profile} for r in model_sets.rescore(runs, sequences=100)]
+    assert len(rows) >= 24  # the 3e-3 control alone: 8 configurations x 3 seeds
+    worst = max(rows, key=lambda r: abs(r["rescored"] - r["manifest"]))
+    assert abs(worst["rescored"] - worst["manifest"]) <= 0.03, worst
