@@ -3,18 +3,18 @@ runs of a task by how fast they learn?
 
 Every shipped run of a task, all arms and seeds together, is one item. Each candidate of
 :data:`CANDIDATES` is either part of the design (head count, head size, the attention's
-width, parameters), a graph measure recorded at the task's early step, before any run
-learned (:func:`~.graph_early.early_step`; Algorithm 1 and minimax fidelity in both
-modes, Definition 2.7, attention rollout), or the conditioning of the concatenated heads'
-outputs (the quantity Saratchandran et al. relate to the head count): at the early step when
-every run of the task recorded it there (runs trained since the probe was added), else at
-initialization for every run (:func:`initial_conditioning`: a seed fixes the initial
-weights; :func:`conditioning_source` says which), signed so that larger is better by the
-paper's claims (smaller for the condition number). Its score is Spearman's rho with each
-outcome of :data:`OUTCOMES`: the speed (minus the learning time, a run that never learned
-ranked last, tied) and the curve area. The interval resamples seeds (every run of a drawn
-seed enters together, so the runs that share a seed's data stream move as one),
-:data:`SAMPLES` times, seeded: a percentile interval.
+width, with the parameters, which follow it), a graph measure recorded at the task's early
+step, before any run learned (:func:`~.graph_early.early_step`; Algorithm 1 and minimax
+fidelity in both modes, Definition 2.7, attention rollout), or the conditioning of the
+concatenated heads' outputs (the quantity Saratchandran et al. relate to the head count):
+at the early step when every run of the task recorded it there (runs trained since the
+probe was added), else at initialization for every run (:func:`initial_conditioning`: a
+seed fixes the initial weights; :func:`conditioning_source` says which), signed so that
+larger is better by the paper's claims (smaller for the condition number). Its score is
+Spearman's rho with each outcome of :data:`OUTCOMES`: the speed (minus the learning time,
+a run that never learned ranked last, tied) and the curve area. The interval resamples
+seeds (every run of a drawn seed enters together, so the runs that share a seed's data
+stream move as one), :data:`SAMPLES` times, seeded: a percentile interval.
 
 A graph measure that ranks the runs no better than the design quantities does not add to
 them; one whose interval excludes 0 on the wrong side ranks them backwards. Whether it adds
@@ -53,8 +53,7 @@ from .statistics import ALPHA, holm_family
 CANDIDATES = {
     "heads": ("head count", +1),
     "head_size": ("head size", +1),
-    "width": ("attention width", +1),
-    "parameters": ("parameters", +1),
+    "width": ("attention width (and so the parameters)", +1),
     "loss": ("held-out loss at the early step", -1),
     "accuracy": ("held-out accuracy at the early step", +1),
     **{name: (label, sign) for name, label, sign in (
@@ -68,7 +67,11 @@ CANDIDATES = {
     "conditioning": ("condition number before training", -1),
 }
 #: The design's candidates (the rest are graph measures at the early step and the baselines).
-DESIGN = ("heads", "head_size", "width", "parameters")
+#: The parameters are one candidate with the attention width: at the book's sizes they are a
+#: strictly increasing function of it (:meth:`~bparallel.transformer.model.ModelConfig.
+#: num_parameters` is linear in the width, :func:`parameters_follow_width`), so they rank the
+#: runs as it does, tie for tie.
+DESIGN = ("heads", "head_size", "width")
 #: The trivial baselines: what the run's own held-out loss and accuracy at the early step
 #: (on its probe sequences, the predictable positions) say of its later speed, beside which a
 #: graph measure must rank the runs to add anything.
@@ -164,6 +167,16 @@ CONDITIONING_LABELS = {"early step": "condition number at the early step",
                        "before training": "condition number before training"}
 
 
+def parameters_follow_width(runs: FreshRuns) -> bool:
+    """Whether the runs' parameter counts rank them as their attention widths do, tie for
+    tie (equal widths, equal counts; a wider model, more parameters): why :data:`DESIGN`
+    keeps the width alone."""
+    pairs = sorted({(e["heads"] * e["head_size"], e["num_parameters"]) for e in runs.entries})
+    widths = [w for w, _ in pairs]
+    return len(set(widths)) == len(pairs) and all(
+        a[1] < b[1] for a, b in zip(pairs, pairs[1:], strict=False))
+
+
 def _items(runs: FreshRuns, task: str
            ) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
     """Per candidate and outcome, one value per run of ``task`` (signed, finite: an
@@ -178,7 +191,6 @@ def _items(runs: FreshRuns, task: str
         cols["heads"].append(e["heads"])
         cols["head_size"].append(e["head_size"])
         cols["width"].append(e["heads"] * e["head_size"])
-        cols["parameters"].append(e["num_parameters"])
         probe = probe_at(e, step) if step is not None else {}
         for name in CANDIDATES:
             if name == "conditioning":
@@ -520,5 +532,5 @@ def baseline_words(rows: Sequence[Mapping[str, Any]], outcome: str) -> str:
 
 __all__ = ["BASELINES", "CANDIDATES", "CONDITIONING_LABELS", "DESIGN", "OUTCOMES", "SAMPLES",
            "baseline_words", "best", "conditioning_reading", "conditioning_source",
-           "conditioning_words", "horse_race", "initial_conditioning",
+           "conditioning_words", "horse_race", "initial_conditioning", "parameters_follow_width",
            "partial_rank_correlation", "probe_conditioning", "race_words", "results"]

@@ -111,6 +111,8 @@ SHORT: dict[str, str] = {
     "More heads learn induction later because their heads are smaller":
         "slower with more heads: smaller heads",
     "... or because there are more of them": "slower with more heads: more heads",
+    "... because their logits move less per step (scaled by √W/D, they learn sooner)":
+        "slower with more heads: the logits' step",
     "The phase change waits for the previous-token head": "the previous-token head sets the fall",
 }
 
@@ -153,6 +155,8 @@ INTRO_VERDICTS: dict[str, tuple[str, str]] = {
     "More heads learn induction later because their heads are smaller":
         ("13_circuit", "verdict.size"),
     "... or because there are more of them": ("13_circuit", "verdict.count"),
+    "... because their logits move less per step (scaled by √W/D, they learn sooner)":
+        ("13_circuit", "verdict.scale"),
     "The phase change waits for the previous-token head": ("13_circuit", "verdict.waits"),
 }
 _ROW = re.compile(r"^\| (?P<claim>[^|]+?) \| \{verdict\}`(?P<verdict>[^`]+)`"

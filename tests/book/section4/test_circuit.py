@@ -244,6 +244,10 @@ def test_the_scale_control_reads_its_three_outcomes(scaled16, scaled4, s1, s2, w
     assert (v["S1"], v["S2"]) == (s1, s2)
     assert words in cr.scale_reading(v, tests)
     assert set(cr.scale_words(tests)) == {"S1", "S2"}
+    # a claim of no change reads a resolved change as against it, never "as claimed"
+    s2 = [r["outcome"] for r in cr.tests_table(tests) if r["test"].startswith("S2")]
+    assert len(s2) == 2 and "as claimed" not in s2
+    assert (v["S2"] is Verdict.FAILS) == ("a change: against the claim of none" in s2)
 
 
 def test_size_or_count_directions():
