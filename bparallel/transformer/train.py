@@ -60,7 +60,7 @@ from .checkpoints import (
 )
 from .conditioning import PROBE_KEY, attention_conditioning
 from .data import SequenceDataset, ShuffledLoader, heldout_dataset, make_dataset
-from .design import FreshProfile, Profile, fresh_batch, fresh_heldout, get_profile
+from .design import FreshProfile, Profile, Recipe, fresh_batch, fresh_heldout, get_profile
 from .evaluation import evaluate_accuracy
 from .head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS, head_probe, head_probe_steps
 from .learning import learning_summary, probe_steps
@@ -354,7 +354,7 @@ def _query_parameters(model: Transformer) -> list[torch.nn.Parameter]:
     return [p for name, p in model.named_parameters() if name.endswith(QUERY_PARAMETERS)]
 
 
-def adam_for(model: Transformer, recipe: Any) -> torch.optim.Adam:
+def adam_for(model: Transformer, recipe: Recipe) -> torch.optim.Adam:
     """Adam at the recipe's rate on ``model``, with its logits scaled by the recipe's
     :meth:`~.design.Recipe.query_gain` ``g``: one parameter group (``g = 1``, every shipped
     model's recipe), or the queries' parameters in a group of their own at rate ``g lr`` and
@@ -368,6 +368,12 @@ def adam_for(model: Transformer, recipe: Any) -> torch.optim.Adam:
     ``-(g lr) m / (sqrt(v) + eps / g)``: Adam on ``W`` at rate ``g lr`` and ``eps / g``,
     equal in exact arithmetic (``tests/transformer/test_logit_scale.py`` trains both). The
     weights stored are then a model of the usual scale, which every measure reads as is."""
+    if not isinstance(model, Transformer):
+        raise ValueError(f"model={type(model).__name__}: give a Transformer "
+                         "(bparallel.transformer.model)")
+    if not isinstance(recipe, Recipe):
+        raise ValueError(f"recipe={type(recipe).__name__}: give a profile or Recipe "
+                         "(bparallel.transformer.design)")
     gain = recipe.query_gain(model.config)
     if gain == 1.0:
         return torch.optim.Adam(model.parameters(), lr=recipe.lr)

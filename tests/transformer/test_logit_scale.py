@@ -45,6 +45,11 @@ def test_bad_scales_are_refused():
         dataclasses.replace(TINY, logit_scale="1/D")
     with pytest.raises(ValueError, match="config"):
         SCALED.query_gain({"n_heads": 4})
+    model = Transformer(ModelConfig(n_heads=4, seq_len=16))
+    with pytest.raises(ValueError, match="recipe"):
+        adam_for(model, {"lr": 1e-3})
+    with pytest.raises(ValueError, match="model"):
+        adam_for(model.state_dict(), SCALED)
 
 
 def test_the_default_scale_is_recorded_as_before_the_field_existed():
