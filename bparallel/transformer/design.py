@@ -83,7 +83,7 @@ LOSS_POSITIONS = ("all", "predictable")
 #: Adam at 1e-3 throughout) or ``"cosine"`` (from 1e-3 to 0 at the budget along a half
 #: cosine, :meth:`FreshProfile.lr_at`; Loshchilov & Hutter 2017).
 LR_SCHEDULES = ("constant", "cosine")
-#: How a head's attention logits are scaled (:attr:`Recipe.logit_scale`): ``"1/sqrt(D)"``
+#: How a head's attention logits are scaled (``Recipe.logit_scale``): ``"1/sqrt(D)"``
 #: (Vaswani et al. 2017, every shipped model's) or ``"sqrt(W)/D"`` (chapter 13's scale
 #: control, :meth:`Recipe.query_gain`), with ``D`` the head size and ``W = H D`` the attention
 #: width.
@@ -129,7 +129,7 @@ class Recipe:
 
     def query_gain(self, config: ModelConfig) -> float:
         """The factor ``g`` by which a head's logits ``q . k / sqrt(D)`` are multiplied
-        under :attr:`logit_scale`: 1 at ``"1/sqrt(D)"``; ``sqrt(W / D) = sqrt(H)`` at
+        under ``logit_scale``: 1 at ``"1/sqrt(D)"``; ``sqrt(W / D) = sqrt(H)`` at
         ``"sqrt(W)/D"``, whose scale ``sqrt(W) / D`` makes ``scale * D``, how far an Adam step
         can move a logit (module docstring), ``sqrt(W)`` at every head count: a head of
         ``D = W / H`` then moves its pattern per step as one head of the whole width does.
