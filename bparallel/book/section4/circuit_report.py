@@ -17,7 +17,7 @@ import numpy as np
 from ... import ranks
 from ...transformer.learning import LEARNING_THRESHOLD, learning_time
 from ..verdicts import Outcome, Verdict, cell
-from ..words import fmt_p, join_words
+from ..words import fmt_p, join_words, unsigned_zero
 from . import circuit as c
 from .statistics import Interval, claim_over_units, fmt_interval
 
@@ -86,10 +86,13 @@ def sensitivity_table(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, An
 
 def _steps(mean: float, low: float | None, high: float | None, digits: int = 0) -> str:
     """A change in steps with its interval: ``"-1,160 [-1,271, -1,049]"`` (``digits``
-    decimals: a mixing time's change is a fraction of a step)."""
+    decimals: a mixing time's change is a fraction of a step); never ``"-0.00"``."""
+    def one(x: float) -> str:
+        return unsigned_zero(f"{x:,.{digits}f}")
+
     if low is None:
-        return f"{mean:,.{digits}f}"
-    return f"{mean:,.{digits}f} [{low:,.{digits}f}, {high:,.{digits}f}]"
+        return one(mean)
+    return f"{one(mean)} [{one(low)}, {one(high)}]"
 
 
 def _unit(t: Mapping[str, Any]) -> str:
@@ -231,6 +234,11 @@ def conditions(verdicts: Mapping[str, Verdict], tests: Sequence[Mapping[str, Any
     return out
 
 
+def _signed(steps: float) -> str:
+    """A change in whole steps with its sign, ``"+47"``; one that rounds to 0 reads ``"0"``."""
+    return unsigned_zero(f"{steps:+,.0f}")
+
+
 def _scale_rows(tests: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
     return [t for t in tests if t["test"] == name and t["family"] == "scale"]
 
@@ -242,7 +250,7 @@ def scale_words(tests: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         where = config_name(t["heads"], t["head_size"])
         if t.get("outcome") is None:
             return f"{where}: {t['seeds']} of {c.MIN_SEEDS} seeds"
-        return f"{where}: {t['change']:+,.0f} steps (Holm p {fmt_p(t['p_holm'])})"
+        return f"{where}: {_signed(t['change'])} steps (Holm p {fmt_p(t['p_holm'])})"
 
     return {name: "; ".join(one(t) for t in _scale_rows(tests, name)) or "—"
             for name in ("S1", "S2")}
@@ -257,9 +265,9 @@ def scale_reading(verdicts: Mapping[str, Verdict], tests: Sequence[Mapping[str, 
         waiting = sum(t.get("outcome") is None for t in s1 + s2)
         return (f"its runs are not all shipped yet: {waiting} of its {len(s1 + s2)} tests "
                 "wait for their seeds (each counted as p = 1), so it cannot say yet.")
-    changes = join_words([f"{t['change']:+,.0f} steps at "
+    changes = join_words([f"{_signed(t['change'])} steps at "
                           f"{config_name(t['heads'], t['head_size'])}" for t in s1])
-    behind = join_words([f"{t['change']:+,.0f} steps at "
+    behind = join_words([f"{_signed(t['change'])} steps at "
                          f"{config_name(t['heads'], t['head_size'])}" for t in s2])
     smallest = max((t["smallest"] for t in s2 if t.get("smallest") is not None), default=None)
     bound = "" if smallest is None else f" (the tests find a delay of {smallest:,.0f} steps)"

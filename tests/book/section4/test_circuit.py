@@ -438,3 +438,17 @@ def test_the_graph_around_the_phase_change_reads_the_probes_on_each_side():
     c.decide(tests)
     assert tests[0]["outcome"] is Outcome.AGAINST  # slower after: against the graph view
     assert set(c.hypotheses(tests).values()) == {Verdict.NOT_TESTABLE}
+
+
+def test_no_change_that_rounds_to_zero_prints_a_sign():
+    """A mixing time's change of -0.001 in the tests table reads 0.00 (the browser test of
+    every page found "[-0.00, 6.97]"); a step change of 0.2 in the scale words reads 0."""
+    from bparallel.book.section4 import circuit_report as cr
+
+    g = {"test": "G", "family": "exploratory", "profile": "p", "heads": 8, "head_size": 32,
+         "seeds": 3, "change": 3.48, "low": -0.001, "high": 6.97, "p": 0.2, "p_holm": 0.7,
+         "outcome": Outcome.NOT_RESOLVED, "smallest": 17.0}
+    assert cr.tests_table([g])[0]["steps (95% interval)"] == "3.48 [0.00, 6.97]"
+    s1 = {"test": "S1", "family": "scale", "heads": 16, "head_size": 16, "seeds": 3,
+          "change": 0.2, "p_holm": 0.5, "outcome": Outcome.NOT_RESOLVED}
+    assert cr.scale_words([s1])["S1"] == "16 × 16: 0 steps (Holm p 0.500)"
