@@ -67,6 +67,19 @@ def test_the_default_scale_is_recorded_as_before_the_field_existed():
                                logit_scale=design.LOGIT_SCALES[0]) == plain
 
 
+def _steps(model: Transformer, opt: torch.optim.Optimizer, run: Run, steps: int
+           ) -> Transformer:
+    """``steps`` Adam steps of ``model`` on the run's batches (the loss of ``train``)."""
+    model.train()
+    for step in range(steps):
+        x, y = _batch(run, step)
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return model
+
+
 def _hooked_reference(run: Run, steps: int) -> Transformer:
     """The model of logit scale ``g / sqrt(D)`` written directly: the default model's
     initial weights (same seed), a hook multiplying every query by ``g``, plain Adam at the
@@ -77,15 +90,7 @@ def _hooked_reference(run: Run, steps: int) -> Transformer:
     model = Transformer(cfg)
     for block in model.blocks:
         block.attn.q.register_forward_hook(lambda _m, _i, out: out * gain)
-    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr)
-    model.train()
-    for step in range(steps):
-        x, y = _batch(run, step)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return model
+    return _steps(model, torch.optim.Adam(model.parameters(), lr=recipe.lr), run, steps)
 
 
 def _batch(run: Run, step: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -98,15 +103,7 @@ def _batch(run: Run, step: int) -> tuple[torch.Tensor, torch.Tensor]:
 def _trained(run: Run, steps: int) -> Transformer:
     """The package's way (:func:`initial_model`, :func:`adam_for`) on the same batches."""
     model = initial_model(run)
-    opt = adam_for(model, run.recipe)
-    model.train()
-    for step in range(steps):
-        x, y = _batch(run, step)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return model
+    return _steps(model, adam_for(model, run.recipe), run, steps)
 
 
 @pytest.mark.parametrize(("heads", "head_size"), [(4, 16), (8, 8), (8, 32)])

@@ -99,6 +99,13 @@ SCALE_CONFIGS = ((16, 16), (16, 4))
 #: their runs (:data:`STATED`).
 FAMILIES = ("primary", "scale", "exploratory")
 STATED = ("primary", "scale")
+#: The tests of the scale family (the rest of the stated tests are the primary family's).
+SCALE_TESTS = ("S1", "S2")
+#: The tests that claim no change, tested two-sided: a resolved change either way
+#: (:data:`RESOLVED`) is against the claim.
+CLAIMS_NONE = ("H2b", "S2")
+#: The outcomes of a change whose interval leaves 0 out, on either side.
+RESOLVED = (Outcome.AS_CLAIMED, Outcome.AGAINST)
 #: The graph measure read around the phase change (exploratory, :func:`graph_around`):
 #: Algorithm 1 as defined, the layer's mixing time, as the runs' training probes record it.
 GRAPH_MEASURE = "mixing_time.definition"
@@ -419,12 +426,16 @@ def pending_tests(tests: Sequence[Mapping[str, Any]], min_seeds: int = MIN_SEEDS
     return sum(t["family"] == family and not _testable(t, min_seeds) for t in tests)
 
 
-def _tally(tests: Sequence[Mapping[str, Any]], name: str, *, two_sided: bool = False,
-           family: str = "primary") -> Verdict:
+def stated_family(name: str) -> str:
+    """The stated family whose tests named ``name`` decide a verdict (:data:`STATED`)."""
+    return "scale" if name in SCALE_TESTS else "primary"
+
+
+def _tally(tests: Sequence[Mapping[str, Any]], name: str) -> Verdict:
     mine = [t for t in tests if t["test"] == name and t.get("outcome") is not None
-            and t["family"] == family]
-    if two_sided:  # claimed no change: a resolved change either way fails it
-        against = sum(t["outcome"] in (Outcome.AS_CLAIMED, Outcome.AGAINST) for t in mine)
+            and t["family"] == stated_family(name)]
+    if name in CLAIMS_NONE:  # claimed no change: a resolved change either way fails it
+        against = sum(t["outcome"] in RESOLVED for t in mine)
         holding = len(mine) - against
         return claim_over_units(holding, against, len(mine))
     holding = sum(t["outcome"] is Outcome.AS_CLAIMED for t in mine)
@@ -441,12 +452,11 @@ def hypotheses(tests: Sequence[Mapping[str, Any]]) -> dict[str, Verdict]:
     no test had :data:`MIN_SEEDS` seeds."""
     order = [Verdict.FAILS, Verdict.NOT_SUPPORTED, Verdict.HOLDS_WITH_CONDITIONS,
              Verdict.HOLDS, Verdict.NOT_TESTABLE]
-    h2a, h2b = _tally(tests, "H2a"), _tally(tests, "H2b", two_sided=True)
+    h2a, h2b = _tally(tests, "H2a"), _tally(tests, "H2b")
     h2 = Verdict.NOT_TESTABLE if Verdict.NOT_TESTABLE in (h2a, h2b) else min(
         (h2a, h2b), key=order.index)
     return {"H1": _tally(tests, "H1"), "H2": h2, "H3 count": _tally(tests, "H3 count"),
-            "H3 size": _tally(tests, "H3 size"), "S1": _tally(tests, "S1", family="scale"),
-            "S2": _tally(tests, "S2", two_sided=True, family="scale")}
+            "H3 size": _tally(tests, "H3 size"), **{n: _tally(tests, n) for n in SCALE_TESTS}}
 
 
 def run_counts(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int, int], int]:

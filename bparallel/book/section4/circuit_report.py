@@ -116,17 +116,13 @@ def _untested(t: Mapping[str, Any]) -> str:
             else f"not testable: {have}")
 
 
-#: Tests that claim no change (two-sided; the side a test row states is the one that would
-#: fail it): their outcome is read against that claim.
-CLAIMS_NONE = ("H2b", "S2")
-
-
 def _outcome(t: Mapping[str, Any]) -> str:
     """A decided test's outcome as a reader should take it: for a claim of no change
-    (:data:`CLAIMS_NONE`), a resolved change either way is against it."""
-    if t["test"] not in CLAIMS_NONE:
+    (:data:`~.circuit.CLAIMS_NONE`, the side a test row states is the one that would fail
+    it), a resolved change either way is against it."""
+    if t["test"] not in c.CLAIMS_NONE:
         return str(t["outcome"])
-    if t["outcome"] in (Outcome.AS_CLAIMED, Outcome.AGAINST):
+    if t["outcome"] in c.RESOLVED:
         return "a change: against the claim of none"
     return f"{t['outcome']} (as claimed: none)"
 
@@ -213,19 +209,16 @@ def conditions(verdicts: Mapping[str, Verdict], tests: Sequence[Mapping[str, Any
             continue
         first, *rest = PARTS[name]
         configs = []
-        family = "scale" if name in ("S1", "S2") else "primary"
-        primary = [t for t in tests if t["family"] == family]
-        resolved = (Outcome.AS_CLAIMED, Outcome.AGAINST)
+        primary = [t for t in tests if t["family"] == c.stated_family(first)]
         for t in primary:
             if t["test"] != first or t.get("outcome") is None:
                 continue
-            if (t["outcome"] in resolved if name == "S2"  # claimed no change
+            if (t["outcome"] in c.RESOLVED if first in c.CLAIMS_NONE
                     else t["outcome"] is not Outcome.AS_CLAIMED):
                 continue
             twins = [u for u in primary if u["test"] in rest
                      and (u["heads"], u["head_size"]) == (t["heads"], t["head_size"])]
-            if all(u.get("outcome") not in (Outcome.AS_CLAIMED, Outcome.AGAINST)
-                   for u in twins):
+            if all(u.get("outcome") not in c.RESOLVED for u in twins):
                 configs.append(config_name(t["heads"], t["head_size"]))
         if not configs:
             raise ValueError(f"verdicts[{name!r}]={v.value!r} but no configuration of tests "

@@ -17,16 +17,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from ...transformer.design import DEFAULT_SEED, fresh_heldout, get_profile
 from ...transformer.measure import training_probe
-from ...transformer.replay import load_step, read_steps_index
-from ...transformer.runs import Run
-from ...transformer.shipped import MODELS_ROOT, shipped_manifest
+from ...transformer.replay import load_step
+from ...transformer.shipped import MODELS_ROOT
 from .circuit import GRAPH_MEASURE, formation
-from .explorer_steps import STEP_PROFILE, STEP_RUNS, STEP_TASK
+from .explorer_steps import STEP_RUNS, replayed_run, step_probe_set
 
 __all__ = ["graph_through_steps", "steps_graph_table", "steps_reading", "through_the_fall"]
 
@@ -43,26 +40,19 @@ def _probe_value(entry: Mapping[str, Any], step: int, layer: int) -> float | Non
 
 def graph_through_steps(runs: Sequence[Sequence[int]] = STEP_RUNS, *,
                         models_root: str | os.PathLike = MODELS_ROOT) -> list[dict[str, Any]]:
-    """Per run ``(heads, head_size)`` of ``runs`` (seed 42 of :data:`STEP_PROFILE`): the
+    """Per run ``(heads, head_size)`` of ``runs`` (seed 42 of
+    :data:`~.explorer_steps.STEP_PROFILE`, :func:`~.explorer_steps.replayed_run`): the
     previous-token head's layer (:func:`~.circuit.formation`, the best-scoring head when it
     forms), the steps that head forms and the loss falls (the probes' clock), and at every
     replayed step the layer's :data:`~.circuit.GRAPH_MEASURE` on the run's probe sequences
+    (:func:`~.explorer_steps.step_probe_set`)
     (``values``, one per ``steps``) beside the manifest's value where the run probed that
     step (``recorded``, else ``None``). A run whose head never formed has ``layer`` ``None``
     and no values. ``FileNotFoundError`` when a run or its steps are not shipped."""
-    folder = Path(models_root) / STEP_PROFILE
-    manifest, index = shipped_manifest(folder), read_steps_index(folder)
-    n = get_profile(STEP_PROFILE).probe_sequences
-    probe_set = fresh_heldout(STEP_TASK, STEP_PROFILE).subset(slice(0, n))
+    probe_set = step_probe_set()
     out = []
-    for heads, head_size in runs:
-        run = Run(STEP_TASK, int(heads), STEP_PROFILE, seed=DEFAULT_SEED,
-                  head_size=int(head_size))
-        entry = None if manifest is None else manifest["models"].get(run.shipped_name)
-        kept = index.get(run.shipped_name)
-        if entry is None or kept is None:
-            raise FileNotFoundError(f"{run.shipped_name} of {STEP_PROFILE}: no shipped run or "
-                                    "no replayed steps (python -m bparallel.transformer.replay)")
+    for pair in runs:
+        run, entry, kept, folder = replayed_run(pair, models_root)
         f = formation(entry)
         layer = f["previous_token"]["layer"] if f["previous_token"]["step"] is not None \
             else None

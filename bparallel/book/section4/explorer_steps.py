@@ -22,6 +22,7 @@ from typing import Any
 
 from ..._checks import one_of
 from ...transformer.arms import arms_of
+from ...transformer.data import SequenceDataset
 from ...transformer.design import DEFAULT_SEED, fresh_heldout, get_profile
 from ...transformer.head_probes import HEAD_SCALAR_KEYS, HEAD_SCORE_KEYS, head_probe
 from ...transformer.model import Transformer
@@ -30,8 +31,8 @@ from ...transformer.runs import Run
 from ...transformer.shipped import MODELS_ROOT, shipped_manifest
 from .models import ARM_NAMES, run_outcome
 
-__all__ = ["STEP_PROFILE", "STEP_RUNS", "STEP_TASK", "series_name", "step_explorer_models",
-           "step_scores", "step_table"]
+__all__ = ["STEP_PROFILE", "STEP_RUNS", "STEP_TASK", "replayed_run", "series_name",
+           "step_explorer_models", "step_probe_set", "step_scores", "step_table"]
 
 #: The profile, task and runs (heads, head size; seed 42) the explorer offers through
 #: training: chapter 13's figure.
@@ -45,6 +46,33 @@ def series_name(run: Run) -> str:
     return f"{run.task}-circuit{run.name[len(run.task):]}"
 
 
+def replayed_run(pair: Sequence[int], models_root: str | os.PathLike = MODELS_ROOT
+                 ) -> tuple[Run, dict[str, Any], dict[str, Any], Path]:
+    """The run ``(heads, head_size)`` (seed 42 of :data:`STEP_PROFILE`) with its manifest
+    entry, its replayed steps (the replay's index entry) and its models folder.
+    ``FileNotFoundError`` when the run or its steps are not shipped."""
+    if len(pair) != 2:
+        raise ValueError(f"runs: {pair!r} is not (heads, head_size)")
+    folder = Path(models_root) / STEP_PROFILE
+    manifest = shipped_manifest(folder)
+    run = Run(STEP_TASK, int(pair[0]), STEP_PROFILE, seed=DEFAULT_SEED, head_size=int(pair[1]))
+    entry = None if manifest is None else manifest["models"].get(run.shipped_name)
+    steps = read_steps_index(folder).get(run.shipped_name)
+    if entry is None or steps is None:
+        raise FileNotFoundError(f"the explorer offers {run.shipped_name} of {STEP_PROFILE} "
+                                f"through training, but {folder.name}/ ships "
+                                f"{'no such model' if entry is None else 'no steps of it'}"
+                                " (python -m bparallel.transformer.replay)")
+    return run, entry, steps, folder
+
+
+def step_probe_set() -> SequenceDataset:
+    """The sequences :data:`STEP_PROFILE`'s runs were probed on through training: the first
+    ``probe_sequences`` of its fixed held-out set."""
+    n = get_profile(STEP_PROFILE).probe_sequences
+    return fresh_heldout(STEP_TASK, STEP_PROFILE).subset(slice(0, n))
+
+
 def step_explorer_models(runs: Sequence[Sequence[int]] = STEP_RUNS, *,
                          models_root: str | os.PathLike = MODELS_ROOT) -> list[dict[str, Any]]:
     """One catalogue entry per replayed step of each run ``(heads, head_size)`` of ``runs``
@@ -53,22 +81,9 @@ def step_explorer_models(runs: Sequence[Sequence[int]] = STEP_RUNS, *,
     with ``name`` ``<series>-t<step>``, ``series`` (:func:`series_name`), ``step``, the
     series' ``steps``, and the step's weights file and SHA-256 (the replay's index).
     ``FileNotFoundError`` when a run or its steps are not shipped."""
-    folder = Path(models_root) / STEP_PROFILE
-    manifest = shipped_manifest(folder)
-    index = read_steps_index(folder)
     out: list[dict[str, Any]] = []
     for pair in runs:
-        if len(pair) != 2:
-            raise ValueError(f"runs: {pair!r} is not (heads, head_size)")
-        run = Run(STEP_TASK, int(pair[0]), STEP_PROFILE, seed=DEFAULT_SEED,
-                  head_size=int(pair[1]))
-        entry = None if manifest is None else manifest["models"].get(run.shipped_name)
-        steps = index.get(run.shipped_name)
-        if entry is None or steps is None:
-            raise FileNotFoundError(f"the explorer offers {run.shipped_name} of {STEP_PROFILE} "
-                                    f"through training, but {folder.name}/ ships "
-                                    f"{'no such model' if entry is None else 'no steps of it'}"
-                                    " (python -m bparallel.transformer.replay)")
+        run, entry, steps, folder = replayed_run(pair, models_root)
         series = series_name(run)
         for step in steps["steps"]:
             file = steps["files"][str(step)]
@@ -90,11 +105,10 @@ def step_scores(model: Transformer, profile: str = STEP_PROFILE) -> dict[str, An
     H)`` nested lists, the probe set's loss and accuracy on the predictable positions, and
     its size ``probe_sequences``."""
     one_of(profile, "profile", (STEP_PROFILE,), "profiles offered through training")
-    heldout = fresh_heldout(STEP_TASK, profile)
-    n = get_profile(profile).probe_sequences
-    values = head_probe(model, heldout.subset(slice(0, n)))
+    probes = step_probe_set()
+    values = head_probe(model, probes)
     return {**{k: values[k] for k in HEAD_SCORE_KEYS},
-            **{k: float(values[k]) for k in HEAD_SCALAR_KEYS}, "probe_sequences": n}
+            **{k: float(values[k]) for k in HEAD_SCALAR_KEYS}, "probe_sequences": len(probes)}
 
 
 def step_table(catalogue: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

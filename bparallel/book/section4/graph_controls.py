@@ -89,11 +89,13 @@ def best_rates(by_rate: Mapping[float, FreshRuns], arm: str = CONTROL_ARM) -> di
             for h in HEADS}
 
 
-def _speed_test(runs: Mapping[int, Mapping[int, dict[str, Any]]]) -> dict[str, Any]:
-    """Per seed that every head count of ``runs`` (head count -> seed -> entry) has,
-    Spearman's rho between the head count and minus the learning step (a run that never
-    learned last): the exact test of their mean (:func:`~.rank_tests.exact_rank_test`), the
-    seed being the unit (all head counts of a seed share its data stream), with ``seeds``."""
+def _speed_test(by_heads: Mapping[int, FreshRuns], arm: str) -> dict[str, Any]:
+    """Per seed that every head count of ``arm`` has (head count ``h``'s runs read from
+    ``by_heads[h]``), Spearman's rho between the head count and minus the learning step (a
+    run that never learned last): the exact test of their mean
+    (:func:`~.rank_tests.exact_rank_test`), the seed being the unit (all head counts of a
+    seed share its data stream), with ``seeds``."""
+    runs = {h: {e["seed"]: e for e in _runs_of(by_heads[h], h, arm)} for h in HEADS}
     common = sorted(set.intersection(*(set(r) for r in runs.values())))
     pairs = []
     for s in common:
@@ -108,8 +110,7 @@ def speed_at_best(by_rate: Mapping[float, FreshRuns], arm: str = CONTROL_ARM
     """The speed test of the head count at each configuration's best rate
     (:func:`best_rates`; :func:`_speed_test`) and its verdict."""
     best = best_rates(by_rate, arm)
-    test = _speed_test({h: {e["seed"]: e for e in _runs_of(by_rate[best[h]], h, arm)}
-                        for h in HEADS})
+    test = _speed_test({h: by_rate[best[h]] for h in HEADS}, arm)
     return {**test, "best": best,
             "verdict": rank_claim_verdict(test) if test["cells"] else None}
 
@@ -123,8 +124,7 @@ def speed_by_recipe(by_recipe: Mapping[str, FreshRuns], arm: str = CONTROL_ARM
     verdict. Whether the reversal holds under each recipe."""
     if not control_status(by_recipe, arm)["complete"]:
         raise ValueError("by_recipe: the one-recipe control is not complete")
-    tests = {k: _speed_test({h: {e["seed"]: e for e in _runs_of(runs, h, arm)}
-                             for h in HEADS}) for k, runs in by_recipe.items()}
+    tests = {k: _speed_test(dict.fromkeys(HEADS, runs), arm) for k, runs in by_recipe.items()}
     adjusted = holm([t["p"] if t["cells"] else None for t in tests.values()])
     for t, p in zip(tests.values(), adjusted, strict=True):
         t["p_holm"] = p

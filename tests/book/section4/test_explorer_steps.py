@@ -40,6 +40,26 @@ def test_the_catalogue_offers_every_replayed_step():
                                              0), "induction-fresh")
 
 
+def test_a_replayed_run_and_its_probe_set():
+    """replayed_run: the run, its manifest entry, its replayed steps and its folder, one
+    lookup for the explorer and chapter 13; a pair that is not (heads, head size) or a run
+    not shipped is refused. step_probe_set: the profile's probe sequences, the first of its
+    held-out set."""
+    from bparallel.transformer.design import fresh_heldout, get_profile
+
+    run, entry, steps, folder = explorer_steps.replayed_run((16, 16))
+    assert (run.heads, run.config.head_dim, run.seed) == (16, 16, 42)
+    assert entry["sha256"] == steps["shipped_sha256"] and folder.name == explorer_steps.STEP_PROFILE
+    with pytest.raises(ValueError, match="not \\(heads, head_size\\)"):
+        explorer_steps.replayed_run((16,))
+    with pytest.raises(FileNotFoundError, match="no such model"):
+        explorer_steps.replayed_run((2, 128))
+    probes = explorer_steps.step_probe_set()
+    n = get_profile(explorer_steps.STEP_PROFILE).probe_sequences
+    held = fresh_heldout("induction", explorer_steps.STEP_PROFILE)
+    assert len(probes) == n and np.array_equal(probes.inputs, held.inputs[:n])
+
+
 @pytest.mark.parametrize("pick", [0, -1], ids=["first step", "last step"])
 def test_a_steps_data_file_runs_that_steps_weights_and_holds_its_scores(pick, explorer_export):
     folder, catalogue = explorer_export
